@@ -1,1 +1,23 @@
-//! x
+//! Linux plumbing for spdylab: anonymous network namespaces held by file
+//! descriptors, TUN devices, the emulator thread that runs a `link::Link` on real
+//! packets, confined child processes, and pcap output of the packet log.
+//!
+//! Nothing here outlives the process: namespaces vanish with their last fd,
+//! TUN devices with their namespace, and children die with us (PDEATHSIG and a
+//! PID namespace each).
+
+pub mod calibrate;
+mod emulator;
+mod namespace;
+pub mod pcap;
+mod process;
+mod sys;
+mod testbed;
+mod tun;
+pub mod userns;
+
+pub use namespace::NetNs;
+pub use testbed::{
+    server_addr, CongestionControl, Side, Testbed, TestbedSpec, CLIENT_ADDR, MAX_SHARDS,
+};
+pub use tun::Tun;

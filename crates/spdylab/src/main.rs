@@ -1,1 +1,75 @@
-fn main(){}
+//! spdylab: does SPDY (and HTTP/2, HTTP/3) really make this page faster on this
+//! network? The command line: parses arguments and calls the crates; nothing more.
+
+mod calibrate;
+mod link_args;
+mod progress;
+mod shell;
+mod signals;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "spdylab",
+    version,
+    about = "A laboratory for SPDY, HTTP/2 and HTTP/3 over emulated networks",
+    after_help = "Example:\n  spdylab calibrate --rtt 150ms --rate 1mbit"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    Shell(shell::ShellArgs),
+    Calibrate(calibrate::CalibrateArgs),
+}
+
+/// Why a command failed: bad input (exit 2) or a failure to set up or run (exit 1).
+pub enum Failure {
+    Usage(String),
+    Setup(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure::Setup(Box::new(e))
+    }
+}
+
+fn main() -> ExitCode {
+    // Must come before any thread exists.
+    if let Err(e) = netns::userns::enter_if_unprivileged() {
+        eprintln!("spdylab: {e}");
+        return ExitCode::from(1);
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // One line: what is wrong, naming the flag and the accepted forms.
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("error: bad arguments");
+            eprintln!("spdylab: {}", first.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Cmd::Shell(args) => shell::run(args),
+        Cmd::Calibrate(args) => calibrate::run(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(Failure::Usage(msg)) => {
+            eprintln!("spdylab: {msg}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Setup(e)) => {
+            eprintln!("spdylab: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

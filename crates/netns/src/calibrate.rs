@@ -1,0 +1,384 @@
+//! Calibration: measures a testbed against its spec with the same code that
+//! probes use. RTT from UDP echoes on an idle link, goodput from a TCP bulk
+//! transfer each way (after a warm-up that lets slow start finish), loss from
+//! paced UDP datagrams each way. Each phase runs on a fresh testbed so that one
+//! phase's standing queue cannot distort the next.
+
+use crate::testbed::{server_addr, Side, Testbed, TestbedSpec, CLIENT_ADDR};
+use link::{Direction, Service};
+use serde::Serialize;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How much to measure.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub echo_samples: usize,
+    /// The measured window of each bulk transfer (after the warm-up).
+    #[serde(serialize_with = "ser_secs")]
+    pub bulk_time: Duration,
+    /// Datagrams sent each way for the loss measurement.
+    pub datagrams: usize,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan {
+            echo_samples: 50,
+            bulk_time: Duration::from_secs(10),
+            datagrams: 10_000,
+        }
+    }
+}
+
+fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// Bytes of an echo or loss probe on the wire: IPv4 + UDP headers + 8-byte sequence number.
+const PROBE_WIRE_BYTES: usize = 20 + 8 + 8;
+const ECHO_PORT: u16 = 7;
+const DISCARD_PORT: u16 = 9;
+const BULK_PORT: u16 = 5001;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RttResult {
+    /// The configured RTT (sum of the one-way delays).
+    pub spec: f64,
+    /// The configured RTT plus the probe's serialization both ways.
+    pub expected: f64,
+    /// Mean of the samples.
+    pub measured: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Mean deviation from the mean (as ping's mdev).
+    pub mdev: f64,
+    pub samples: usize,
+    pub lost: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RateResult {
+    /// The configured rate (or a trace's mean rate); null when unshaped.
+    pub spec: Option<f64>,
+    /// TCP goodput over the measured window.
+    pub measured: f64,
+    /// measured / spec.
+    pub ratio: Option<f64>,
+    /// The most TCP can carry at this MTU with timestamps: 1448/1500 of the rate.
+    pub tcp_ceiling: Option<f64>,
+    pub window_s: f64,
+    pub warmup_s: f64,
+    /// Emulator CPU during this transfer, in % of one core.
+    pub emulator_cpu_pct: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LossResult {
+    /// The configured long-run loss fraction.
+    pub spec: f64,
+    /// Loss over both directions together.
+    pub measured: f64,
+    pub up: f64,
+    pub down: f64,
+    pub sent_each_way: usize,
+    /// The binomial 99 % interval of the loss fraction for this many datagrams at the spec.
+    pub ci99: [f64; 2],
+    pub inside_ci99: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    pub rtt_ms: RttResult,
+    pub down_bps: RateResult,
+    pub up_bps: RateResult,
+    pub loss: LossResult,
+}
+
+/// Tells the caller which phase runs, so it can show progress.
+pub type Progress<'a> = &'a mut dyn FnMut(&str);
+
+impl Plan {
+    /// Roughly how long `run` takes for `spec` (for a progress bar's ETA).
+    pub fn estimate(&self, spec: &TestbedSpec) -> Duration {
+        let rtt = expected_rtt(spec);
+        let echo = (rtt + ECHO_GAP) * self.echo_samples as u32;
+        let bulk = (warmup(spec) + self.bulk_time) * 2;
+        let loss = datagram_interval(spec) * self.datagrams as u32 + rtt + LOSS_GRACE;
+        echo + bulk + loss
+    }
+}
+
+const ECHO_GAP: Duration = Duration::from_millis(10);
+const LOSS_GRACE: Duration = Duration::from_millis(500);
+
+fn expected_rtt(spec: &TestbedSpec) -> Duration {
+    let ser = |s: &Service| match s {
+        Service::Rate(r) => r.transmit_time(PROBE_WIRE_BYTES),
+        _ => Duration::ZERO,
+    };
+    spec.link.rtt() + ser(&spec.link.up.service) + ser(&spec.link.down.service)
+}
+
+/// Long enough for slow start to reach the link's rate: ten RTTs and a second.
+fn warmup(spec: &TestbedSpec) -> Duration {
+    spec.link.rtt() * 10 + Duration::from_secs(1)
+}
+
+/// Paces probes at 90 % of the slower direction's rate (and at most 20 000/s).
+fn datagram_interval(spec: &TestbedSpec) -> Duration {
+    let slowest = [&spec.link.up.service, &spec.link.down.service]
+        .iter()
+        .filter_map(|s| s.bits_per_sec())
+        .fold(f64::INFINITY, f64::min);
+    let at_rate = (PROBE_WIRE_BYTES * 8) as f64 / (0.9 * slowest);
+    Duration::from_secs_f64(at_rate.max(50e-6))
+}
+
+/// Measures the testbed described by `spec`.
+pub fn run(spec: &TestbedSpec, plan: &Plan, progress: Progress<'_>) -> io::Result<Calibration> {
+    progress("rtt");
+    let rtt_ms = measure_rtt(spec, plan)?;
+    progress("goodput down");
+    let down_bps = measure_goodput(spec, plan, Direction::Down)?;
+    progress("goodput up");
+    let up_bps = measure_goodput(spec, plan, Direction::Up)?;
+    progress("loss");
+    let loss = measure_loss(spec, plan)?;
+    Ok(Calibration {
+        rtt_ms,
+        down_bps,
+        up_bps,
+        loss,
+    })
+}
+
+fn udp_in(tb: &Testbed, side: Side, addr: SocketAddr) -> io::Result<UdpSocket> {
+    tb.namespace(side).run(move || UdpSocket::bind(addr))
+}
+
+fn server_sock(port: u16) -> SocketAddr {
+    SocketAddr::from((server_addr(1), port))
+}
+
+fn client_sock(port: u16) -> SocketAddr {
+    SocketAddr::from((CLIENT_ADDR, port))
+}
+
+fn measure_rtt(spec: &TestbedSpec, plan: &Plan) -> io::Result<RttResult> {
+    let tb = Testbed::start(spec.clone())?;
+    let echo = udp_in(&tb, Side::Server, server_sock(ECHO_PORT))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    echo.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let echo_thread = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 64];
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok((n, from)) = echo.recv_from(&mut buf) {
+                    let _ = echo.send_to(&buf[..n], from);
+                }
+            }
+        })
+    };
+    let client = udp_in(&tb, Side::Client, client_sock(0))?;
+    client.connect(server_sock(ECHO_PORT))?;
+    let expected = expected_rtt(spec);
+    client.set_read_timeout(Some(expected * 2 + Duration::from_secs(1)))?;
+    let mut samples = Vec::new();
+    let mut lost = 0;
+    let mut seq = 0u64;
+    while samples.len() < plan.echo_samples && lost < plan.echo_samples * 10 + 10 {
+        seq += 1;
+        let sent = Instant::now();
+        client.send(&seq.to_be_bytes())?;
+        let mut buf = [0u8; 64];
+        loop {
+            match client.recv(&mut buf) {
+                Ok(8) if u64::from_be_bytes(buf[..8].try_into().expect("8 bytes")) == seq => {
+                    samples.push(sent.elapsed().as_secs_f64() * 1e3);
+                    break;
+                }
+                Ok(_) => continue, // a late echo of an earlier probe
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    lost += 1;
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        std::thread::sleep(ECHO_GAP);
+    }
+    stop.store(true, Ordering::Relaxed);
+    let _ = echo_thread.join();
+    tb.shutdown()?;
+    if samples.is_empty() {
+        return Err(io::Error::other("no echo came back: the link loses everything"));
+    }
+    let n = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / n;
+    Ok(RttResult {
+        spec: spec.link.rtt().as_secs_f64() * 1e3,
+        expected: expected.as_secs_f64() * 1e3,
+        measured: mean,
+        min: samples.iter().cloned().fold(f64::INFINITY, f64::min),
+        max: samples.iter().cloned().fold(0.0, f64::max),
+        mdev: samples.iter().map(|s| (s - mean).abs()).sum::<f64>() / n,
+        samples: samples.len(),
+        lost,
+    })
+}
+
+fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Result<RateResult> {
+    let tb = Testbed::start(spec.clone())?;
+    // The sending side listens; the receiving side connects and reads.
+    let (send_side, recv_side, listen_addr) = match dir {
+        Direction::Down => (Side::Server, Side::Client, server_sock(BULK_PORT)),
+        Direction::Up => (Side::Client, Side::Server, client_sock(BULK_PORT)),
+    };
+    let listener = tb
+        .namespace(send_side)
+        .run(move || TcpListener::bind(listen_addr))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let sender = {
+        let stop = stop.clone();
+        std::thread::spawn(move || -> io::Result<()> {
+            let (mut s, _) = listener.accept()?;
+            let chunk = vec![0x5au8; 64 * 1024];
+            while !stop.load(Ordering::Relaxed) {
+                if s.write_all(&chunk).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        })
+    };
+    let mut conn = tb.namespace(recv_side).run(move || {
+        TcpStream::connect_timeout(&listen_addr, Duration::from_secs(10) + spec_rtt_bound())
+    })?;
+    conn.set_read_timeout(Some(Duration::from_millis(200)))?;
+    let warm = warmup(spec);
+    let start = Instant::now();
+    let cpu_start = tb.emulator_cpu();
+    let mut window_bytes = 0u64;
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut window_start_cpu = None;
+    let mut window_start = None;
+    loop {
+        let elapsed = start.elapsed();
+        if elapsed >= warm + plan.bulk_time {
+            break;
+        }
+        if elapsed >= warm && window_start.is_none() {
+            window_start = Some(Instant::now());
+            window_start_cpu = Some(tb.emulator_cpu());
+        }
+        match conn.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                if window_start.is_some() {
+                    window_bytes += n as u64;
+                }
+            }
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let window = window_start.map_or(Duration::ZERO, |t| t.elapsed());
+    let cpu = tb.emulator_cpu() - window_start_cpu.unwrap_or(cpu_start);
+    stop.store(true, Ordering::Relaxed);
+    drop(conn);
+    let _ = sender.join();
+    tb.shutdown()?;
+    let measured = window_bytes as f64 * 8.0 / window.as_secs_f64().max(1e-9);
+    let rate = spec.link.direction(dir).service.bits_per_sec();
+    Ok(RateResult {
+        spec: rate,
+        measured,
+        ratio: rate.map(|r| measured / r),
+        tcp_ceiling: rate.map(|r| r * 1448.0 / 1500.0),
+        window_s: window.as_secs_f64(),
+        warmup_s: warm.as_secs_f64(),
+        emulator_cpu_pct: 100.0 * cpu.as_secs_f64() / window.as_secs_f64().max(1e-9),
+    })
+}
+
+fn spec_rtt_bound() -> Duration {
+    Duration::from_secs(1)
+}
+
+fn measure_loss(spec: &TestbedSpec, plan: &Plan) -> io::Result<LossResult> {
+    let tb = Testbed::start(spec.clone())?;
+    let interval = datagram_interval(spec);
+    let count = |side: Side, addr: SocketAddr| -> io::Result<(Arc<AtomicU64>, std::thread::JoinHandle<()>, Arc<AtomicBool>)> {
+        let sock = udp_in(&tb, side, addr)?;
+        sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+        let got = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (g, s) = (got.clone(), stop.clone());
+        let t = std::thread::spawn(move || {
+            let mut buf = [0u8; 64];
+            while !s.load(Ordering::Relaxed) {
+                if let Ok(8) = sock.recv(&mut buf) {
+                    g.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        Ok((got, t, stop))
+    };
+    let (got_up, t_up, stop_up) = count(Side::Server, server_sock(DISCARD_PORT))?;
+    let (got_down, t_down, stop_down) = count(Side::Client, client_sock(DISCARD_PORT))?;
+    let to_server = udp_in(&tb, Side::Client, client_sock(0))?;
+    to_server.connect(server_sock(DISCARD_PORT))?;
+    let to_client = udp_in(&tb, Side::Server, server_sock(0))?;
+    to_client.connect(client_sock(DISCARD_PORT))?;
+    let start = Instant::now();
+    for i in 0..plan.datagrams {
+        let due = start + interval * i as u32;
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+        let seq = (i as u64).to_be_bytes();
+        to_server.send(&seq)?;
+        to_client.send(&seq)?;
+    }
+    std::thread::sleep(expected_rtt(spec) + LOSS_GRACE);
+    for s in [&stop_up, &stop_down] {
+        s.store(true, Ordering::Relaxed);
+    }
+    let _ = (t_up.join(), t_down.join());
+    tb.shutdown()?;
+    let n = plan.datagrams as f64;
+    let up = 1.0 - got_up.load(Ordering::Relaxed) as f64 / n;
+    let down = 1.0 - got_down.load(Ordering::Relaxed) as f64 / n;
+    let p = (spec.link.up.loss.mean_loss() + spec.link.down.loss.mean_loss()) / 2.0;
+    let measured = (up + down) / 2.0;
+    let ci99 = binomial_ci99(2.0 * n, p);
+    Ok(LossResult {
+        spec: p,
+        measured,
+        up,
+        down,
+        sent_each_way: plan.datagrams,
+        inside_ci99: ci99[0] <= measured && measured <= ci99[1],
+        ci99,
+    })
+}
+
+/// The 99 % interval of a binomial proportion with `n` trials at probability `p`
+/// (normal approximation, widened by one trial each side for small counts).
+pub fn binomial_ci99(n: f64, p: f64) -> [f64; 2] {
+    let sd = (n * p * (1.0 - p)).sqrt();
+    let lo = ((n * p - 2.576 * sd - 1.0) / n).max(0.0);
+    let hi = ((n * p + 2.576 * sd + 1.0) / n).min(1.0);
+    [lo, hi]
+}

@@ -1,0 +1,29 @@
+//! Running without root: before any thread starts, the process enters a new user
+//! namespace in which it is root, so that it may create network namespaces.
+
+use std::io;
+
+/// If not root, enters a user namespace mapping our uid and gid to root.
+/// Must be called before any other thread exists.
+pub fn enter_if_unprivileged() -> io::Result<()> {
+    // SAFETY: plain system calls.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    if uid == 0 {
+        return Ok(());
+    }
+    // SAFETY: plain system call.
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER) } == -1 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(
+            e.kind(),
+            format!(
+                "not root, and cannot enter a user namespace ({e}); run as root, or allow \
+                 unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)"
+            ),
+        ));
+    }
+    std::fs::write("/proc/self/setgroups", "deny")?;
+    std::fs::write("/proc/self/uid_map", format!("0 {uid} 1"))?;
+    std::fs::write("/proc/self/gid_map", format!("0 {gid} 1"))?;
+    Ok(())
+}

@@ -1,0 +1,151 @@
+//! The LINK flags shared by every command that builds a testbed, and their
+//! translation into a TestbedSpec. Values are parsed by `link::units`; flags
+//! that contradict each other are refused here, naming both.
+
+use clap::{Args, ValueEnum};
+use link::units::parse_duration;
+use link::{Bitrate, DirectionSpec, LinkSpec, LossModel, QueueLimit, Service, Trace};
+use netns::{CongestionControl, TestbedSpec};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum CcArg {
+    Cubic,
+    Bbr,
+    Reno,
+}
+
+/// The emulated link: delay, rate, loss, queue, TCP initial window and congestion control.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Link")]
+pub struct LinkArgs {
+    /// Round-trip time, split evenly between the directions (e.g. 150ms)
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub rtt: Option<Duration>,
+    /// One-way delay server → client (with --rtt: the up delay is the rest)
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub delay_down: Option<Duration>,
+    /// One-way delay client → server (with --rtt: the down delay is the rest)
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub delay_up: Option<Duration>,
+    /// Rate of both directions (e.g. 1mbit, 64kbit); unlimited if not given
+    #[arg(long, value_name = "RATE")]
+    pub rate: Option<Bitrate>,
+    /// Rate server → client
+    #[arg(long, value_name = "RATE", conflicts_with = "trace_down")]
+    pub down: Option<Bitrate>,
+    /// Rate client → server
+    #[arg(long, value_name = "RATE", conflicts_with = "trace_up")]
+    pub up: Option<Bitrate>,
+    /// Delivery trace server → client (Mahimahi format; replaces the down rate)
+    #[arg(long, value_name = "FILE")]
+    pub trace_down: Option<PathBuf>,
+    /// Delivery trace client → server (Mahimahi format; replaces the up rate)
+    #[arg(long, value_name = "FILE")]
+    pub trace_up: Option<PathBuf>,
+    /// Random loss in each direction: 1%, or Gilbert-Elliott ge:P,R[,LOSS_BAD[,LOSS_GOOD]]
+    #[arg(long, value_name = "LOSS", default_value = "0%")]
+    pub loss: LossModel,
+    /// Drop-tail queue per direction: packets (256p), bytes (64kb) or both (256p,64kb)
+    #[arg(long, value_name = "LIMIT", default_value = "256p")]
+    pub queue: QueueLimit,
+    /// Server TCP initial congestion window, in segments (kernel default: 10)
+    #[arg(long, value_name = "SEGMENTS", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub iw: Option<u32>,
+    /// TCP congestion control inside the testbed
+    #[arg(long, value_enum, default_value = "cubic")]
+    pub cc: CcArg,
+    /// Seed of the loss processes
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl LinkArgs {
+    /// The testbed these flags describe, or a one-line error naming the flag(s).
+    pub fn testbed_spec(&self, shards: usize) -> Result<TestbedSpec, String> {
+        let (down_delay, up_delay) = self.delays()?;
+        let down = DirectionSpec {
+            service: service("--trace-down", &self.trace_down, self.down.or(self.rate))?,
+            delay: down_delay,
+            loss: self.loss,
+            queue: self.queue,
+        };
+        let up = DirectionSpec {
+            service: service("--trace-up", &self.trace_up, self.up.or(self.rate))?,
+            delay: up_delay,
+            loss: self.loss,
+            queue: self.queue,
+        };
+        Ok(TestbedSpec {
+            link: LinkSpec { up, down },
+            shards,
+            iw: self.iw,
+            cc: match self.cc {
+                CcArg::Cubic => CongestionControl::Cubic,
+                CcArg::Bbr => CongestionControl::Bbr,
+                CcArg::Reno => CongestionControl::Reno,
+            },
+            seed: self.seed,
+            hosts: Vec::new(),
+        })
+    }
+
+    /// (down, up) one-way delays from --rtt, --delay-down and --delay-up.
+    fn delays(&self) -> Result<(Duration, Duration), String> {
+        match (self.rtt, self.delay_down, self.delay_up) {
+            (None, down, up) => Ok((down.unwrap_or_default(), up.unwrap_or_default())),
+            (Some(rtt), None, None) => Ok((rtt / 2, rtt - rtt / 2)),
+            (Some(rtt), Some(down), None) => rtt
+                .checked_sub(down)
+                .map(|up| (down, up))
+                .ok_or_else(|| "--delay-down is longer than --rtt".to_string()),
+            (Some(rtt), None, Some(up)) => rtt
+                .checked_sub(up)
+                .map(|down| (down, up))
+                .ok_or_else(|| "--delay-up is longer than --rtt".to_string()),
+            (Some(rtt), Some(down), Some(up)) if down + up == rtt => Ok((down, up)),
+            (Some(_), Some(_), Some(_)) => Err(
+                "--rtt disagrees with --delay-down + --delay-up; give the delays or the RTT".into(),
+            ),
+        }
+    }
+}
+
+fn service(
+    flag: &str,
+    trace: &Option<PathBuf>,
+    rate: Option<Bitrate>,
+) -> Result<Service, String> {
+    if let Some(path) = trace {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+        let trace =
+            Trace::parse(&path.display().to_string(), &text).map_err(|e| format!("{flag} {e}"))?;
+        return Ok(Service::Trace(Arc::new(trace)));
+    }
+    Ok(rate.map_or(Service::Unlimited, Service::Rate))
+}
+
+/// One line describing a link, for progress lines and tables.
+pub fn describe(spec: &TestbedSpec) -> String {
+    let side = |d: &DirectionSpec| match &d.service {
+        Service::Unlimited => "unlimited".to_string(),
+        Service::Rate(r) => r.to_string(),
+        Service::Trace(t) => format!("trace {}", t.name()),
+    };
+    let l = &spec.link;
+    format!(
+        "rtt {} (down {}, up {}), down {}, up {}, loss {}, queue {}, iw {}, cc {}",
+        link::units::format_duration(l.rtt()),
+        link::units::format_duration(l.down.delay),
+        link::units::format_duration(l.up.delay),
+        side(&l.down),
+        side(&l.up),
+        l.down.loss,
+        l.down.queue,
+        spec.iw.map_or("default".to_string(), |i| i.to_string()),
+        spec.cc
+    )
+}
