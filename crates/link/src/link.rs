@@ -208,11 +208,11 @@ impl Pipe {
         self.in_flight.front().map(|p| p.deliver_at)
     }
 
+    /// When the next packet is due out. Serialization ends need no wake-up of
+    /// their own: the head's delivery time is known once it starts serializing.
     fn next_wakeup(&self) -> Option<Time> {
-        [self.head_departs, self.next_delivery()]
-            .into_iter()
-            .flatten()
-            .min()
+        self.next_delivery()
+            .or_else(|| self.head_departs.map(|t| t + self.delay))
     }
 }
 
@@ -239,7 +239,7 @@ pub struct Delivered {
 /// let mut link = Link::new(&LinkSpec { up: dir.clone(), down: dir }, 1);
 /// link.push(Time::ZERO, Direction::Up, vec![0; 1500]);
 /// // 12 ms to serialize 1500 bytes at 1 Mbit/s, then 75 ms of delay.
-/// assert_eq!(link.next_wakeup(), Some(Time::from_millis(12)));
+/// assert_eq!(link.next_wakeup(), Some(Time::from_millis(87)));
 /// assert!(link.pop_ready(Time::from_millis(86)).is_none());
 /// let out = link.pop_ready(Time::from_millis(87)).unwrap();
 /// assert_eq!(out.at, Time::from_millis(87));
@@ -323,7 +323,7 @@ impl Link {
         })
     }
 
-    /// When something next happens (a packet finishes serializing or is due), if anything will.
+    /// When the next packet is due out of the link, if any is in it.
     pub fn next_wakeup(&self) -> Option<Time> {
         [self.up.next_wakeup(), self.down.next_wakeup()]
             .into_iter()

@@ -162,7 +162,10 @@ mod tests {
             let n = 100_000;
             let lost = (0..n).filter(|_| l.lose_next()).count() as f64;
             let (lo, hi) = binomial_99(n, p);
-            assert!(lo <= lost && lost <= hi, "p={p}: {lost} not in [{lo}, {hi}]");
+            assert!(
+                lo <= lost && lost <= hi,
+                "p={p}: {lost} not in [{lo}, {hi}]"
+            );
         }
     }
 

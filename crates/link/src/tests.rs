@@ -133,7 +133,10 @@ fn loss_rate_inside_binomial_99_percent_interval() {
         let lost = n as f64 - delivered;
         let sd = (n as f64 * p * (1.0 - p)).sqrt();
         let (lo, hi) = (n as f64 * p - 2.576 * sd, n as f64 * p + 2.576 * sd);
-        assert!(lo <= lost && lost <= hi, "{loss}: {lost} not in [{lo}, {hi}]");
+        assert!(
+            lo <= lost && lost <= hi,
+            "{loss}: {lost} not in [{lo}, {hi}]"
+        );
         assert_eq!(link.stats().up.drops_loss as f64, lost);
     }
 }
@@ -146,7 +149,10 @@ fn trace_replay_follows_the_opportunities_and_loops() {
     for _ in 0..6 {
         link.push(Time::ZERO, Direction::Down, vec![0; 1500]);
     }
-    let ms: Vec<u64> = drain(&mut link).iter().map(|d| d.at.0 / 1_000_000).collect();
+    let ms: Vec<u64> = drain(&mut link)
+        .iter()
+        .map(|d| d.at.0 / 1_000_000)
+        .collect();
     assert_eq!(ms, vec![1, 1, 5, 10, 11, 11]);
 }
 
@@ -158,7 +164,10 @@ fn trace_packs_small_packets_into_one_opportunity_and_wastes_idle_ones() {
     for _ in 0..4 {
         link.push(Time::ZERO, Direction::Up, vec![0; 500]);
     }
-    let ms: Vec<u64> = drain(&mut link).iter().map(|d| d.at.0 / 1_000_000).collect();
+    let ms: Vec<u64> = drain(&mut link)
+        .iter()
+        .map(|d| d.at.0 / 1_000_000)
+        .collect();
     assert_eq!(ms, vec![10, 10, 10, 20]);
     // Opportunities at 30 and 40 ms pass unused; one arriving at 41 ms leaves at 50 ms.
     link.push(Time::from_millis(41), Direction::Up, vec![0; 1500]);
@@ -190,21 +199,55 @@ fn packet_log_sees_every_event_and_finds_the_first_flight() {
         t = t + Duration::from_millis(1);
         drain(link);
     };
-    step(&mut link, Direction::Up, build_tcp(c, s, TCP_SYN, 100, 0, 0));
-    step(&mut link, Direction::Down, build_tcp(s, c, TCP_SYN | TCP_ACK, 5000, 101, 0));
-    step(&mut link, Direction::Up, build_tcp(c, s, TCP_ACK, 101, 5001, 0));
-    step(&mut link, Direction::Up, build_tcp(c, s, TCP_ACK, 101, 5001, 300));
+    step(
+        &mut link,
+        Direction::Up,
+        build_tcp(c, s, TCP_SYN, 100, 0, 0),
+    );
+    step(
+        &mut link,
+        Direction::Down,
+        build_tcp(s, c, TCP_SYN | TCP_ACK, 5000, 101, 0),
+    );
+    step(
+        &mut link,
+        Direction::Up,
+        build_tcp(c, s, TCP_ACK, 101, 5001, 0),
+    );
+    step(
+        &mut link,
+        Direction::Up,
+        build_tcp(c, s, TCP_ACK, 101, 5001, 300),
+    );
     for i in 0..10u32 {
-        step(&mut link, Direction::Down, build_tcp(s, c, TCP_ACK, 5001 + i * 1448, 401, 1448));
+        step(
+            &mut link,
+            Direction::Down,
+            build_tcp(s, c, TCP_ACK, 5001 + i * 1448, 401, 1448),
+        );
     }
     // The client acknowledges data: the first flight ends. More data follows.
-    step(&mut link, Direction::Up, build_tcp(c, s, TCP_ACK, 401, 5001 + 2896, 0));
-    step(&mut link, Direction::Down, build_tcp(s, c, TCP_ACK, 5001 + 14480, 401, 1448));
+    step(
+        &mut link,
+        Direction::Up,
+        build_tcp(c, s, TCP_ACK, 401, 5001 + 2896, 0),
+    );
+    step(
+        &mut link,
+        Direction::Down,
+        build_tcp(s, c, TCP_ACK, 5001 + 14480, 401, 1448),
+    );
     assert_eq!(first_flights(&log.entries()), vec![10]);
     let entries = log.entries();
     assert_eq!(
-        entries.iter().filter(|e| e.kind == EventKind::Arrive).count(),
-        entries.iter().filter(|e| e.kind == EventKind::Deliver).count()
+        entries
+            .iter()
+            .filter(|e| e.kind == EventKind::Arrive)
+            .count(),
+        entries
+            .iter()
+            .filter(|e| e.kind == EventKind::Deliver)
+            .count()
     );
 }
 

@@ -6,7 +6,9 @@ use std::ops::{Add, Sub};
 use std::time::Duration;
 
 /// A point in time, in nanoseconds since the link's epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 pub struct Time(pub u64);
 
 impl Time {

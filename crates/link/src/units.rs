@@ -69,11 +69,11 @@ pub fn format_duration(d: Duration) -> String {
     let ns = d.as_nanos();
     if ns == 0 {
         "0ms".into()
-    } else if ns % 1_000_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
-    } else if ns % 1_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
+    } else if ns.is_multiple_of(1_000) {
         format!("{}us", ns / 1_000)
     } else {
         format!("{ns}ns")
@@ -111,7 +111,7 @@ impl FromStr for Bitrate {
             _ => return Err(err(s, RATE_FORMS)),
         };
         let bps = (value * mult).round();
-        if bps < 1.0 || bps > 1e12 {
+        if !(1.0..=1e12).contains(&bps) {
             return Err(err(s, RATE_FORMS));
         }
         Ok(Bitrate(bps as u64))
@@ -121,11 +121,11 @@ impl FromStr for Bitrate {
 impl fmt::Display for Bitrate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b % 1_000_000_000 == 0 {
+        if b.is_multiple_of(1_000_000_000) {
             write!(f, "{}gbit", b / 1_000_000_000)
-        } else if b % 1_000_000 == 0 {
+        } else if b.is_multiple_of(1_000_000) {
             write!(f, "{}mbit", b / 1_000_000)
-        } else if b % 1_000 == 0 {
+        } else if b.is_multiple_of(1_000) {
             write!(f, "{}kbit", b / 1_000)
         } else {
             write!(f, "{b}bit")
@@ -196,7 +196,7 @@ impl FromStr for QueueLimit {
                 _ => return Err(err(s, QUEUE_FORMS)),
             };
             let n = (value * mult).round();
-            if slot.is_some() || n < 1.0 || n > 1e12 {
+            if slot.is_some() || !(1.0..=1e12).contains(&n) {
                 return Err(err(s, QUEUE_FORMS));
             }
             *slot = Some(n as usize);
@@ -237,7 +237,10 @@ mod tests {
     fn rates() {
         assert_eq!("1mbit".parse::<Bitrate>().unwrap(), Bitrate(1_000_000));
         assert_eq!("64kbit".parse::<Bitrate>().unwrap(), Bitrate(64_000));
-        assert_eq!("1.5Gbit".parse::<Bitrate>().unwrap(), Bitrate(1_500_000_000));
+        assert_eq!(
+            "1.5Gbit".parse::<Bitrate>().unwrap(),
+            Bitrate(1_500_000_000)
+        );
         for bad in ["1mbps", "1", "0mbit", "fast", "1mbt"] {
             assert!(bad.parse::<Bitrate>().is_err(), "{bad}");
         }

@@ -70,6 +70,10 @@ pub struct RateResult {
     pub ratio: Option<f64>,
     /// The most TCP can carry at this MTU with timestamps: 1448/1500 of the rate.
     pub tcp_ceiling: Option<f64>,
+    /// What the link itself delivered in this direction over the window (all
+    /// packets, headers included): a check on `measured` that reordering after a
+    /// loss cannot shift across the window's edges.
+    pub wire_bps: f64,
     pub window_s: f64,
     pub warmup_s: f64,
     /// Emulator CPU during this transfer, in % of one core.
@@ -221,7 +225,9 @@ fn measure_rtt(spec: &TestbedSpec, plan: &Plan) -> io::Result<RttResult> {
     let _ = echo_thread.join();
     tb.shutdown()?;
     if samples.is_empty() {
-        return Err(io::Error::other("no echo came back: the link loses everything"));
+        return Err(io::Error::other(
+            "no echo came back: the link loses everything",
+        ));
     }
     let n = samples.len() as f64;
     let mean = samples.iter().sum::<f64>() / n;
@@ -272,6 +278,14 @@ fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Resul
     let mut buf = vec![0u8; 256 * 1024];
     let mut window_start_cpu = None;
     let mut window_start = None;
+    let mut wire_start = 0u64;
+    let wire_bytes = |tb: &Testbed| {
+        let s = tb.stats();
+        match dir {
+            Direction::Down => s.down.bytes_out,
+            Direction::Up => s.up.bytes_out,
+        }
+    };
     loop {
         let elapsed = start.elapsed();
         if elapsed >= warm + plan.bulk_time {
@@ -280,6 +294,7 @@ fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Resul
         if elapsed >= warm && window_start.is_none() {
             window_start = Some(Instant::now());
             window_start_cpu = Some(tb.emulator_cpu());
+            wire_start = wire_bytes(&tb);
         }
         match conn.read(&mut buf) {
             Ok(0) => break,
@@ -288,12 +303,17 @@ fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Resul
                     window_bytes += n as u64;
                 }
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
             Err(e) => return Err(e),
         }
     }
     let window = window_start.map_or(Duration::ZERO, |t| t.elapsed());
     let cpu = tb.emulator_cpu() - window_start_cpu.unwrap_or(cpu_start);
+    let wire = wire_bytes(&tb) - wire_start;
     stop.store(true, Ordering::Relaxed);
     drop(conn);
     let _ = sender.join();
@@ -305,6 +325,7 @@ fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Resul
         measured,
         ratio: rate.map(|r| measured / r),
         tcp_ceiling: rate.map(|r| r * 1448.0 / 1500.0),
+        wire_bps: wire as f64 * 8.0 / window.as_secs_f64().max(1e-9),
         window_s: window.as_secs_f64(),
         warmup_s: warm.as_secs_f64(),
         emulator_cpu_pct: 100.0 * cpu.as_secs_f64() / window.as_secs_f64().max(1e-9),
@@ -318,7 +339,9 @@ fn spec_rtt_bound() -> Duration {
 fn measure_loss(spec: &TestbedSpec, plan: &Plan) -> io::Result<LossResult> {
     let tb = Testbed::start(spec.clone())?;
     let interval = datagram_interval(spec);
-    let count = |side: Side, addr: SocketAddr| -> io::Result<(Arc<AtomicU64>, std::thread::JoinHandle<()>, Arc<AtomicBool>)> {
+    let count = |side: Side,
+                 addr: SocketAddr|
+     -> io::Result<(Arc<AtomicU64>, std::thread::JoinHandle<()>, Arc<AtomicBool>)> {
         let sock = udp_in(&tb, side, addr)?;
         sock.set_read_timeout(Some(Duration::from_millis(50)))?;
         let got = Arc::new(AtomicU64::new(0));

@@ -125,8 +125,10 @@ fn run(
             link.next_wakeup()
         };
         iterations += 1;
-        if iterations % 256 == 0 {
-            counters.cpu_ns.store(sys::thread_cpu_ns(), Ordering::Relaxed);
+        if iterations.is_multiple_of(256) {
+            counters
+                .cpu_ns
+                .store(sys::thread_cpu_ns(), Ordering::Relaxed);
         }
         let timeout = wakeup.map(|t| t.saturating_since(now_since(epoch)));
         if let Some(left) = timeout {
@@ -158,7 +160,9 @@ fn run(
             }
         }
         if fds[2].revents != 0 {
-            counters.cpu_ns.store(sys::thread_cpu_ns(), Ordering::Relaxed);
+            counters
+                .cpu_ns
+                .store(sys::thread_cpu_ns(), Ordering::Relaxed);
             return Ok(());
         }
     }

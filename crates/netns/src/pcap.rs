@@ -44,8 +44,10 @@ impl PcapWriter {
     fn record(&mut self, t_ns: u64, packet: &[u8]) -> io::Result<()> {
         let t = self.base_ns + t_ns;
         let len = packet.len().min(SNAPLEN as usize);
-        self.out.write_all(&((t / 1_000_000_000) as u32).to_le_bytes())?;
-        self.out.write_all(&((t % 1_000_000_000) as u32).to_le_bytes())?;
+        self.out
+            .write_all(&((t / 1_000_000_000) as u32).to_le_bytes())?;
+        self.out
+            .write_all(&((t % 1_000_000_000) as u32).to_le_bytes())?;
         self.out.write_all(&(len as u32).to_le_bytes())?;
         self.out.write_all(&(packet.len() as u32).to_le_bytes())?;
         self.out.write_all(&packet[..len])

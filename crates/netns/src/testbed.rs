@@ -23,7 +23,10 @@ pub const MAX_SHARDS: usize = 254;
 
 /// The address of server host `i` (1-based).
 pub fn server_addr(i: usize) -> Ipv4Addr {
-    assert!((1..=MAX_SHARDS).contains(&i), "server host {i} out of range");
+    assert!(
+        (1..=MAX_SHARDS).contains(&i),
+        "server host {i} out of range"
+    );
     Ipv4Addr::new(198, 18, 1, i as u8)
 }
 
@@ -200,7 +203,11 @@ impl Testbed {
             let listening = ["net/tcp", "net/tcp6"]
                 .iter()
                 .filter_map(|f| self.namespace(side).read_proc(f).ok())
-                .any(|t| t.lines().skip(1).any(|l| l.split_whitespace().nth(3) == Some("0A")))
+                .any(|t| {
+                    t.lines()
+                        .skip(1)
+                        .any(|l| l.split_whitespace().nth(3) == Some("0A"))
+                })
                 || ["net/udp", "net/udp6"]
                     .iter()
                     .filter_map(|f| self.namespace(side).read_proc(f).ok())

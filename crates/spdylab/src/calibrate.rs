@@ -48,21 +48,7 @@ pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
         datagrams: args.datagrams as usize,
     };
     let mut progress = TimedProgress::new("calibrate", plan.estimate(&spec));
-    let result = std::thread::scope(|s| {
-        let worker = s.spawn(|| calibrate::run(&spec, &plan, &mut |_| {}));
-        // The worker reports no phases across threads; keep the bar moving by time.
-        let mut shown = false;
-        while !worker.is_finished() {
-            if !shown {
-                progress.phase("rtt, goodput down, goodput up, loss");
-                shown = true;
-            }
-            progress.tick();
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        worker.join().expect("calibration thread")
-    })
-    ?;
+    let result = calibrate::run(&spec, &plan, &mut |phase| progress.phase(phase))?;
     progress.finish();
     if args.json {
         let doc = json!({
@@ -86,18 +72,20 @@ fn rate_row(name: &str, r: &RateResult) {
     let mbit = |b: f64| format!("{:.4} Mbit/s", b / 1e6);
     match (r.spec, r.ratio, r.tcp_ceiling) {
         (Some(spec), Some(ratio), Some(ceiling)) => println!(
-            "{name:<10} {:>16} {:>16} {:>8.2}%   TCP ceiling {:.2}% ; emulator {:.1}% of a core",
+            "{name:<10} {:>16} {:>16} {:>8.2}%   TCP ceiling {:.2}%; on the wire {:.2}%; emulator {:.1}% of a core",
             mbit(spec),
             mbit(r.measured),
             ratio * 100.0,
             ceiling / spec * 100.0,
+            r.wire_bps / spec * 100.0,
             r.emulator_cpu_pct
         ),
         _ => println!(
-            "{name:<10} {:>16} {:>16} {:>9}   emulator {:.1}% of a core",
+            "{name:<10} {:>16} {:>16} {:>9}   on the wire {}; emulator {:.1}% of a core",
             "unlimited",
             mbit(r.measured),
             "",
+            mbit(r.wire_bps),
             r.emulator_cpu_pct
         ),
     }
@@ -105,14 +93,17 @@ fn rate_row(name: &str, r: &RateResult) {
 
 fn print_table(link: &str, c: &Calibration) {
     println!("link: {link}");
-    println!("{:<10} {:>16} {:>16} {:>9}", "", "spec", "measured", "ratio");
+    println!(
+        "{:<10} {:>16} {:>16} {:>9}",
+        "", "spec", "measured", "ratio"
+    );
     let r = &c.rtt_ms;
     println!(
-        "{:<10} {:>13.3} ms {:>13.3} ms {:>8.2}%   expected {:.3} ms (with probe serialization); min {:.3} max {:.3} mdev {:.3} ms, n={}{}",
+        "{:<10} {:>13.3} ms {:>13.3} ms {:>9}   expected {:.3} ms (with probe serialization); min {:.3} max {:.3} mdev {:.3} ms, n={}{}",
         "rtt",
         r.spec,
         r.measured,
-        if r.spec > 0.0 { r.measured / r.spec * 100.0 } else { f64::NAN },
+        if r.spec > 0.0 { format!("{:.2}%", r.measured / r.spec * 100.0) } else { "-".into() },
         r.expected,
         r.min,
         r.max,

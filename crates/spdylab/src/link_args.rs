@@ -113,14 +113,10 @@ impl LinkArgs {
     }
 }
 
-fn service(
-    flag: &str,
-    trace: &Option<PathBuf>,
-    rate: Option<Bitrate>,
-) -> Result<Service, String> {
+fn service(flag: &str, trace: &Option<PathBuf>, rate: Option<Bitrate>) -> Result<Service, String> {
     if let Some(path) = trace {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("{flag} {}: {e}", path.display()))?;
         let trace =
             Trace::parse(&path.display().to_string(), &text).map_err(|e| format!("{flag} {e}"))?;
         return Ok(Service::Trace(Arc::new(trace)));

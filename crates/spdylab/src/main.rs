@@ -52,8 +52,16 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line: what is wrong, naming the flag and the accepted forms.
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("error: bad arguments");
-            eprintln!("spdylab: {}", first.trim_start_matches("error: "));
+            let message: Vec<&str> = rendered
+                .lines()
+                .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+                .filter(|l| !l.is_empty())
+                .collect();
+            eprintln!(
+                "spdylab: {}",
+                message.join(" ").trim_start_matches("error: ")
+            );
             return ExitCode::from(2);
         }
     };

@@ -2,12 +2,15 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub struct TimedProgress {
     bar: Option<ProgressBar>,
     what: &'static str,
     start: Instant,
+    ticker: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
 }
 
 impl TimedProgress {
@@ -25,10 +28,26 @@ impl TimedProgress {
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
+        let start = Instant::now();
+        // Time moves the bar, so that it advances while a phase runs.
+        let ticker = bar.clone().map(|bar| {
+            let done = Arc::new(AtomicBool::new(false));
+            let flag = done.clone();
+            let handle = std::thread::spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    let pos = start.elapsed().as_millis() as u64;
+                    let len = bar.length().unwrap_or(pos + 1);
+                    bar.set_position(pos.min(len.saturating_sub(1)));
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            });
+            (done, handle)
+        });
         TimedProgress {
             bar,
             what,
-            start: Instant::now(),
+            start,
+            ticker,
         }
     }
 
@@ -44,16 +63,12 @@ impl TimedProgress {
         }
     }
 
-    /// Keeps the bar moving with time; call from the waiting loop.
-    pub fn tick(&self) {
-        if let Some(bar) = &self.bar {
-            let pos = self.start.elapsed().as_millis() as u64;
-            bar.set_position(pos.min(bar.length().unwrap_or(pos).saturating_sub(1)));
+    pub fn finish(mut self) {
+        if let Some((done, handle)) = self.ticker.take() {
+            done.store(true, Ordering::Relaxed);
+            let _ = handle.join();
         }
-    }
-
-    pub fn finish(self) {
-        if let Some(bar) = self.bar {
+        if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         } else {
             eprintln!(

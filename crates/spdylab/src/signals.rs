@@ -20,7 +20,7 @@ pub fn catch() {
         // SAFETY: the handler only touches atomics.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as usize;
+            sa.sa_sigaction = on_signal as *const () as usize;
             sa.sa_flags = libc::SA_RESTART;
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
@@ -35,9 +35,4 @@ pub fn must_stop() -> Option<i32> {
         return Some(last);
     }
     (INTERRUPTS.load(Ordering::Relaxed) >= 2).then_some(libc::SIGINT)
-}
-
-/// Whether Ctrl-C was pressed at all.
-pub fn interrupted() -> bool {
-    INTERRUPTS.load(Ordering::Relaxed) > 0 || must_stop().is_some()
 }

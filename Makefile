@@ -1,0 +1,38 @@
+# spdylab — the two commands a fresh machine needs: `make demo` and `make test`.
+# Both install their system packages first (Debian; root or sudo).
+
+CARGO ?= cargo
+BIN := target/release/spdylab
+DEPS := iproute2 iputils-ping iperf3 tcpdump procps ca-certificates build-essential pkg-config
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+.PHONY: demo test deps build lint fmt clean
+
+deps:
+	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+build:
+	$(CARGO) build --release --locked
+
+# The main job, for now: calibrate a 150 ms / 1 Mbit link (about a minute).
+demo: deps build
+	$(SUDO) $(BIN) calibrate --rtt 150ms --rate 1mbit
+
+# Formatting, lints, then every test (unit, and integration on real namespaces: needs root).
+test: deps
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --locked --all-targets -- -D warnings
+	$(SUDO) env "PATH=$$PATH" $(CARGO) test --release --locked --workspace
+
+lint:
+	$(CARGO) clippy --release --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean

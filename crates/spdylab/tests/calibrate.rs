@@ -1,0 +1,46 @@
+//! `spdylab calibrate --json`: the schema users and scripts rely on, and bounds
+//! the physics guarantees.
+
+use std::process::Command;
+
+#[test]
+fn calibrate_json_reports_spec_and_measured() {
+    let o = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .args([
+            "calibrate",
+            "--rtt",
+            "20ms",
+            "--rate",
+            "8mbit",
+            "--loss",
+            "3%",
+            "--echo-samples",
+            "10",
+            "--bulk-time",
+            "1s",
+            "--datagrams",
+            "2000",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["schema"], 1);
+    for key in ["rtt_ms", "down_bps", "up_bps", "loss"] {
+        assert!(v[key]["spec"].is_number(), "{key}: {v}");
+        assert!(v[key]["measured"].is_number(), "{key}: {v}");
+    }
+    assert_eq!(v["rtt_ms"]["spec"], 20.0);
+    assert!(v["rtt_ms"]["min"].as_f64().unwrap() >= 20.0, "{v}");
+    for dir in ["down_bps", "up_bps"] {
+        let wire = v[dir]["wire_bps"].as_f64().unwrap();
+        // What the link delivered in a window cannot exceed the rate (one packet of slack for the window's edges).
+        let window = v[dir]["window_s"].as_f64().unwrap();
+        assert!(wire <= 8e6 + 2.0 * 1500.0 * 8.0 / window, "{dir}: {v}");
+        assert!(v[dir]["measured"].as_f64().unwrap() > 0.0);
+    }
+    // Loss: a fixed seed and only our datagrams on the link, so this is exact, not statistical.
+    assert_eq!(v["loss"]["spec"], 0.03);
+    assert_eq!(v["loss"]["inside_ci99"], true, "{v}");
+}

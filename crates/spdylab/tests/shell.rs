@@ -1,0 +1,376 @@
+//! `spdylab shell` end to end: real namespaces, real TCP, ping, iperf3, tcpdump.
+//! Every assertion is a bound that cannot flake (nothing is faster than light,
+//! no queue holds more than its limit), never a timing.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn spdylab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("spdylab runs")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// (min, avg, max, mdev) from ping's summary line.
+fn ping_summary(o: &Output) -> [f64; 4] {
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("rtt min/avg/max/mdev"))
+        .unwrap_or_else(|| panic!("no ping summary in {}", text(o)));
+    let nums: Vec<f64> = line
+        .split('=')
+        .nth(1)
+        .unwrap()
+        .trim()
+        .trim_end_matches(" ms")
+        .split(" ms")
+        .next()
+        .unwrap()
+        .split('/')
+        .map(|x| x.trim().parse().unwrap())
+        .collect();
+    [nums[0], nums[1], nums[2], nums[3]]
+}
+
+#[test]
+fn ping_never_beats_the_configured_rtt() {
+    let o = spdylab(&[
+        "shell", "--rtt", "30ms", "--", "ping", "-c", "5", "-i", "0.2", "-q", "server",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let [min, ..] = ping_summary(&o);
+    assert!(min >= 30.0, "min RTT {min} ms below the 30 ms spec");
+}
+
+#[test]
+fn asymmetric_delays_add_up() {
+    let o = spdylab(&[
+        "shell",
+        "--delay-down",
+        "40ms",
+        "--delay-up",
+        "45ms",
+        "--",
+        "ping",
+        "-c",
+        "3",
+        "-i",
+        "0.2",
+        "-q",
+        "198.18.1.1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(ping_summary(&o)[0] >= 85.0, "{}", text(&o));
+}
+
+#[test]
+fn the_exit_status_of_cmd_is_ours() {
+    let o = spdylab(&["shell", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(o.status.code(), Some(7), "{}", text(&o));
+    let o = spdylab(&["shell", "--", "no-such-program-anywhere"]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn names_resolve_through_the_testbed_hosts_file() {
+    let o = spdylab(&[
+        "shell", "--shards", "3", "--", "getent", "hosts", "server3", "client", "server",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.contains("198.18.1.3"), "{out}");
+    // The host's own /etc/hosts is untouched.
+    let hosts = std::fs::read_to_string("/etc/hosts").unwrap();
+    assert!(!hosts.contains("spdylab testbed"), "{hosts}");
+}
+
+#[test]
+fn bad_values_are_one_line_errors_naming_the_flag() {
+    for (args, flag, form) in [
+        (vec!["--rate", "1mbt"], "--rate", "1mbit"),
+        (vec!["--rtt", "150"], "--rtt", "150ms"),
+        (vec!["--loss", "1"], "--loss", "1%"),
+        (vec!["--queue", "256"], "--queue", "256p"),
+        (vec!["--iw", "0"], "--iw", ""),
+        (vec!["--cc", "vegas"], "--cc", "cubic"),
+        (
+            vec!["--trace-down", "/nonexistent/trace"],
+            "--trace-down",
+            "",
+        ),
+        (
+            vec!["--rtt", "10ms", "--delay-down", "20ms"],
+            "--delay-down",
+            "",
+        ),
+        (vec!["--down", "1mbit", "--trace-down", "x"], "--down", ""),
+    ] {
+        let mut all = vec!["shell"];
+        all.extend(args.iter());
+        all.extend(["--", "true"]);
+        let o = spdylab(&all);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(flag) && err.contains(form), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn a_bad_trace_file_names_its_line() {
+    let path = std::env::temp_dir().join(format!("spdylab-bad-{}.trace", std::process::id()));
+    std::fs::write(&path, "1\n2\nfast\n").unwrap();
+    let o = spdylab(&[
+        "shell",
+        "--trace-down",
+        path.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    std::fs::remove_file(&path).unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(err.contains("--trace-down") && err.contains(":3:"), "{err}");
+}
+
+#[test]
+fn iperf3_goodput_stays_under_the_rate_both_ways() {
+    for reverse in [false, true] {
+        let mut args = vec![
+            "shell",
+            "--rate",
+            "8mbit",
+            "--rtt",
+            "20ms",
+            "--server-cmd",
+            "iperf3 -s -1 >/dev/null",
+            "--",
+            "iperf3",
+            "-c",
+            "server",
+            "-t",
+            "3",
+            "-J",
+        ];
+        if reverse {
+            args.push("-R");
+        }
+        let o = spdylab(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let bps = v["end"]["sum_received"]["bits_per_second"]
+            .as_f64()
+            .unwrap();
+        assert!(bps <= 8e6, "received {bps} bit/s over an 8 Mbit/s link");
+        assert!(bps > 4e6, "received only {bps} bit/s over an 8 Mbit/s link");
+    }
+}
+
+#[test]
+fn the_queue_never_holds_more_than_its_limit_and_ping_sees_the_standing_queue() {
+    let stats = std::env::temp_dir().join(format!("spdylab-stats-{}.json", std::process::id()));
+    let o = spdylab(&[
+        "shell",
+        "--rate",
+        "1mbit",
+        "--rtt",
+        "20ms",
+        "--queue",
+        "32p",
+        "--stats",
+        stats.to_str().unwrap(),
+        "--server-cmd",
+        "iperf3 -s -1 >/dev/null",
+        "--",
+        "sh",
+        "-c",
+        "iperf3 -c server -R -t 5 >/dev/null & sleep 3; ping -c 3 -i 0.2 -q server; wait",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let [_, avg, ..] = ping_summary(&o);
+    // Behind a standing queue of TCP segments (12 ms each at 1 Mbit/s) the RTT inflates.
+    assert!(avg > 60.0, "ping RTT {avg} ms shows no standing queue");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    std::fs::remove_file(&stats).unwrap();
+    assert_eq!(v["schema"], 1);
+    let down = &v["link"]["down"];
+    assert!(down["max_queue_packets"].as_u64().unwrap() <= 32, "{down}");
+    assert!(
+        down["drops_queue"].as_u64().unwrap() > 0,
+        "CUBIC should overflow 32 packets: {down}"
+    );
+    assert!(down["bytes_out"].as_u64().unwrap() <= down["bytes_in"].as_u64().unwrap());
+}
+
+#[test]
+fn pcap_is_readable_by_tcpdump() {
+    let pcap = std::env::temp_dir().join(format!("spdylab-{}.pcap", std::process::id()));
+    let o = spdylab(&[
+        "shell",
+        "--rtt",
+        "10ms",
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--",
+        "ping",
+        "-c",
+        "2",
+        "-i",
+        "0.2",
+        "server",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r = Command::new("tcpdump")
+        .args(["-n", "-r"])
+        .arg(&pcap)
+        .output()
+        .expect("tcpdump runs");
+    std::fs::remove_file(&pcap).unwrap();
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(out.matches("ICMP echo request").count(), 2, "{out}");
+    assert_eq!(out.matches("ICMP echo reply").count(), 2, "{out}");
+    assert!(out.contains("198.18.0.2 > 198.18.1.1"), "{out}");
+}
+
+#[test]
+fn two_shells_side_by_side_each_get_their_own_link() {
+    let start = |rtt: &str| {
+        Command::new(env!("CARGO_BIN_EXE_spdylab"))
+            .args([
+                "shell", "--rtt", rtt, "--", "ping", "-c", "4", "-i", "0.2", "-q", "server",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start("10ms"), start("200ms"));
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert!(
+        a.status.success() && b.status.success(),
+        "{}\n{}",
+        text(&a),
+        text(&b)
+    );
+    let (a, b) = (ping_summary(&a), ping_summary(&b));
+    assert!(a[0] >= 10.0 && a[2] < 200.0, "short link saw {a:?}");
+    assert!(b[0] >= 200.0, "long link saw {b:?}");
+}
+
+/// Processes whose argv is exactly `sleep <marker>`.
+fn sleepers(marker: &str) -> Vec<u32> {
+    let want = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| c == want.as_bytes())
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Every network namespace any process refers to (its own or through an open fd).
+fn referenced_namespaces() -> Vec<String> {
+    let mut all = Vec::new();
+    for pid in std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
+        let p = pid.path();
+        if let Ok(l) = std::fs::read_link(p.join("ns/net")) {
+            all.push(l.to_string_lossy().into_owned());
+        }
+        if let Ok(fds) = std::fs::read_dir(p.join("fd")) {
+            for fd in fds.filter_map(|e| e.ok()) {
+                if let Ok(l) = std::fs::read_link(fd.path()) {
+                    let l = l.to_string_lossy().into_owned();
+                    if l.starts_with("net:[") {
+                        all.push(l);
+                    }
+                }
+            }
+        }
+    }
+    all
+}
+
+fn root_interfaces() -> String {
+    let o = Command::new("ip")
+        .args(["-o", "link", "show"])
+        .output()
+        .unwrap();
+    let mut names: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split(": ").nth(1).map(str::to_string))
+        .collect();
+    names.sort();
+    names.join(",")
+}
+
+#[test]
+fn sigkill_leaves_no_namespace_interface_or_process() {
+    let marker = format!("317.{}", std::process::id());
+    let before = root_interfaces();
+    // A grandchild in the background, and a server: both must die with us.
+    let script = format!("sleep {marker} & sleep {marker}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .args(["shell", "--rtt", "10ms", "--server-cmd"])
+        .arg(format!("sleep {marker} & exec iperf3 -s >/dev/null"))
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut inside = Vec::new();
+    while Instant::now() < deadline {
+        inside = sleepers(&marker);
+        if inside.len() >= 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(inside.len() >= 3, "the programs did not start: {inside:?}");
+    let namespaces: Vec<String> = inside
+        .iter()
+        .filter_map(|p| std::fs::read_link(format!("/proc/{p}/ns/net")).ok())
+        .map(|l| l.to_string_lossy().into_owned())
+        .collect();
+    let host_ns = std::fs::read_link("/proc/self/ns/net").unwrap();
+    assert!(namespaces.iter().all(|n| *n != host_ns.to_string_lossy()));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = sleepers(&marker);
+        let refs = referenced_namespaces();
+        let held: Vec<&String> = namespaces.iter().filter(|n| refs.contains(n)).collect();
+        if left.is_empty() && held.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "after SIGKILL: processes {left:?} and namespaces {held:?} remain"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        root_interfaces(),
+        before,
+        "interfaces changed in the root namespace"
+    );
+}
