@@ -97,15 +97,16 @@ pub fn first_flights(entries: &[LogEntry]) -> Vec<usize> {
         let key = key_of(&h, e.dir);
         match (e.dir, e.kind) {
             // The server's SYN-ACK, as it leaves the server.
-            (Direction::Down, EventKind::Arrive) if tcp.has(TCP_SYN) && tcp.has(TCP_ACK)
-                && !conns.iter().any(|c| c.key == key) => {
-                    conns.push(Conn {
-                        key,
-                        server_isn: tcp.seq,
-                        segments: 0,
-                        done: false,
-                    });
-                }
+            (Direction::Down, EventKind::Arrive)
+                if tcp.has(TCP_SYN) && tcp.has(TCP_ACK) && !conns.iter().any(|c| c.key == key) =>
+            {
+                conns.push(Conn {
+                    key,
+                    server_isn: tcp.seq,
+                    segments: 0,
+                    done: false,
+                });
+            }
             // Data segments leaving the server, until the first ACK of data arrives.
             (Direction::Down, EventKind::Arrive) if h.payload > 0 => {
                 if let Some(c) = conns.iter_mut().find(|c| c.key == key && !c.done) {
