@@ -339,6 +339,14 @@ impl Link {
         }
     }
 
+    /// Packets inside the link, queued or on their way, both directions.
+    pub fn packets_inside(&self) -> usize {
+        [&self.up, &self.down]
+            .iter()
+            .map(|p| p.queue.len_packets() + p.in_flight.len())
+            .sum()
+    }
+
     pub fn stats(&self) -> LinkStats {
         LinkStats {
             up: self.up.stats,
