@@ -90,6 +90,7 @@ fn confine(parent: libc::pid_t, c: &Confinement) -> io::Result<()> {
         }
         if init > 0 {
             // The keeper: outside the new PID namespace, waits for its init.
+            forward_signals_to(init);
             libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
             libc::_exit(wait_exit_code(init));
         }
@@ -101,6 +102,7 @@ fn confine(parent: libc::pid_t, c: &Confinement) -> io::Result<()> {
             libc::_exit(126);
         }
         if program > 0 {
+            forward_signals_to(program);
             libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
             // Reap everything; leave with the program's status.
             loop {
@@ -123,6 +125,29 @@ fn confine(parent: libc::pid_t, c: &Confinement) -> io::Result<()> {
 }
 
 static WAITED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Passes on SIGINT, SIGTERM, SIGHUP and SIGQUIT sent with kill() (by spdylab),
+/// down the chain to the program. Signals from the terminal reach every process
+/// of the foreground group by themselves and are not passed on twice.
+unsafe fn forward_signals_to(pid: libc::pid_t) {
+    FORWARD_TO.store(pid, std::sync::atomic::Ordering::Relaxed);
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = forward as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        libc::sigaction(sig, &sa, std::ptr::null_mut());
+    }
+}
+
+extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: info is valid in a SA_SIGINFO handler; kill is async-signal-safe.
+    unsafe {
+        if (*info).si_code <= 0 {
+            libc::kill(FORWARD_TO.load(std::sync::atomic::Ordering::Relaxed), sig);
+        }
+    }
+}
 
 /// Waits for `pid` (or any child for -1); returns its exit code (128+signal if
 /// killed), or -2 when there is no child left.

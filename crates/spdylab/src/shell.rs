@@ -71,7 +71,7 @@ pub fn run(args: ShellArgs) -> Result<i32, Failure> {
     let mut child = command
         .spawn()
         .map_err(|e| Failure::Setup(format!("cannot run {}: {e}", argv[0]).into()))?;
-    let code = wait(&mut child);
+    let code = signals::wait_forwarding(&mut child);
 
     if let Some(server) = &mut server {
         let _ = server.kill();
@@ -118,21 +118,4 @@ fn start_server(testbed: &Testbed, cmd: &str) -> Result<Child, Failure> {
         SERVER_START.as_secs()
     );
     Ok(child)
-}
-
-/// Waits for the child; its exit code (128 + signal if it was killed).
-fn wait(child: &mut Child) -> i32 {
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return status.code().unwrap_or(1),
-            Ok(None) => {}
-            Err(_) => return 1,
-        }
-        if let Some(sig) = signals::must_stop() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return 128 + sig;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }

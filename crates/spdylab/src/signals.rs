@@ -1,38 +1,63 @@
-//! Signals while a child runs: Ctrl-C goes to the child (it is in our process
-//! group), so we stay to clean up after it; SIGTERM and SIGHUP end the child.
+//! Signals while a child runs. Ctrl-C at the terminal reaches the child by
+//! itself (it is in our process group), so we stay to clean up after it; a second
+//! Ctrl-C kills it. Signals sent to us with kill() (SIGINT, SIGTERM, SIGHUP,
+//! SIGQUIT) are passed on to the child, which gets a few seconds to finish.
 
+use std::process::Child;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
-static LAST: AtomicI32 = AtomicI32::new(0);
-static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
+static TO_FORWARD: AtomicI32 = AtomicI32::new(0);
+static TERMINAL_INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    if sig == libc::SIGINT || sig == libc::SIGQUIT {
-        INTERRUPTS.fetch_add(1, Ordering::Relaxed);
+/// How long a child gets after a forwarded signal before it is killed.
+const GRACE: Duration = Duration::from_secs(5);
+
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: info is valid in a SA_SIGINFO handler.
+    let from_kill = unsafe { (*info).si_code } <= 0;
+    if from_kill {
+        TO_FORWARD.store(sig, Ordering::Relaxed);
+    } else if sig == libc::SIGINT || sig == libc::SIGQUIT {
+        TERMINAL_INTERRUPTS.fetch_add(1, Ordering::Relaxed);
     }
-    LAST.store(sig, Ordering::Relaxed);
 }
 
-/// Catches SIGINT, SIGQUIT, SIGTERM and SIGHUP (a handler, not SIG_IGN, so
-/// that children still get the default behaviour after exec).
+/// Catches SIGINT, SIGQUIT, SIGTERM and SIGHUP (with a handler, not SIG_IGN, so
+/// that children get the default behaviour back when they exec).
 pub fn catch() {
     for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only touches atomics.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_signal as *const () as usize;
-            sa.sa_flags = libc::SA_RESTART;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
 }
 
-/// The signal that should end the run now, if one came: SIGTERM, SIGHUP, or a
-/// second Ctrl-C.
-pub fn must_stop() -> Option<i32> {
-    let last = LAST.load(Ordering::Relaxed);
-    if last == libc::SIGTERM || last == libc::SIGHUP {
-        return Some(last);
+/// Waits for the child, passing signals on; its exit code (128 + signal if killed).
+pub fn wait_forwarding(child: &mut Child) -> i32 {
+    let mut kill_at: Option<Instant> = None;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.code().unwrap_or(1),
+            Ok(None) => {}
+            Err(_) => return 1,
+        }
+        let sig = TO_FORWARD.swap(0, Ordering::Relaxed);
+        if sig != 0 {
+            // SAFETY: plain system call.
+            unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+            kill_at.get_or_insert(Instant::now() + GRACE);
+        }
+        let overdue = kill_at.is_some_and(|t| Instant::now() >= t);
+        if overdue || TERMINAL_INTERRUPTS.load(Ordering::Relaxed) >= 2 {
+            let _ = child.kill();
+            let _ = child.wait();
+            return 128 + libc::SIGKILL;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
-    (INTERRUPTS.load(Ordering::Relaxed) >= 2).then_some(libc::SIGINT)
 }

@@ -374,3 +374,29 @@ fn sigkill_leaves_no_namespace_interface_or_process() {
         "interfaces changed in the root namespace"
     );
 }
+
+#[test]
+fn sigterm_is_passed_on_to_cmd_which_may_finish_cleanly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .args([
+            "shell",
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo got-term; exit 3' TERM; echo ready; while :; do sleep 0.05; done",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut first = [0u8; 6];
+    std::io::Read::read_exact(&mut out, &mut first).unwrap();
+    assert_eq!(&first, b"ready\n");
+    // SAFETY: plain system call on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert_eq!(status.code(), Some(3), "{rest}");
+    assert!(rest.contains("got-term"), "{rest}");
+}
