@@ -156,6 +156,25 @@ impl fmt::Display for Probability {
     }
 }
 
+const BYTES_FORMS: &str = "a size such as 1500b, 9.5kb or 2mb (1 kb = 1000 bytes)";
+
+/// Parses a byte count: `1500b`, `9.5kb`, `2mb` (powers of 1000).
+pub fn parse_bytes(s: &str) -> Result<usize, UnitError> {
+    let (value, unit) = split_number(s).ok_or_else(|| err(s, BYTES_FORMS))?;
+    let mult = match unit.to_ascii_lowercase().as_str() {
+        "b" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        _ => return Err(err(s, BYTES_FORMS)),
+    };
+    let n = (value * mult).round();
+    if n > 1e12 || (value * mult - n).abs() > 1e-6 {
+        return Err(err(s, BYTES_FORMS));
+    }
+    Ok(n as usize)
+}
+
 /// How much a drop-tail queue holds: packets, bytes, or both (whichever fills first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QueueLimit {
@@ -262,6 +281,9 @@ mod tests {
         assert_eq!((q.packets, q.bytes), (None, Some(64_000)));
         let q: QueueLimit = "100p,150kb".parse().unwrap();
         assert_eq!((q.packets, q.bytes), (Some(100), Some(150_000)));
+        assert_eq!(parse_bytes("9.5kb").unwrap(), 9_500);
+        assert_eq!(parse_bytes("1500b").unwrap(), 1_500);
+        assert!(parse_bytes("1500").is_err());
         for bad in ["256", "0p", "1.5p", "1p,2p", "64kib"] {
             assert!(bad.parse::<QueueLimit>().is_err(), "{bad}");
         }

@@ -6,6 +6,7 @@ mod link_args;
 mod progress;
 mod shell;
 mod signals;
+mod sites;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -26,6 +27,7 @@ struct Cli {
 enum Cmd {
     Shell(shell::ShellArgs),
     Calibrate(calibrate::CalibrateArgs),
+    Sites(sites::SitesArgs),
 }
 
 /// Why a command failed: bad input (exit 2) or a failure to set up or run (exit 1).
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Cmd::Shell(args) => shell::run(args),
         Cmd::Calibrate(args) => calibrate::run(args),
+        Cmd::Sites(args) => sites::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

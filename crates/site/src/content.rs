@@ -1,0 +1,316 @@
+//! Deterministic content in real formats, exactly `size` bytes long: HTML whose
+//! tags reference its children, CSS with `url()`, JavaScript that injects its
+//! children when it runs, PNG images that decode, and WOFF/SWF headers.
+
+use crate::model::{Kind, Resource, Reveal};
+
+/// A tiny deterministic generator for filler text (SplitMix64).
+struct Filler(u64);
+
+impl Filler {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// `n` bytes of lower-case words separated by spaces.
+    fn words(&mut self, n: usize) -> String {
+        const WORDS: [&str; 16] = [
+            "spdy", "stream", "frame", "page", "load", "time", "wire", "link", "queue", "window",
+            "server", "client", "header", "byte", "round", "trip",
+        ];
+        let mut s = String::with_capacity(n + 8);
+        while s.len() < n {
+            s.push_str(WORDS[(self.next() % 16) as usize]);
+            s.push(' ');
+        }
+        s.truncate(n);
+        s
+    }
+}
+
+/// The URL a parent uses to reference `r`: scheme-relative, so it works over http and https.
+pub fn reference(r: &Resource) -> String {
+    format!("//{}{}", r.host, r.path)
+}
+
+/// The smallest size `r` can have, given its children (the tags must fit).
+pub fn min_size(r: &Resource, children: &[&Resource]) -> usize {
+    match r.kind {
+        Kind::Html => html(r, children, 0, 0).len(),
+        Kind::Css => css(children, 0, 0).len(),
+        Kind::Js => js(children, 0, 0).len(),
+        Kind::Png => png_min_size(),
+        Kind::Font => 44,
+        Kind::Flash => 21,
+        Kind::Other => 0,
+    }
+}
+
+/// The body of `r`, exactly `r.size` bytes. `children` are the resources it reveals.
+pub fn generate(r: &Resource, children: &[&Resource], seed: u64) -> Vec<u8> {
+    let seed = seed ^ fnv(r.host.as_bytes()) ^ fnv(r.path.as_bytes()).rotate_left(17);
+    let out = match r.kind {
+        Kind::Html => html(r, children, r.size, seed).into_bytes(),
+        Kind::Css => css(children, r.size, seed).into_bytes(),
+        Kind::Js => js(children, r.size, seed).into_bytes(),
+        Kind::Png => png(r.size, seed),
+        Kind::Font => woff(r.size),
+        Kind::Flash => swf(r.size),
+        Kind::Other => Filler(seed).words(r.size).into_bytes(),
+    };
+    debug_assert_eq!(out.len(), r.size, "{}{}", r.host, r.path);
+    out
+}
+
+fn fnv(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &c| {
+        (h ^ c as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Joins `parts`, spreading filler evenly over the gaps between them (after
+/// the only part if there is one) so that the result is exactly `size` bytes when
+/// `size` is at least the parts' length. `wrap(filler, n)` makes exactly n bytes.
+fn pad_between(
+    parts: &[String],
+    size: usize,
+    seed: u64,
+    wrap: impl Fn(&mut Filler, usize) -> String,
+) -> String {
+    let fixed: usize = parts.iter().map(String::len).sum();
+    let mut filler = Filler(seed);
+    let mut left = size.saturating_sub(fixed);
+    let gaps = parts.len().saturating_sub(1).max(1);
+    let mut out = String::with_capacity(size.max(fixed));
+    for (i, part) in parts.iter().enumerate() {
+        out.push_str(part);
+        if i < gaps {
+            let n = left / (gaps - i);
+            out.push_str(&wrap(&mut filler, n));
+            left -= n;
+        }
+    }
+    out
+}
+
+fn html(r: &Resource, children: &[&Resource], size: usize, seed: u64) -> String {
+    let mut head = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}{}</title>\n",
+        r.host, r.path
+    );
+    let tag = |c: &Resource| match c.kind {
+        Kind::Css => format!("<link rel=\"stylesheet\" href=\"{}\">\n", reference(c)),
+        Kind::Js => format!("<script src=\"{}\"></script>\n", reference(c)),
+        Kind::Flash => format!(
+            "<embed src=\"{}\" type=\"application/x-shockwave-flash\">\n",
+            reference(c)
+        ),
+        Kind::Html => format!("<iframe src=\"{}\"></iframe>\n", reference(c)),
+        _ => format!("<img src=\"{}\" alt=\"\">\n", reference(c)),
+    };
+    for c in children.iter().filter(|c| c.reveal == Reveal::Head) {
+        head += &tag(c);
+    }
+    head += "</head><body>\n";
+    let mut parts = vec![head];
+    for c in children.iter().filter(|c| c.reveal == Reveal::Body) {
+        parts.push(tag(c));
+    }
+    parts.push("</body></html>\n".into());
+    // Filler paragraphs: "<p>" + words + "</p>\n" (8 bytes of markup), or spaces if shorter.
+    pad_between(&parts, size, seed, |f, n| {
+        if n >= 9 {
+            format!("<p>{}</p>\n", f.words(n - 8))
+        } else {
+            " ".repeat(n)
+        }
+    })
+}
+
+fn css(children: &[&Resource], size: usize, seed: u64) -> String {
+    let mut parts = vec!["/* spdylab stylesheet */\n".to_string()];
+    for (i, c) in children.iter().enumerate() {
+        let rule = match c.kind {
+            Kind::Font => format!(
+                "@font-face{{font-family:f{i};src:url({}) format(\"woff\")}}\n",
+                reference(c)
+            ),
+            _ => format!(".c{i}{{background-image:url({})}}\n", reference(c)),
+        };
+        parts.push(rule);
+    }
+    pad_between(&parts, size, seed, |f, n| {
+        if n >= 5 {
+            format!("/*{}*/\n", f.words(n - 5))
+        } else {
+            " ".repeat(n)
+        }
+    })
+}
+
+/// What a script runs to inject one child: the browser model looks for these calls.
+pub const INJECT_CALL: &str = "__spdylab_inject(";
+
+fn js(children: &[&Resource], size: usize, seed: u64) -> String {
+    let mut parts = vec![
+        "/* spdylab script */\nfunction __spdylab_inject(u,t){var e=document.createElement(t);e.src=u;(document.body||document.head).appendChild(e);}\n"
+            .to_string(),
+    ];
+    for c in children {
+        let tag = if c.kind == Kind::Js { "script" } else { "img" };
+        parts.push(format!("{INJECT_CALL}\"{}\",\"{tag}\");\n", reference(c)));
+    }
+    pad_between(&parts, size, seed, |f, n| {
+        if n >= 5 {
+            format!("/*{}*/\n", f.words(n - 5))
+        } else {
+            " ".repeat(n)
+        }
+    })
+}
+
+fn crc32(parts: &[&[u8]]) -> u32 {
+    let mut crc = 0xffff_ffffu32;
+    for part in parts {
+        for &b in *part {
+            crc ^= b as u32;
+            for _ in 0..8 {
+                crc = if crc & 1 != 0 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+    }
+    !crc
+}
+
+fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    out.extend_from_slice(&crc32(&[kind, data]).to_be_bytes());
+}
+
+/// zlib stream with stored (uncompressed) deflate blocks.
+fn zlib_stored(raw: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x78, 0x01];
+    let blocks: Vec<&[u8]> = if raw.is_empty() {
+        vec![&[]]
+    } else {
+        raw.chunks(65_535).collect()
+    };
+    for (i, b) in blocks.iter().enumerate() {
+        out.push(u8::from(i + 1 == blocks.len()));
+        out.extend_from_slice(&(b.len() as u16).to_le_bytes());
+        out.extend_from_slice(&(!(b.len() as u16)).to_le_bytes());
+        out.extend_from_slice(b);
+    }
+    let (mut a, mut b) = (1u32, 0u32);
+    for &x in raw {
+        a = (a + x as u32) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    out
+}
+
+/// An 8-bit greyscale PNG of `side`×`side` pixels, unpadded.
+fn png_image(side: u32, seed: u64) -> Vec<u8> {
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&side.to_be_bytes());
+    ihdr.extend_from_slice(&side.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 0, 0, 0, 0]); // 8-bit greyscale, deflate, no filter, no interlace
+    chunk(&mut out, b"IHDR", &ihdr);
+    let mut f = Filler(seed);
+    let mut raw = Vec::with_capacity(((side + 1) * side) as usize);
+    for _ in 0..side {
+        raw.push(0); // filter: none
+        raw.extend((0..side).map(|_| (f.next() >> 56) as u8));
+    }
+    chunk(&mut out, b"IDAT", &zlib_stored(&raw));
+    out
+}
+
+const PNG_IEND: usize = 12;
+const PNG_PAD_CHUNK: usize = 12;
+
+fn png_min_size() -> usize {
+    png_image(1, 0).len() + PNG_IEND
+}
+
+/// Side of the square image for a PNG of `size` bytes: icons-sized files get
+/// 32×32 (the icons page, seed 000), larger ones as large as fits.
+fn png_side(size: usize) -> u32 {
+    let fits = |side: u32| {
+        let len = png_image(side, 0).len() + PNG_IEND;
+        len == size || len + PNG_PAD_CHUNK <= size
+    };
+    let mut side = ((size as f64).sqrt() as u32).max(1);
+    while side > 1 && !fits(side) {
+        side -= 1;
+    }
+    if size < 4096 && fits(32) {
+        32
+    } else {
+        side
+    }
+}
+
+fn png(size: usize, seed: u64) -> Vec<u8> {
+    let mut out = png_image(png_side(size), seed);
+    let pad = size.saturating_sub(out.len() + PNG_IEND);
+    if pad >= PNG_PAD_CHUNK {
+        // A private, ancillary chunk that decoders skip.
+        chunk(&mut out, b"spAd", &vec![0u8; pad - PNG_PAD_CHUNK]);
+    }
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+fn woff(size: usize) -> Vec<u8> {
+    let mut out = b"wOFF".to_vec();
+    out.extend_from_slice(&0x0001_0000u32.to_be_bytes()); // flavor: TrueType
+    out.extend_from_slice(&(size as u32).to_be_bytes()); // total length
+    out.resize(size, 0);
+    out
+}
+
+fn swf(size: usize) -> Vec<u8> {
+    let mut out = b"FWS\x0a".to_vec();
+    out.extend_from_slice(&(size as u32).to_le_bytes());
+    out.resize(size, 0);
+    out
+}
+
+/// Width and height of a PNG, read from its IHDR (for tests and checks).
+pub fn png_dimensions(data: &[u8]) -> Option<(u32, u32)> {
+    if data.len() < 24 || &data[..8] != b"\x89PNG\r\n\x1a\n" || &data[12..16] != b"IHDR" {
+        return None;
+    }
+    let w = u32::from_be_bytes(data[16..20].try_into().ok()?);
+    let h = u32::from_be_bytes(data[20..24].try_into().ok()?);
+    Some((w, h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn png_sizes_are_exact_and_icons_are_32_by_32() {
+        for size in [png_min_size(), 200, 1200, 1500, 2000, 4000, 10_000, 150_000] {
+            let p = png(size, 3);
+            assert_eq!(p.len(), size);
+            if (1200..4096).contains(&size) {
+                assert_eq!(png_dimensions(&p), Some((32, 32)), "size {size}");
+            }
+        }
+    }
+}

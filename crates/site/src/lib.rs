@@ -1,0 +1,12 @@
+//! Sites for spdylab: a page as a tree of Resources — built-in profiles from the
+//! source studies, user sites in TOML, content generated deterministically in
+//! real formats, and the mapping of hosts onto shards. No I/O.
+
+pub mod content;
+mod file;
+mod model;
+mod profiles;
+
+pub use file::parse as parse_toml;
+pub use model::{Kind, Resource, Reveal, Site, SiteError};
+pub use profiles::{builtin, BUILTIN, DEFAULT_SEED};

@@ -1,0 +1,116 @@
+//! `spdylab sites`: list the built-in sites, or show one's tree.
+
+use crate::Failure;
+use clap::Args;
+use serde_json::json;
+use site::Site;
+
+/// List the built-in sites, or show the tree of one (built-in or a TOML file)
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  spdylab sites
+  spdylab sites youtube
+  spdylab sites ./shop.toml --json")]
+pub struct SitesArgs {
+    /// A built-in site's name or a site file (.toml)
+    pub site: Option<String>,
+    /// Seed of the content and of the split of bytes between resources
+    #[arg(long, default_value_t = site::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A built-in site by name, or a site file by path; errors name the file and line.
+pub fn load(name_or_path: &str, seed: u64) -> Result<Site, Failure> {
+    if let Some(site) = site::builtin(name_or_path, seed) {
+        return Ok(site);
+    }
+    if name_or_path.ends_with(".toml") || name_or_path.contains('/') {
+        let text = std::fs::read_to_string(name_or_path)
+            .map_err(|e| Failure::Usage(format!("--site {name_or_path}: {e}")))?;
+        return site::parse_toml(name_or_path, &text).map_err(Failure::Usage);
+    }
+    Err(Failure::Usage(format!(
+        "--site: no built-in site '{name_or_path}' (built-in: {}); a site file ends in .toml",
+        site::BUILTIN.join(", ")
+    )))
+}
+
+fn kb(bytes: usize) -> String {
+    format!("{:.1} kB", bytes as f64 / 1000.0)
+}
+
+pub fn run(args: SitesArgs) -> Result<i32, Failure> {
+    match &args.site {
+        None => {
+            let sites: Vec<Site> = site::BUILTIN
+                .iter()
+                .filter_map(|n| site::builtin(n, args.seed))
+                .collect();
+            if args.json {
+                let list: Vec<_> = sites
+                    .iter()
+                    .map(|s| {
+                        json!({"name": s.name, "resources": s.resources.len(),
+                               "bytes": s.total_bytes(), "domains": s.hosts().len(), "about": s.about})
+                    })
+                    .collect();
+                println!("{}", json!({"schema": 1, "sites": list}));
+            } else {
+                println!(
+                    "{:<18} {:>9} {:>11} {:>10} {:>8}  about",
+                    "site", "resources", "total", "average", "domains"
+                );
+                for s in &sites {
+                    println!(
+                        "{:<18} {:>9} {:>11} {:>10} {:>8}  {}",
+                        s.name,
+                        s.resources.len(),
+                        kb(s.total_bytes()),
+                        kb(s.total_bytes() / s.resources.len()),
+                        s.hosts().len(),
+                        s.about
+                    );
+                }
+            }
+        }
+        Some(name) => {
+            let s = load(name, args.seed)?;
+            if args.json {
+                println!("{}", json!({"schema": 1, "site": s}));
+                return Ok(0);
+            }
+            println!(
+                "{}: {} resources, {}, {} domains — {}",
+                s.name,
+                s.resources.len(),
+                kb(s.total_bytes()),
+                s.hosts().len(),
+                s.about
+            );
+            print_tree(&s, 0, 0);
+        }
+    }
+    Ok(0)
+}
+
+fn print_tree(s: &Site, i: usize, depth: usize) {
+    let r = &s.resources[i];
+    println!(
+        "{:indent$}{:<5} {:>9}  //{}{}  ({})",
+        "",
+        r.kind.name(),
+        kb(r.size),
+        r.host,
+        r.path,
+        format!("{:?}", r.reveal).to_lowercase(),
+        indent = depth * 2
+    );
+    for (c, child) in s.resources.iter().enumerate() {
+        if child.parent == Some(i) {
+            print_tree(s, c, depth + 1);
+        }
+    }
+}
