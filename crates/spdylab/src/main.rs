@@ -4,6 +4,7 @@
 mod calibrate;
 mod link_args;
 mod progress;
+mod serve;
 mod shell;
 mod signals;
 mod sites;
@@ -28,6 +29,7 @@ enum Cmd {
     Shell(shell::ShellArgs),
     Calibrate(calibrate::CalibrateArgs),
     Sites(sites::SitesArgs),
+    Serve(serve::ServeArgs),
 }
 
 /// Why a command failed: bad input (exit 2) or a failure to set up or run (exit 1).
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Cmd::Shell(args) => shell::run(args),
         Cmd::Calibrate(args) => calibrate::run(args),
         Cmd::Sites(args) => sites::run(args),
+        Cmd::Serve(args) => serve::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

@@ -1,0 +1,157 @@
+//! What the server serves: every resource of the Site as a ready response body,
+//! found by host (from SNI/Host/:authority) and path. One shared handler for
+//! every protocol: the same bytes, headers and think time whatever the wire.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, DATE, SERVER};
+use hyper::{Method, Request, Response, StatusCode};
+use site::Site;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// The served site with its bodies, built once at start.
+pub struct Content {
+    site: Site,
+    bodies: Vec<Bytes>,
+    hosts: HashMap<String, ()>,
+    /// Think time before each response (`--server-delay`).
+    pub delay: Duration,
+}
+
+pub const SERVER_NAME: &str = "spdylab";
+/// Request bodies larger than this are refused (the site has nothing to upload to).
+const MAX_REQUEST_BODY: usize = 1 << 20;
+
+impl Content {
+    pub fn new(site: Site, delay: Duration) -> Content {
+        let bodies = (0..site.resources.len())
+            .map(|i| Bytes::from(site.body(i)))
+            .collect();
+        let hosts = site.hosts().iter().map(|h| (h.to_string(), ())).collect();
+        Content {
+            site,
+            bodies,
+            hosts,
+            delay,
+        }
+    }
+
+    pub fn site(&self) -> &Site {
+        &self.site
+    }
+
+    /// The response to `req` (any protocol). The request body is read first
+    /// (and thrown away), so that a malformed body is the protocol's error
+    /// (e.g. an HTTP/2 stream reset) before any response goes out.
+    pub async fn respond<B>(&self, req: Request<B>) -> Response<Full<Bytes>>
+    where
+        B: hyper::body::Body,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (parts, body) = req.into_parts();
+        if Limited::new(body, MAX_REQUEST_BODY)
+            .collect()
+            .await
+            .is_err()
+        {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "the request body is malformed or too large\n".into(),
+            );
+        }
+        let req = Request::from_parts(parts, ());
+        let host = req
+            .uri()
+            .host()
+            .map(str::to_string)
+            .or_else(|| {
+                req.headers()
+                    .get(hyper::header::HOST)
+                    .and_then(|h| h.to_str().ok())
+                    .map(|h| strip_port(h).to_string())
+            })
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if req.method() != Method::GET && req.method() != Method::HEAD {
+            let mut r = plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "only GET and HEAD are served\n".into(),
+            );
+            r.headers_mut()
+                .insert(hyper::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+            return r;
+        }
+        if !self.hosts.contains_key(&host) {
+            let mut known: Vec<&str> = self.site.hosts();
+            known.truncate(8);
+            return plain(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "unknown host '{host}': this server serves site '{}' on {}{}\n",
+                    self.site.name,
+                    known.join(", "),
+                    if self.site.hosts().len() > 8 {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
+        let Some(i) = self.site.find(&host, req.uri().path()) else {
+            return plain(
+                StatusCode::NOT_FOUND,
+                format!("no resource {} on {host}\n", req.uri().path()),
+            );
+        };
+        if !self.delay.is_zero() {
+            tokio::time::sleep(self.delay).await;
+        }
+        let r = &self.site.resources[i];
+        let body = if req.method() == Method::HEAD {
+            Bytes::new()
+        } else {
+            self.bodies[i].clone()
+        };
+        let mut resp = Response::new(Full::new(body));
+        let h = resp.headers_mut();
+        h.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static(r.kind.content_type()),
+        );
+        h.insert(CONTENT_LENGTH, HeaderValue::from(r.size));
+        h.insert(
+            CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=3600"),
+        );
+        common_headers(h);
+        resp
+    }
+}
+
+fn common_headers(h: &mut hyper::HeaderMap) {
+    h.insert(SERVER, HeaderValue::from_static(SERVER_NAME));
+    if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(std::time::SystemTime::now())) {
+        h.insert(DATE, v);
+    }
+}
+
+fn strip_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.split(']').next().map_or(host, |h| &h[1..]);
+    }
+    host.rsplit_once(':').map_or(host, |(h, _)| h)
+}
+
+/// A short text response (errors).
+pub fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(text)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    common_headers(r.headers_mut());
+    r
+}

@@ -1,0 +1,309 @@
+//! spdylab's built-in origin server, on tokio: HTTP/1.1 (keep-alive,
+//! pipelining), TLS 1.2/1.3 with ALPN, HTTP/2 over TLS, and h2c (prior
+//! knowledge and `Upgrade: h2c`), serving one Site by virtual host (SNI and
+//! Host), with a per-connection stream limit and an optional think time.
+//!
+//! Listeners come in bound (the testbed binds them inside its server
+//! namespace); `Server::run` serves them until the shutdown future completes.
+
+mod ca;
+mod content;
+mod protocols;
+
+pub use ca::Ca;
+pub use content::Content;
+
+use protocols::{Protocol, H2, H2_PREFACE};
+use std::future::Future;
+use std::io;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+
+/// The protocols a server offers (the DESIGN's names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offer {
+    pub http: bool,
+    pub https: bool,
+    pub h2: bool,
+    pub h2c: bool,
+}
+
+impl Offer {
+    pub const ALL: Offer = Offer {
+        http: true,
+        https: true,
+        h2: true,
+        h2c: true,
+    };
+
+    /// Parses `http,https,h2,h2c`; names the unknown one.
+    pub fn parse(list: &str) -> Result<Offer, String> {
+        let mut o = Offer {
+            http: false,
+            https: false,
+            h2: false,
+            h2c: false,
+        };
+        for name in list.split(',').map(str::trim) {
+            match name {
+                "http" => o.http = true,
+                "https" => o.https = true,
+                "h2" => o.h2 = true,
+                "h2c" => o.h2c = true,
+                other => {
+                    return Err(format!(
+                        "'{other}' is not a protocol this server offers (http, https, h2, h2c)"
+                    ))
+                }
+            }
+        }
+        Ok(o)
+    }
+
+    pub fn cleartext(&self) -> bool {
+        self.http || self.h2c
+    }
+
+    pub fn tls(&self) -> bool {
+        self.https || self.h2
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsVersions {
+    Both,
+    Only12,
+    Only13,
+}
+
+/// Everything a connection handler needs.
+pub struct Ctx {
+    pub content: Content,
+    pub max_streams: u32,
+    pub h2c: bool,
+    pub http: bool,
+    /// TCP congestion control set on each accepted socket.
+    pub cc: Option<String>,
+}
+
+pub struct ServerOptions {
+    pub offer: Offer,
+    /// Concurrent streams per HTTP/2 connection, advertised in SETTINGS.
+    pub max_streams: u32,
+    pub tls: TlsVersions,
+    pub server_delay: Duration,
+    pub cc: Option<String>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            offer: Offer::ALL,
+            max_streams: 100,
+            tls: TlsVersions::Both,
+            server_delay: Duration::ZERO,
+            cc: None,
+        }
+    }
+}
+
+/// Installs the process's rustls crypto provider (ring), once.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+pub struct Server {
+    ctx: Arc<Ctx>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+impl Server {
+    /// Prepares to serve `site`; `addresses` get a certificate for connections without SNI.
+    pub fn new(
+        site: site::Site,
+        opts: ServerOptions,
+        ca: &Ca,
+        addresses: &[IpAddr],
+    ) -> io::Result<Server> {
+        install_crypto_provider();
+        let tls = if opts.offer.tls() {
+            let versions: &[&rustls::SupportedProtocolVersion] = match opts.tls {
+                TlsVersions::Both => &[&rustls::version::TLS13, &rustls::version::TLS12],
+                TlsVersions::Only12 => &[&rustls::version::TLS12],
+                TlsVersions::Only13 => &[&rustls::version::TLS13],
+            };
+            let resolver = ca.resolver(&site.hosts(), addresses)?;
+            let mut config = rustls::ServerConfig::builder_with_protocol_versions(versions)
+                .with_no_client_auth()
+                .with_cert_resolver(Arc::new(resolver));
+            if opts.offer.h2 {
+                config.alpn_protocols.push(H2.alpn().to_vec());
+            }
+            if opts.offer.https {
+                config.alpn_protocols.push(protocols::Http1.alpn().to_vec());
+            }
+            Some(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
+        } else {
+            None
+        };
+        let ctx = Arc::new(Ctx {
+            content: Content::new(site, opts.server_delay),
+            max_streams: opts.max_streams,
+            h2c: opts.offer.h2c,
+            http: opts.offer.http,
+            cc: opts.cc,
+        });
+        Ok(Server { ctx, tls })
+    }
+
+    /// Serves cleartext (`http`, `h2c`) and TLS (`https`, `h2`) listeners until
+    /// `shutdown` completes. Accept errors (such as too many open files under a
+    /// flood of connections) pause accepting briefly; they never stop the server.
+    pub async fn run(
+        self,
+        cleartext: Vec<std::net::TcpListener>,
+        tls: Vec<std::net::TcpListener>,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        let mut tasks = tokio::task::JoinSet::new();
+        for l in cleartext {
+            l.set_nonblocking(true)?;
+            let l = TcpListener::from_std(l)?;
+            let ctx = self.ctx.clone();
+            tasks.spawn(accept_loop(l, ctx, None));
+        }
+        if let Some(acceptor) = &self.tls {
+            for l in tls {
+                l.set_nonblocking(true)?;
+                let l = TcpListener::from_std(l)?;
+                tasks.spawn(accept_loop(l, self.ctx.clone(), Some(acceptor.clone())));
+            }
+        }
+        shutdown.await;
+        tasks.abort_all();
+        Ok(())
+    }
+
+    /// Runs the server on its own runtime until SIGINT or SIGTERM.
+    pub fn run_until_signal(
+        self,
+        cleartext: Vec<std::net::TcpListener>,
+        tls: Vec<std::net::TcpListener>,
+    ) -> io::Result<()> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
+        rt.block_on(async {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+            let stop = async move {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            };
+            self.run(cleartext, tls, stop).await
+        })
+    }
+}
+
+/// A TLS handshake must finish within this.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+async fn accept_loop(l: TcpListener, ctx: Arc<Ctx>, tls: Option<tokio_rustls::TlsAcceptor>) {
+    loop {
+        let (sock, _) = match l.accept().await {
+            Ok(s) => s,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = sock.set_nodelay(true);
+        if let Some(cc) = &ctx.cc {
+            let _ = set_congestion_control(&sock, cc);
+        }
+        let ctx = ctx.clone();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            match tls {
+                Some(acceptor) => {
+                    let Ok(Ok(stream)) =
+                        tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(sock)).await
+                    else {
+                        return;
+                    };
+                    let protocol = protocols::by_alpn(stream.get_ref().1.alpn_protocol());
+                    protocol.serve(Box::new(stream), ctx).await;
+                }
+                None => serve_cleartext(sock, ctx).await,
+            }
+        });
+    }
+}
+
+/// Cleartext: HTTP/2 if the client opens with the h2 preface (prior knowledge),
+/// otherwise HTTP/1.1 (which may upgrade to h2c) if `http` is offered.
+async fn serve_cleartext(sock: TcpStream, ctx: Arc<Ctx>) {
+    let mut first = [0u8; 24];
+    let mut seen = 0;
+    // Peek until the preface is ruled in or out (or the client goes quiet).
+    let h2 = loop {
+        let Ok(Ok(n)) = tokio::time::timeout(Duration::from_secs(10), sock.peek(&mut first)).await
+        else {
+            return;
+        };
+        if n == 0 {
+            return;
+        }
+        if first[..n] != H2_PREFACE[..n] {
+            break false;
+        }
+        if n == H2_PREFACE.len() {
+            break true;
+        }
+        if n == seen {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        seen = n;
+    };
+    if h2 && ctx.h2c {
+        H2.serve(Box::new(sock), ctx).await
+    } else if !h2 && ctx.http {
+        // Plain HTTP/1.1, or the way in to h2c by Upgrade.
+        protocols::Http1.serve(Box::new(sock), ctx).await
+    } else {
+        // A protocol this listener does not offer (with h2c alone, only prior
+        // knowledge is): close, as RFC 9113 §3.4 asks of an invalid preface —
+        // cleanly, reading what was sent so that the close is a FIN, not a RST.
+        close_cleanly(sock).await;
+    }
+}
+
+async fn close_cleanly(mut sock: TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = sock.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let drain = async { while matches!(sock.read(&mut sink).await, Ok(n) if n > 0) {} };
+    let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+}
+
+/// Sets TCP_CONGESTION on a socket (the testbed's `--cc`).
+pub fn set_congestion_control(sock: &impl std::os::fd::AsRawFd, name: &str) -> io::Result<()> {
+    // SAFETY: the option value is a valid buffer of the given length.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        )
+    };
+    if r == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! HTTP/2 (over TLS by ALPN `h2`, or cleartext h2c), with the server's limit of
+//! concurrent streams advertised in SETTINGS. Protocol errors end in GOAWAY with
+//! the right code (the `h2` crate's connection state machine).
+
+use super::{BoxIo, Protocol, ServeFuture};
+use crate::Ctx;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct H2;
+
+/// Idle connections are pinged this often, and closed if the ping goes unanswered.
+const KEEPALIVE: Duration = Duration::from_secs(30);
+
+impl H2 {
+    /// Serves an HTTP/2 connection on any I/O (also the upgraded h2c one).
+    pub fn serve_io<I>(io: I, ctx: Arc<Ctx>) -> ServeFuture
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        Box::pin(async move {
+            let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+            builder
+                .timer(TokioTimer::new())
+                .keep_alive_interval(KEEPALIVE)
+                .keep_alive_timeout(Duration::from_secs(10))
+                .max_concurrent_streams(ctx.max_streams);
+            let service = service_fn(move |req| {
+                let ctx = ctx.clone();
+                async move { Ok::<_, Infallible>(ctx.content.respond(req).await) }
+            });
+            let _ = builder.serve_connection(TokioIo::new(io), service).await;
+        })
+    }
+}
+
+impl Protocol for H2 {
+    fn alpn(&self) -> &'static [u8] {
+        b"h2"
+    }
+
+    fn serve(&self, io: BoxIo, ctx: Arc<Ctx>) -> ServeFuture {
+        H2::serve_io(io, ctx)
+    }
+}

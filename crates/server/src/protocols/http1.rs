@@ -1,0 +1,48 @@
+//! HTTP/1.1: keep-alive and pipelining (responses in request order), with
+//! limits for hostile clients: 400 for a malformed request, 431 for oversize
+//! headers, a timeout for slow headers. Also the entry to h2c by `Upgrade: h2c`.
+//! (hyper's `pipeline_flush` stays off: with it, the automatic 400/431 is never
+//! flushed to the client.)
+
+use super::{h2c_upgrade, BoxIo, Protocol, ServeFuture};
+use crate::Ctx;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct Http1;
+
+/// A client has this long to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Headers larger than this get 431.
+const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+impl Protocol for Http1 {
+    fn alpn(&self) -> &'static [u8] {
+        b"http/1.1"
+    }
+
+    fn serve(&self, io: BoxIo, ctx: Arc<Ctx>) -> ServeFuture {
+        Box::pin(async move {
+            let service = service_fn(move |req| {
+                let ctx = ctx.clone();
+                async move {
+                    if ctx.h2c && h2c_upgrade::is_request(&req) {
+                        return Ok::<_, Infallible>(h2c_upgrade::switch(req, ctx));
+                    }
+                    Ok(ctx.content.respond(req).await)
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .max_buf_size(MAX_HEADER_BYTES.max(8192))
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(io), service)
+                .with_upgrades()
+                .await;
+        })
+    }
+}
