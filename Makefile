@@ -3,7 +3,9 @@
 
 CARGO ?= cargo
 BIN := target/release/spdylab
-DEPS := iproute2 iputils-ping iperf3 tcpdump procps ca-certificates build-essential pkg-config
+DEPS := iproute2 iputils-ping iperf3 tcpdump procps ca-certificates build-essential pkg-config \
+        curl nghttp2-client python3-pil
+H2SPEC := $(HOME)/go/bin/h2spec
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 .PHONY: demo test deps build lint fmt clean
@@ -14,6 +16,9 @@ deps:
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+	@command -v go >/dev/null || $(SUDO) apt-get install -y -q --no-install-recommends golang-go
+	@[ -x $(H2SPEC) ] || { echo "installing h2spec v2.2.1"; \
+	  GOFLAGS=-mod=mod go install github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible; }
 
 build:
 	$(CARGO) build --release --locked

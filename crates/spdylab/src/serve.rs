@@ -129,26 +129,31 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
     let map = site.shard_map(shards);
     let server = Server::new(site, opts, &ca, &addresses)?;
 
-    // Print the addresses actually bound (a port of 0 picks a free one).
+    // Print the addresses actually bound (a port of 0 picks a free one). A
+    // closed stdout must not stop the server: write errors are ignored.
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
     let bound = |ls: &[std::net::TcpListener], shard: usize| {
         ls.get(shard - 1).and_then(|l| l.local_addr().ok())
     };
-    println!(
+    let _ = writeln!(
+        out,
         "serving site '{}' — CA certificate: {}",
         args.site,
         ca_path.display()
     );
     for (host, shard) in &map {
         if let Some(a) = bound(&cleartext, *shard) {
-            println!("  http://{host}:{}/  on {a}", a.port());
+            let _ = writeln!(out, "  http://{host}:{}/  on {a}", a.port());
         }
         if let Some(a) = bound(&tls, *shard) {
-            println!("  https://{host}:{}/  on {a}", a.port());
+            let _ = writeln!(out, "  https://{host}:{}/  on {a}", a.port());
         }
     }
     if let Some(a) = bound(&tls, map[0].1) {
         let host = &map[0].0;
-        println!(
+        let _ = writeln!(
+            out,
             "try: curl --cacert {} --resolve {host}:{}:{} https://{host}:{}/",
             ca_path.display(),
             a.port(),
@@ -156,8 +161,9 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
             a.port()
         );
     }
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
+    let _ = writeln!(out, "ready; Ctrl-C stops the server");
+    let _ = out.flush();
+    drop(out);
     let result = server.run_until_signal(cleartext, tls);
     if remove_ca {
         let _ = std::fs::remove_file(&ca_path);

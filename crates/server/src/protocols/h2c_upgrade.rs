@@ -5,7 +5,8 @@
 //! client's `HTTP2-Settings`, and a HEADERS frame for stream 1 made from the
 //! upgrade request; then the client's own bytes, less the preface the client
 //! sends after 101. The one SETTINGS ACK the server writes for the injected
-//! SETTINGS is dropped: the 101 already acknowledged those settings.
+//! SETTINGS is dropped: the 101 already acknowledged those settings. And no
+//! byte goes out before the client's preface has come in.
 
 use super::{H2, H2_PREFACE};
 use crate::Ctx;
@@ -17,7 +18,7 @@ use hyper_util::rt::TokioIo;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 const SETTINGS: u8 = 0x4;
@@ -233,33 +234,43 @@ impl<I: AsyncRead + Unpin> AsyncRead for Spliced<I> {
             self.prefix.advance(n);
             return Poll::Ready(Ok(()));
         }
-        while self.preface_left > 0 {
-            let mut tmp = [0u8; 24];
-            let want = self.preface_left;
-            let mut rb = ReadBuf::new(&mut tmp[..want]);
-            match Pin::new(&mut self.inner).poll_read(cx, &mut rb) {
-                Poll::Ready(Ok(())) => {
-                    let got = rb.filled();
-                    if got.is_empty() {
-                        return Poll::Ready(Ok(())); // EOF
-                    }
-                    let at = H2_PREFACE.len() - self.preface_left;
-                    if got != &H2_PREFACE[at..at + got.len()] {
-                        return Poll::Ready(Err(io::Error::new(
-                            io::ErrorKind::InvalidData,
-                            "h2c upgrade: the client did not send the connection preface",
-                        )));
-                    }
-                    self.preface_left -= got.len();
-                }
-                other => return other,
-            }
+        match self.poll_preface(cx) {
+            Poll::Ready(Ok(true)) => {}
+            Poll::Ready(Ok(false)) => return Poll::Ready(Ok(())), // EOF
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => return Poll::Pending,
         }
         Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
 
-impl<I: AsyncWrite + Unpin> Spliced<I> {
+impl<I: AsyncRead + Unpin> Spliced<I> {
+    /// Reads and checks the preface the client sends after 101. Ready(true)
+    /// once it is all in, Ready(false) at EOF.
+    fn poll_preface(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<bool>> {
+        while self.preface_left > 0 {
+            let mut tmp = [0u8; 24];
+            let want = self.preface_left;
+            let mut rb = ReadBuf::new(&mut tmp[..want]);
+            ready!(Pin::new(&mut self.inner).poll_read(cx, &mut rb))?;
+            let got = rb.filled();
+            if got.is_empty() {
+                return Poll::Ready(Ok(false));
+            }
+            let at = H2_PREFACE.len() - self.preface_left;
+            if got != &H2_PREFACE[at..at + got.len()] {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "h2c upgrade: the client did not send the connection preface",
+                )));
+            }
+            self.preface_left -= got.len();
+        }
+        Poll::Ready(Ok(true))
+    }
+}
+
+impl<I: AsyncRead + AsyncWrite + Unpin> Spliced<I> {
     /// Writes out what the filter let through and is still buffered.
     fn poll_pending(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while !self.pending.is_empty() {
@@ -276,13 +287,25 @@ impl<I: AsyncWrite + Unpin> Spliced<I> {
     }
 }
 
-impl<I: AsyncWrite + Unpin> AsyncWrite for Spliced<I> {
+impl<I: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Spliced<I> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = &mut *self;
+        // Nothing goes out until the client's preface is in: some clients (curl
+        // 7.88) cannot take more than 32 kB right behind the 101.
+        if this.preface_left > 0 {
+            match this.poll_preface(cx) {
+                Poll::Ready(Ok(true)) => {}
+                Poll::Ready(Ok(false)) => {
+                    return Poll::Ready(Err(io::ErrorKind::UnexpectedEof.into()))
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
         match this.poll_pending(cx) {
             Poll::Ready(Ok(())) => {}
             other => return other.map(|r| r.map(|_| 0)),
