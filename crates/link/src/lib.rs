@@ -13,7 +13,7 @@ pub mod log;
 mod loss;
 pub mod packet;
 mod queue;
-mod rng;
+pub mod rng;
 mod spec;
 mod time;
 mod trace;

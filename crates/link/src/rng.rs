@@ -1,5 +1,6 @@
 //! A small seeded PRNG (SplitMix64), ours so that a seed gives the same losses
-//! on every machine and every version of every dependency.
+//! (and the same site content) on every machine and every version of every
+//! dependency. The one generator of the workspace.
 
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

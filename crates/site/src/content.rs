@@ -4,16 +4,16 @@
 
 use crate::model::{Kind, Resource, Reveal};
 
-/// A tiny deterministic generator for filler text (SplitMix64).
-struct Filler(u64);
+/// Deterministic filler text and pixels, from the workspace's one generator.
+struct Filler(link::rng::Rng);
 
 impl Filler {
+    fn new(seed: u64) -> Filler {
+        Filler(link::rng::Rng::new(seed))
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// `n` bytes of lower-case words separated by spaces.
@@ -60,7 +60,7 @@ pub fn generate(r: &Resource, children: &[&Resource], seed: u64) -> Vec<u8> {
         Kind::Png => png(r.size, seed),
         Kind::Font => woff(r.size),
         Kind::Flash => swf(r.size),
-        Kind::Other => Filler(seed).words(r.size).into_bytes(),
+        Kind::Other => Filler::new(seed).words(r.size).into_bytes(),
     };
     debug_assert_eq!(out.len(), r.size, "{}{}", r.host, r.path);
     out
@@ -82,7 +82,7 @@ fn pad_between(
     wrap: impl Fn(&mut Filler, usize) -> String,
 ) -> String {
     let fixed: usize = parts.iter().map(String::len).sum();
-    let mut filler = Filler(seed);
+    let mut filler = Filler::new(seed);
     let mut left = size.saturating_sub(fixed);
     let gaps = parts.len().saturating_sub(1).max(1);
     let mut out = String::with_capacity(size.max(fixed));
@@ -228,7 +228,7 @@ fn png_image(side: u32, seed: u64) -> Vec<u8> {
     ihdr.extend_from_slice(&side.to_be_bytes());
     ihdr.extend_from_slice(&[8, 0, 0, 0, 0]); // 8-bit greyscale, deflate, no filter, no interlace
     chunk(&mut out, b"IHDR", &ihdr);
-    let mut f = Filler(seed);
+    let mut f = Filler::new(seed);
     let mut raw = Vec::with_capacity(((side + 1) * side) as usize);
     for _ in 0..side {
         raw.push(0); // filter: none

@@ -46,7 +46,7 @@ struct Builder {
     domains: Vec<String>,
     resources: Vec<Resource>,
     rotation: HashMap<(usize, usize), usize>,
-    rng: u64,
+    rng: link::rng::Rng,
 }
 
 impl Builder {
@@ -63,16 +63,12 @@ impl Builder {
             domains,
             resources: vec![root],
             rotation: HashMap::new(),
-            rng: seed,
+            rng: link::rng::Rng::new(seed),
         }
     }
 
     fn next_unit(&mut self) -> f64 {
-        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        self.rng.next_f64()
     }
 
     /// Adds `count` resources of `kind` with `bytes` in all, revealed by `reveal`

@@ -20,6 +20,9 @@ pub struct SitesArgs {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
+    /// Write the site's files under DIR/<host>/<path> (for real servers to serve)
+    #[arg(long, value_name = "DIR", requires = "site")]
+    pub export: Option<std::path::PathBuf>,
 }
 
 /// A built-in site by name, or a site file by path; errors name the file and line.
@@ -78,6 +81,16 @@ pub fn run(args: SitesArgs) -> Result<i32, Failure> {
         }
         Some(name) => {
             let s = load(name, args.seed)?;
+            if let Some(dir) = &args.export {
+                export(&s, dir)?;
+                println!(
+                    "wrote {} files ({}) under {}",
+                    s.resources.len(),
+                    kb(s.total_bytes()),
+                    dir.display()
+                );
+                return Ok(0);
+            }
             if args.json {
                 println!("{}", json!({"schema": 1, "site": s}));
                 return Ok(0);
@@ -94,6 +107,23 @@ pub fn run(args: SitesArgs) -> Result<i32, Failure> {
         }
     }
     Ok(0)
+}
+
+/// Writes each resource to DIR/<host>/<path>; a path ending in / gets index.html.
+fn export(s: &Site, dir: &std::path::Path) -> Result<(), Failure> {
+    for (i, r) in s.resources.iter().enumerate() {
+        let mut rel = r.path.trim_start_matches('/').to_string();
+        if rel.is_empty() || rel.ends_with('/') {
+            rel.push_str("index.html");
+        }
+        let path = dir.join(&r.host).join(rel);
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(path.parent().expect("a file has a parent"))?;
+            std::fs::write(&path, s.body(i))
+        };
+        write().map_err(|e| Failure::Usage(format!("--export {}: {e}", path.display())))?;
+    }
+    Ok(())
 }
 
 fn print_tree(s: &Site, i: usize, depth: usize) {
