@@ -125,11 +125,14 @@ impl Testbed {
         let server = NetNs::new()?;
         let client_tun = Tun::create(&client, "tun0")?;
         let server_tun = Tun::create(&server, "tun0")?;
-        configure(&client, &client_iproute(&spec))?;
-        configure(&server, &server_iproute(&spec))?;
+        // Sysctls first: with IPv6 off before the links come up, no router
+        // solicitation or MLD packet ever crosses the link (nor draws on its
+        // loss process), so a seed gives the same losses every time.
         for ns in [&client, &server] {
             apply_sysctls(ns, spec.cc)?;
         }
+        configure(&client, &client_iproute())?;
+        configure(&server, &server_iproute(&spec))?;
         let hosts = hosts_file(&spec);
 
         let mut link = Link::new(&spec.link, spec.seed);
@@ -255,8 +258,7 @@ impl Drop for Testbed {
     }
 }
 
-fn client_iproute(spec: &TestbedSpec) -> String {
-    let _ = spec;
+fn client_iproute() -> String {
     format!(
         "link set lo up\n\
          link set tun0 mtu 1500 up\n\
@@ -319,7 +321,12 @@ fn configure(ns: &NetNs, batch: &str) -> io::Result<()> {
 fn apply_sysctls(ns: &NetNs, cc: CongestionControl) -> io::Result<()> {
     // Every probe starts cold: no metrics (ssthresh, RTT) cached from earlier connections.
     ns.write_sysctl("net/ipv4/tcp_no_metrics_save", "1")?;
-    let _ = ns.write_sysctl("net/ipv6/conf/all/disable_ipv6", "1");
+    for key in [
+        "net/ipv6/conf/default/disable_ipv6",
+        "net/ipv6/conf/all/disable_ipv6",
+    ] {
+        let _ = ns.write_sysctl(key, "1");
+    }
     set_congestion_control(ns, cc)
 }
 
