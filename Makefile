@@ -23,9 +23,9 @@ deps:
 build:
 	$(CARGO) build --release --locked
 
-# The main job, for now: calibrate a 150 ms / 1 Mbit link (about a minute).
+# The main job: YouTube over HTTPS and HTTP/2 on a 150 ms / 1 Mbit link (about a minute).
 demo: deps build
-	$(SUDO) $(BIN) calibrate --rtt 150ms --rate 1mbit
+	$(SUDO) $(BIN) compare --site youtube --protocols https,h2 --rtt 150ms --rate 1mbit --reps 5
 
 # Formatting, lints, then every test (unit, and integration on real namespaces: needs root).
 test: deps

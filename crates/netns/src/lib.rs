@@ -18,6 +18,6 @@ pub mod userns;
 
 pub use namespace::NetNs;
 pub use testbed::{
-    server_addr, CongestionControl, Side, Testbed, TestbedSpec, CLIENT_ADDR, MAX_SHARDS,
+    server_addr, CongestionControl, LinkHandle, Side, Testbed, TestbedSpec, CLIENT_ADDR, MAX_SHARDS,
 };
 pub use tun::Tun;

@@ -91,6 +91,24 @@ impl Default for TestbedSpec {
     }
 }
 
+/// Read access to a running link from any thread.
+#[derive(Clone)]
+pub struct LinkHandle(Arc<Mutex<Link>>);
+
+impl LinkHandle {
+    pub fn stats(&self) -> LinkStats {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).stats()
+    }
+
+    /// Packets inside the link (queued or in flight), both directions.
+    pub fn packets_inside(&self) -> usize {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .packets_inside()
+    }
+}
+
 /// A running testbed.
 pub struct Testbed {
     spec: TestbedSpec,
@@ -223,6 +241,11 @@ impl Testbed {
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
+    }
+
+    /// A handle on the running link that other threads may keep.
+    pub fn link(&self) -> LinkHandle {
+        LinkHandle(self.link.clone())
     }
 
     /// The link's counters so far.

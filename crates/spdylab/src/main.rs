@@ -2,6 +2,7 @@
 //! network? The command line: parses arguments and calls the crates; nothing more.
 
 mod calibrate;
+mod compare;
 mod link_args;
 mod progress;
 mod serve;
@@ -30,6 +31,7 @@ enum Cmd {
     Calibrate(calibrate::CalibrateArgs),
     Sites(sites::SitesArgs),
     Serve(serve::ServeArgs),
+    Compare(compare::CompareArgs),
 }
 
 /// Why a command failed: bad input (exit 2) or a failure to set up or run (exit 1).
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
         Cmd::Calibrate(args) => calibrate::run(args),
         Cmd::Sites(args) => sites::run(args),
         Cmd::Serve(args) => serve::run(args),
+        Cmd::Compare(args) => compare::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

@@ -79,3 +79,43 @@ impl TimedProgress {
         }
     }
 }
+
+/// A bar counting finished items, with ETA; one plain line per item otherwise.
+pub struct CountProgress {
+    bar: Option<ProgressBar>,
+    what: &'static str,
+}
+
+impl CountProgress {
+    pub fn new(what: &'static str, total: usize) -> CountProgress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(total as u64);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ETA {eta} {msg}",
+                )
+                .expect("a valid template"),
+            );
+            bar.set_prefix(what);
+            bar
+        });
+        CountProgress { bar, what }
+    }
+
+    /// Item `done` of `total` finished; `line` says what it was.
+    pub fn item(&self, done: usize, total: usize, line: &str) {
+        match &self.bar {
+            Some(bar) => {
+                bar.set_position(done as u64);
+                bar.set_message(line.to_string());
+            }
+            None => eprintln!("{}: [{done}/{total}] {line}", self.what),
+        }
+    }
+
+    pub fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

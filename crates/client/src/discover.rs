@@ -1,0 +1,147 @@
+//! Discovery, as a browser of 2014 did it: tags in the HTML as its bytes stream
+//! in, `url()` in a stylesheet once it is complete, resources a script injects
+//! once it has arrived (and run). Reads bytes only — never the Site model.
+
+/// A reference found in a body: scheme-relative `//host/path`, split.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Found {
+    pub host: String,
+    pub path: String,
+}
+
+fn split(url: &str) -> Option<Found> {
+    let rest = url
+        .strip_prefix("//")
+        .or_else(|| url.strip_prefix("http://"))
+        .or_else(|| url.strip_prefix("https://"))?;
+    let (host, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let host = host.split(':').next()?.to_ascii_lowercase();
+    (!host.is_empty()).then(|| Found {
+        host,
+        path: path.to_string(),
+    })
+}
+
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!("{name}=\"");
+    let at = tag.find(&key)? + key.len();
+    let end = tag[at..].find('"')? + at;
+    Some(&tag[at..end])
+}
+
+/// Scans HTML incrementally: feed bytes as they arrive; complete tags are read.
+#[derive(Debug, Default)]
+pub struct HtmlScanner {
+    buf: Vec<u8>,
+    scanned: usize,
+}
+
+impl HtmlScanner {
+    /// Adds bytes; returns the references in tags completed by them.
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<Found> {
+        self.buf.extend_from_slice(bytes);
+        let mut found = Vec::new();
+        loop {
+            let rest = &self.buf[self.scanned..];
+            let Some(lt) = rest.iter().position(|&b| b == b'<') else {
+                self.scanned = self.buf.len();
+                break;
+            };
+            let Some(gt) = rest[lt..].iter().position(|&b| b == b'>') else {
+                self.scanned += lt; // wait for the rest of this tag
+                break;
+            };
+            let tag = String::from_utf8_lossy(&rest[lt..lt + gt + 1]).to_string();
+            self.scanned += lt + gt + 1;
+            let lower = tag.to_ascii_lowercase();
+            let url = if lower.starts_with("<link") && lower.contains("stylesheet") {
+                attr(&tag, "href")
+            } else if ["<script", "<img", "<embed", "<iframe"]
+                .iter()
+                .any(|t| lower.starts_with(t))
+            {
+                attr(&tag, "src")
+            } else {
+                None
+            };
+            if let Some(f) = url.and_then(split) {
+                found.push(f);
+            }
+        }
+        found
+    }
+}
+
+/// The `url()` references of a complete stylesheet.
+pub fn css_urls(css: &[u8]) -> Vec<Found> {
+    let text = String::from_utf8_lossy(css);
+    let mut out = Vec::new();
+    let mut rest = &text[..];
+    while let Some(i) = rest.find("url(") {
+        rest = &rest[i + 4..];
+        if let Some(end) = rest.find(')') {
+            let u = rest[..end].trim().trim_matches(|c| c == '"' || c == '\'');
+            if let Some(f) = split(u) {
+                out.push(f);
+            }
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+/// What a complete script injects when it runs.
+pub fn script_injections(js: &[u8]) -> Vec<Found> {
+    let text = String::from_utf8_lossy(js);
+    let call = site::content::INJECT_CALL;
+    let mut out = Vec::new();
+    let mut rest = &text[..];
+    while let Some(i) = rest.find(call) {
+        rest = &rest[i + call.len()..];
+        if let Some(u) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) {
+            if let Some(f) = split(u) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_tags_are_found_as_bytes_arrive_even_split_mid_tag() {
+        let html = br#"<html><head><link rel="stylesheet" href="//a.test/s.css"><script src="//b.test/x.js"></script></head><body><p>hi</p><img src="//c.test/i.png" alt=""></body>"#;
+        let mut s = HtmlScanner::default();
+        let mut all = Vec::new();
+        for chunk in html.chunks(7) {
+            all.extend(s.feed(chunk));
+        }
+        let paths: Vec<_> = all
+            .iter()
+            .map(|f| format!("{}{}", f.host, f.path))
+            .collect();
+        assert_eq!(paths, ["a.test/s.css", "b.test/x.js", "c.test/i.png"]);
+    }
+
+    #[test]
+    fn the_whole_of_a_built_in_site_is_discoverable_from_its_bytes() {
+        let site = site::builtin("http-archive-2014", site::DEFAULT_SEED).unwrap();
+        let mut found = 1;
+        for (i, r) in site.resources.iter().enumerate() {
+            let body = site.body(i);
+            found += match r.kind {
+                site::Kind::Html => HtmlScanner::default().feed(&body).len(),
+                site::Kind::Css => css_urls(&body).len(),
+                site::Kind::Js => script_injections(&body).len(),
+                _ => 0,
+            };
+        }
+        assert_eq!(found, site.resources.len());
+    }
+}

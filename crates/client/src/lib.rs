@@ -1,0 +1,11 @@
+//! spdylab's browser model: loads a Site's page as a browser of 2014 did —
+//! discovering resources from the bytes that arrive, scheduling them on
+//! connections per protocol — over real TCP and TLS, and reports timings.
+
+pub mod discover;
+mod load;
+mod protocol;
+pub mod schedule;
+
+pub use load::{load, Entry, LoadConfig, LoadResult, Timings};
+pub use protocol::Protocol;

@@ -1,0 +1,235 @@
+//! Which request goes on which connection, and when to open one — as a browser
+//! of the era: HTTP/1.1 with up to N persistent connections per host (one
+//! request at a time, or up to `depth` when pipelining); HTTP/2 with one
+//! connection per origin address, every request multiplexed up to the server's
+//! stream limit. Sans-I/O: fed discoveries, connection events and completions;
+//! polled for actions. Requests go out in discovery order.
+
+use std::collections::VecDeque;
+
+pub type ReqId = usize;
+pub type ConnId = usize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// HTTP/1.1: `conns` per pool, `depth` requests in flight per connection (1: no pipelining).
+    PerHost { conns: usize, depth: usize },
+    /// HTTP/2: one connection per pool; streams up to the server's limit.
+    Multiplexed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Open connection `conn` for pool `pool` (a host, or an address for h2).
+    Open { conn: ConnId, pool: String },
+    /// Send request `req` on connection `conn`.
+    Send { conn: ConnId, req: ReqId },
+}
+
+#[derive(Debug)]
+struct Conn {
+    id: ConnId,
+    pool: String,
+    ready: bool,
+    closed: bool,
+    in_flight: usize,
+    /// Most requests in flight: the pipelining depth, or the server's stream limit.
+    limit: usize,
+}
+
+#[derive(Debug)]
+pub struct Scheduler {
+    policy: Policy,
+    conns: Vec<Conn>,
+    /// Requests waiting for a connection, in discovery order, with their pool.
+    pending: VecDeque<(ReqId, String)>,
+    actions: VecDeque<Action>,
+}
+
+impl Scheduler {
+    pub fn new(policy: Policy) -> Scheduler {
+        Scheduler {
+            policy,
+            conns: Vec::new(),
+            pending: VecDeque::new(),
+            actions: VecDeque::new(),
+        }
+    }
+
+    /// A request was discovered; `pool` is its host (h1) or its server address (h2).
+    pub fn discovered(&mut self, req: ReqId, pool: &str) {
+        self.pending.push_back((req, pool.to_string()));
+        self.plan();
+    }
+
+    /// Connection `conn` is up; `limit` is what the server allows in flight on it
+    /// (h2: SETTINGS_MAX_CONCURRENT_STREAMS; h1: ignored).
+    pub fn connected(&mut self, conn: ConnId, limit: Option<usize>) {
+        let policy = self.policy;
+        if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
+            c.ready = true;
+            if let (Policy::Multiplexed, Some(l)) = (policy, limit) {
+                c.limit = l.max(1);
+            }
+        }
+        self.plan();
+    }
+
+    /// A response on `conn` is complete.
+    pub fn finished(&mut self, conn: ConnId) {
+        if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
+            c.in_flight = c.in_flight.saturating_sub(1);
+        }
+        self.plan();
+    }
+
+    /// Connection `conn` closed or failed; its pool may open another.
+    pub fn closed(&mut self, conn: ConnId) {
+        if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
+            c.closed = true;
+        }
+        self.plan();
+    }
+
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// Connections opened so far.
+    pub fn connections(&self) -> usize {
+        self.conns.len()
+    }
+
+    fn plan(&mut self) {
+        let (max_conns, depth) = match self.policy {
+            Policy::PerHost { conns, depth } => (conns.max(1), depth.max(1)),
+            Policy::Multiplexed => (1, usize::MAX),
+        };
+        // Send what can be sent, in discovery order.
+        let mut waiting = VecDeque::new();
+        while let Some((req, pool)) = self.pending.pop_front() {
+            let free = self
+                .conns
+                .iter_mut()
+                .filter(|c| c.pool == pool && c.ready && !c.closed && c.in_flight < c.limit)
+                .min_by_key(|c| c.in_flight);
+            match free {
+                Some(c) => {
+                    c.in_flight += 1;
+                    self.actions.push_back(Action::Send { conn: c.id, req });
+                }
+                None => waiting.push_back((req, pool)),
+            }
+        }
+        // Open connections for what still waits: one per waiting request beyond
+        // what connections being opened will take, up to the pool's maximum.
+        for (i, (_, pool)) in waiting.iter().enumerate() {
+            let live: Vec<&Conn> = self
+                .conns
+                .iter()
+                .filter(|c| &c.pool == pool && !c.closed)
+                .collect();
+            let opening = live.iter().filter(|c| !c.ready).count();
+            let ahead = waiting.iter().take(i).filter(|(_, p)| p == pool).count();
+            let will_take = opening
+                * depth.min(if self.policy == Policy::Multiplexed {
+                    usize::MAX
+                } else {
+                    depth
+                });
+            if live.len() < max_conns && ahead >= will_take {
+                let id = self.conns.len();
+                self.conns.push(Conn {
+                    id,
+                    pool: pool.clone(),
+                    ready: false,
+                    closed: false,
+                    in_flight: 0,
+                    limit: depth,
+                });
+                self.actions.push_back(Action::Open {
+                    conn: id,
+                    pool: pool.clone(),
+                });
+            }
+        }
+        self.pending = waiting;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(s: &mut Scheduler) -> Vec<Action> {
+        std::iter::from_fn(|| s.poll_action()).collect()
+    }
+
+    #[test]
+    fn http1_opens_up_to_six_connections_per_host_and_sends_in_order() {
+        let mut s = Scheduler::new(Policy::PerHost { conns: 6, depth: 1 });
+        for r in 0..10 {
+            s.discovered(r, "a.test");
+        }
+        let opens = drain(&mut s);
+        assert_eq!(opens.len(), 6);
+        assert!(opens.iter().all(|a| matches!(a, Action::Open { .. })));
+        for c in 0..6 {
+            s.connected(c, None);
+        }
+        let sends: Vec<ReqId> = drain(&mut s)
+            .into_iter()
+            .map(|a| match a {
+                Action::Send { req, .. } => req,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(sends, vec![0, 1, 2, 3, 4, 5]);
+        s.finished(2);
+        assert_eq!(drain(&mut s), vec![Action::Send { conn: 2, req: 6 }]);
+        // Another host gets its own connections.
+        s.discovered(10, "b.test");
+        assert!(matches!(drain(&mut s)[..], [Action::Open { conn: 6, .. }]));
+    }
+
+    #[test]
+    fn one_request_opens_one_connection() {
+        let mut s = Scheduler::new(Policy::PerHost { conns: 6, depth: 1 });
+        s.discovered(0, "a.test");
+        assert_eq!(drain(&mut s).len(), 1);
+        s.discovered(1, "a.test");
+        assert_eq!(
+            drain(&mut s).len(),
+            1,
+            "a second request opens a second connection"
+        );
+    }
+
+    #[test]
+    fn pipelining_puts_depth_requests_on_a_connection() {
+        let mut s = Scheduler::new(Policy::PerHost { conns: 1, depth: 4 });
+        for r in 0..6 {
+            s.discovered(r, "a.test");
+        }
+        assert_eq!(drain(&mut s).len(), 1);
+        s.connected(0, None);
+        assert_eq!(drain(&mut s).len(), 4);
+        s.finished(0);
+        assert_eq!(drain(&mut s), vec![Action::Send { conn: 0, req: 4 }]);
+    }
+
+    #[test]
+    fn h2_uses_one_connection_held_to_the_stream_limit() {
+        let mut s = Scheduler::new(Policy::Multiplexed);
+        for r in 0..10 {
+            s.discovered(r, "198.18.1.1");
+        }
+        assert_eq!(drain(&mut s).len(), 1);
+        s.connected(0, Some(3));
+        assert_eq!(drain(&mut s).len(), 3);
+        s.finished(0);
+        s.finished(0);
+        assert_eq!(drain(&mut s).len(), 2);
+        assert_eq!(s.connections(), 1);
+    }
+}

@@ -1,0 +1,320 @@
+//! `compare`: one testbed, the built-in server inside it, the browser model at
+//! the client; repetitions interleave the protocols (A B C A B C …) so that
+//! drift hits all alike. Each probe waits for an idle link, loads the page cold,
+//! and reads its time on wire and counters from the link's own packet log.
+
+use crate::stats::{gain_with_ci, summarize, Summary};
+use client::{LoadConfig, LoadResult, Protocol};
+use link::packet::{TCP_ACK, TCP_SYN};
+use link::{Direction, EventKind, PacketLog, Time};
+use netns::{server_addr, Side, Testbed, TestbedSpec};
+use serde::Serialize;
+use server::{Ca, Server, ServerOptions, TlsVersions};
+use site::Site;
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+pub struct CompareSpec {
+    pub site: Site,
+    pub protocols: Vec<Protocol>,
+    pub testbed: TestbedSpec,
+    pub reps: usize,
+    /// Probes per protocol run first and thrown away.
+    pub warmup: usize,
+    pub conns_per_host: usize,
+    pub depth: usize,
+    pub max_streams: u32,
+    pub tls13_only: Option<bool>,
+    pub server_delay: Duration,
+    pub timeout: Duration,
+}
+
+/// One probe's measurements.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeResult {
+    pub schema: u32,
+    pub protocol: Protocol,
+    pub rep: usize,
+    pub plt_ms: f64,
+    /// First request packet to last response packet, at the client's side of the link.
+    pub tow_ms: f64,
+    pub connections: usize,
+    /// TCP SYNs the client sent during the probe.
+    pub syns: u64,
+    pub bytes_down: u64,
+    pub bytes_up: u64,
+    pub packets_down: u64,
+    pub packets_up: u64,
+    pub drops_queue: u64,
+    pub drops_loss: u64,
+    pub resources: usize,
+    pub error: Option<String>,
+    #[serde(skip)]
+    pub load: Option<LoadResult>,
+    #[serde(skip)]
+    pub started: Option<SystemTime>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProtocolSummary {
+    pub protocol: Protocol,
+    pub n: usize,
+    pub failed: usize,
+    pub plt_ms: Summary,
+    pub tow_ms: Summary,
+    pub bytes_down: f64,
+    pub connections: f64,
+    /// Gain of mean PLT over the first protocol's, in %, with a 95 % bootstrap CI.
+    pub gain_pct: f64,
+    pub gain_ci95: [f64; 2],
+}
+
+/// Ports of the built-in server inside a testbed.
+pub const HTTP_PORT: u16 = 80;
+pub const HTTPS_PORT: u16 = 443;
+
+/// Runs the comparison; `on_probe` hears of every finished probe (warm-ups too,
+/// with `rep` counting from 0 after them).
+pub fn run(
+    spec: &CompareSpec,
+    on_probe: &mut dyn FnMut(&ProbeResult, usize, usize),
+) -> io::Result<Vec<ProbeResult>> {
+    let shards = spec.testbed.shards;
+    let map = spec.site.shard_map(shards);
+    let resolve: HashMap<String, IpAddr> = map
+        .iter()
+        .map(|(h, s)| (h.clone(), IpAddr::V4(server_addr(*s))))
+        .collect();
+    let mut tb_spec = spec.testbed.clone();
+    tb_spec.hosts = map
+        .iter()
+        .map(|(h, s)| (h.clone(), server_addr(*s)))
+        .collect();
+    let log = PacketLog::new();
+    let testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
+
+    // The server, inside the server namespace, on every shard address.
+    let ca = Ca::new()?;
+    let addresses: Vec<IpAddr> = (1..=shards).map(|i| IpAddr::V4(server_addr(i))).collect();
+    let bind = |port: u16| -> io::Result<Vec<TcpListener>> {
+        addresses
+            .iter()
+            .map(|a| {
+                let addr = SocketAddr::new(*a, port);
+                testbed
+                    .namespace(Side::Server)
+                    .run(move || TcpListener::bind(addr))
+            })
+            .collect()
+    };
+    let (cleartext, tls) = (bind(HTTP_PORT)?, bind(HTTPS_PORT)?);
+    let server = Server::new(
+        spec.site.clone(),
+        ServerOptions {
+            max_streams: spec.max_streams,
+            tls: match spec.tls13_only {
+                None => TlsVersions::Both,
+                Some(true) => TlsVersions::Only13,
+                Some(false) => TlsVersions::Only12,
+            },
+            server_delay: spec.server_delay,
+            cc: Some(spec.testbed.cc.name().to_string()),
+            ..Default::default()
+        },
+        &ca,
+        &addresses,
+    )?;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server_thread = std::thread::spawn(move || -> io::Result<()> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        rt.block_on(server.run(cleartext, tls, async {
+            let _ = stop_rx.await;
+        }))
+    });
+
+    // The plan: warm-ups, then repetitions, protocols interleaved.
+    let mut plan = Vec::new();
+    for rep in 0..spec.warmup + spec.reps {
+        for p in &spec.protocols {
+            plan.push((*p, rep));
+        }
+    }
+    let total = plan.len();
+    let root = spec.site.root();
+    let base = LoadConfig {
+        protocol: Protocol::Https,
+        conns_per_host: spec.conns_per_host,
+        depth: spec.depth,
+        root: (root.host.clone(), root.path.clone()),
+        resolve,
+        ca: ca.der(),
+        tls13_only: spec.tls13_only,
+        http_port: HTTP_PORT,
+        https_port: HTTPS_PORT,
+        timeout: spec.timeout,
+    };
+    let link = testbed.link();
+    let epoch = testbed.epoch();
+    let (tx, rx) = mpsc::channel::<ProbeResult>();
+    let client_ns = testbed.namespace(Side::Client);
+    let results = std::thread::scope(|s| -> io::Result<Vec<ProbeResult>> {
+        let client = s.spawn(move || -> io::Result<()> {
+            client_ns.enter_current_thread()?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            for (protocol, rep) in plan {
+                wait_idle(&link);
+                let before = link.stats();
+                let started = SystemTime::now();
+                let t0 = Instant::now();
+                let cfg = LoadConfig {
+                    protocol,
+                    ..base.clone()
+                };
+                let load = rt.block_on(client::load(&cfg));
+                let t1 = Instant::now();
+                wait_idle(&link);
+                let after = link.stats();
+                let window = (to_time(epoch, t0), to_time(epoch, t1));
+                let (tow_ms, syns) = time_on_wire(&log, window);
+                let probe = ProbeResult {
+                    schema: 1,
+                    protocol,
+                    rep,
+                    plt_ms: load.plt_ms,
+                    tow_ms,
+                    connections: load.connections,
+                    syns,
+                    bytes_down: after.down.bytes_out - before.down.bytes_out,
+                    bytes_up: after.up.bytes_out - before.up.bytes_out,
+                    packets_down: after.down.packets_out - before.down.packets_out,
+                    packets_up: after.up.packets_out - before.up.packets_out,
+                    drops_queue: (after.down.drops_queue + after.up.drops_queue)
+                        - (before.down.drops_queue + before.up.drops_queue),
+                    drops_loss: (after.down.drops_loss + after.up.drops_loss)
+                        - (before.down.drops_loss + before.up.drops_loss),
+                    resources: load.entries.len(),
+                    error: load.error.clone(),
+                    load: Some(load),
+                    started: Some(started),
+                };
+                if tx.send(probe).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        let mut results = Vec::new();
+        for (done, probe) in rx.iter().enumerate() {
+            on_probe(&probe, done + 1, total);
+            results.push(probe);
+        }
+        client
+            .join()
+            .map_err(|_| io::Error::other("client thread panicked"))??;
+        Ok(results)
+    });
+    let _ = stop_tx.send(());
+    let _ = server_thread.join();
+    testbed.shutdown()?;
+    let mut results = results?;
+    // Drop the warm-ups; number the rest from 0.
+    results.retain(|p| p.rep >= spec.warmup);
+    for p in &mut results {
+        p.rep -= spec.warmup;
+    }
+    Ok(results)
+}
+
+fn to_time(epoch: Instant, t: Instant) -> Time {
+    Time(t.saturating_duration_since(epoch).as_nanos() as u64)
+}
+
+/// Waits until nothing is left in the link (bounded: 30 s), then a little more.
+fn wait_idle(link: &netns::LinkHandle) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while link.packets_inside() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+}
+
+/// Time on wire in ms — the first request packet the client sends to the last
+/// response packet it receives, within `window` — and the client's SYNs.
+pub fn time_on_wire(log: &PacketLog, window: (Time, Time)) -> (f64, u64) {
+    let entries = log.entries();
+    let inside = entries
+        .iter()
+        .filter(|e| e.time >= window.0 && e.time <= window.1);
+    let (mut first, mut last, mut syns) = (None, None, 0u64);
+    for e in inside {
+        let Some(h) = e.headers else { continue };
+        let Some(tcp) = h.tcp else { continue };
+        match (e.dir, e.kind) {
+            (Direction::Up, EventKind::Arrive) => {
+                if tcp.has(TCP_SYN) && !tcp.has(TCP_ACK) {
+                    syns += 1;
+                }
+                if h.payload > 0 && first.is_none() {
+                    first = Some(e.time);
+                }
+            }
+            (Direction::Down, EventKind::Deliver) if h.payload > 0 => last = Some(e.time),
+            _ => {}
+        }
+    }
+    let tow = match (first, last) {
+        (Some(a), Some(b)) if b > a => (b - a).as_secs_f64() * 1e3,
+        _ => 0.0,
+    };
+    (tow, syns)
+}
+
+/// Per protocol, in the order given; gains against the first protocol.
+pub fn summarize_probes(protocols: &[Protocol], probes: &[ProbeResult]) -> Vec<ProtocolSummary> {
+    let ok = |p: Protocol| -> Vec<&ProbeResult> {
+        probes
+            .iter()
+            .filter(|r| r.protocol == p && r.error.is_none())
+            .collect()
+    };
+    let plts = |p: Protocol| -> Vec<f64> { ok(p).iter().map(|r| r.plt_ms).collect() };
+    let baseline = plts(protocols[0]);
+    protocols
+        .iter()
+        .map(|&p| {
+            let good = ok(p);
+            let plt: Vec<f64> = good.iter().map(|r| r.plt_ms).collect();
+            let tow: Vec<f64> = good.iter().map(|r| r.tow_ms).collect();
+            let (gain_pct, gain_ci95) = gain_with_ci(&baseline, &plt, 2014);
+            ProtocolSummary {
+                protocol: p,
+                n: good.len(),
+                failed: probes
+                    .iter()
+                    .filter(|r| r.protocol == p && r.error.is_some())
+                    .count(),
+                plt_ms: summarize(&plt),
+                tow_ms: summarize(&tow),
+                bytes_down: crate::stats::mean(
+                    &good.iter().map(|r| r.bytes_down as f64).collect::<Vec<_>>(),
+                ),
+                connections: crate::stats::mean(
+                    &good
+                        .iter()
+                        .map(|r| r.connections as f64)
+                        .collect::<Vec<_>>(),
+                ),
+                gain_pct,
+                gain_ci95,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,227 @@
+//! `spdylab compare`: one site, several protocols, the same emulated network.
+
+use crate::link_args::{describe, LinkArgs};
+use crate::progress::CountProgress;
+use crate::sites::load;
+use crate::Failure;
+use clap::{Args, ValueEnum};
+use client::Protocol;
+use lab::compare::{summarize_probes, CompareSpec, ProtocolSummary};
+use link::units::parse_duration;
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TlsArg {
+    #[value(name = "1.2")]
+    V12,
+    #[value(name = "1.3")]
+    V13,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ServerArg {
+    Builtin,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ClientArg {
+    Model,
+}
+
+/// A comma-separated list of protocols, the first being the baseline.
+#[derive(Debug, Clone)]
+pub struct ProtocolList(pub Vec<Protocol>);
+
+fn protocols(s: &str) -> Result<ProtocolList, String> {
+    let list: Vec<Protocol> = s
+        .split(',')
+        .map(|p| p.trim().parse())
+        .collect::<Result<_, _>>()?;
+    let mut seen = Vec::new();
+    for p in &list {
+        if seen.contains(p) {
+            return Err(format!("{p} is listed twice"));
+        }
+        seen.push(*p);
+    }
+    Ok(ProtocolList(list))
+}
+
+/// Load one site over several protocols on the same emulated network; PLT, time on wire, gain
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  spdylab compare --site youtube --protocols https,h2 --rtt 150ms --rate 1mbit --reps 10
+  spdylab compare --site twitter --protocols https,h2,http --rtt 490ms --rate 1mbit --json
+  spdylab compare --site icons --protocols http,http-pipelined --har-dir /tmp/har
+
+Repetitions interleave the protocols (A B C A B C ...). Gain is against the first
+protocol: (B - X) / B x 100 %, positive when X is faster; its 95 % CI is a bootstrap.")]
+pub struct CompareArgs {
+    /// A built-in site (see `spdylab sites`) or a site file (.toml)
+    #[arg(long)]
+    pub site: String,
+    /// Protocols, the first being the baseline: http, https, http-pipelined, https-pipelined, h2, h2c
+    #[arg(long, default_value = "https,h2", value_parser = protocols)]
+    pub protocols: ProtocolList,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// Repetitions per protocol
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub reps: u32,
+    /// Probes per protocol run first and not counted
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Server addresses the site's hosts are spread over
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
+    pub shards: u16,
+    /// The server's concurrent-stream limit per HTTP/2 connection
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_streams: u32,
+    /// HTTP/1.1 connections per host
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub conns_per_host: u32,
+    /// Requests in flight per connection when pipelining
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=128))]
+    pub depth: u32,
+    /// Only this TLS version (default: 1.3, falling back to 1.2)
+    #[arg(long)]
+    pub tls: Option<TlsArg>,
+    /// Think time of the server before each response
+    #[arg(long, value_parser = parse_duration, default_value = "0ms", value_name = "DURATION")]
+    pub server_delay: Duration,
+    /// The server (real peers come in a later issue)
+    #[arg(long, value_enum, default_value = "builtin")]
+    pub server: ServerArg,
+    /// The client (chromium comes in a later issue)
+    #[arg(long, value_enum, default_value = "model")]
+    pub client: ClientArg,
+    /// A probe that has not loaded the page by then fails
+    #[arg(long, value_parser = parse_duration, default_value = "120s", value_name = "DURATION")]
+    pub timeout: Duration,
+    /// Seed of the site's content
+    #[arg(long, default_value_t = site::DEFAULT_SEED)]
+    pub site_seed: u64,
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// Write one HAR 1.2 file per probe here
+    #[arg(long, value_name = "DIR")]
+    pub har_dir: Option<PathBuf>,
+}
+
+pub fn run(args: CompareArgs) -> Result<i32, Failure> {
+    let site = load(&args.site, args.site_seed)?;
+    let testbed = args
+        .link
+        .testbed_spec(args.shards as usize)
+        .map_err(Failure::Usage)?;
+    if let Some(dir) = &args.har_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::Usage(format!("--har-dir {}: {e}", dir.display())))?;
+    }
+    let spec = CompareSpec {
+        site,
+        protocols: args.protocols.0.clone(),
+        testbed,
+        reps: args.reps as usize,
+        warmup: args.warmup as usize,
+        conns_per_host: args.conns_per_host as usize,
+        depth: args.depth as usize,
+        max_streams: args.max_streams,
+        tls13_only: args.tls.map(|t| matches!(t, TlsArg::V13)),
+        server_delay: args.server_delay,
+        timeout: args.timeout,
+    };
+    let progress = CountProgress::new("compare", spec.protocols.len() * (spec.reps + spec.warmup));
+    let mut har_error = None;
+    let probes = lab::compare::run(&spec, &mut |p, done, total| {
+        let line = match &p.error {
+            None => format!(
+                "{} PLT {:.0} ms, ToW {:.0} ms",
+                p.protocol, p.plt_ms, p.tow_ms
+            ),
+            Some(e) => format!("{} failed: {e}", p.protocol),
+        };
+        progress.item(done, total, &line);
+        if let (Some(dir), Some(load), Some(started)) = (&args.har_dir, &p.load, p.started) {
+            let file = dir.join(format!("{}-{}-{:03}.har", spec.site.name, p.protocol, done));
+            let doc = lab::har::har(load, started, &spec.site.name);
+            if let Err(e) = std::fs::write(&file, format!("{doc:#}")) {
+                har_error.get_or_insert(format!("--har-dir {}: {e}", file.display()));
+            }
+        }
+    })?;
+    progress.finish();
+    if let Some(e) = har_error {
+        return Err(Failure::Usage(e));
+    }
+    let summary = summarize_probes(&spec.protocols, &probes);
+    if args.json {
+        let doc = json!({
+            "schema": 1,
+            "site": spec.site.name,
+            "link": describe(&spec.testbed),
+            "testbed": spec.testbed,
+            "reps": spec.reps,
+            "summary": summary,
+            "probes": probes,
+        });
+        println!("{doc}");
+    } else {
+        print_table(&spec, &summary);
+    }
+    Ok(if probes.iter().all(|p| p.error.is_none()) {
+        0
+    } else {
+        1
+    })
+}
+
+fn print_table(spec: &CompareSpec, rows: &[ProtocolSummary]) {
+    println!(
+        "site {} ({} resources, {:.1} kB) — {}",
+        spec.site.name,
+        spec.site.resources.len(),
+        spec.site.total_bytes() as f64 / 1e3,
+        describe(&spec.testbed)
+    );
+    println!(
+        "{:<16} {:>3} {:>10} {:>10} {:>21} {:>10} {:>10} {:>6} {:>22}",
+        "protocol",
+        "n",
+        "PLT med",
+        "PLT mean",
+        "PLT 95% CI",
+        "ToW mean",
+        "kB down",
+        "conns",
+        "gain vs first (95% CI)"
+    );
+    for r in rows {
+        let gain = if r.protocol == rows[0].protocol {
+            "baseline".to_string()
+        } else {
+            format!(
+                "{:+.1}% [{:+.1}, {:+.1}]",
+                r.gain_pct, r.gain_ci95[0], r.gain_ci95[1]
+            )
+        };
+        println!(
+            "{:<16} {:>3} {:>7.0} ms {:>7.0} ms {:>8.0} – {:>6.0} ms {:>7.0} ms {:>10.1} {:>6.1} {:>22}{}",
+            r.protocol.name(),
+            r.n,
+            r.plt_ms.median,
+            r.plt_ms.mean,
+            r.plt_ms.ci95[0],
+            r.plt_ms.ci95[1],
+            r.tow_ms.mean,
+            r.bytes_down / 1e3,
+            r.connections,
+            gain,
+            if r.failed > 0 { format!("  ({} failed)", r.failed) } else { String::new() }
+        );
+    }
+    println!("PLT: navigation to last byte; ToW: first request packet to last response packet (link log); mean ± Student-t 95% CI.");
+}
