@@ -1,0 +1,209 @@
+//! `spdylab compare` end to end on a real testbed: physical bounds that cannot
+//! flake, connection counts seen in the HAR *and* in the link's SYNs, HAR files
+//! valid against the HAR 1.2 schema with phases that add up.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::process::Command;
+
+fn compare(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .arg("compare")
+        .args(args)
+        .args(["--json", "--warmup", "0"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn page_load_times_respect_physical_bounds() {
+    let site = site::builtin("twitter", site::DEFAULT_SEED).unwrap();
+    let body_bits = site.total_bytes() as f64 * 8.0;
+    let depth = (0..site.resources.len())
+        .map(|i| site.depth(i))
+        .max()
+        .unwrap() as f64;
+    let v = compare(&[
+        "--site",
+        "twitter",
+        "--protocols",
+        "https,h2,http,h2c",
+        "--rtt",
+        "100ms",
+        "--rate",
+        "8mbit",
+        "--reps",
+        "1",
+    ]);
+    let rtt = 100.0;
+    for p in v["probes"].as_array().unwrap() {
+        let protocol = p["protocol"].as_str().unwrap();
+        let plt = p["plt_ms"].as_f64().unwrap();
+        let tow = p["tow_ms"].as_f64().unwrap();
+        assert!(p["error"].is_null(), "{p}");
+        // TCP's handshake, and TLS 1.3's when there is TLS.
+        let handshakes = if protocol == "https" || protocol == "h2" {
+            2.0
+        } else {
+            1.0
+        };
+        // Every response byte leaves the server after the first request arrives.
+        let bytes_bound = (handshakes + 1.0) * rtt + body_bits / 8e6 * 1e3;
+        // One round trip per level of the tree, after the handshakes.
+        let chain_bound = (handshakes + depth + 1.0) * rtt;
+        assert!(plt >= bytes_bound, "{protocol}: PLT {plt} < {bytes_bound}");
+        assert!(plt >= chain_bound, "{protocol}: PLT {plt} < {chain_bound}");
+        assert!(tow <= plt && tow > 0.0, "{protocol}: ToW {tow}, PLT {plt}");
+    }
+    // With no delay and no rate limit, the page loads in well under a second.
+    let v = compare(&[
+        "--site",
+        "twitter",
+        "--protocols",
+        "https,h2",
+        "--reps",
+        "1",
+    ]);
+    for p in v["probes"].as_array().unwrap() {
+        assert!(p["plt_ms"].as_f64().unwrap() < 1000.0, "{p}");
+    }
+    assert_eq!(v["schema"], 1);
+    let s = &v["summary"][1];
+    for key in ["protocol", "n", "plt_ms", "tow_ms", "gain_pct"] {
+        assert!(!s[key].is_null(), "summary lacks {key}: {s}");
+    }
+    assert!(s["plt_ms"]["ci95"].as_array().unwrap().len() == 2);
+}
+
+fn hars(dir: &Path) -> Vec<(String, serde_json::Value)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (
+                name,
+                serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+#[test]
+fn https_uses_up_to_six_connections_per_host_and_h2_one_per_address() {
+    let dir = std::env::temp_dir().join(format!("spdylab-har-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let v = compare(&[
+        "--site",
+        "youtube",
+        "--protocols",
+        "https,h2",
+        "--rtt",
+        "20ms",
+        "--reps",
+        "1",
+        "--shards",
+        "2",
+        "--har-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let probes = v["probes"].as_array().unwrap();
+    let files = hars(&dir);
+    assert_eq!(files.len(), 2);
+    for (name, har) in &files {
+        let entries = har["log"]["entries"].as_array().unwrap();
+        assert_eq!(entries.len(), 50, "{name}");
+        let mut per_host: HashMap<String, HashSet<String>> = HashMap::new();
+        for e in entries {
+            let url = e["request"]["url"].as_str().unwrap();
+            let host = url.split('/').nth(2).unwrap().to_string();
+            per_host
+                .entry(host)
+                .or_default()
+                .insert(e["connection"].as_str().unwrap().to_string());
+            // Phases add up to the entry's time (within 1 ms).
+            let t = &e["timings"];
+            let sum: f64 = ["blocked", "dns", "connect", "send", "wait", "receive"]
+                .iter()
+                .map(|k| t[k].as_f64().unwrap().max(0.0))
+                .sum();
+            assert!(
+                (sum - e["time"].as_f64().unwrap()).abs() <= 1.0,
+                "{name}: {e}"
+            );
+        }
+        let all: HashSet<&String> = per_host.values().flatten().collect();
+        let probe = probes
+            .iter()
+            .find(|p| name.contains(&format!("-{}-", p["protocol"].as_str().unwrap())))
+            .unwrap();
+        assert_eq!(
+            probe["syns"].as_u64().unwrap() as usize,
+            all.len(),
+            "{name}: SYNs vs HAR connections"
+        );
+        if name.contains("-https-") {
+            assert!(
+                per_host.values().all(|c| c.len() <= 6),
+                "{name}: {per_host:?}"
+            );
+            assert!(
+                per_host["i.ytimg.com"].len() > 1,
+                "{name}: 28 images on one connection"
+            );
+        } else {
+            // Two shards: two addresses, one connection each.
+            assert_eq!(all.len(), 2, "{name}: {per_host:?}");
+        }
+    }
+    // Every HAR validates against the HAR 1.2 schema.
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/har-1.2.schema.json");
+    let script = "import json, sys, glob, jsonschema\nschema = json.load(open(sys.argv[1]))\nfor f in glob.glob(sys.argv[2] + '/*.har'):\n    jsonschema.validate(json.load(open(f)), schema)\nprint('valid')\n";
+    let out = Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .arg(&schema)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn pipelining_and_bad_input() {
+    let v = compare(&[
+        "--site",
+        "icons",
+        "--protocols",
+        "http,http-pipelined",
+        "--rtt",
+        "10ms",
+        "--reps",
+        "1",
+        "--depth",
+        "4",
+    ]);
+    for p in v["probes"].as_array().unwrap() {
+        assert!(p["error"].is_null(), "{p}");
+        assert_eq!(p["resources"], 51);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .args(["compare", "--site", "icons", "--protocols", "https,spdy4"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--protocols"));
+}
