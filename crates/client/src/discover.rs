@@ -10,19 +10,7 @@ pub struct Found {
 }
 
 fn split(url: &str) -> Option<Found> {
-    let rest = url
-        .strip_prefix("//")
-        .or_else(|| url.strip_prefix("http://"))
-        .or_else(|| url.strip_prefix("https://"))?;
-    let (host, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let host = host.split(':').next()?.to_ascii_lowercase();
-    (!host.is_empty()).then(|| Found {
-        host,
-        path: path.to_string(),
-    })
+    site::content::split_url(url).map(|(host, path)| Found { host, path })
 }
 
 fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {

@@ -115,11 +115,7 @@ pub fn run(
         spec.site.clone(),
         ServerOptions {
             max_streams: spec.max_streams,
-            tls: match spec.tls13_only {
-                None => TlsVersions::Both,
-                Some(true) => TlsVersions::Only13,
-                Some(false) => TlsVersions::Only12,
-            },
+            tls: TlsVersions::from_tls13_only(spec.tls13_only),
             server_delay: spec.server_delay,
             cc: Some(spec.testbed.cc.name().to_string()),
             ..Default::default()

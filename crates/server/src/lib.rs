@@ -78,6 +78,17 @@ pub enum TlsVersions {
     Only13,
 }
 
+impl TlsVersions {
+    /// From the `--tls` knob: Some(true) TLS 1.3 only, Some(false) 1.2 only, None both.
+    pub fn from_tls13_only(only13: Option<bool>) -> TlsVersions {
+        match only13 {
+            None => TlsVersions::Both,
+            Some(false) => TlsVersions::Only12,
+            Some(true) => TlsVersions::Only13,
+        }
+    }
+}
+
 /// Everything a connection handler needs.
 pub struct Ctx {
     pub content: Content,

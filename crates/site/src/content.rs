@@ -37,6 +37,21 @@ pub fn reference(r: &Resource) -> String {
     format!("//{}{}", r.host, r.path)
 }
 
+/// Splits a reference — `//host/path`, or `http(s)://host[:port]/path` — into
+/// its lower-cased host and its path: the inverse of `reference`.
+pub fn split_url(url: &str) -> Option<(String, String)> {
+    let rest = url
+        .strip_prefix("//")
+        .or_else(|| url.strip_prefix("http://"))
+        .or_else(|| url.strip_prefix("https://"))?;
+    let (host, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let host = host.split(':').next()?.to_ascii_lowercase();
+    (!host.is_empty()).then(|| (host, path.to_string()))
+}
+
 /// The smallest size `r` can have, given its children (the tags must fit).
 pub fn min_size(r: &Resource, children: &[&Resource]) -> usize {
     match r.kind {

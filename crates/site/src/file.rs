@@ -49,18 +49,7 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-/// Splits `//host/path` (or `http(s)://host/path`) into host and path.
-fn split_url(url: &str) -> Option<(String, String)> {
-    let rest = url
-        .strip_prefix("//")
-        .or_else(|| url.strip_prefix("http://"))
-        .or_else(|| url.strip_prefix("https://"))?;
-    let (host, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    Some((host.to_ascii_lowercase(), path.to_string()))
-}
+use crate::content::split_url;
 
 /// Parses and validates a Site; `file` names the source in errors.
 pub fn parse(file: &str, text: &str) -> Result<Site, String> {

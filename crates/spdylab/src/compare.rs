@@ -1,6 +1,6 @@
 //! `spdylab compare`: one site, several protocols, the same emulated network.
 
-use crate::link_args::{describe, LinkArgs};
+use crate::link_args::{describe, LinkArgs, TlsArg};
 use crate::progress::CountProgress;
 use crate::sites::load;
 use crate::Failure;
@@ -11,14 +11,6 @@ use link::units::parse_duration;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum TlsArg {
-    #[value(name = "1.2")]
-    V12,
-    #[value(name = "1.3")]
-    V13,
-}
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ServerArg {
@@ -130,7 +122,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         conns_per_host: args.conns_per_host as usize,
         depth: args.depth as usize,
         max_streams: args.max_streams,
-        tls13_only: args.tls.map(|t| matches!(t, TlsArg::V13)),
+        tls13_only: TlsArg::tls13_only(args.tls),
         server_delay: args.server_delay,
         timeout: args.timeout,
     };

@@ -10,6 +10,22 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// `--tls 1.2|1.3`: only this TLS version (default: 1.3, falling back to 1.2).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum TlsArg {
+    #[value(name = "1.2")]
+    V12,
+    #[value(name = "1.3")]
+    V13,
+}
+
+impl TlsArg {
+    /// Some(true): TLS 1.3 only; Some(false): TLS 1.2 only; None: both.
+    pub fn tls13_only(arg: Option<TlsArg>) -> Option<bool> {
+        arg.map(|t| matches!(t, TlsArg::V13))
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum CcArg {
     Cubic,

@@ -1,21 +1,14 @@
 //! `spdylab serve`: the built-in origin server on this machine (no testbed).
 
+use crate::link_args::TlsArg;
 use crate::sites::load;
 use crate::Failure;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use link::units::parse_duration;
 use server::{Ca, Offer, Server, ServerOptions, TlsVersions};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum TlsArg {
-    #[value(name = "1.2")]
-    V12,
-    #[value(name = "1.3")]
-    V13,
-}
 
 /// Serve a site with the built-in server, on this machine (no emulated link)
 #[derive(Debug, Args)]
@@ -118,11 +111,7 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
     let opts = ServerOptions {
         offer: args.offer,
         max_streams: args.max_streams,
-        tls: match args.tls {
-            None => TlsVersions::Both,
-            Some(TlsArg::V12) => TlsVersions::Only12,
-            Some(TlsArg::V13) => TlsVersions::Only13,
-        },
+        tls: TlsVersions::from_tls13_only(TlsArg::tls13_only(args.tls)),
         server_delay: args.server_delay,
         cc: None,
     };
