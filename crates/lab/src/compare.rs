@@ -51,7 +51,12 @@ pub struct ProbeResult {
     pub drops_queue: u64,
     pub drops_loss: u64,
     pub resources: usize,
+    /// Sums over the page's resources of each HAR phase, in ms (phases that do not apply count 0).
+    pub phases: client::Timings,
     pub error: Option<String>,
+    /// A warm-up probe (run, not counted).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
     #[serde(skip)]
     pub load: Option<LoadResult>,
     #[serde(skip)]
@@ -76,10 +81,28 @@ pub struct ProtocolSummary {
 pub const HTTP_PORT: u16 = 80;
 pub const HTTPS_PORT: u16 = 443;
 
-/// Runs the comparison; `on_probe` hears of every finished probe (warm-ups too,
-/// with `rep` counting from 0 after them).
+/// Runs the comparison: warm-ups, then `reps` repetitions with the protocols
+/// interleaved. `on_probe` hears of every finished probe, warm-ups too.
 pub fn run(
     spec: &CompareSpec,
+    on_probe: &mut dyn FnMut(&ProbeResult, usize, usize),
+) -> io::Result<Vec<ProbeResult>> {
+    let mut plan = Vec::new();
+    for rep in 0..spec.warmup + spec.reps {
+        for p in &spec.protocols {
+            plan.push((*p, rep.checked_sub(spec.warmup)));
+        }
+    }
+    let mut results = run_plan(spec, plan, on_probe)?;
+    results.retain(|p| !p.warmup);
+    Ok(results)
+}
+
+/// Runs the probes of `plan` in order on one testbed: (protocol, Some(rep)) is
+/// a counted repetition, (protocol, None) a warm-up.
+pub fn run_plan(
+    spec: &CompareSpec,
+    plan: Vec<(Protocol, Option<usize>)>,
     on_probe: &mut dyn FnMut(&ProbeResult, usize, usize),
 ) -> io::Result<Vec<ProbeResult>> {
     let shards = spec.testbed.shards;
@@ -134,13 +157,6 @@ pub fn run(
         }))
     });
 
-    // The plan: warm-ups, then repetitions, protocols interleaved.
-    let mut plan = Vec::new();
-    for rep in 0..spec.warmup + spec.reps {
-        for p in &spec.protocols {
-            plan.push((*p, rep));
-        }
-    }
     let total = plan.len();
     let root = spec.site.root();
     let base = LoadConfig {
@@ -183,7 +199,9 @@ pub fn run(
                 let probe = ProbeResult {
                     schema: 1,
                     protocol,
-                    rep,
+                    rep: rep.unwrap_or(0),
+                    warmup: rep.is_none(),
+                    phases: phase_totals(&load),
                     plt_ms: load.plt_ms,
                     tow_ms,
                     connections: load.connections,
@@ -220,13 +238,22 @@ pub fn run(
     let _ = stop_tx.send(());
     let _ = server_thread.join();
     testbed.shutdown()?;
-    let mut results = results?;
-    // Drop the warm-ups; number the rest from 0.
-    results.retain(|p| p.rep >= spec.warmup);
-    for p in &mut results {
-        p.rep -= spec.warmup;
+    results
+}
+
+fn phase_totals(load: &LoadResult) -> client::Timings {
+    let mut t = client::Timings::default();
+    for e in &load.entries {
+        let p = &e.timings;
+        t.blocked += p.blocked.max(0.0);
+        t.dns += p.dns.max(0.0);
+        t.connect += p.connect.max(0.0);
+        t.ssl += p.ssl.max(0.0);
+        t.send += p.send.max(0.0);
+        t.wait += p.wait.max(0.0);
+        t.receive += p.receive.max(0.0);
     }
-    Ok(results)
+    t
 }
 
 fn to_time(epoch: Instant, t: Instant) -> Time {
