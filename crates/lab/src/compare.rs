@@ -63,6 +63,33 @@ pub struct ProbeResult {
     pub started: Option<SystemTime>,
 }
 
+impl ProbeResult {
+    /// A probe that could not run: all zeros but its error.
+    pub fn failed(protocol: Protocol, rep: usize, error: String) -> ProbeResult {
+        ProbeResult {
+            schema: 1,
+            protocol,
+            rep,
+            plt_ms: 0.0,
+            tow_ms: 0.0,
+            connections: 0,
+            syns: 0,
+            bytes_down: 0,
+            bytes_up: 0,
+            packets_down: 0,
+            packets_up: 0,
+            drops_queue: 0,
+            drops_loss: 0,
+            resources: 0,
+            phases: client::Timings::default(),
+            error: Some(error),
+            warmup: false,
+            load: None,
+            started: Some(SystemTime::now()),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ProtocolSummary {
     pub protocol: Protocol,

@@ -65,6 +65,7 @@ pub fn har(result: &LoadResult, started: SystemTime, title: &str) -> Value {
                     "send": t.send, "wait": t.wait, "receive": t.receive
                 },
                 "connection": e.connection.to_string(),
+                "_startedMs": e.started_ms,
                 "_protocol": result.protocol.name()
             })
         })

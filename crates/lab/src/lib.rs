@@ -1,6 +1,9 @@
 //! spdylab's experiments: probes of a Site over protocols on a testbed with the
 //! built-in server, their statistics, and HAR output.
 
+pub mod campaign;
 pub mod compare;
+pub mod experiment;
 pub mod har;
 pub mod stats;
+pub mod trial;

@@ -3,9 +3,10 @@
 //! that contradict each other are refused here, naming both.
 
 use clap::{Args, ValueEnum};
+use lab::trial::LinkChoice;
 use link::units::parse_duration;
-use link::{Bitrate, DirectionSpec, LinkSpec, LossModel, QueueLimit, Service, Trace};
-use netns::{CongestionControl, TestbedSpec};
+use link::{Bitrate, DirectionSpec, LossModel, QueueLimit, Service, Trace};
+use netns::TestbedSpec;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -81,63 +82,32 @@ pub struct LinkArgs {
 impl LinkArgs {
     /// The testbed these flags describe, or a one-line error naming the flag(s).
     pub fn testbed_spec(&self, shards: usize) -> Result<TestbedSpec, String> {
-        let (down_delay, up_delay) = self.delays()?;
-        let down = DirectionSpec {
-            service: service("--trace-down", &self.trace_down, self.down.or(self.rate))?,
-            delay: down_delay,
+        let choice = LinkChoice {
+            rtt: self.rtt,
+            delay_down: self.delay_down,
+            delay_up: self.delay_up,
+            rate: self.rate,
+            down: self.down,
+            up: self.up,
+            trace_down: trace("--trace-down", &self.trace_down)?,
+            trace_up: trace("--trace-up", &self.trace_up)?,
             loss: self.loss,
             queue: self.queue,
-        };
-        let up = DirectionSpec {
-            service: service("--trace-up", &self.trace_up, self.up.or(self.rate))?,
-            delay: up_delay,
-            loss: self.loss,
-            queue: self.queue,
-        };
-        Ok(TestbedSpec {
-            link: LinkSpec { up, down },
-            shards,
             iw: self.iw,
-            cc: match self.cc {
-                CcArg::Cubic => CongestionControl::Cubic,
-                CcArg::Bbr => CongestionControl::Bbr,
-                CcArg::Reno => CongestionControl::Reno,
-            },
+            cc: lab::trial::congestion_control(self.cc.to_possible_value().unwrap().get_name()),
             seed: self.seed,
-            hosts: Vec::new(),
-        })
-    }
-
-    /// (down, up) one-way delays from --rtt, --delay-down and --delay-up.
-    fn delays(&self) -> Result<(Duration, Duration), String> {
-        match (self.rtt, self.delay_down, self.delay_up) {
-            (None, down, up) => Ok((down.unwrap_or_default(), up.unwrap_or_default())),
-            (Some(rtt), None, None) => Ok((rtt / 2, rtt - rtt / 2)),
-            (Some(rtt), Some(down), None) => rtt
-                .checked_sub(down)
-                .map(|up| (down, up))
-                .ok_or_else(|| "--delay-down is longer than --rtt".to_string()),
-            (Some(rtt), None, Some(up)) => rtt
-                .checked_sub(up)
-                .map(|down| (down, up))
-                .ok_or_else(|| "--delay-up is longer than --rtt".to_string()),
-            (Some(rtt), Some(down), Some(up)) if down + up == rtt => Ok((down, up)),
-            (Some(_), Some(_), Some(_)) => Err(
-                "--rtt disagrees with --delay-down + --delay-up; give the delays or the RTT".into(),
-            ),
-        }
+        };
+        choice.testbed_spec(shards, &|field| format!("--{}", field.replace('_', "-")))
     }
 }
 
-fn service(flag: &str, trace: &Option<PathBuf>, rate: Option<Bitrate>) -> Result<Service, String> {
-    if let Some(path) = trace {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("{flag} {}: {e}", path.display()))?;
-        let trace =
-            Trace::parse(&path.display().to_string(), &text).map_err(|e| format!("{flag} {e}"))?;
-        return Ok(Service::Trace(Arc::new(trace)));
-    }
-    Ok(rate.map_or(Service::Unlimited, Service::Rate))
+fn trace(flag: &str, path: &Option<PathBuf>) -> Result<Option<Arc<Trace>>, String> {
+    let Some(path) = path else { return Ok(None) };
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("{flag} {}: {e}", path.display()))?;
+    let trace =
+        Trace::parse(&path.display().to_string(), &text).map_err(|e| format!("{flag} {e}"))?;
+    Ok(Some(Arc::new(trace)))
 }
 
 /// One line describing a link, for progress lines and tables.

@@ -5,10 +5,12 @@ mod calibrate;
 mod compare;
 mod link_args;
 mod progress;
+mod report;
 mod serve;
 mod shell;
 mod signals;
 mod sites;
+mod sweep;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -32,6 +34,9 @@ enum Cmd {
     Sites(sites::SitesArgs),
     Serve(serve::ServeArgs),
     Compare(compare::CompareArgs),
+    Sweep(sweep::SweepArgs),
+    Merge(sweep::MergeArgs),
+    Report(report::ReportArgs),
 }
 
 /// Why a command failed: bad input (exit 2) or a failure to set up or run (exit 1).
@@ -77,6 +82,9 @@ fn main() -> ExitCode {
         Cmd::Sites(args) => sites::run(args),
         Cmd::Serve(args) => serve::run(args),
         Cmd::Compare(args) => compare::run(args),
+        Cmd::Sweep(args) => sweep::run(args),
+        Cmd::Merge(args) => sweep::merge(args),
+        Cmd::Report(args) => report::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

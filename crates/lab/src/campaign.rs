@@ -1,0 +1,713 @@
+//! Campaigns: an experiment's Trials run on N isolated testbeds in parallel,
+//! each ProbeResult appended to `DIR/probes.jsonl` (and flushed) the moment it
+//! ends, so that Ctrl-C or `kill -9` loses only the probes in flight and a
+//! rerun skips every finished Trial. DIR also keeps a copy of the experiment,
+//! a HAR per probe and `calibration.json`. `merge` joins the directories of
+//! slices run apart (`--shard i/n`).
+
+use crate::compare::{run_plan, CompareSpec, ProbeResult};
+use crate::experiment::{self, point_key, trial_key, Experiment, Point};
+use crate::trial::settings;
+use client::Protocol;
+use serde::{Deserialize, Serialize};
+use site::Site;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub const EXPERIMENT_FILE: &str = "experiment.toml";
+pub const PROBES_FILE: &str = "probes.jsonl";
+pub const CALIBRATION_FILE: &str = "calibration.json";
+pub const HAR_DIR: &str = "har";
+
+/// One line of probes.jsonl: the Trial, its point, and what the probe measured.
+#[derive(Serialize)]
+struct Record<'a> {
+    trial: String,
+    point: &'a Point,
+    #[serde(flatten)]
+    probe: &'a ProbeResult,
+    /// Seconds since the Unix epoch when the probe started.
+    started: f64,
+    /// The probe's HAR, relative to the campaign directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    har: Option<String>,
+}
+
+/// A line of probes.jsonl as the report and resumption read it.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct StoredProbe {
+    pub trial: String,
+    pub point: Point,
+    pub protocol: String,
+    pub rep: usize,
+    #[serde(default)]
+    pub plt_ms: f64,
+    #[serde(default)]
+    pub tow_ms: f64,
+    #[serde(default)]
+    pub connections: usize,
+    #[serde(default)]
+    pub syns: u64,
+    #[serde(default)]
+    pub bytes_down: u64,
+    #[serde(default)]
+    pub drops_queue: u64,
+    #[serde(default)]
+    pub drops_loss: u64,
+    #[serde(default)]
+    pub phases: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub har: Option<String>,
+    #[serde(default)]
+    pub started: f64,
+}
+
+/// How a sweep runs.
+pub struct SweepOptions {
+    pub jobs: usize,
+    /// Run only slice `.0` (1-based) of `.1`.
+    pub shard: (usize, usize),
+    pub retry_failed: bool,
+    pub calibrate: bool,
+    pub har: bool,
+}
+
+/// What a sweep hears about as it goes.
+pub enum Event<'a> {
+    /// The sweep starts: Trials in the campaign (this slice), finished before, to run now.
+    Start {
+        total: usize,
+        finished: usize,
+        pending: usize,
+    },
+    Calibrated {
+        link: &'a str,
+    },
+    Probe {
+        /// The Trial's swept values, protocol and repetition (its key is longer).
+        label: &'a str,
+        probe: &'a ProbeResult,
+        done: usize,
+        pending: usize,
+    },
+}
+
+/// Why a sweep could not start.
+#[derive(Debug)]
+pub enum SweepError {
+    /// Bad input: a different experiment in DIR, a point that contradicts itself, …
+    Usage(String),
+    Io(io::Error),
+}
+
+impl From<io::Error> for SweepError {
+    fn from(e: io::Error) -> Self {
+        SweepError::Io(e)
+    }
+}
+
+impl std::fmt::Display for SweepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SweepError::Usage(m) => f.write_str(m),
+            SweepError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// An open campaign directory, locked against a second writer.
+pub struct CampaignDir {
+    pub dir: PathBuf,
+    pub experiment: Experiment,
+    _lock: File,
+}
+
+fn at(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+impl CampaignDir {
+    /// Opens (or creates) DIR for `experiment`, whose text is `text`. Refuses a
+    /// DIR that holds a different experiment, or that another sweep is writing.
+    pub fn open(dir: &Path, experiment: Experiment, text: &str) -> Result<CampaignDir, SweepError> {
+        std::fs::create_dir_all(dir).map_err(|e| at(dir, e))?;
+        let lock_path = dir.join(".lock");
+        let lock = File::create(&lock_path).map_err(|e| at(&lock_path, e))?;
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(SweepError::Usage(format!(
+                "{} is in use by another spdylab sweep",
+                dir.display()
+            )));
+        }
+        let saved = dir.join(EXPERIMENT_FILE);
+        match std::fs::read_to_string(&saved) {
+            Ok(old_text) => {
+                let old = experiment::parse(&saved.display().to_string(), &old_text)
+                    .map_err(SweepError::Usage)?;
+                if old != experiment {
+                    return Err(SweepError::Usage(format!(
+                        "{} holds results of a different experiment ({} differs from {}); \
+                         use another --out, or restore the experiment file",
+                        dir.display(),
+                        differences(&old, &experiment).join(", "),
+                        saved.display()
+                    )));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                write_atomically(&saved, text.as_bytes())?;
+            }
+            Err(e) => return Err(at(&saved, e).into()),
+        }
+        Ok(CampaignDir {
+            dir: dir.to_path_buf(),
+            experiment,
+            _lock: lock,
+        })
+    }
+}
+
+/// The top-level fields and axes in which two experiments differ.
+pub fn differences(a: &Experiment, b: &Experiment) -> Vec<String> {
+    let (ja, jb) = (
+        serde_json::to_value(a).unwrap_or_default(),
+        serde_json::to_value(b).unwrap_or_default(),
+    );
+    let mut out = Vec::new();
+    if let (Some(ma), Some(mb)) = (ja.as_object(), jb.as_object()) {
+        for (k, va) in ma {
+            if k == "axes" {
+                for ((name, x), (_, y)) in a.axes.iter().zip(&b.axes) {
+                    if x != y {
+                        out.push(name.clone());
+                    }
+                }
+            } else if mb.get(k) != Some(va) {
+                out.push(k.clone());
+            }
+        }
+    }
+    out
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut f = File::create(&tmp).map_err(|e| at(&tmp, e))?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path).map_err(|e| at(path, e))
+}
+
+/// Reads probes.jsonl. A last line cut short by a kill is cut off the file
+/// (when `repair`) so that appending goes on cleanly.
+pub fn read_probes(dir: &Path, repair: bool) -> io::Result<Vec<StoredProbe>> {
+    let path = dir.join(PROBES_FILE);
+    let mut file = match OpenOptions::new().read(true).write(repair).open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(at(&path, e)),
+    };
+    let mut out = Vec::new();
+    let mut good_len = 0u64;
+    let mut reader = BufReader::new(&mut file);
+    let mut line = String::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let n = reader.read_line(&mut line)?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        if !line.ends_with('\n') {
+            break; // cut short: dropped below
+        }
+        match serde_json::from_str::<StoredProbe>(&line) {
+            Ok(p) => out.push(p),
+            Err(e) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}:{number}: {e}", path.display()),
+                ))
+            }
+        }
+        good_len += n as u64;
+    }
+    drop(reader);
+    if repair && file.metadata()?.len() > good_len {
+        file.set_len(good_len)?;
+    }
+    Ok(out)
+}
+
+/// The last record of each Trial, in file order of first appearance.
+pub fn latest(probes: Vec<StoredProbe>) -> Vec<StoredProbe> {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<StoredProbe> = Vec::new();
+    for p in probes {
+        match index.get(&p.trial) {
+            Some(&i) => out[i] = p,
+            None => {
+                index.insert(p.trial.clone(), out.len());
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Appends records, each flushed to disk before the next probe is counted.
+struct Appender {
+    file: File,
+}
+
+impl Appender {
+    fn open(dir: &Path) -> io::Result<Appender> {
+        let path = dir.join(PROBES_FILE);
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| at(&path, e))?;
+        Ok(Appender { file })
+    }
+
+    fn append(&mut self, line: &str) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
+        self.file.write_all(&buf)?;
+        self.file.sync_data()
+    }
+}
+
+/// Which slice of the points a shard runs: every n-th, starting at i-1.
+pub fn in_shard(index: usize, shard: (usize, usize)) -> bool {
+    index % shard.1 == shard.0 - 1
+}
+
+/// A stable file name for a Trial's HAR.
+fn har_name(trial: &str) -> String {
+    // FNV-1a, 64 bits: stable across runs and machines.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in trial.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{HAR_DIR}/{h:016x}.har")
+}
+
+/// The link part of a point, which calibration measures.
+pub fn link_key(p: &Point) -> String {
+    let link: Point = p
+        .iter()
+        .filter(|(k, _)| experiment::field(k).is_some_and(|f| f.section == "link"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    point_key(&link)
+}
+
+/// One calibration in calibration.json.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CalibrationEntry {
+    pub link: String,
+    pub rtt_ms: f64,
+    pub rtt_measured_ms: f64,
+    pub rtt_expected_ms: f64,
+    pub down_bps: Option<f64>,
+    pub down_measured_bps: f64,
+    pub up_bps: Option<f64>,
+    pub up_measured_bps: f64,
+    pub loss: f64,
+    pub loss_measured: f64,
+    pub emulator_cpu_pct: f64,
+    /// Seconds since the Unix epoch.
+    pub when: f64,
+}
+
+pub fn read_calibration(dir: &Path) -> io::Result<Vec<CalibrationEntry>> {
+    let path = dir.join(CALIBRATION_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", path.display()),
+            )
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(at(&path, e)),
+    }
+}
+
+fn write_calibration(dir: &Path, entries: &[CalibrationEntry]) -> io::Result<()> {
+    let text = serde_json::to_string_pretty(entries).map_err(io::Error::other)?;
+    write_atomically(&dir.join(CALIBRATION_FILE), text.as_bytes())
+}
+
+/// The quick calibration a campaign records per distinct link.
+pub fn quick_plan() -> netns::calibrate::Plan {
+    netns::calibrate::Plan {
+        echo_samples: 10,
+        bulk_time: Duration::from_secs(2),
+        datagrams: 1000,
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+enum Work {
+    Calibrate {
+        link: String,
+        point: Point,
+    },
+    Point {
+        point: Point,
+        pending: Vec<(Protocol, usize)>,
+    },
+}
+
+enum Done {
+    Calibrated(Option<CalibrationEntry>, String),
+    Probe(Box<ProbeResult>, Point, String),
+}
+
+/// Runs the campaign in `cd`: every Trial of this slice not finished before.
+/// `load_site` turns a site axis value into a Site. Returns the number of
+/// probes that failed in this run.
+pub fn sweep(
+    cd: &CampaignDir,
+    opts: &SweepOptions,
+    load_site: &(dyn Fn(&str, u64) -> Result<Site, String> + Sync),
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<usize, SweepError> {
+    let exp = &cd.experiment;
+    let points = exp.points();
+    // Check every point before running anything: a sweep that stops at hour 3
+    // because one point contradicts itself helps nobody.
+    let mut sites: HashMap<String, Arc<Site>> = HashMap::new();
+    for p in &points {
+        settings(p, exp.seed).map_err(|e| SweepError::Usage(format!("{}: {e}", point_key(p))))?;
+        let name = &p["site"];
+        if !sites.contains_key(name) {
+            let site = load_site(name, exp.site_seed).map_err(SweepError::Usage)?;
+            sites.insert(name.clone(), Arc::new(site));
+        }
+    }
+
+    let finished: HashSet<String> = latest(read_probes(&cd.dir, true)?)
+        .into_iter()
+        .filter(|p| !(opts.retry_failed && p.error.is_some()))
+        .map(|p| p.trial)
+        .collect();
+    let mut queue = VecDeque::new();
+    let (mut total, mut pending_total) = (0, 0);
+    for (i, p) in points.iter().enumerate() {
+        if !in_shard(i, opts.shard) {
+            continue;
+        }
+        let mut pending = Vec::new();
+        for rep in 0..exp.reps {
+            for &proto in &exp.protocols {
+                total += 1;
+                if !finished.contains(&trial_key(p, proto, rep)) {
+                    pending.push((proto, rep));
+                }
+            }
+        }
+        pending_total += pending.len();
+        if !pending.is_empty() {
+            queue.push_back(Work::Point {
+                point: p.clone(),
+                pending,
+            });
+        }
+    }
+    on_event(Event::Start {
+        total,
+        finished: total - pending_total,
+        pending: pending_total,
+    });
+
+    let mut calibration = read_calibration(&cd.dir)?;
+    if opts.calibrate && pending_total > 0 {
+        let known: HashSet<String> = calibration.iter().map(|c| c.link.clone()).collect();
+        let mut links = Vec::new();
+        for (i, p) in points.iter().enumerate() {
+            let key = link_key(p);
+            if in_shard(i, opts.shard) && !known.contains(&key) && !links.contains(&key) {
+                links.push(key.clone());
+                queue.push_front(Work::Calibrate {
+                    link: key,
+                    point: p.clone(),
+                });
+            }
+        }
+    }
+    if opts.har {
+        let har_dir = cd.dir.join(HAR_DIR);
+        std::fs::create_dir_all(&har_dir).map_err(|e| at(&har_dir, e))?;
+    }
+
+    let queue = Mutex::new(queue);
+    let (tx, rx) = mpsc::channel::<Done>();
+    let mut appender = Appender::open(&cd.dir)?;
+    let mut failed = 0;
+    let mut done = 0;
+    let mut write_error: Option<io::Error> = None;
+    std::thread::scope(|scope| {
+        for _ in 0..opts.jobs.max(1) {
+            let tx = tx.clone();
+            let queue = &queue;
+            let sites = &sites;
+            scope.spawn(move || loop {
+                let Some(work) = queue.lock().unwrap().pop_front() else {
+                    break;
+                };
+                run_work(exp, work, sites, &tx);
+            });
+        }
+        drop(tx);
+        for msg in rx {
+            match msg {
+                Done::Calibrated(entry, link) => {
+                    if let Some(entry) = entry {
+                        calibration.push(entry);
+                        if let Err(e) = write_calibration(&cd.dir, &calibration) {
+                            write_error.get_or_insert(e);
+                        }
+                    }
+                    on_event(Event::Calibrated { link: &link });
+                }
+                Done::Probe(probe, point, trial) => {
+                    done += 1;
+                    if probe.error.is_some() {
+                        failed += 1;
+                    }
+                    let mut har = None;
+                    if let (true, Some(load), Some(started)) =
+                        (opts.har, &probe.load, probe.started)
+                    {
+                        let name = har_name(&trial);
+                        let doc = crate::har::har(load, started, &point["site"]);
+                        match std::fs::write(cd.dir.join(&name), doc.to_string()) {
+                            Ok(()) => har = Some(name),
+                            Err(e) => {
+                                write_error.get_or_insert(e);
+                            }
+                        }
+                    }
+                    let record = Record {
+                        trial: trial.clone(),
+                        point: &point,
+                        probe: &probe,
+                        started: probe
+                            .started
+                            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                            .map_or(0.0, |d| d.as_secs_f64()),
+                        har,
+                    };
+                    let line = serde_json::to_string(&record).expect("a record serializes");
+                    if let Err(e) = appender.append(&line) {
+                        // Nothing can be kept: stop taking new work.
+                        queue.lock().unwrap().clear();
+                        write_error.get_or_insert(e);
+                    }
+                    let swept = exp.swept();
+                    let mut label: Vec<String> = swept
+                        .iter()
+                        .filter_map(|a| point.get(*a).map(|v| format!("{a}={v}")))
+                        .collect();
+                    label.push(format!("{} rep {}", probe.protocol, probe.rep));
+                    on_event(Event::Probe {
+                        label: &label.join(" "),
+                        probe: &probe,
+                        done,
+                        pending: pending_total,
+                    });
+                }
+            }
+        }
+    });
+    if let Some(e) = write_error {
+        return Err(at(&cd.dir, e).into());
+    }
+    Ok(failed)
+}
+
+fn run_work(
+    exp: &Experiment,
+    work: Work,
+    sites: &HashMap<String, Arc<Site>>,
+    tx: &mpsc::Sender<Done>,
+) {
+    match work {
+        Work::Calibrate { link, point } => {
+            let entry = settings(&point, exp.seed).ok().and_then(|s| {
+                let plan = quick_plan();
+                let c = netns::calibrate::run(&s.testbed, &plan, &mut |_| {}).ok()?;
+                let spec = &s.testbed.link;
+                Some(CalibrationEntry {
+                    link: link.clone(),
+                    rtt_ms: c.rtt_ms.spec,
+                    rtt_measured_ms: c.rtt_ms.measured,
+                    rtt_expected_ms: c.rtt_ms.expected,
+                    down_bps: spec.down.service.bits_per_sec(),
+                    down_measured_bps: c.down_bps.measured,
+                    up_bps: spec.up.service.bits_per_sec(),
+                    up_measured_bps: c.up_bps.measured,
+                    loss: c.loss.spec,
+                    loss_measured: c.loss.measured,
+                    emulator_cpu_pct: c.down_bps.emulator_cpu_pct,
+                    when: unix_now(),
+                })
+            });
+            let _ = tx.send(Done::Calibrated(entry, link));
+        }
+        Work::Point { point, pending } => {
+            let fail_all = |pending: &[(Protocol, usize)], error: String| {
+                for &(protocol, rep) in pending {
+                    let probe = ProbeResult::failed(protocol, rep, error.clone());
+                    let trial = trial_key(&point, protocol, rep);
+                    let _ = tx.send(Done::Probe(Box::new(probe), point.clone(), trial));
+                }
+            };
+            let s = match settings(&point, exp.seed) {
+                Ok(s) => s,
+                Err(e) => return fail_all(&pending, e),
+            };
+            let site = sites[&s.site].as_ref().clone();
+            let spec = CompareSpec {
+                site,
+                protocols: exp.protocols.clone(),
+                testbed: s.testbed,
+                reps: exp.reps,
+                warmup: exp.warmup,
+                conns_per_host: s.conns_per_host,
+                depth: s.depth,
+                max_streams: s.max_streams,
+                tls13_only: s.tls13_only,
+                server_delay: s.server_delay,
+                timeout: exp.timeout,
+            };
+            let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();
+            for _ in 0..exp.warmup {
+                plan.extend(exp.protocols.iter().map(|&p| (p, None)));
+            }
+            plan.extend(pending.iter().map(|&(p, rep)| (p, Some(rep))));
+            let mut reported = HashSet::new();
+            let result = run_plan(&spec, plan, &mut |probe, _, _| {
+                if probe.warmup {
+                    return;
+                }
+                reported.insert((probe.protocol, probe.rep));
+                let trial = trial_key(&point, probe.protocol, probe.rep);
+                let _ = tx.send(Done::Probe(Box::new(probe.clone()), point.clone(), trial));
+            });
+            if let Err(e) = result {
+                // The testbed failed: every Trial it did not finish is recorded as failed.
+                let left: Vec<_> = pending
+                    .into_iter()
+                    .filter(|k| !reported.contains(k))
+                    .collect();
+                fail_all(&left, format!("testbed: {e}"));
+            }
+        }
+    }
+}
+
+/// Joins campaign directories (slices of one experiment) into `out`.
+/// Returns (records written, duplicates skipped).
+pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(usize, usize), SweepError> {
+    let mut experiment: Option<(Experiment, String, PathBuf)> = None;
+    for dir in inputs {
+        let path = dir.join(EXPERIMENT_FILE);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| SweepError::Usage(format!("{}: {e}", path.display())))?;
+        let exp =
+            experiment::parse(&path.display().to_string(), &text).map_err(SweepError::Usage)?;
+        match &experiment {
+            None => experiment = Some((exp, text, path)),
+            Some((first, _, first_path)) if *first != exp => {
+                return Err(SweepError::Usage(format!(
+                    "{} and {} are different experiments ({} differ)",
+                    first_path.display(),
+                    path.display(),
+                    differences(first, &exp).join(", ")
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    let Some((exp, text, _)) = experiment else {
+        return Err(SweepError::Usage(
+            "merge needs at least one directory".into(),
+        ));
+    };
+    let cd = CampaignDir::open(out, exp, &text)?;
+    let mut seen: HashSet<String> = latest(read_probes(&cd.dir, true)?)
+        .into_iter()
+        .map(|p| p.trial)
+        .collect();
+    let mut calibration = read_calibration(&cd.dir)?;
+    let mut appender = Appender::open(&cd.dir)?;
+    let (mut written, mut skipped) = (0, 0);
+    for dir in inputs {
+        if dir.canonicalize().ok() == cd.dir.canonicalize().ok() {
+            continue;
+        }
+        // Copy raw lines, so that no field is lost in translation.
+        let path = dir.join(PROBES_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(at(&path, e).into()),
+        };
+        let stored = latest(read_probes(dir, false)?);
+        let keep: HashMap<&str, &StoredProbe> =
+            stored.iter().map(|p| (p.trial.as_str(), p)).collect();
+        for line in text.lines() {
+            let Ok(p) = serde_json::from_str::<StoredProbe>(line) else {
+                continue; // a line cut short by a kill
+            };
+            // Only the latest record of each Trial, once.
+            let latest_here = keep
+                .get(p.trial.as_str())
+                .is_some_and(|k| k.started == p.started);
+            if !latest_here || seen.contains(&p.trial) {
+                skipped += 1;
+                continue;
+            }
+            if let Some(har) = &p.har {
+                let (from, to) = (dir.join(har), cd.dir.join(har));
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                if from.exists() {
+                    std::fs::copy(&from, &to).map_err(|e| at(&from, e))?;
+                }
+            }
+            appender.append(line)?;
+            seen.insert(p.trial);
+            written += 1;
+        }
+        for c in read_calibration(dir)? {
+            if !calibration.iter().any(|k| k.link == c.link) {
+                calibration.push(c);
+            }
+        }
+    }
+    write_calibration(&cd.dir, &calibration)?;
+    Ok((written, skipped))
+}

@@ -1,0 +1,990 @@
+//! Campaign reports: reads a campaign directory (experiment, probes.jsonl,
+//! calibration.json, HARs) and writes `summary.csv` (one row per group of
+//! Trials and protocol) and `report.html`, self-contained (inline SVG, no
+//! network): gain against each swept axis with CI bands and the paper's
+//! reference marks, PLT CDFs, heatmaps for two-axis sweeps, HAR phase bars, a
+//! waterfall and the calibration table.
+
+mod svg;
+
+use lab::campaign::{self, CalibrationEntry, StoredProbe};
+use lab::experiment::{self, point_key, Experiment, Kind, Point};
+use lab::stats::{gain_with_ci, mean, summarize, Summary};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+use svg::{colour, esc, Bar, Mark, Series};
+
+pub const SUMMARY_FILE: &str = "summary.csv";
+pub const REPORT_FILE: &str = "report.html";
+
+/// The columns of summary.csv, in order (documented in docs/experiments.md).
+pub const SUMMARY_COLUMNS: &[&str] = &[
+    "site",
+    "point",
+    "protocol",
+    "n",
+    "failed",
+    "plt_mean_ms",
+    "plt_median_ms",
+    "plt_ci_lo_ms",
+    "plt_ci_hi_ms",
+    "tow_mean_ms",
+    "tow_median_ms",
+    "gain_pct",
+    "gain_ci_lo",
+    "gain_ci_hi",
+    "tow_gain_pct",
+    "connect_ms",
+    "ssl_ms",
+    "send_ms",
+    "wait_ms",
+    "receive_ms",
+    "connections",
+    "bytes_down",
+];
+
+/// The HAR phases drawn, with their colours (connect here excludes ssl).
+const PHASES: &[(&str, &str)] = &[
+    ("blocked", "#c7c7c7"),
+    ("connect", "#ff9f40"),
+    ("ssl", "#9467bd"),
+    ("send", "#8c8c8c"),
+    ("wait", "#2ca02c"),
+    ("receive", "#1f77b4"),
+];
+
+pub struct Options {
+    /// The Trial (its key, as in probes.jsonl) whose waterfall is drawn; by
+    /// default the median probe of each protocol at the first point.
+    pub waterfall: Option<String>,
+}
+
+/// One row of summary.csv.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub point: Point,
+    pub key: String,
+    pub protocol: String,
+    pub n: usize,
+    pub failed: usize,
+    pub plt: Summary,
+    pub tow: Summary,
+    /// Gain of mean PLT over the baseline's at the same point, with its 95 % bootstrap CI.
+    pub gain: f64,
+    pub gain_ci: [f64; 2],
+    pub tow_gain: f64,
+    pub phases: BTreeMap<String, f64>,
+    pub connections: f64,
+    pub bytes_down: f64,
+}
+
+/// What `write` produced, for the command's closing lines.
+pub struct Written {
+    pub csv: PathBuf,
+    pub html: PathBuf,
+    pub rows: usize,
+    pub probes: usize,
+    pub failed: usize,
+    pub missing: usize,
+    pub headline: Vec<String>,
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg)
+}
+
+/// Reads DIR and writes DIR/summary.csv and DIR/report.html.
+pub fn write(dir: &Path, opts: &Options) -> io::Result<Written> {
+    let exp_path = dir.join(campaign::EXPERIMENT_FILE);
+    let text = std::fs::read_to_string(&exp_path).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "{}: {e} (is this a campaign directory?)",
+                exp_path.display()
+            ),
+        )
+    })?;
+    let exp = experiment::parse(&exp_path.display().to_string(), &text).map_err(invalid)?;
+    let probes = campaign::latest(campaign::read_probes(dir, false)?);
+    let calibration = campaign::read_calibration(dir)?;
+    let rows = aggregate(&exp, &probes);
+
+    let csv = dir.join(SUMMARY_FILE);
+    std::fs::write(&csv, summary_csv(&exp, &rows))?;
+    let headline = headline(&exp, &rows);
+    let html = dir.join(REPORT_FILE);
+    let expected = exp.trial_count();
+    let failed = probes.iter().filter(|p| p.error.is_some()).count();
+    let page = render(dir, &exp, &probes, &rows, &calibration, &headline, opts);
+    std::fs::write(&html, page)?;
+    Ok(Written {
+        csv,
+        html,
+        rows: rows.len(),
+        probes: probes.len(),
+        failed,
+        missing: expected.saturating_sub(probes.len()),
+        headline,
+    })
+}
+
+/// Groups the probes by point and protocol, in the experiment's order.
+pub fn aggregate(exp: &Experiment, probes: &[StoredProbe]) -> Vec<Row> {
+    let mut by_point: BTreeMap<String, Vec<&StoredProbe>> = BTreeMap::new();
+    for p in probes {
+        by_point.entry(point_key(&p.point)).or_default().push(p);
+    }
+    let mut rows = Vec::new();
+    for point in exp.points() {
+        let key = point_key(&point);
+        let Some(here) = by_point.get(&key) else {
+            continue;
+        };
+        let ok = |proto: &str| -> Vec<&StoredProbe> {
+            here.iter()
+                .copied()
+                .filter(|p| p.protocol == proto && p.error.is_none())
+                .collect()
+        };
+        let base = ok(exp.baseline.name());
+        let base_plt: Vec<f64> = base.iter().map(|p| p.plt_ms).collect();
+        let base_tow: Vec<f64> = base.iter().map(|p| p.tow_ms).collect();
+        for proto in &exp.protocols {
+            let good = ok(proto.name());
+            let plt: Vec<f64> = good.iter().map(|p| p.plt_ms).collect();
+            let tow: Vec<f64> = good.iter().map(|p| p.tow_ms).collect();
+            let (gain, gain_ci) = if *proto == exp.baseline {
+                (0.0, [0.0, 0.0])
+            } else {
+                gain_with_ci(&base_plt, &plt, 2014)
+            };
+            let (tow_gain, _) = gain_with_ci(&base_tow, &tow, 2014);
+            let mut phases = BTreeMap::new();
+            for (name, _) in PHASES {
+                let v: Vec<f64> = good
+                    .iter()
+                    .map(|p| {
+                        let get = |k: &str| p.phases.get(k).copied().unwrap_or(0.0).max(0.0);
+                        if *name == "connect" {
+                            (get("connect") - get("ssl")).max(0.0)
+                        } else {
+                            get(name)
+                        }
+                    })
+                    .collect();
+                phases.insert(name.to_string(), mean(&v));
+            }
+            rows.push(Row {
+                point: point.clone(),
+                key: key.clone(),
+                protocol: proto.name().to_string(),
+                n: good.len(),
+                failed: here
+                    .iter()
+                    .filter(|p| p.protocol == proto.name() && p.error.is_some())
+                    .count(),
+                plt: summarize(&plt),
+                tow: summarize(&tow),
+                gain,
+                gain_ci,
+                tow_gain: if *proto == exp.baseline {
+                    0.0
+                } else {
+                    tow_gain
+                },
+                phases,
+                connections: mean(
+                    &good
+                        .iter()
+                        .map(|p| p.connections as f64)
+                        .collect::<Vec<_>>(),
+                ),
+                bytes_down: mean(&good.iter().map(|p| p.bytes_down as f64).collect::<Vec<_>>()),
+            });
+        }
+    }
+    rows
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.3}")
+    } else {
+        String::new()
+    }
+}
+
+/// summary.csv: `site`, one column per swept axis, then SUMMARY_COLUMNS[1..].
+fn summary_csv(exp: &Experiment, rows: &[Row]) -> String {
+    let axes = swept_axes(exp);
+    let mut header = vec![SUMMARY_COLUMNS[0].to_string()];
+    header.extend(axes.iter().cloned());
+    header.extend(SUMMARY_COLUMNS[1..].iter().map(|c| c.to_string()));
+    let mut out = header.join(",");
+    out.push('\n');
+    for r in rows {
+        let ph = |k: &str| num(r.phases.get(k).copied().unwrap_or(f64::NAN));
+        let mut fields = vec![csv_field(r.point.get("site").map_or("", String::as_str))];
+        fields.extend(
+            axes.iter()
+                .map(|a| csv_field(r.point.get(a).map_or("", String::as_str))),
+        );
+        fields.extend([
+            csv_field(&r.key),
+            r.protocol.clone(),
+            r.n.to_string(),
+            r.failed.to_string(),
+            num(r.plt.mean),
+            num(r.plt.median),
+            num(r.plt.ci95[0]),
+            num(r.plt.ci95[1]),
+            num(r.tow.mean),
+            num(r.tow.median),
+            num(r.gain),
+            num(r.gain_ci[0]),
+            num(r.gain_ci[1]),
+            num(r.tow_gain),
+            ph("connect"),
+            ph("ssl"),
+            ph("send"),
+            ph("wait"),
+            ph("receive"),
+            num(r.connections),
+            num(r.bytes_down),
+        ]);
+        out.push_str(&fields.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn sites(exp: &Experiment) -> Vec<String> {
+    exp.values("site").to_vec()
+}
+
+/// The swept axes other than the site.
+fn swept_axes(exp: &Experiment) -> Vec<String> {
+    exp.swept()
+        .into_iter()
+        .filter(|a| *a != "site")
+        .map(String::from)
+        .collect()
+}
+
+fn kind(axis: &str) -> Kind {
+    experiment::field(axis).map_or(Kind::Site, |f| f.kind)
+}
+
+/// The x position of an axis value: its magnitude, or its index for categories.
+fn x_of(exp: &Experiment, axis: &str, value: &str) -> f64 {
+    experiment::magnitude(kind(axis), value).unwrap_or_else(|| {
+        exp.values(axis)
+            .iter()
+            .position(|v| v == value)
+            .unwrap_or(0) as f64
+    })
+}
+
+fn axis_label(axis: &str) -> String {
+    match kind(axis) {
+        Kind::Duration => format!("{axis} (ms)"),
+        Kind::Rate => format!("{axis} (bit/s)"),
+        Kind::Loss => format!("{axis} (%)"),
+        _ => axis.to_string(),
+    }
+}
+
+fn log_axis(exp: &Experiment, axis: &str) -> bool {
+    let xs: Vec<f64> = exp
+        .values(axis)
+        .iter()
+        .filter_map(|v| experiment::magnitude(kind(axis), v))
+        .collect();
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(*x), b.max(*x)));
+    matches!(kind(axis), Kind::Rate) && lo > 0.0 && hi / lo >= 8.0
+}
+
+fn x_ticks(exp: &Experiment, axis: &str) -> Vec<(f64, String)> {
+    let values = exp.values(axis);
+    let step = values.len().div_ceil(13).max(1);
+    values
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % step == 0 || *i == values.len() - 1)
+        .map(|(_, v)| (x_of(exp, axis, v), v.clone()))
+        .collect()
+}
+
+/// Mean gain per site and protocol over the sweep, with the range of group gains.
+fn headline(exp: &Experiment, rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for site in sites(exp) {
+        for proto in exp.protocols.iter().filter(|p| **p != exp.baseline) {
+            let gains: Vec<f64> = rows
+                .iter()
+                .filter(|r| {
+                    r.protocol == proto.name()
+                        && r.point.get("site") == Some(&site)
+                        && r.gain.is_finite()
+                        && r.n > 0
+                })
+                .map(|r| r.gain)
+                .collect();
+            if gains.is_empty() {
+                continue;
+            }
+            let (lo, hi) = gains
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), g| {
+                    (a.min(*g), b.max(*g))
+                });
+            let mut line = format!(
+                "{site}: {proto} over {}: mean gain {:+.1} % over {} point(s) (from {:+.1} to {:+.1})",
+                exp.baseline,
+                mean(&gains),
+                gains.len(),
+                lo,
+                hi
+            );
+            for r in exp.references.iter().filter(|r| {
+                r.site.as_deref() == Some(site.as_str())
+                    && r.axis.is_none()
+                    && r.protocol.as_deref().is_none_or(|p| p == proto.name())
+            }) {
+                let _ = write!(line, "; {}: {:+.2} %", r.label, r.gain_pct);
+            }
+            out.push(line);
+        }
+    }
+    // Points the paper named (e.g. 490 ms for YouTube), and averages over all sites.
+    for r in &exp.references {
+        let matching = |row: &Row| {
+            r.site
+                .as_deref()
+                .is_none_or(|s| row.point.get("site").map(String::as_str) == Some(s))
+                && r.protocol.as_deref().is_none_or(|p| p == row.protocol)
+                && row.protocol != exp.baseline.name()
+                && row.n > 0
+                && match (&r.axis, &r.at) {
+                    (Some(a), Some(at)) => {
+                        let want = experiment::canonical(kind(a), at).unwrap_or_default();
+                        row.point.get(a.as_str()) == Some(&want)
+                    }
+                    _ => true,
+                }
+        };
+        if r.axis.is_none() && r.site.is_some() {
+            continue; // in the per-site lines above
+        }
+        let gains: Vec<f64> = rows
+            .iter()
+            .filter(|row| matching(row))
+            .map(|row| row.gain)
+            .collect();
+        if gains.is_empty() {
+            continue;
+        }
+        out.push(format!(
+            "{}{}{}: ours {:+.1} % (mean of {} group(s)), {} {:+.2} %",
+            r.site.as_deref().unwrap_or("all sites"),
+            r.axis.as_ref().map_or(String::new(), |a| format!(
+                " at {a}={}",
+                r.at.as_deref().unwrap_or("")
+            )),
+            r.protocol
+                .as_ref()
+                .map_or(String::new(), |p| format!(" ({p})")),
+            mean(&gains),
+            gains.len(),
+            r.label,
+            r.gain_pct
+        ));
+    }
+    out
+}
+
+/// Gain against one swept axis for one site: one series per non-baseline protocol
+/// (and per value of a categorical third axis would be too many: the other
+/// swept axes are averaged over, and the caption says so).
+fn gain_series(
+    exp: &Experiment,
+    rows: &[Row],
+    site: &str,
+    axis: &str,
+    metric: &dyn Fn(&Row) -> (f64, f64, f64),
+    protocols: &[String],
+) -> Vec<Series> {
+    let mut out = Vec::new();
+    for proto in protocols {
+        let mut points = Vec::new();
+        for v in exp.values(axis) {
+            let here: Vec<&Row> = rows
+                .iter()
+                .filter(|r| {
+                    r.protocol == *proto
+                        && r.point.get("site").map(String::as_str) == Some(site)
+                        && r.point.get(axis) == Some(v)
+                        && r.n > 0
+                })
+                .collect();
+            if here.is_empty() {
+                continue;
+            }
+            let m: Vec<(f64, f64, f64)> = here.iter().map(|r| metric(r)).collect();
+            let avg = |f: &dyn Fn(&(f64, f64, f64)) -> f64| {
+                mean(
+                    &m.iter()
+                        .map(f)
+                        .filter(|x| x.is_finite())
+                        .collect::<Vec<_>>(),
+                )
+            };
+            points.push((
+                x_of(exp, axis, v),
+                avg(&|t| t.0),
+                avg(&|t| t.1),
+                avg(&|t| t.2),
+            ));
+        }
+        out.push(Series {
+            name: proto.clone(),
+            colour: colour(proto).into(),
+            points,
+        });
+    }
+    out
+}
+
+fn reference_marks(exp: &Experiment, site: &str, axis: Option<&str>) -> Vec<Mark> {
+    exp.references
+        .iter()
+        .filter(|r| r.site.as_deref().is_none_or(|s| s == site))
+        .filter_map(|r| {
+            let x = match (&r.axis, &r.at, axis) {
+                (Some(a), Some(at), Some(axis)) if a == axis => Some(Some(x_of(
+                    exp,
+                    a,
+                    &experiment::canonical(kind(a), at).ok()?,
+                ))),
+                (None, _, _) => Some(None),
+                _ => None,
+            }?;
+            Some(Mark {
+                label: r.label.clone(),
+                x,
+                y: r.gain_pct,
+                colour: if r.site.is_none() {
+                    "#555".into()
+                } else {
+                    "#000".into()
+                },
+            })
+        })
+        .collect()
+}
+
+struct Html {
+    body: String,
+    plots: usize,
+    toc: Vec<(String, String)>,
+}
+
+impl Html {
+    fn section(&mut self, id: &str, title: &str) {
+        let _ = write!(self.body, r#"<h2 id="{id}">{}</h2>"#, esc(title));
+        self.toc.push((id.to_string(), title.to_string()));
+    }
+    fn figure(&mut self, svg: String, caption: &str) {
+        self.plots += 1;
+        let _ = write!(
+            self.body,
+            "<figure>{svg}<figcaption>{}</figcaption></figure>",
+            esc(caption)
+        );
+    }
+    fn p(&mut self, text: &str) {
+        let _ = write!(self.body, "<p>{}</p>", esc(text));
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render(
+    dir: &Path,
+    exp: &Experiment,
+    probes: &[StoredProbe],
+    rows: &[Row],
+    calibration: &[CalibrationEntry],
+    headline: &[String],
+    opts: &Options,
+) -> String {
+    let mut h = Html {
+        body: String::new(),
+        plots: 0,
+        toc: Vec::new(),
+    };
+    let others: Vec<String> = exp
+        .protocols
+        .iter()
+        .filter(|p| **p != exp.baseline)
+        .map(|p| p.name().to_string())
+        .collect();
+    let all: Vec<String> = exp.protocols.iter().map(|p| p.name().to_string()).collect();
+    let axes = swept_axes(exp);
+    let failed = probes.iter().filter(|p| p.error.is_some()).count();
+
+    h.section("summary", "Summary");
+    let _ = write!(
+        h.body,
+        "<p>{} Trials in the experiment; {} probes recorded ({} failed, {} not run yet). Protocols: {}; baseline {}. Swept: {}. {} repetitions per point; gain = (baseline − X) / baseline × 100 % of mean PLT, positive when X is faster; CIs are 95 % (Student's t for means, bootstrap for gains).</p><ul>",
+        exp.trial_count(),
+        probes.len(),
+        failed,
+        exp.trial_count().saturating_sub(probes.len()),
+        esc(&all.join(", ")),
+        exp.baseline,
+        esc(&if exp.swept().is_empty() { "nothing".to_string() } else { exp.swept().join(", ") }),
+        exp.reps
+    );
+    for line in headline {
+        let _ = write!(h.body, "<li>{}</li>", esc(line));
+    }
+    h.body.push_str("</ul>");
+
+    for site in sites(exp) {
+        for axis in &axes {
+            let rest: Vec<&String> = axes.iter().filter(|a| *a != axis).collect();
+            let averaged = if rest.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " Averaged over {} (band: mean of the groups' CIs).",
+                    rest.iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            let id = format!("gain-{site}-{axis}");
+            h.section(&id, &format!("{site}: gain against {axis}"));
+            let series = gain_series(
+                exp,
+                rows,
+                &site,
+                axis,
+                &|r| (r.gain, r.gain_ci[0], r.gain_ci[1]),
+                &others,
+            );
+            let marks = reference_marks(exp, &site, Some(axis));
+            h.figure(
+                svg::line_chart(
+                    &format!("{site}: gain of mean PLT over {} against {axis}", exp.baseline),
+                    &axis_label(axis),
+                    &format!("gain over {} (%)", exp.baseline),
+                    &x_ticks(exp, axis),
+                    log_axis(exp, axis),
+                    &series,
+                    &marks,
+                    true,
+                ),
+                &format!("Gain of mean PLT over {} with 95 % bootstrap bands; diamonds and dashed lines are the paper's numbers.{averaged}", exp.baseline),
+            );
+            let series = gain_series(
+                exp,
+                rows,
+                &site,
+                axis,
+                &|r| (r.plt.mean, r.plt.ci95[0], r.plt.ci95[1]),
+                &all,
+            );
+            h.figure(
+                svg::line_chart(
+                    &format!("{site}: PLT against {axis}"),
+                    &axis_label(axis),
+                    "mean PLT (ms)",
+                    &x_ticks(exp, axis),
+                    log_axis(exp, axis),
+                    &series,
+                    &[],
+                    true,
+                ),
+                &format!("Mean page load time per protocol with 95 % CI bands.{averaged}"),
+            );
+        }
+        if axes.len() == 2 {
+            let (row_axis, col_axis) = (&axes[0], &axes[1]);
+            for proto in &others {
+                h.section(
+                    &format!("heat-{site}-{proto}"),
+                    &format!("{site}: {proto} gain over {row_axis} × {col_axis}"),
+                );
+                let cols = exp.values(col_axis).to_vec();
+                let rws = exp.values(row_axis).to_vec();
+                let cell = |c: usize, r: usize| {
+                    rows.iter()
+                        .find(|x| {
+                            x.protocol == *proto
+                                && x.point.get("site") == Some(&site)
+                                && x.point.get(col_axis.as_str()) == Some(&cols[c])
+                                && x.point.get(row_axis.as_str()) == Some(&rws[r])
+                                && x.n > 0
+                        })
+                        .map(|x| x.gain)
+                };
+                h.figure(
+                    svg::heatmap(&format!("{site}: gain of {proto} over {}", exp.baseline), col_axis, row_axis, &cols, &rws, &cell),
+                    &format!("Gain of mean PLT (%) of {proto} over {} at each point (blue: faster, red: slower), as in 004's Fig. 9.", exp.baseline),
+                );
+            }
+        }
+        h.section(&format!("cdf-{site}"), &format!("{site}: PLT distribution"));
+        let series: Vec<(String, String, Vec<f64>)> = all
+            .iter()
+            .map(|p| {
+                let v: Vec<f64> = probes
+                    .iter()
+                    .filter(|x| {
+                        x.protocol == *p && x.error.is_none() && x.point.get("site") == Some(&site)
+                    })
+                    .map(|x| x.plt_ms)
+                    .collect();
+                (p.clone(), colour(p).to_string(), v)
+            })
+            .collect();
+        h.figure(
+            svg::cdf_chart(&format!("{site}: CDF of PLT"), "PLT (ms)", &series),
+            &if axes.is_empty() {
+                "CDF of page load time per protocol.".to_string()
+            } else {
+                "CDF of page load time per protocol, pooled over every point of the sweep."
+                    .to_string()
+            },
+        );
+        h.section(
+            &format!("phases-{site}"),
+            &format!("{site}: where the time goes"),
+        );
+        let phase_rows: Vec<(String, Vec<(String, f64)>)> = all
+            .iter()
+            .map(|p| {
+                let here: Vec<&Row> = rows
+                    .iter()
+                    .filter(|r| r.protocol == *p && r.point.get("site") == Some(&site) && r.n > 0)
+                    .collect();
+                let segs = PHASES
+                    .iter()
+                    .map(|(name, _)| {
+                        (
+                            name.to_string(),
+                            mean(&here.iter().map(|r| r.phases[*name]).collect::<Vec<_>>()),
+                        )
+                    })
+                    .collect();
+                (p.clone(), segs)
+            })
+            .collect();
+        h.figure(
+            svg::stacked_bars(&format!("{site}: HAR phases summed over the page's requests"), "ms per page (sum over requests)", &phase_rows, PHASES),
+            "Mean over probes of each HAR phase summed over the page's requests (connect without ssl), as in 004's Fig. 3 and Fig. 5.",
+        );
+        let ssl = |p: &str| {
+            phase_rows
+                .iter()
+                .find(|r| r.0 == p)
+                .and_then(|r| r.1.iter().find(|s| s.0 == "ssl"))
+                .map(|s| s.1)
+        };
+        if let Some(base_ssl) = ssl(exp.baseline.name()).filter(|v| *v > 0.0) {
+            for p in &others {
+                if let Some(x) = ssl(p) {
+                    h.p(&format!(
+                        "{p} spends {:.0} % less time in SSL than {} ({x:.0} vs {base_ssl:.0} ms per page); 004 reports SPDY saving 66–94 %.",
+                        (1.0 - x / base_ssl) * 100.0,
+                        exp.baseline
+                    ));
+                }
+            }
+        }
+    }
+
+    h.section("waterfall", "Waterfall");
+    waterfalls(&mut h, dir, exp, probes, rows, opts);
+
+    h.section("calibration", "Calibration");
+    if calibration.is_empty() {
+        h.p("No calibration recorded (the sweep ran with --no-calibration).");
+    } else {
+        h.body.push_str("<table><tr><th>link</th><th>RTT spec</th><th>expected</th><th>measured</th><th>down spec</th><th>measured</th><th>up spec</th><th>measured</th><th>loss spec</th><th>measured</th><th>emulator CPU</th></tr>");
+        let rate = |r: Option<f64>| {
+            r.map_or("unlimited".to_string(), |v| {
+                format!("{:.0} kbit/s", v / 1e3)
+            })
+        };
+        for c in calibration {
+            let _ = write!(
+                h.body,
+                "<tr><td>{}</td><td>{:.1} ms</td><td>{:.2} ms</td><td>{:.2} ms</td><td>{}</td><td>{:.0} kbit/s{}</td><td>{}</td><td>{:.0} kbit/s{}</td><td>{:.2} %</td><td>{:.2} %</td><td>{:.0} %</td></tr>",
+                esc(&c.link),
+                c.rtt_ms,
+                c.rtt_expected_ms,
+                c.rtt_measured_ms,
+                rate(c.down_bps),
+                c.down_measured_bps / 1e3,
+                c.down_bps.map_or(String::new(), |s| format!(" ({:.1} %)", c.down_measured_bps / s * 100.0)),
+                rate(c.up_bps),
+                c.up_measured_bps / 1e3,
+                c.up_bps.map_or(String::new(), |s| format!(" ({:.1} %)", c.up_measured_bps / s * 100.0)),
+                c.loss * 100.0,
+                c.loss_measured * 100.0,
+                c.emulator_cpu_pct
+            );
+        }
+        h.body.push_str("</table><p>Quick calibration of each distinct link: 10 UDP echoes, 2 s of TCP bulk each way after a warm-up, 1000 datagrams each way; goodput of TCP over a rate is at most 1448/1500 = 96.5 % of it.</p>");
+    }
+
+    if failed > 0 {
+        h.section("failures", "Failed probes");
+        h.body
+            .push_str("<table><tr><th>Trial</th><th>error</th></tr>");
+        for p in probes.iter().filter(|p| p.error.is_some()).take(50) {
+            let _ = write!(
+                h.body,
+                "<tr><td>{}</td><td>{}</td></tr>",
+                esc(&p.trial),
+                esc(p.error.as_deref().unwrap_or(""))
+            );
+        }
+        h.body.push_str("</table>");
+    }
+
+    h.section("table", "All groups");
+    h.body.push_str("<table><tr><th>point</th><th>protocol</th><th>n</th><th>failed</th><th>PLT mean (ms)</th><th>95 % CI</th><th>median</th><th>gain (%)</th><th>95 % CI</th></tr>");
+    for r in rows {
+        let _ = write!(
+            h.body,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0} – {:.0}</td><td>{:.0}</td><td>{}</td><td>{}</td></tr>",
+            esc(&r.key),
+            esc(&r.protocol),
+            r.n,
+            r.failed,
+            r.plt.mean,
+            r.plt.ci95[0],
+            r.plt.ci95[1],
+            r.plt.median,
+            if r.protocol == exp.baseline.name() { "baseline".into() } else { format!("{:+.1}", r.gain) },
+            if r.protocol == exp.baseline.name() { String::new() } else { format!("{:+.1} – {:+.1}", r.gain_ci[0], r.gain_ci[1]) },
+        );
+    }
+    h.body.push_str("</table>");
+
+    let toc: String = h
+        .toc
+        .iter()
+        .map(|(id, t)| format!(r##"<li><a href="#{id}">{}</a></li>"##, esc(t)))
+        .collect();
+    format!(
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>spdylab — {name}</title>
+<style>
+body {{ font-family: sans-serif; max-width: 60rem; margin: 1.5rem auto; padding: 0 1rem; color: #222; }}
+h1 {{ font-size: 1.5rem; }} h2 {{ font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }}
+figure {{ margin: 1rem 0; }} figcaption {{ font-size: 0.85rem; color: #555; max-width: 40rem; }}
+svg {{ max-width: 100%; height: auto; }}
+table {{ border-collapse: collapse; font-size: 0.8rem; }} td, th {{ border: 1px solid #ddd; padding: 2px 6px; text-align: right; }}
+td:first-child {{ text-align: left; }}
+nav ul {{ columns: 2; font-size: 0.85rem; }}
+@media print {{ nav {{ display: none; }} figure, table {{ break-inside: avoid; }} body {{ max-width: none; }} }}
+</style></head>
+<body data-plots="{plots}">
+<h1>spdylab campaign: {name}</h1>
+<p>{description}</p>
+<nav><ul>{toc}</ul></nav>
+{body}
+<p><small>Written by spdylab {version} from {dir}. Each probe's record is in probes.jsonl, its HAR in har/.</small></p>
+<script>
+window.addEventListener("load", function () {{
+  var plots = document.querySelectorAll("svg.plot"), drawn = 0;
+  plots.forEach(function (s) {{
+    var r = s.getBoundingClientRect();
+    if (r.width > 0 && r.height > 0 && s.querySelector("path, rect, circle, line")) drawn++;
+  }});
+  document.body.setAttribute("data-rendered", String(drawn));
+}});
+</script>
+</body></html>
+"#,
+        name = esc(&exp.name),
+        description = esc(&exp.description),
+        plots = h.plots,
+        toc = toc,
+        body = h.body,
+        version = env!("CARGO_PKG_VERSION"),
+        dir = esc(&dir.display().to_string()),
+    )
+}
+
+/// Milliseconds since the epoch from a HAR date (`2026-11-23T10:11:12.345Z`).
+fn har_ms(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    if b.len() < 20 {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, mo, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
+    let (hh, mm, ss) = (n(11..13)?, n(14..16)?, n(17..19)?);
+    let frac: f64 = s
+        .get(19..s.len() - 1)
+        .and_then(|f| format!("0{f}").parse().ok())
+        .unwrap_or(0.0);
+    // Days from civil (H. Hinnant).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if mo > 2 { mo - 3 } else { mo + 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) as f64 + frac) * 1e3)
+}
+
+fn waterfalls(
+    h: &mut Html,
+    dir: &Path,
+    exp: &Experiment,
+    probes: &[StoredProbe],
+    rows: &[Row],
+    opts: &Options,
+) {
+    let chosen: Vec<&StoredProbe> = match &opts.waterfall {
+        Some(trial) => probes.iter().filter(|p| p.trial == *trial).collect(),
+        None => {
+            // The first point with results: each protocol's median probe.
+            let Some(first) = rows.iter().find(|r| r.n > 0) else {
+                h.p("No probe finished yet.");
+                return;
+            };
+            exp.protocols
+                .iter()
+                .filter_map(|proto| {
+                    let mut here: Vec<&StoredProbe> = probes
+                        .iter()
+                        .filter(|p| {
+                            p.protocol == proto.name()
+                                && p.error.is_none()
+                                && point_key(&p.point) == first.key
+                        })
+                        .collect();
+                    here.sort_by(|a, b| a.plt_ms.total_cmp(&b.plt_ms));
+                    here.get(here.len().saturating_sub(1) / 2).copied()
+                })
+                .collect()
+        }
+    };
+    if chosen.is_empty() {
+        h.p(&format!(
+            "No probe matches {}.",
+            opts.waterfall.as_deref().unwrap_or("")
+        ));
+        return;
+    }
+    for p in chosen {
+        let Some(har) = &p.har else {
+            h.p(&format!(
+                "{}: no HAR kept (the sweep ran with --no-har).",
+                p.trial
+            ));
+            continue;
+        };
+        let doc: Option<Value> = std::fs::read_to_string(dir.join(har))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let Some(doc) = doc else {
+            h.p(&format!("{}: {har} is missing or unreadable.", p.trial));
+            continue;
+        };
+        let page_start = doc["log"]["pages"][0]["startedDateTime"]
+            .as_str()
+            .and_then(har_ms)
+            .unwrap_or(0.0);
+        let bars: Vec<Bar> = doc["log"]["entries"]
+            .as_array()
+            .map(|entries| {
+                entries
+                    .iter()
+                    .map(|e| {
+                        let start = e["_startedMs"].as_f64().unwrap_or_else(|| {
+                            e["startedDateTime"]
+                                .as_str()
+                                .and_then(har_ms)
+                                .map_or(0.0, |t| t - page_start)
+                        });
+                        let t = &e["timings"];
+                        let get = |k: &str| t[k].as_f64().unwrap_or(-1.0).max(0.0);
+                        let phases = PHASES
+                            .iter()
+                            .map(|(name, _)| {
+                                let v = if *name == "connect" {
+                                    (get("connect") - get("ssl")).max(0.0)
+                                } else {
+                                    get(name)
+                                };
+                                (name.to_string(), v)
+                            })
+                            .collect();
+                        Bar {
+                            label: e["request"]["url"].as_str().unwrap_or("").to_string(),
+                            start,
+                            phases,
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        h.figure(
+            svg::waterfall(
+                &format!("{} — PLT {:.0} ms", p.trial, p.plt_ms),
+                &bars,
+                PHASES,
+            ),
+            &format!(
+                "Requests of {} ({}, PLT {:.0} ms), from its HAR ({har}).",
+                point_key(&p.point),
+                p.protocol,
+                p.plt_ms
+            ),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn har_dates_parse() {
+        assert_eq!(har_ms("1970-01-01T00:00:01.500Z"), Some(1500.0));
+        assert_eq!(
+            har_ms("2026-11-23T00:00:00.123Z"),
+            Some(1_795_392_000_123.0)
+        );
+    }
+
+    #[test]
+    fn csv_fields_are_quoted() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("x\"y"), "\"x\"\"y\"");
+        assert_eq!(csv_field("plain"), "plain");
+    }
+}

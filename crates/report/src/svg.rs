@@ -1,0 +1,714 @@
+//! Plots as inline SVG, written by hand so that a report needs no library, no
+//! script and no network: line charts with confidence bands and reference
+//! marks, CDFs, heatmaps, stacked bars and a request waterfall.
+
+use std::fmt::Write;
+
+pub const WIDTH: f64 = 640.0;
+pub const HEIGHT: f64 = 300.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 150.0;
+const TOP: f64 = 16.0;
+const BOTTOM: f64 = 44.0;
+
+/// A protocol's colour, the same in every plot.
+pub fn colour(protocol: &str) -> &'static str {
+    match protocol {
+        "https" => "#1f77b4",
+        "h2" => "#d62728",
+        "spdy3" => "#2ca02c",
+        "http" => "#7f7f7f",
+        "h2c" => "#ff7f0e",
+        "http-pipelined" => "#9467bd",
+        "https-pipelined" => "#8c564b",
+        "h3" => "#e377c2",
+        _ => "#17becf",
+    }
+}
+
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// "Nice" tick values covering [lo, hi].
+fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / n as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let mut t = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while t <= hi + step * 1e-9 {
+        out.push(if t.abs() < step * 1e-9 { 0.0 } else { t });
+        t += step;
+    }
+    out
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.abs() >= 1e9 && (v / 1e9).fract() == 0.0 {
+        format!("{}G", v / 1e9)
+    } else if v.abs() >= 1e6 && (v / 1e6).fract() == 0.0 {
+        format!("{}M", v / 1e6)
+    } else if v.abs() >= 1e4 && (v / 1e3).fract() == 0.0 {
+        format!("{}k", v / 1e3)
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// Maps data to the plot area.
+struct Frame {
+    x: (f64, f64),
+    y: (f64, f64),
+    log_x: bool,
+}
+
+impl Frame {
+    fn px(&self, x: f64) -> f64 {
+        let (a, b, v) = if self.log_x {
+            (self.x.0.ln(), self.x.1.ln(), x.max(1e-300).ln())
+        } else {
+            (self.x.0, self.x.1, x)
+        };
+        let span = if b > a { b - a } else { 1.0 };
+        LEFT + (v - a) / span * (WIDTH - LEFT - RIGHT)
+    }
+    fn py(&self, y: f64) -> f64 {
+        let span = if self.y.1 > self.y.0 {
+            self.y.1 - self.y.0
+        } else {
+            1.0
+        };
+        HEIGHT - BOTTOM - (y - self.y.0) / span * (HEIGHT - TOP - BOTTOM)
+    }
+
+    /// Axes, grid, tick labels and titles.
+    fn axes(&self, out: &mut String, x_label: &str, y_label: &str, x_ticks: &[(f64, String)]) {
+        let (x0, x1) = (LEFT, WIDTH - RIGHT);
+        let (y0, y1) = (HEIGHT - BOTTOM, TOP);
+        for t in ticks(self.y.0, self.y.1, 5) {
+            let y = self.py(t);
+            let _ = write!(
+                out,
+                r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"##,
+                x0 - 4.0,
+                y + 4.0,
+                fmt_num(t)
+            );
+        }
+        for (t, label) in x_ticks {
+            let x = self.px(*t);
+            let _ = write!(
+                out,
+                r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{:.1}" stroke="#888"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##,
+                y0 + 4.0,
+                y0 + 16.0,
+                esc(label)
+            );
+        }
+        let _ = write!(
+            out,
+            r##"<rect x="{x0}" y="{y1}" width="{:.1}" height="{:.1}" fill="none" stroke="#888"/><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle" font-size="12">{}</text>"##,
+            x1 - x0,
+            y0 - y1,
+            (x0 + x1) / 2.0,
+            HEIGHT - 8.0,
+            esc(x_label),
+            (y0 + y1) / 2.0,
+            esc(y_label)
+        );
+        if self.y.0 < 0.0 && self.y.1 > 0.0 {
+            let y = self.py(0.0);
+            let _ = write!(
+                out,
+                r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#444" stroke-width="1"/>"##
+            );
+        }
+    }
+}
+
+fn open(out: &mut String, title: &str) {
+    let _ = write!(
+        out,
+        r##"<svg class="plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" font-family="sans-serif"><title>{}</title>"##,
+        esc(title)
+    );
+}
+
+fn legend(out: &mut String, entries: &[(String, String, bool)]) {
+    for (i, (name, colour, dashed)) in entries.iter().enumerate() {
+        let y = TOP + 10.0 + i as f64 * 16.0;
+        let x = WIDTH - RIGHT + 10.0;
+        let dash = if *dashed {
+            r#" stroke-dasharray="4 3""#
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            r##"<line x1="{x}" y1="{y}" x2="{:.1}" y2="{y}" stroke="{colour}" stroke-width="2"{dash}/><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"##,
+            x + 18.0,
+            x + 22.0,
+            y + 4.0,
+            esc(name)
+        );
+    }
+}
+
+/// One line of a line chart: points (x, y, CI low, CI high).
+pub struct Series {
+    pub name: String,
+    pub colour: String,
+    pub points: Vec<(f64, f64, f64, f64)>,
+}
+
+/// A mark from a paper: a point at x, or (x None) a dashed horizontal line.
+pub struct Mark {
+    pub label: String,
+    pub x: Option<f64>,
+    pub y: f64,
+    pub colour: String,
+}
+
+fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let mut r: Option<(f64, f64)> = None;
+    for v in values.filter(|v| v.is_finite()) {
+        r = Some(match r {
+            None => (v, v),
+            Some((a, b)) => (a.min(v), b.max(v)),
+        });
+    }
+    r
+}
+
+fn pad((lo, hi): (f64, f64), include_zero: bool) -> (f64, f64) {
+    let (lo, hi) = if include_zero {
+        (lo.min(0.0), hi.max(0.0))
+    } else {
+        (lo, hi)
+    };
+    let span = if hi > lo { hi - lo } else { hi.abs().max(1.0) };
+    (lo - span * 0.06, hi + span * 0.06)
+}
+
+/// A line chart with CI bands; x ticks at the swept values.
+#[allow(clippy::too_many_arguments)]
+pub fn line_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x_ticks: &[(f64, String)],
+    log_x: bool,
+    series: &[Series],
+    marks: &[Mark],
+    include_zero: bool,
+) -> String {
+    let xs = finite_range(x_ticks.iter().map(|t| t.0)).unwrap_or((0.0, 1.0));
+    let ys = finite_range(
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().flat_map(|p| [p.1, p.2, p.3]))
+            .chain(marks.iter().map(|m| m.y)),
+    )
+    .unwrap_or((0.0, 1.0));
+    let xs = if xs.1 > xs.0 {
+        xs
+    } else {
+        (xs.0 - 1.0, xs.0 + 1.0)
+    };
+    let xs = if log_x {
+        (xs.0 / 1.15, xs.1 * 1.15)
+    } else {
+        let s = (xs.1 - xs.0) * 0.04;
+        (xs.0 - s, xs.1 + s)
+    };
+    let f = Frame {
+        x: xs,
+        y: pad(ys, include_zero),
+        log_x,
+    };
+    let mut out = String::new();
+    open(&mut out, title);
+    f.axes(&mut out, x_label, y_label, x_ticks);
+    for s in series {
+        let band: Vec<&(f64, f64, f64, f64)> = s
+            .points
+            .iter()
+            .filter(|p| p.2.is_finite() && p.3.is_finite())
+            .collect();
+        if band.len() > 1 {
+            let mut d = String::new();
+            for (i, p) in band.iter().enumerate() {
+                let _ = write!(
+                    d,
+                    "{}{:.1},{:.1} ",
+                    if i == 0 { "M" } else { "L" },
+                    f.px(p.0),
+                    f.py(p.3)
+                );
+            }
+            for p in band.iter().rev() {
+                let _ = write!(d, "L{:.1},{:.1} ", f.px(p.0), f.py(p.2));
+            }
+            let _ = write!(
+                out,
+                r#"<path d="{d}Z" fill="{}" fill-opacity="0.15" stroke="none"/>"#,
+                s.colour
+            );
+        } else if let Some(p) = band.first() {
+            let _ = write!(
+                out,
+                r#"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="{}" stroke-width="1"/>"#,
+                f.py(p.2),
+                f.py(p.3),
+                s.colour,
+                x = f.px(p.0)
+            );
+        }
+        let mut d = String::new();
+        for (i, p) in s.points.iter().filter(|p| p.1.is_finite()).enumerate() {
+            let _ = write!(
+                d,
+                "{}{:.1},{:.1} ",
+                if i == 0 { "M" } else { "L" },
+                f.px(p.0),
+                f.py(p.1)
+            );
+        }
+        let _ = write!(
+            out,
+            r#"<path d="{d}" fill="none" stroke="{}" stroke-width="2"/>"#,
+            s.colour
+        );
+        for p in s.points.iter().filter(|p| p.1.is_finite()) {
+            let _ = write!(
+                out,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{}"><title>{}: {} → {:.1} [{:.1}, {:.1}]</title></circle>"#,
+                f.px(p.0),
+                f.py(p.1),
+                s.colour,
+                esc(&s.name),
+                fmt_num(p.0),
+                p.1,
+                p.2,
+                p.3
+            );
+        }
+    }
+    let mut entries: Vec<(String, String, bool)> = series
+        .iter()
+        .map(|s| (s.name.clone(), s.colour.clone(), false))
+        .collect();
+    for m in marks {
+        match m.x {
+            Some(x) => {
+                let (cx, cy) = (f.px(x), f.py(m.y));
+                let _ = write!(
+                    out,
+                    r#"<path d="M{:.1},{:.1} l5,5 l-5,5 l-5,-5 Z" fill="white" stroke="{}" stroke-width="1.5"><title>{}: {:.2}</title></path>"#,
+                    cx,
+                    cy - 5.0,
+                    m.colour,
+                    esc(&m.label),
+                    m.y
+                );
+            }
+            None => {
+                let y = f.py(m.y);
+                let _ = write!(
+                    out,
+                    r#"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{}" stroke-dasharray="4 3" stroke-width="1.5"><title>{}: {:.2}</title></line>"#,
+                    WIDTH - RIGHT,
+                    m.colour,
+                    esc(&m.label),
+                    m.y
+                );
+            }
+        }
+        if !entries.iter().any(|e| e.0 == m.label) {
+            entries.push((m.label.clone(), m.colour.clone(), true));
+        }
+    }
+    legend(&mut out, &entries);
+    out.push_str("</svg>");
+    out
+}
+
+/// Empirical CDFs, one per series (x values need not be sorted).
+pub fn cdf_chart(title: &str, x_label: &str, series: &[(String, String, Vec<f64>)]) -> String {
+    let xs = finite_range(series.iter().flat_map(|s| s.2.iter().copied())).unwrap_or((0.0, 1.0));
+    let f = Frame {
+        x: pad(xs, false),
+        y: (0.0, 1.0),
+        log_x: false,
+    };
+    let mut out = String::new();
+    open(&mut out, title);
+    let t: Vec<(f64, String)> = ticks(f.x.0, f.x.1, 6)
+        .into_iter()
+        .map(|v| (v, fmt_num(v)))
+        .collect();
+    f.axes(&mut out, x_label, "fraction of probes", &t);
+    for (name, colour, values) in series {
+        let mut v: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        let n = v.len() as f64;
+        let mut d = String::new();
+        for (i, x) in v.iter().enumerate() {
+            let (px, y0, y1) = (f.px(*x), f.py(i as f64 / n), f.py((i + 1) as f64 / n));
+            let _ = write!(
+                d,
+                "{}{px:.1},{y0:.1} L{px:.1},{y1:.1} ",
+                if i == 0 { "M" } else { "L" }
+            );
+        }
+        let _ = write!(
+            out,
+            r#"<path d="{d}" fill="none" stroke="{colour}" stroke-width="2"><title>{}</title></path>"#,
+            esc(name)
+        );
+    }
+    legend(
+        &mut out,
+        &series
+            .iter()
+            .map(|s| (format!("{} (n={})", s.0, s.2.len()), s.1.clone(), false))
+            .collect::<Vec<_>>(),
+    );
+    out.push_str("</svg>");
+    out
+}
+
+/// A heatmap of gains (red: slower than the baseline, blue: faster).
+pub fn heatmap(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    columns: &[String],
+    rows: &[String],
+    cell: &dyn Fn(usize, usize) -> Option<f64>,
+) -> String {
+    let mut out = String::new();
+    open(&mut out, title);
+    let (x0, y0) = (LEFT, TOP);
+    let (w, h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+    let cw = w / columns.len().max(1) as f64;
+    let ch = h / rows.len().max(1) as f64;
+    let mut max = 1.0f64;
+    for r in 0..rows.len() {
+        for c in 0..columns.len() {
+            if let Some(v) = cell(c, r) {
+                max = max.max(v.abs());
+            }
+        }
+    }
+    for (r, row) in rows.iter().enumerate() {
+        // Rows go up: the first row at the bottom.
+        let y = y0 + h - (r + 1) as f64 * ch;
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"#,
+            x0 - 4.0,
+            y + ch / 2.0 + 4.0,
+            esc(row)
+        );
+        for (c, column) in columns.iter().enumerate() {
+            let x = x0 + c as f64 * cw;
+            let (fill, text) = match cell(c, r) {
+                None => ("#f4f4f4".to_string(), String::new()),
+                Some(v) => (diverging(v / max), format!("{v:+.0}")),
+            };
+            let _ = write!(
+                out,
+                r##"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="#fff"><title>{} {}, {} {}: {}%</title></rect>"##,
+                cw,
+                ch,
+                esc(x_label),
+                esc(column),
+                esc(y_label),
+                esc(row),
+                text
+            );
+            if cw > 22.0 && ch > 12.0 && !text.is_empty() {
+                let _ = write!(
+                    out,
+                    r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{:.0}">{text}</text>"#,
+                    x + cw / 2.0,
+                    y + ch / 2.0 + 4.0,
+                    (ch * 0.6).min(11.0)
+                );
+            }
+        }
+    }
+    for (c, col) in columns.iter().enumerate() {
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"#,
+            x0 + (c as f64 + 0.5) * cw,
+            y0 + h + 16.0,
+            esc(col)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle" font-size="12">{}</text>"#,
+        x0 + w / 2.0,
+        HEIGHT - 8.0,
+        esc(x_label),
+        y0 + h / 2.0,
+        esc(y_label)
+    );
+    // Colour scale.
+    for i in 0..=10 {
+        let v = 1.0 - i as f64 / 5.0;
+        let _ = write!(
+            out,
+            r##"<rect x="{:.1}" y="{:.1}" width="14" height="{:.1}" fill="{}"/>"##,
+            WIDTH - RIGHT + 14.0,
+            TOP + i as f64 * h / 11.0,
+            h / 11.0,
+            diverging(v)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" font-size="11">+{max:.0}% faster</text><text x="{:.1}" y="{:.1}" font-size="11">−{max:.0}% slower</text>"#,
+        WIDTH - RIGHT + 32.0,
+        TOP + 10.0,
+        WIDTH - RIGHT + 32.0,
+        TOP + h
+    );
+    out.push_str("</svg>");
+    out
+}
+
+/// -1 (red) … 0 (white) … +1 (blue).
+fn diverging(t: f64) -> String {
+    let t = t.clamp(-1.0, 1.0);
+    let (r, g, b) = if t >= 0.0 {
+        (255.0 - 222.0 * t, 255.0 - 153.0 * t, 255.0 - 83.0 * t)
+    } else {
+        let t = -t;
+        (255.0 - 41.0 * t, 255.0 - 200.0 * t, 255.0 - 212.0 * t)
+    };
+    format!("#{:02x}{:02x}{:02x}", r as u8, g as u8, b as u8)
+}
+
+/// Horizontal stacked bars: rows of (label, segments of (name, value)).
+pub fn stacked_bars(
+    title: &str,
+    x_label: &str,
+    rows: &[(String, Vec<(String, f64)>)],
+    palette: &[(&str, &str)],
+) -> String {
+    let max = rows
+        .iter()
+        .map(|r| r.1.iter().map(|s| s.1.max(0.0)).sum::<f64>())
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let height = TOP + BOTTOM + 26.0 * rows.len() as f64;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r##"<svg class="plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" font-family="sans-serif"><title>{}</title>"##,
+        esc(title)
+    );
+    let left = 150.0;
+    let w = WIDTH - left - RIGHT;
+    for (i, (label, segs)) in rows.iter().enumerate() {
+        let y = TOP + i as f64 * 26.0;
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"#,
+            left - 6.0,
+            y + 15.0,
+            esc(label)
+        );
+        let mut x = left;
+        for (name, v) in segs {
+            let dx = v.max(0.0) / max * w;
+            let colour = palette.iter().find(|p| p.0 == name).map_or("#999", |p| p.1);
+            let _ = write!(
+                out,
+                r#"<rect x="{x:.1}" y="{y:.1}" width="{dx:.1}" height="20" fill="{colour}"><title>{}: {}: {v:.0} ms</title></rect>"#,
+                esc(label),
+                esc(name)
+            );
+            x += dx;
+        }
+    }
+    let y0 = TOP + 26.0 * rows.len() as f64;
+    for t in ticks(0.0, max, 5) {
+        let x = left + t / max * w;
+        let _ = write!(
+            out,
+            r##"<line x1="{x:.1}" y1="{y0:.1}" x2="{x:.1}" y2="{:.1}" stroke="#888"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##,
+            y0 + 4.0,
+            y0 + 16.0,
+            fmt_num(t)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"#,
+        left + w / 2.0,
+        y0 + 34.0,
+        esc(x_label)
+    );
+    legend(
+        &mut out,
+        &palette
+            .iter()
+            .map(|(n, c)| (n.to_string(), c.to_string(), false))
+            .collect::<Vec<_>>(),
+    );
+    out.push_str("</svg>");
+    out
+}
+
+/// One request in a waterfall: start and the phases in order, in ms.
+pub struct Bar {
+    pub label: String,
+    pub start: f64,
+    pub phases: Vec<(String, f64)>,
+}
+
+/// A request waterfall (as DevTools draws it), phases coloured by `palette`.
+pub fn waterfall(title: &str, bars: &[Bar], palette: &[(&str, &str)]) -> String {
+    let end = bars
+        .iter()
+        .map(|b| b.start + b.phases.iter().map(|p| p.1.max(0.0)).sum::<f64>())
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let row = 12.0;
+    let height = TOP + BOTTOM + row * bars.len() as f64;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r##"<svg class="plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" font-family="sans-serif"><title>{}</title>"##,
+        esc(title)
+    );
+    let left = 170.0;
+    let w = WIDTH - left - RIGHT;
+    for (i, b) in bars.iter().enumerate() {
+        let y = TOP + i as f64 * row;
+        let label: String = b
+            .label
+            .chars()
+            .rev()
+            .take(30)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="9">{}</text>"#,
+            left - 4.0,
+            y + 9.0,
+            esc(&label)
+        );
+        let mut x = left + b.start / end * w;
+        for (name, v) in &b.phases {
+            let dx = v.max(0.0) / end * w;
+            let colour = palette.iter().find(|p| p.0 == name).map_or("#999", |p| p.1);
+            let _ = write!(
+                out,
+                r#"<rect x="{x:.1}" y="{y:.1}" width="{dx:.2}" height="{:.1}" fill="{colour}"><title>{}: {} {v:.1} ms</title></rect>"#,
+                row - 2.0,
+                esc(&b.label),
+                esc(name)
+            );
+            x += dx;
+        }
+    }
+    let y0 = TOP + row * bars.len() as f64;
+    for t in ticks(0.0, end, 6) {
+        let x = left + t / end * w;
+        let _ = write!(
+            out,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##,
+            y0 + 4.0,
+            y0 + 16.0,
+            fmt_num(t)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">ms since navigation start</text>"#,
+        left + w / 2.0,
+        y0 + 34.0
+    );
+    legend(
+        &mut out,
+        &palette
+            .iter()
+            .map(|(n, c)| (n.to_string(), c.to_string(), false))
+            .collect::<Vec<_>>(),
+    );
+    out.push_str("</svg>");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_and_cover_the_range() {
+        assert_eq!(ticks(0.0, 10.0, 5), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        let t = ticks(-3.2, 21.0, 5);
+        assert!(t[0] >= -3.2 && *t.last().unwrap() <= 21.0, "{t:?}");
+        assert_eq!(fmt_num(8_000_000.0), "8M");
+        assert_eq!(fmt_num(64_000.0), "64k");
+        assert_eq!(fmt_num(2.5), "2.5");
+    }
+
+    #[test]
+    fn plots_are_well_formed_svg() {
+        let s = line_chart(
+            "t <&>",
+            "rtt (ms)",
+            "gain (%)",
+            &[(10.0, "10".into()), (490.0, "490".into())],
+            false,
+            &[Series {
+                name: "h2".into(),
+                colour: colour("h2").into(),
+                points: vec![(10.0, 1.0, 0.5, 1.5), (490.0, 12.0, 10.0, 14.0)],
+            }],
+            &[Mark {
+                label: "004".into(),
+                x: None,
+                y: 13.81,
+                colour: "#000".into(),
+            }],
+            true,
+        );
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+        assert!(s.contains("t &lt;&amp;&gt;"));
+        assert!(!s.contains("NaN"));
+        let h = heatmap(
+            "h",
+            "x",
+            "y",
+            &["1".into(), "2".into()],
+            &["a".into()],
+            &|c, _| (c == 0).then_some(5.0),
+        );
+        assert!(h.contains("+5") && !h.contains("NaN"));
+    }
+}

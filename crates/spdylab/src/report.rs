@@ -1,0 +1,51 @@
+//! `spdylab report`: summary.csv and a self-contained report.html from a campaign directory.
+
+use crate::Failure;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Write DIR/summary.csv and DIR/report.html (inline SVG, no network) from a campaign
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  spdylab report results/fig2
+  spdylab report results/fig2 --waterfall 'site=youtube rtt=490ms ... protocol=h2 rep=3'
+
+summary.csv has one row per point and protocol: site, point, protocol, n, failed,
+plt_mean_ms, plt_median_ms, plt_ci_lo_ms, plt_ci_hi_ms, tow_mean_ms, tow_median_ms,
+gain_pct, gain_ci_lo, gain_ci_hi, tow_gain_pct, connect_ms, ssl_ms, send_ms, wait_ms,
+receive_ms, connections, bytes_down (see docs/experiments.md).")]
+pub struct ReportArgs {
+    /// The campaign directory (from `spdylab sweep` or `spdylab paper`)
+    pub dir: PathBuf,
+    /// Draw the waterfall of this Trial (its "trial" key in probes.jsonl)
+    #[arg(long, value_name = "TRIAL")]
+    pub waterfall: Option<String>,
+}
+
+pub fn run(args: ReportArgs) -> Result<i32, Failure> {
+    write(&args.dir, args.waterfall)
+}
+
+/// Writes the report and prints its headline; shared with `paper`.
+pub fn write(dir: &std::path::Path, waterfall: Option<String>) -> Result<i32, Failure> {
+    let w = report::write(dir, &report::Options { waterfall }).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData || e.kind() == std::io::ErrorKind::NotFound {
+            Failure::Usage(e.to_string())
+        } else {
+            Failure::Setup(Box::new(e))
+        }
+    })?;
+    for line in &w.headline {
+        println!("{line}");
+    }
+    eprintln!(
+        "report: {} probes ({} failed, {} not run), {} rows → {} and {}",
+        w.probes,
+        w.failed,
+        w.missing,
+        w.rows,
+        w.csv.display(),
+        w.html.display()
+    );
+    Ok(0)
+}

@@ -1,0 +1,212 @@
+//! `spdylab sweep` and `spdylab merge`: run a campaign from an experiment file,
+//! resumably and in parallel; join the directories of slices run apart.
+
+use crate::progress::CountProgress;
+use crate::Failure;
+use clap::Args;
+use lab::campaign::{self, CampaignDir, Event, SweepError, SweepOptions};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// Testbeds run at once by default: measured on a 2-core machine, two parallel
+/// testbeds keep RTT and goodput within the emulator's own error (see README).
+pub const DEFAULT_JOBS: u16 = 2;
+
+/// Run a campaign: every Trial of an experiment file, resumably, on parallel testbeds
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  spdylab sweep docs/examples/rtt.toml --out results/rtt
+  spdylab sweep fig9.toml --out results/fig9 --jobs 1
+  spdylab sweep big.toml --out results/big-3 --shard 3/8     # one slice of eight
+  spdylab merge results/big-* --out results/big && spdylab report results/big
+
+Each probe is appended to DIR/probes.jsonl as it ends; rerunning the same command
+skips finished Trials, so an interrupted campaign loses only the probes in flight.
+The experiment format is in docs/experiments.md.")]
+pub struct SweepArgs {
+    /// The experiment file (TOML)
+    pub experiment: PathBuf,
+    /// The campaign directory (created; reused to resume)
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Testbeds running at once
+    #[arg(long, default_value_t = DEFAULT_JOBS, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: u16,
+    /// Run only slice I of N (1-based), e.g. one Kubernetes Indexed Job pod each
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(usize, usize)>,
+    /// Run again the Trials whose probe failed
+    #[arg(long)]
+    pub retry_failed: bool,
+    /// Skip the quick calibration of each distinct link
+    #[arg(long)]
+    pub no_calibration: bool,
+    /// Do not keep a HAR per probe
+    #[arg(long)]
+    pub no_har: bool,
+    /// Print one JSON object at the end
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("'{s}' is not I/N with 1 <= I <= N, e.g. 3/8");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || n == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// Resolves a site axis value: a built-in name, or a file relative to `base`.
+pub fn site_loader(base: PathBuf) -> impl Fn(&str, u64) -> Result<site::Site, String> + Sync {
+    move |name: &str, seed: u64| {
+        if let Some(site) = site::builtin(name, seed) {
+            return Ok(site);
+        }
+        let path = if Path::new(name).is_absolute() {
+            PathBuf::from(name)
+        } else {
+            base.join(name)
+        };
+        if name.ends_with(".toml") || name.contains('/') {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("sites: {}: {e}", path.display()))?;
+            return site::parse_toml(&path.display().to_string(), &text);
+        }
+        Err(format!(
+            "sites: no built-in site '{name}' (built-in: {}); a site file ends in .toml",
+            site::BUILTIN.join(", ")
+        ))
+    }
+}
+
+fn usage(e: SweepError) -> Failure {
+    match e {
+        SweepError::Usage(m) => Failure::Usage(m),
+        SweepError::Io(e) => Failure::Setup(Box::new(e)),
+    }
+}
+
+pub fn run(args: SweepArgs) -> Result<i32, Failure> {
+    let text = std::fs::read_to_string(&args.experiment)
+        .map_err(|e| Failure::Usage(format!("{}: {e}", args.experiment.display())))?;
+    let exp = lab::experiment::parse(&args.experiment.display().to_string(), &text)
+        .map_err(Failure::Usage)?;
+    let base = args
+        .experiment
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    run_campaign(
+        exp,
+        &text,
+        &args.out,
+        &SweepOptions {
+            jobs: args.jobs as usize,
+            shard: args.shard.unwrap_or((1, 1)),
+            retry_failed: args.retry_failed,
+            calibrate: !args.no_calibration,
+            har: !args.no_har,
+        },
+        &site_loader(base),
+        args.json,
+    )
+}
+
+/// Runs a campaign with progress and a closing line; shared by `sweep` and `paper`.
+pub fn run_campaign(
+    exp: lab::experiment::Experiment,
+    text: &str,
+    out: &Path,
+    opts: &SweepOptions,
+    load_site: &(dyn Fn(&str, u64) -> Result<site::Site, String> + Sync),
+    json: bool,
+) -> Result<i32, Failure> {
+    let name = exp.name.clone();
+    let cd = CampaignDir::open(out, exp, text).map_err(usage)?;
+    let started = std::time::Instant::now();
+    let mut progress: Option<CountProgress> = None;
+    let mut counts = (0, 0, 0);
+    let failed = campaign::sweep(&cd, opts, load_site, &mut |event| match event {
+        Event::Start {
+            total,
+            finished,
+            pending,
+        } => {
+            counts = (total, finished, pending);
+            eprintln!(
+                "sweep {name}: {total} Trials{}, {finished} finished before, {pending} to run on {} testbed(s) → {}",
+                if opts.shard.1 > 1 { format!(" in slice {}/{}", opts.shard.0, opts.shard.1) } else { String::new() },
+                opts.jobs,
+                out.display()
+            );
+            progress = Some(CountProgress::new("sweep", pending));
+        }
+        Event::Calibrated { link } => eprintln!("sweep: calibrated {link}"),
+        Event::Probe {
+            label,
+            probe,
+            done,
+            pending,
+        } => {
+            let line = match &probe.error {
+                None => format!("{label}: PLT {:.0} ms", probe.plt_ms),
+                Some(e) => format!("{label}: failed: {e}"),
+            };
+            if let Some(p) = &progress {
+                p.item(done, pending, &line);
+            }
+        }
+    })
+    .map_err(usage)?;
+    if let Some(p) = progress {
+        p.finish();
+    }
+    let (total, before, ran) = counts;
+    let elapsed = started.elapsed().as_secs_f64();
+    if json {
+        println!(
+            "{}",
+            json!({"schema": 1, "out": out, "trials": total, "finished_before": before,
+                   "ran": ran, "failed": failed, "seconds": elapsed})
+        );
+    } else {
+        eprintln!(
+            "sweep {name}: ran {ran} probes in {:.0} s ({:.1} per minute), {failed} failed; results in {}; `spdylab report {}` draws them",
+            elapsed,
+            if elapsed > 0.0 { ran as f64 * 60.0 / elapsed } else { 0.0 },
+            out.join(campaign::PROBES_FILE).display(),
+            out.display()
+        );
+    }
+    Ok(if failed == 0 { 0 } else { 1 })
+}
+
+/// Join the directories of a campaign's slices into one
+#[derive(Debug, Args)]
+#[command(after_help = "Example:
+  spdylab merge results/fig2-1 results/fig2-2 --out results/fig2
+
+Every input must hold the same experiment. Each Trial's latest record is kept once;
+HARs and calibrations come along. An existing --out of the same experiment is added to.")]
+pub struct MergeArgs {
+    /// Campaign directories to join
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+pub fn merge(args: MergeArgs) -> Result<i32, Failure> {
+    let (written, skipped) = campaign::merge(&args.dirs, &args.out).map_err(usage)?;
+    eprintln!(
+        "merge: {written} records into {}, {skipped} duplicates or superseded records skipped",
+        args.out.join(campaign::PROBES_FILE).display()
+    );
+    Ok(0)
+}
