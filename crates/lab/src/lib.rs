@@ -5,5 +5,6 @@ pub mod campaign;
 pub mod compare;
 pub mod experiment;
 pub mod har;
+pub mod presets;
 pub mod stats;
 pub mod trial;

@@ -4,6 +4,7 @@
 mod calibrate;
 mod compare;
 mod link_args;
+mod paper;
 mod progress;
 mod report;
 mod serve;
@@ -37,6 +38,7 @@ enum Cmd {
     Sweep(sweep::SweepArgs),
     Merge(sweep::MergeArgs),
     Report(report::ReportArgs),
+    Paper(paper::PaperArgs),
 }
 
 /// Why a command failed: bad input (exit 2) or a failure to set up or run (exit 1).
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Cmd::Sweep(args) => sweep::run(args),
         Cmd::Merge(args) => sweep::merge(args),
         Cmd::Report(args) => report::run(args),
+        Cmd::Paper(args) => paper::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

@@ -29,6 +29,16 @@ pub struct SweepArgs {
     /// The campaign directory (created; reused to resume)
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Print one JSON object at the end
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How a campaign runs: shared by `sweep` and `paper`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
     /// Testbeds running at once
     #[arg(long, default_value_t = DEFAULT_JOBS, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
@@ -44,9 +54,18 @@ pub struct SweepArgs {
     /// Do not keep a HAR per probe
     #[arg(long)]
     pub no_har: bool,
-    /// Print one JSON object at the end
-    #[arg(long)]
-    pub json: bool,
+}
+
+impl RunArgs {
+    pub fn options(&self) -> SweepOptions {
+        SweepOptions {
+            jobs: self.jobs as usize,
+            shard: self.shard.unwrap_or((1, 1)),
+            retry_failed: self.retry_failed,
+            calibrate: !self.no_calibration,
+            har: !self.no_har,
+        }
+    }
 }
 
 pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -106,13 +125,7 @@ pub fn run(args: SweepArgs) -> Result<i32, Failure> {
         exp,
         &text,
         &args.out,
-        &SweepOptions {
-            jobs: args.jobs as usize,
-            shard: args.shard.unwrap_or((1, 1)),
-            retry_failed: args.retry_failed,
-            calibrate: !args.no_calibration,
-            har: !args.no_har,
-        },
+        &args.run.options(),
         &site_loader(base),
         args.json,
     )

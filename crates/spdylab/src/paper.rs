@@ -1,0 +1,93 @@
+//! `spdylab paper`: the paper's experiments (004) as ready-made campaigns,
+//! each followed by its report.
+
+use crate::sweep::{run_campaign, site_loader, RunArgs};
+use crate::Failure;
+use clap::Args;
+use lab::presets::{self, PRESETS};
+use std::path::PathBuf;
+
+/// Reproduce a figure of "Can SPDY really make the web faster?" (004): sweep, then report
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  spdylab paper fig2 --quick --out results/fig2-quick
+  spdylab paper fig9 --out results/fig9 --jobs 2
+  spdylab paper all --quick --out results/paper      # results/paper/fig2, .../fig4, ...
+  spdylab paper fig2 --print > fig2.toml             # the experiment file, to edit
+
+Figures: fig2 (RTT), fig4 (bandwidth), fig6 (loss), fig8 (shards), fig9 (streams x RTT),
+iw (initial window). The paper's numbers, where it gives them, are drawn as marks.
+An interrupted run resumes when the same command is run again.")]
+pub struct PaperArgs {
+    /// fig2, fig4, fig6, fig8, fig9, iw or all
+    pub figure: String,
+    /// A reduced grid that runs in minutes
+    #[arg(long)]
+    pub quick: bool,
+    /// The campaign directory (for `all`: one subdirectory per figure)
+    #[arg(long, value_name = "DIR", required_unless_present = "print")]
+    pub out: Option<PathBuf>,
+    /// Print the experiment file instead of running it
+    #[arg(long)]
+    pub print: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+pub fn run(args: PaperArgs) -> Result<i32, Failure> {
+    let chosen: Vec<&presets::Preset> = if args.figure == "all" {
+        PRESETS.iter().collect()
+    } else {
+        vec![presets::preset(&args.figure).ok_or_else(|| {
+            Failure::Usage(format!(
+                "'{}' is not a figure: {} or all",
+                args.figure,
+                PRESETS
+                    .iter()
+                    .map(|p| p.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?]
+    };
+    if args.print {
+        for p in &chosen {
+            print!(
+                "# {}: {}\n{}",
+                p.name,
+                p.about,
+                presets::text(p, args.quick)
+            );
+        }
+        return Ok(0);
+    }
+    let out = args.out.clone().expect("clap requires --out");
+    let mut worst = 0;
+    for p in chosen {
+        let text = presets::text(p, args.quick);
+        let exp =
+            lab::experiment::parse(&format!("preset {}", p.name), &text).map_err(Failure::Usage)?;
+        let dir = if args.figure == "all" {
+            out.join(p.name)
+        } else {
+            out.clone()
+        };
+        eprintln!(
+            "paper {}: {}{}",
+            p.name,
+            p.about,
+            if args.quick { " (quick)" } else { "" }
+        );
+        let code = run_campaign(
+            exp,
+            &text,
+            &dir,
+            &args.run.options(),
+            &site_loader(PathBuf::new()),
+            false,
+        )?;
+        crate::report::write(&dir, None)?;
+        worst = worst.max(code);
+    }
+    Ok(worst)
+}

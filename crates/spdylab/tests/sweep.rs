@@ -1,0 +1,323 @@
+//! Campaigns end to end on real testbeds: a sweep killed with SIGKILL midway and
+//! rerun ends with exactly one result per Trial; a changed experiment is
+//! refused; slices merge into the whole; the report's summary.csv has the
+//! documented columns and report.html renders every plot in headless Chromium
+//! with no console message.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const EXPERIMENT: &str = r#"
+name = "kill-test"
+sites = ["twitter"]
+protocols = ["https", "h2"]
+reps = 4
+warmup = 0
+[link]
+rtt = ["10ms", "40ms"]
+rate = "8mbit"
+"#;
+const TRIALS: usize = 2 * 2 * 4;
+
+fn spdylab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("spdylab-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_experiment(dir: &Path, text: &str) -> String {
+    let path = dir.join("exp.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// Trial key → number of records, over every complete line of probes.jsonl.
+fn records(dir: &Path) -> HashMap<String, usize> {
+    let text = std::fs::read_to_string(dir.join("probes.jsonl")).unwrap_or_default();
+    let mut out = HashMap::new();
+    for line in text.lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        *out.entry(v["trial"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    out
+}
+
+fn ok(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn a_sweep_killed_midway_resumes_with_one_result_per_trial() {
+    let dir = scratch("kill");
+    let exp = write_experiment(&dir, EXPERIMENT);
+    let out = dir.join("out");
+    let out_s = out.display().to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .args([
+            "sweep",
+            &exp,
+            "--out",
+            &out_s,
+            "--jobs",
+            "2",
+            "--no-calibration",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once some, but not all, probes are in.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let n: usize = records(&out).values().sum();
+        if n >= 3 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no probe finished in 300 s");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = records(&out);
+    let n_before: usize = before.values().sum();
+    assert!(
+        n_before < TRIALS,
+        "the sweep finished before the kill; the test needs more Trials"
+    );
+    assert!(before.values().all(|&n| n == 1), "{before:?}");
+
+    // A write cut short by the kill: the rerun must drop it, not trip on it.
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(out.join("probes.jsonl"))
+        .unwrap();
+    f.write_all(b"{\"trial\":\"site=twitter rtt=10ms").unwrap();
+    drop(f);
+
+    let rerun = spdylab(&[
+        "sweep",
+        &exp,
+        "--out",
+        &out_s,
+        "--jobs",
+        "2",
+        "--no-calibration",
+    ]);
+    ok(&rerun);
+    let stderr = String::from_utf8_lossy(&rerun.stderr);
+    assert!(
+        stderr.contains(&format!("{n_before} finished before")),
+        "{stderr}"
+    );
+    let after = records(&out);
+    assert_eq!(after.len(), TRIALS, "{after:?}");
+    assert!(after.values().all(|&n| n == 1), "{after:?}");
+    for k in before.keys() {
+        assert!(after.contains_key(k));
+    }
+
+    // Nothing is run twice.
+    let again = spdylab(&["sweep", &exp, "--out", &out_s, "--no-calibration"]);
+    ok(&again);
+    assert_eq!(records(&out).values().sum::<usize>(), TRIALS);
+
+    // A changed experiment file is refused, naming what changed.
+    let changed = write_experiment(&dir, &EXPERIMENT.replace("reps = 4", "reps = 5"));
+    let refused = spdylab(&["sweep", &changed, "--out", &out_s]);
+    assert_eq!(refused.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        msg.contains("different experiment") && msg.contains("reps"),
+        "{msg}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn slices_merge_and_the_report_renders_in_chromium() {
+    let dir = scratch("merge");
+    let exp = write_experiment(&dir, &EXPERIMENT.replace("reps = 4", "reps = 2"));
+    let trials = TRIALS / 2;
+    let mut slices = Vec::new();
+    for i in 1..=2 {
+        let out = dir.join(format!("slice-{i}")).display().to_string();
+        ok(&spdylab(&[
+            "sweep",
+            &exp,
+            "--out",
+            &out,
+            "--shard",
+            &format!("{i}/2"),
+            "--jobs",
+            "1",
+        ]));
+        let n: usize = records(Path::new(&out)).values().sum();
+        assert_eq!(n, trials / 2, "slice {i}");
+        slices.push(out);
+    }
+    let merged = dir.join("all");
+    let merged_s = merged.display().to_string();
+    ok(&spdylab(&[
+        "merge", &slices[0], &slices[1], "--out", &merged_s,
+    ]));
+    let all = records(&merged);
+    assert_eq!(all.len(), trials);
+    assert!(all.values().all(|&n| n == 1));
+    // Merging again adds nothing.
+    ok(&spdylab(&[
+        "merge", &slices[0], &slices[1], "--out", &merged_s,
+    ]));
+    assert_eq!(records(&merged).values().sum::<usize>(), trials);
+    let cal: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(merged.join("calibration.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        cal.as_array().unwrap().len(),
+        2,
+        "one calibration per link: {cal}"
+    );
+
+    ok(&spdylab(&["report", &merged_s]));
+    // summary.csv: the documented columns, one row per point and protocol.
+    let csv = std::fs::read_to_string(merged.join("summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let documented = [
+        "site",
+        "rtt",
+        "point",
+        "protocol",
+        "n",
+        "failed",
+        "plt_mean_ms",
+        "plt_median_ms",
+        "plt_ci_lo_ms",
+        "plt_ci_hi_ms",
+        "tow_mean_ms",
+        "tow_median_ms",
+        "gain_pct",
+        "gain_ci_lo",
+        "gain_ci_hi",
+        "tow_gain_pct",
+        "connect_ms",
+        "ssl_ms",
+        "send_ms",
+        "wait_ms",
+        "receive_ms",
+        "connections",
+        "bytes_down",
+    ];
+    assert_eq!(header, documented);
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2 * 2);
+    for r in &rows {
+        assert_eq!(r.len(), header.len(), "{r:?}");
+        assert_eq!(r[4], "2", "n: {r:?}");
+        let plt: f64 = r[6].parse().unwrap();
+        assert!(plt > 0.0);
+    }
+
+    // report.html in headless Chromium, with no network at all (its own namespace).
+    let html = merged.join("report.html");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !page.contains("src=") && !page.contains("href=\"http") && !page.contains("<link "),
+        "self-contained"
+    );
+    let plots: usize = page
+        .split("data-plots=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(plots >= 5, "{plots} plots");
+    let profile = dir.join("chromium-profile");
+    let out = Command::new("unshare")
+        .args([
+            "--net",
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args([
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .expect("chromium (Debian package `chromium`; `make deps` installs it)");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    let rendered = dom
+        .split("data-rendered=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("the page's check did not run:\n{log}"));
+    assert_eq!(
+        rendered,
+        plots.to_string(),
+        "every plot has a size and content"
+    );
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_experiment_files_name_file_line_and_field() {
+    let dir = scratch("bad");
+    let exp = write_experiment(
+        &dir,
+        "sites = [\"twitter\"]\nprotocols = [\"https\"]\n[link]\nrtt = \"fast\"\n",
+    );
+    let out = spdylab(&["sweep", &exp, "--out", &dir.join("o").display().to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(msg.contains("exp.toml:4: link.rtt: "), "{msg}");
+    // A point that contradicts itself is refused before anything runs.
+    let exp = write_experiment(
+        &dir,
+        "sites = [\"twitter\"]\nprotocols = [\"https\"]\n[link]\nrtt = \"10ms\"\ndelay_down = \"20ms\"\n",
+    );
+    let out = spdylab(&[
+        "sweep",
+        &exp,
+        "--out",
+        &dir.join("o2").display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        msg.contains("link.delay_down is longer than link.rtt"),
+        "{msg}"
+    );
+    assert!(!dir.join("o2").join("probes.jsonl").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
