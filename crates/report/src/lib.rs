@@ -473,6 +473,11 @@ fn reference_marks(exp: &Experiment, site: &str, axis: Option<&str>) -> Vec<Mark
     exp.references
         .iter()
         .filter(|r| r.site.as_deref().is_none_or(|s| s == site))
+        .filter(|r| {
+            r.protocol
+                .as_deref()
+                .is_none_or(|p| exp.protocols.iter().any(|q| q.name() == p))
+        })
         .filter_map(|r| {
             let x = match (&r.axis, &r.at, axis) {
                 (Some(a), Some(at), Some(axis)) if a == axis => Some(Some(x_of(

@@ -148,19 +148,39 @@ fn open(out: &mut String, title: &str) {
     );
 }
 
-fn legend(out: &mut String, entries: &[(String, String, bool)]) {
-    for (i, (name, colour, dashed)) in entries.iter().enumerate() {
+/// How a legend entry is drawn.
+#[derive(Clone, Copy, PartialEq)]
+enum Key {
+    Line,
+    Dashed,
+    Diamond,
+}
+
+fn legend(out: &mut String, entries: &[(String, String, Key)]) {
+    for (i, (name, colour, key)) in entries.iter().enumerate() {
         let y = TOP + 10.0 + i as f64 * 16.0;
         let x = WIDTH - RIGHT + 10.0;
-        let dash = if *dashed {
-            r#" stroke-dasharray="4 3""#
-        } else {
-            ""
+        let _ = match key {
+            Key::Diamond => write!(
+                out,
+                r#"<path d="M{:.1},{:.1} l5,5 l-5,5 l-5,-5 Z" fill="white" stroke="{colour}" stroke-width="1.5"/>"#,
+                x + 9.0,
+                y - 5.0
+            ),
+            Key::Line | Key::Dashed => write!(
+                out,
+                r#"<line x1="{x}" y1="{y}" x2="{:.1}" y2="{y}" stroke="{colour}" stroke-width="2"{}/>"#,
+                x + 18.0,
+                if *key == Key::Dashed {
+                    r#" stroke-dasharray="4 3""#
+                } else {
+                    ""
+                }
+            ),
         };
         let _ = write!(
             out,
-            r##"<line x1="{x}" y1="{y}" x2="{:.1}" y2="{y}" stroke="{colour}" stroke-width="2"{dash}/><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"##,
-            x + 18.0,
+            r#"<text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
             x + 22.0,
             y + 4.0,
             esc(name)
@@ -308,9 +328,9 @@ pub fn line_chart(
             );
         }
     }
-    let mut entries: Vec<(String, String, bool)> = series
+    let mut entries: Vec<(String, String, Key)> = series
         .iter()
-        .map(|s| (s.name.clone(), s.colour.clone(), false))
+        .map(|s| (s.name.clone(), s.colour.clone(), Key::Line))
         .collect();
     for m in marks {
         match m.x {
@@ -339,7 +359,15 @@ pub fn line_chart(
             }
         }
         if !entries.iter().any(|e| e.0 == m.label) {
-            entries.push((m.label.clone(), m.colour.clone(), true));
+            entries.push((
+                m.label.clone(),
+                m.colour.clone(),
+                if m.x.is_some() {
+                    Key::Diamond
+                } else {
+                    Key::Dashed
+                },
+            ));
         }
     }
     legend(&mut out, &entries);
@@ -385,7 +413,7 @@ pub fn cdf_chart(title: &str, x_label: &str, series: &[(String, String, Vec<f64>
         &mut out,
         &series
             .iter()
-            .map(|s| (format!("{} (n={})", s.0, s.2.len()), s.1.clone(), false))
+            .map(|s| (format!("{} (n={})", s.0, s.2.len()), s.1.clone(), Key::Line))
             .collect::<Vec<_>>(),
     );
     out.push_str("</svg>");
@@ -572,7 +600,7 @@ pub fn stacked_bars(
         &mut out,
         &palette
             .iter()
-            .map(|(n, c)| (n.to_string(), c.to_string(), false))
+            .map(|(n, c)| (n.to_string(), c.to_string(), Key::Line))
             .collect::<Vec<_>>(),
     );
     out.push_str("</svg>");
@@ -656,7 +684,7 @@ pub fn waterfall(title: &str, bars: &[Bar], palette: &[(&str, &str)]) -> String 
         &mut out,
         &palette
             .iter()
-            .map(|(n, c)| (n.to_string(), c.to_string(), false))
+            .map(|(n, c)| (n.to_string(), c.to_string(), Key::Line))
             .collect::<Vec<_>>(),
     );
     out.push_str("</svg>");

@@ -1,6 +1,7 @@
 //! spdylab: does SPDY (and HTTP/2, HTTP/3) really make this page faster on this
 //! network? The command line: parses arguments and calls the crates; nothing more.
 
+mod bench;
 mod calibrate;
 mod compare;
 mod link_args;
@@ -39,6 +40,7 @@ enum Cmd {
     Merge(sweep::MergeArgs),
     Report(report::ReportArgs),
     Paper(paper::PaperArgs),
+    Bench(bench::BenchArgs),
 }
 
 /// Why a command failed: bad input (exit 2) or a failure to set up or run (exit 1).
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Cmd::Merge(args) => sweep::merge(args),
         Cmd::Report(args) => report::run(args),
         Cmd::Paper(args) => paper::run(args),
+        Cmd::Bench(args) => bench::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

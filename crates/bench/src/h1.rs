@@ -1,0 +1,410 @@
+//! A sans-I/O HTTP/1.1 response decoder for pipelined connections: bytes in,
+//! one `Response` out per complete response, in order, with its status and
+//! body length checked against what the request expected. It never buffers a
+//! body (only counts it), so it runs at line rate; it rejects what it cannot
+//! frame (no length, bad chunk sizes, oversized heads) instead of guessing.
+
+/// A complete response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    /// Body bytes received.
+    pub body: u64,
+    /// The server asked to close the connection after it.
+    pub close: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DecodeError {
+    BadHead(String),
+    HeadTooLarge,
+    NoLength,
+    BadChunk,
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DecodeError::BadHead(e) => write!(f, "bad response head: {e}"),
+            DecodeError::HeadTooLarge => f.write_str("response head larger than 64 KiB"),
+            DecodeError::NoLength => {
+                f.write_str("response without Content-Length or chunked encoding")
+            }
+            DecodeError::BadChunk => f.write_str("bad chunked encoding"),
+        }
+    }
+}
+
+const MAX_HEAD: usize = 64 * 1024;
+
+enum State {
+    Head,
+    Body {
+        status: u16,
+        close: bool,
+        left: u64,
+        total: u64,
+    },
+    ChunkSize {
+        status: u16,
+        close: bool,
+        total: u64,
+    },
+    ChunkData {
+        status: u16,
+        close: bool,
+        left: u64,
+        total: u64,
+    },
+    ChunkDataEnd {
+        status: u16,
+        close: bool,
+        total: u64,
+    },
+    Trailers {
+        status: u16,
+        close: bool,
+        total: u64,
+    },
+}
+
+/// Decodes a stream of responses. Feed bytes with `decode`; it consumes what it
+/// can and keeps a partial head or chunk-size line for the next call.
+pub struct Decoder {
+    state: State,
+    pending: Vec<u8>,
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Decoder {
+            state: State::Head,
+            pending: Vec::new(),
+        }
+    }
+}
+
+fn find_crlf(b: &[u8]) -> Option<usize> {
+    b.windows(2).position(|w| w == b"\r\n")
+}
+
+impl Decoder {
+    /// Consumes `input`, calling `on_response` for each complete response.
+    pub fn decode(
+        &mut self,
+        mut input: &[u8],
+        on_response: &mut dyn FnMut(Response),
+    ) -> Result<(), DecodeError> {
+        while !input.is_empty() {
+            match &mut self.state {
+                State::Head => {
+                    // Parse from the pending bytes plus the new ones, without copying when possible.
+                    let (head_len, parsed) = if self.pending.is_empty() {
+                        match parse_head(input)? {
+                            Some(p) => p,
+                            None => {
+                                if input.len() > MAX_HEAD {
+                                    return Err(DecodeError::HeadTooLarge);
+                                }
+                                self.pending.extend_from_slice(input);
+                                return Ok(());
+                            }
+                        }
+                    } else {
+                        let before = self.pending.len();
+                        let take = input.len().min(MAX_HEAD + 4 - before.min(MAX_HEAD));
+                        self.pending.extend_from_slice(&input[..take]);
+                        match parse_head(&self.pending)? {
+                            Some((n, p)) => {
+                                self.pending.clear();
+                                (n - before, p)
+                            }
+                            None => {
+                                if self.pending.len() > MAX_HEAD {
+                                    return Err(DecodeError::HeadTooLarge);
+                                }
+                                input = &input[take..];
+                                if input.is_empty() {
+                                    return Ok(());
+                                }
+                                continue;
+                            }
+                        }
+                    };
+                    input = &input[head_len..];
+                    let (status, close, length) = parsed;
+                    self.state = match length {
+                        Length::Bytes(0) => {
+                            on_response(Response {
+                                status,
+                                body: 0,
+                                close,
+                            });
+                            State::Head
+                        }
+                        Length::Bytes(n) => State::Body {
+                            status,
+                            close,
+                            left: n,
+                            total: 0,
+                        },
+                        Length::Chunked => State::ChunkSize {
+                            status,
+                            close,
+                            total: 0,
+                        },
+                    };
+                }
+                State::Body {
+                    status,
+                    close,
+                    left,
+                    total,
+                } => {
+                    let take = (*left).min(input.len() as u64);
+                    *left -= take;
+                    *total += take;
+                    input = &input[take as usize..];
+                    if *left == 0 {
+                        on_response(Response {
+                            status: *status,
+                            body: *total,
+                            close: *close,
+                        });
+                        self.state = State::Head;
+                    }
+                }
+                State::ChunkSize {
+                    status,
+                    close,
+                    total,
+                } => {
+                    let (status, close, total) = (*status, *close, *total);
+                    let Some(line) = self.line(&mut input)? else {
+                        return Ok(());
+                    };
+                    let hex = line.split(|b| *b == b';').next().unwrap_or(&[]);
+                    let text = std::str::from_utf8(hex)
+                        .map_err(|_| DecodeError::BadChunk)?
+                        .trim();
+                    let size = u64::from_str_radix(text, 16).map_err(|_| DecodeError::BadChunk)?;
+                    self.state = if size == 0 {
+                        State::Trailers {
+                            status,
+                            close,
+                            total,
+                        }
+                    } else {
+                        State::ChunkData {
+                            status,
+                            close,
+                            left: size,
+                            total,
+                        }
+                    };
+                }
+                State::ChunkData {
+                    status,
+                    close,
+                    left,
+                    total,
+                } => {
+                    let take = (*left).min(input.len() as u64);
+                    *left -= take;
+                    *total += take;
+                    input = &input[take as usize..];
+                    if *left == 0 {
+                        self.state = State::ChunkDataEnd {
+                            status: *status,
+                            close: *close,
+                            total: *total,
+                        };
+                    }
+                }
+                State::ChunkDataEnd {
+                    status,
+                    close,
+                    total,
+                } => {
+                    let (status, close, total) = (*status, *close, *total);
+                    let Some(line) = self.line(&mut input)? else {
+                        return Ok(());
+                    };
+                    if !line.is_empty() {
+                        return Err(DecodeError::BadChunk);
+                    }
+                    self.state = State::ChunkSize {
+                        status,
+                        close,
+                        total,
+                    };
+                }
+                State::Trailers {
+                    status,
+                    close,
+                    total,
+                } => {
+                    let (status, close, total) = (*status, *close, *total);
+                    let Some(line) = self.line(&mut input)? else {
+                        return Ok(());
+                    };
+                    if line.is_empty() {
+                        on_response(Response {
+                            status,
+                            body: total,
+                            close,
+                        });
+                        self.state = State::Head;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A CRLF-terminated line (without it), or None when it is not complete yet.
+    fn line(&mut self, input: &mut &[u8]) -> Result<Option<Vec<u8>>, DecodeError> {
+        match find_crlf(input) {
+            Some(i) if self.pending.is_empty() => {
+                let line = input[..i].to_vec();
+                *input = &input[i + 2..];
+                Ok(Some(line))
+            }
+            _ => {
+                // Slow path: a line split across reads.
+                let before = self.pending.len();
+                self.pending.extend_from_slice(input);
+                if let Some(i) = find_crlf(&self.pending) {
+                    let line = self.pending[..i].to_vec();
+                    let used = i + 2 - before;
+                    *input = &input[used..];
+                    self.pending.clear();
+                    Ok(Some(line))
+                } else {
+                    if self.pending.len() > 4096 {
+                        return Err(DecodeError::BadChunk);
+                    }
+                    *input = &[];
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
+enum Length {
+    Bytes(u64),
+    Chunked,
+}
+
+/// (head length, (status, close, length)) or None if the head is incomplete.
+/// A parsed head: its length in bytes, then (status, close, body length).
+type Head = (usize, (u16, bool, Length));
+
+fn parse_head(b: &[u8]) -> Result<Option<Head>, DecodeError> {
+    let mut headers = [httparse::EMPTY_HEADER; 48];
+    let mut resp = httparse::Response::new(&mut headers);
+    let n = match resp.parse(b) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(DecodeError::BadHead(e.to_string())),
+    };
+    let status = resp.code.unwrap_or(0);
+    let mut close = resp.version == Some(0);
+    let mut length = None;
+    for h in resp.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let v = std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok());
+            length =
+                Some(Length::Bytes(v.ok_or_else(|| {
+                    DecodeError::BadHead("bad Content-Length".into())
+                })?));
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding")
+            && h.value.eq_ignore_ascii_case(b"chunked")
+        {
+            length = Some(Length::Chunked);
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            close = h.value.eq_ignore_ascii_case(b"close");
+        }
+    }
+    // 1xx, 204 and 304 have no body.
+    if status < 200 || status == 204 || status == 304 {
+        length = Some(Length::Bytes(0));
+    }
+    Ok(Some((
+        n,
+        (status, close, length.ok_or(DecodeError::NoLength)?),
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(input: &[u8], split: usize) -> Result<Vec<Response>, DecodeError> {
+        let mut d = Decoder::default();
+        let mut out = Vec::new();
+        for chunk in input.chunks(split.max(1)) {
+            d.decode(chunk, &mut |r| out.push(r))?;
+        }
+        Ok(out)
+    }
+
+    const STREAM: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;x=y\r\ndefg\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+
+    #[test]
+    fn pipelined_responses_decode_the_same_at_every_split() {
+        let want = vec![
+            Response {
+                status: 200,
+                body: 5,
+                close: false,
+            },
+            Response {
+                status: 404,
+                body: 0,
+                close: false,
+            },
+            Response {
+                status: 200,
+                body: 7,
+                close: false,
+            },
+            Response {
+                status: 200,
+                body: 2,
+                close: true,
+            },
+        ];
+        for split in 1..=STREAM.len() {
+            assert_eq!(all(STREAM, split).unwrap(), want, "split {split}");
+        }
+    }
+
+    #[test]
+    fn unframeable_responses_are_errors() {
+        assert_eq!(
+            all(b"HTTP/1.1 200 OK\r\n\r\nbody", 100),
+            Err(DecodeError::NoLength)
+        );
+        assert!(matches!(
+            all(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", 100),
+            Err(DecodeError::BadHead(_))
+        ));
+        assert!(matches!(
+            all(b"garbage\r\n\r\n", 100),
+            Err(DecodeError::BadHead(_))
+        ));
+        assert_eq!(
+            all(
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                3
+            ),
+            Err(DecodeError::BadChunk)
+        );
+        let huge = [b"HTTP/1.1 200 OK\r\nX: ".as_slice(), &vec![b'a'; 70_000]].concat();
+        assert_eq!(all(&huge, 1000), Err(DecodeError::HeadTooLarge));
+    }
+}

@@ -1,0 +1,619 @@
+//! `spdylab bench`'s engine: a throughput generator that measures every
+//! protocol the same way. Closed loop by default (as wrk and h2load); with a
+//! rate, open loop with coordinated-omission correction (as wrk2: latency is
+//! measured from when a request *should* have been sent). HTTP/1.1 with a
+//! pipelining depth, HTTP/2 with concurrent streams, either over TLS. Every
+//! response is checked (status, and body length against the expected one; the
+//! i-th pipelined response is matched to the i-th request), so that a broken
+//! server cannot look fast.
+
+pub mod h1;
+
+use bytes::Bytes;
+use hdrhistogram::Histogram;
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// The wire protocol of a benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    Http1,
+    H2,
+}
+
+/// One path to request, and the body length a correct server sends for it
+/// (None: the first response's length, which every later one must match).
+#[derive(Debug, Clone)]
+pub struct PathSpec {
+    pub path: String,
+    pub expect_len: Option<u64>,
+}
+
+#[derive(Clone)]
+pub struct BenchSpec {
+    pub addr: SocketAddr,
+    /// Host header / :authority, and the TLS server name.
+    pub host: String,
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    pub wire: Wire,
+    pub connections: usize,
+    /// HTTP/1.1 requests in flight per connection (1 = no pipelining).
+    pub depth: usize,
+    /// HTTP/2 streams in flight per connection.
+    pub streams: usize,
+    pub threads: usize,
+    pub duration: Duration,
+    pub warmup: Duration,
+    /// Requests per second over all connections: open loop. None: closed loop.
+    pub rate: Option<f64>,
+    pub paths: Vec<PathSpec>,
+    pub expect_status: u16,
+    /// A request without an answer for this long is an error (and its connection is reopened).
+    pub timeout: Duration,
+}
+
+/// A second of the measured run.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Second {
+    pub t: u64,
+    pub requests: u64,
+    pub bytes: u64,
+    pub errors: u64,
+}
+
+pub struct BenchResult {
+    pub requests: u64,
+    pub bytes: u64,
+    pub errors: BTreeMap<String, u64>,
+    /// Latency in microseconds of every counted request.
+    pub latency: Histogram<u64>,
+    pub per_second: Vec<Second>,
+    /// The measured window (after the warm-up).
+    pub elapsed: Duration,
+    /// CPU seconds of this process (user + system) over the whole run.
+    pub cpu_seconds: f64,
+    pub wall_seconds: f64,
+    pub reconnects: u64,
+}
+
+impl BenchResult {
+    pub fn requests_per_sec(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+    pub fn errors_total(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// Counters shared by every connection, sampled each second.
+struct Shared {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    errors: AtomicU64,
+    reconnects: AtomicU64,
+    error_kinds: Mutex<BTreeMap<String, u64>>,
+    histograms: Mutex<Vec<Histogram<u64>>>,
+    stop: AtomicBool,
+    /// Per path: the body length a correct response has (UNKNOWN until the first one).
+    expected: Vec<AtomicU64>,
+}
+
+const UNKNOWN: u64 = u64::MAX;
+
+impl Shared {
+    fn error(&self, kind: &str, measuring: bool) {
+        if measuring {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+            *self
+                .error_kinds
+                .lock()
+                .unwrap()
+                .entry(kind.to_string())
+                .or_default() += 1;
+        }
+    }
+}
+
+/// The run's clock: when measuring starts and ends.
+#[derive(Clone, Copy)]
+struct Window {
+    start: Instant,
+    measure: Instant,
+    end: Instant,
+}
+
+fn new_histogram() -> Histogram<u64> {
+    // 1 µs to 1 hour, 3 significant digits.
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
+}
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Runs the benchmark on its own runtime; blocks until it ends.
+pub fn run(spec: BenchSpec) -> io::Result<BenchResult> {
+    if spec.paths.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "no path to request",
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(spec.threads.max(1))
+        .enable_all()
+        .build()?;
+    let shared = Arc::new(Shared {
+        requests: AtomicU64::new(0),
+        bytes: AtomicU64::new(0),
+        errors: AtomicU64::new(0),
+        reconnects: AtomicU64::new(0),
+        error_kinds: Mutex::new(BTreeMap::new()),
+        histograms: Mutex::new(Vec::new()),
+        stop: AtomicBool::new(false),
+        expected: spec
+            .paths
+            .iter()
+            .map(|p| AtomicU64::new(p.expect_len.unwrap_or(UNKNOWN)))
+            .collect(),
+    });
+    let cpu0 = cpu_seconds();
+    let start = Instant::now();
+    let window = Window {
+        start,
+        measure: start + spec.warmup,
+        end: start + spec.warmup + spec.duration,
+    };
+    let spec = Arc::new(spec);
+    let per_second = runtime.block_on(async {
+        let mut tasks = Vec::new();
+        for c in 0..spec.connections {
+            let (spec, shared) = (spec.clone(), shared.clone());
+            tasks.push(tokio::spawn(async move {
+                connection(c, spec, shared, window).await
+            }));
+        }
+        // Sample the counters once a second of the measured window.
+        let mut series = Vec::new();
+        tokio::time::sleep_until(window.measure.into()).await;
+        let snap = |s: &Shared| {
+            (
+                s.requests.load(Ordering::Relaxed),
+                s.bytes.load(Ordering::Relaxed),
+                s.errors.load(Ordering::Relaxed),
+            )
+        };
+        let mut last = snap(&shared);
+        let mut t = 0;
+        while Instant::now() < window.end {
+            let next = (window.measure + Duration::from_secs(t + 1)).min(window.end);
+            tokio::time::sleep_until(next.into()).await;
+            let now = snap(&shared);
+            t += 1;
+            series.push(Second {
+                t,
+                requests: now.0 - last.0,
+                bytes: now.1 - last.1,
+                errors: now.2 - last.2,
+            });
+            last = now;
+        }
+        shared.stop.store(true, Ordering::Relaxed);
+        for t in tasks {
+            let _ = t.await;
+        }
+        series
+    });
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    let wall = start.elapsed();
+    let mut latency = new_histogram();
+    for h in shared.histograms.lock().unwrap().iter() {
+        let _ = latency.add(h);
+    }
+    let errors = shared.error_kinds.lock().unwrap().clone();
+    Ok(BenchResult {
+        requests: shared.requests.load(Ordering::Relaxed),
+        bytes: shared.bytes.load(Ordering::Relaxed),
+        errors,
+        latency,
+        per_second,
+        elapsed: window.end - window.measure,
+        cpu_seconds: cpu_seconds() - cpu0,
+        wall_seconds: wall.as_secs_f64(),
+        reconnects: shared.reconnects.load(Ordering::Relaxed),
+    })
+}
+
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+async fn open(spec: &BenchSpec) -> Result<Box<dyn Io>, &'static str> {
+    let tcp = TcpStream::connect(spec.addr).await.map_err(|_| "connect")?;
+    let _ = tcp.set_nodelay(true);
+    match &spec.tls {
+        None => Ok(Box::new(tcp)),
+        Some(config) => {
+            let name =
+                rustls::pki_types::ServerName::try_from(spec.host.clone()).map_err(|_| "tls")?;
+            let tls = tokio_rustls::TlsConnector::from(config.clone())
+                .connect(name, tcp)
+                .await
+                .map_err(|_| "tls")?;
+            Ok(Box::new(tls))
+        }
+    }
+}
+
+/// The open-loop schedule of one connection: request k is due at
+/// start + phase + k × interval, spread so that connections interleave.
+struct Schedule {
+    next: Instant,
+    interval: Duration,
+}
+
+impl Schedule {
+    fn new(spec: &BenchSpec, conn: usize, start: Instant) -> Option<Schedule> {
+        let rate = spec.rate?;
+        let per_conn = rate / spec.connections as f64;
+        let interval = Duration::from_secs_f64(1.0 / per_conn);
+        let phase = interval.mul_f64(conn as f64 / spec.connections as f64);
+        Some(Schedule {
+            next: start + phase,
+            interval,
+        })
+    }
+    fn take(&mut self) -> Instant {
+        let t = self.next;
+        self.next += self.interval;
+        t
+    }
+}
+
+/// One connection for the whole run, reopened after an error (as wrk does).
+async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, window: Window) {
+    let mut hist = new_histogram();
+    let mut schedule = Schedule::new(&spec, conn, window.start);
+    let mut counter = conn; // which path comes next
+    let mut first = true;
+    while !shared.stop.load(Ordering::Relaxed) && Instant::now() < window.end {
+        if !first {
+            shared.reconnects.fetch_add(1, Ordering::Relaxed);
+        }
+        first = false;
+        let measuring = Instant::now() >= window.measure;
+        let io = match open(&spec).await {
+            Ok(io) => io,
+            Err(kind) => {
+                shared.error(kind, measuring);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let result = match spec.wire {
+            Wire::Http1 => {
+                h1_loop(
+                    io,
+                    &spec,
+                    &shared,
+                    window,
+                    &mut hist,
+                    &mut schedule,
+                    &mut counter,
+                )
+                .await
+            }
+            Wire::H2 => {
+                h2_loop(
+                    io,
+                    &spec,
+                    &shared,
+                    window,
+                    &mut hist,
+                    &mut schedule,
+                    &mut counter,
+                )
+                .await
+            }
+        };
+        if let Err(kind) = result {
+            shared.error(
+                kind,
+                Instant::now() >= window.measure && Instant::now() < window.end,
+            );
+        }
+    }
+    shared.histograms.lock().unwrap().push(hist);
+}
+
+/// Counts a finished request if it started inside the measured window.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    spec: &BenchSpec,
+    shared: &Shared,
+    window: Window,
+    hist: &mut Histogram<u64>,
+    path: usize,
+    since: Instant,
+    status: u16,
+    body: u64,
+) -> Result<(), &'static str> {
+    let now = Instant::now();
+    let counted = since >= window.measure && now <= window.end;
+    if status != spec.expect_status {
+        shared.error("status", counted);
+        return Ok(());
+    }
+    // The first correct response of a path sets its length, unless the spec gave it.
+    let expected = match shared.expected[path].compare_exchange(
+        UNKNOWN,
+        body,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    ) {
+        Ok(_) => body,
+        Err(known) => known,
+    };
+    if expected != body {
+        // A wrong length means this connection's framing cannot be trusted.
+        shared.error("length", counted);
+        return Err("length-reset");
+    }
+    if counted {
+        shared.requests.fetch_add(1, Ordering::Relaxed);
+        shared.bytes.fetch_add(body, Ordering::Relaxed);
+        let _ = hist.record((now - since).as_micros().max(1) as u64);
+    }
+    Ok(())
+}
+
+fn request_bytes(spec: &BenchSpec, path: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"GET ");
+    out.extend_from_slice(spec.paths[path].path.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
+    out.extend_from_slice(spec.host.as_bytes());
+    out.extend_from_slice(b"\r\nUser-Agent: spdylab-bench\r\nAccept: */*\r\n\r\n");
+}
+
+/// HTTP/1.1: keep `depth` requests in flight, written in one batch as slots free.
+async fn h1_loop(
+    io: Box<dyn Io>,
+    spec: &BenchSpec,
+    shared: &Shared,
+    window: Window,
+    hist: &mut Histogram<u64>,
+    schedule: &mut Option<Schedule>,
+    counter: &mut usize,
+) -> Result<(), &'static str> {
+    let (mut rd, mut wr) = tokio::io::split(io);
+    let mut in_flight: VecDeque<(usize, Instant, Instant)> = VecDeque::with_capacity(spec.depth);
+    // Open loop: requests due but not sent yet (their latency runs from when they were due).
+    let mut due: VecDeque<Instant> = VecDeque::new();
+    let mut decoder = h1::Decoder::default();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut out = Vec::with_capacity(4096);
+    loop {
+        let now = Instant::now();
+        if now >= window.end || shared.stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        // Send what the loop allows.
+        out.clear();
+        match schedule {
+            None => {
+                while in_flight.len() < spec.depth {
+                    let path = *counter % spec.paths.len();
+                    *counter += 1;
+                    request_bytes(spec, path, &mut out);
+                    in_flight.push_back((path, now, now));
+                }
+            }
+            Some(s) => {
+                while s.next <= now {
+                    due.push_back(s.take());
+                }
+                while in_flight.len() < spec.depth {
+                    let Some(at) = due.pop_front() else { break };
+                    let path = *counter % spec.paths.len();
+                    *counter += 1;
+                    request_bytes(spec, path, &mut out);
+                    in_flight.push_back((path, at, now));
+                }
+            }
+        }
+        if !out.is_empty() {
+            wr.write_all(&out).await.map_err(|_| "write")?;
+        }
+        // Wait for bytes, the next due request, the end, or the timeout.
+        let wake = match schedule {
+            Some(s) if in_flight.len() < spec.depth => s.next.min(window.end),
+            _ => window.end,
+        };
+        let deadline = in_flight.front().map(|(_, _, sent)| *sent + spec.timeout);
+        let n = tokio::select! {
+            r = rd.read(&mut buf) => match r {
+                Ok(0) => return Err(if in_flight.is_empty() { "closed" } else { "closed-mid-request" }),
+                Ok(n) => n,
+                Err(_) => return Err("reset"),
+            },
+            _ = tokio::time::sleep_until(wake.into()) => continue,
+            _ = tokio::time::sleep_until(deadline.unwrap_or(window.end + spec.timeout).into()), if deadline.is_some() => {
+                return Err("timeout");
+            }
+        };
+        let mut result = Ok(());
+        let mut close = false;
+        let decoded = decoder.decode(&buf[..n], &mut |r| {
+            if result.is_err() {
+                return;
+            }
+            let Some((path, since, _)) = in_flight.pop_front() else {
+                result = Err("unrequested-response");
+                return;
+            };
+            close |= r.close;
+            result = finish(spec, shared, window, hist, path, since, r.status, r.body);
+        });
+        decoded.map_err(|_| "bad-response")?;
+        result?;
+        if close {
+            return Err("server-closed");
+        }
+    }
+}
+
+/// HTTP/2: `streams` requests in flight on one connection.
+async fn h2_loop(
+    io: Box<dyn Io>,
+    spec: &BenchSpec,
+    shared: &Shared,
+    window: Window,
+    hist: &mut Histogram<u64>,
+    schedule: &mut Option<Schedule>,
+    counter: &mut usize,
+) -> Result<(), &'static str> {
+    let mut builder = h2::client::Builder::new();
+    builder
+        .initial_window_size(16 * 1024 * 1024)
+        .initial_connection_window_size(64 * 1024 * 1024);
+    let (send, connection) = builder
+        .handshake::<_, Bytes>(io)
+        .await
+        .map_err(|_| "h2-handshake")?;
+    let driver = tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let uris: Vec<http::Uri> = spec
+        .paths
+        .iter()
+        .map(|p| {
+            let scheme = if spec.tls.is_some() { "https" } else { "http" };
+            format!("{scheme}://{}{}", spec.host, p.path)
+                .parse()
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut in_flight = tokio::task::JoinSet::new();
+    let mut due: VecDeque<Instant> = VecDeque::new();
+    let mut outcome = Ok(());
+    loop {
+        let now = Instant::now();
+        if now >= window.end || shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        // Start streams as the loop allows.
+        loop {
+            if in_flight.len() >= spec.streams {
+                break;
+            }
+            let since = match schedule {
+                None => now,
+                Some(s) => {
+                    while s.next <= now {
+                        due.push_back(s.take());
+                    }
+                    match due.pop_front() {
+                        Some(t) => t,
+                        None => break,
+                    }
+                }
+            };
+            let path = *counter % spec.paths.len();
+            *counter += 1;
+            let mut send = send.clone();
+            let uri = uris[path].clone();
+            let timeout = spec.timeout;
+            in_flight.spawn(async move {
+                let work = async {
+                    send = send.ready().await.map_err(|_| "h2-reset")?;
+                    let req = http::Request::get(uri).body(()).map_err(|_| "request")?;
+                    let (resp, _) = send.send_request(req, true).map_err(|_| "h2-reset")?;
+                    let resp = resp.await.map_err(|_| "h2-reset")?;
+                    let status = resp.status().as_u16();
+                    let mut body = resp.into_body();
+                    let mut n = 0u64;
+                    while let Some(chunk) = body.data().await {
+                        let chunk = chunk.map_err(|_| "h2-reset")?;
+                        n += chunk.len() as u64;
+                        let _ = body.flow_control().release_capacity(chunk.len());
+                    }
+                    Ok::<_, &'static str>((status, n))
+                };
+                let r = tokio::time::timeout(timeout, work)
+                    .await
+                    .unwrap_or(Err("timeout"));
+                (path, since, r)
+            });
+        }
+        let wake = match schedule {
+            Some(s) if in_flight.len() < spec.streams => s.next.min(window.end),
+            _ => window.end,
+        };
+        tokio::select! {
+            done = in_flight.join_next(), if !in_flight.is_empty() => {
+                let Some(Ok((path, since, r))) = done else { continue };
+                match r {
+                    Ok((status, n)) => {
+                        if let Err(e) = finish(spec, shared, window, hist, path, since, status, n) {
+                            outcome = Err(e);
+                            break;
+                        }
+                    }
+                    Err(kind) => {
+                        outcome = Err(kind);
+                        break;
+                    }
+                }
+            }
+            _ = tokio::time::sleep_until(wake.into()) => {}
+        }
+    }
+    in_flight.abort_all();
+    driver.abort();
+    outcome
+}
+
+/// The latency distribution in HdrHistogram's percentile format (values in ms),
+/// which its plotter (hdrhistogram.github.io/HdrHistogram/plotFiles.html) reads.
+pub fn percentile_distribution(h: &Histogram<u64>) -> String {
+    use std::fmt::Write;
+    let mut out = String::from("       Value     Percentile TotalCount 1/(1-Percentile)\n\n");
+    let mut total = 0u64;
+    for v in h.iter_quantiles(5) {
+        total += v.count_since_last_iteration();
+        let q = v.quantile_iterated_to();
+        let inv = if q < 1.0 {
+            format!("{:14.2}", 1.0 / (1.0 - q))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "{:12.3} {:14.12} {:10} {}",
+            v.value_iterated_to() as f64 / 1e3,
+            q,
+            total,
+            inv
+        );
+    }
+    let _ = writeln!(
+        out,
+        "#[Mean    = {:12.3}, StdDeviation   = {:12.3}]\n#[Max     = {:12.3}, Total count    = {:12}]\n#[Buckets = {:12}, SubBuckets     = {:12}]",
+        h.mean() / 1e3,
+        h.stdev() / 1e3,
+        h.max() as f64 / 1e3,
+        h.len(),
+        h.buckets(),
+        h.distinct_values()
+    );
+    out
+}

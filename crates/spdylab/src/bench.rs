@@ -1,0 +1,587 @@
+//! `spdylab bench`: requests per second and latency percentiles of a server,
+//! every protocol measured the same way (see the `bench` crate).
+
+use crate::Failure;
+use bench::{BenchSpec, PathSpec, Wire};
+use clap::Args;
+use client::Protocol;
+use link::units::parse_duration;
+use serde_json::json;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Throughput and latency of a server: pipelining, multiplexing, TLS; closed or open loop
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  spdylab bench http://127.0.0.1:8080/index.html --protocol http --connections 50 --duration 30s
+  spdylab bench http://127.0.0.1:8080/ --protocol http-pipelined --depth 16 --connections 50
+  spdylab bench https://127.0.0.1:8443/ --protocol h2 --streams 100 --connections 4 --insecure
+  spdylab bench --site icons --protocol h2c --connections 8 --streams 50 --json
+  spdylab bench http://127.0.0.1:8080/ --rate 20000 --connections 50 --hdr-out lat.hgrm
+
+Closed loop by default: each connection keeps --depth requests (h1) or --streams
+streams (h2) in flight. With --rate, open loop: requests are due at a constant rate
+and latency runs from when each was due (coordinated-omission correction, as wrk2).
+Every response is checked: status, and body length against --paths or the first
+response of its path; a wrong one is an error, never a success.")]
+pub struct BenchArgs {
+    /// http(s)://HOST:PORT/PATH to load (or --site)
+    #[arg(required_unless_present = "site", conflicts_with = "site")]
+    pub url: Option<String>,
+    /// Serve this site with the built-in server on loopback and load it
+    #[arg(long)]
+    pub site: Option<String>,
+    /// http, https, http-pipelined, https-pipelined, h2, h2c
+    #[arg(long, default_value = "http")]
+    pub protocol: Protocol,
+    /// Connections
+    #[arg(long, short = 'c', default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub connections: u32,
+    /// Requests in flight per HTTP/1.1 connection (pipelining; default 8 for *-pipelined, else 1)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub depth: Option<u32>,
+    /// Streams in flight per HTTP/2 connection
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub streams: u32,
+    /// Generator threads (default: the machine's cores)
+    #[arg(long, short = 't', value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: Option<u32>,
+    /// Measured time
+    #[arg(long, short = 'd', value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    pub duration: Duration,
+    /// Time run first and not measured
+    #[arg(long, value_parser = parse_duration, default_value = "2s", value_name = "DURATION")]
+    pub warmup: Duration,
+    /// Open loop at this many requests per second (all connections together)
+    #[arg(long, value_name = "REQ/S")]
+    pub rate: Option<f64>,
+    /// Paths to request in turn, one per line: PATH [EXPECTED_BODY_BYTES]
+    #[arg(long, value_name = "FILE")]
+    pub paths: Option<PathBuf>,
+    /// A request unanswered for this long is an error
+    #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    pub timeout: Duration,
+    /// The status every response must have
+    #[arg(long, default_value_t = 200)]
+    pub expect_status: u16,
+    /// Host header and TLS server name (default: the URL's host)
+    #[arg(long, value_name = "NAME")]
+    pub host: Option<String>,
+    /// Trust any certificate (URL mode)
+    #[arg(long)]
+    pub insecure: bool,
+    /// Trust this CA certificate (PEM; URL mode)
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// Measure the CPU of this process and its descendants (the server under test)
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+    /// Write the latency distribution (HdrHistogram percentile format, ms) here
+    #[arg(long, value_name = "FILE")]
+    pub hdr_out: Option<PathBuf>,
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn usage(msg: String) -> Failure {
+    Failure::Usage(msg)
+}
+
+/// CPU seconds (user + system) of a process and its descendants, from /proc.
+fn tree_cpu(root: u32) -> Option<f64> {
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let mut parent = std::collections::HashMap::new();
+    let mut cpu = std::collections::HashMap::new();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command (which may hold spaces) start after the last ')'.
+        let Some(rest) = stat.rsplit_once(')').map(|r| r.1) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let (Some(ppid), Some(ut), Some(st)) = (f.get(1), f.get(11), f.get(12)) else {
+            continue;
+        };
+        parent.insert(pid, ppid.parse::<u32>().unwrap_or(0));
+        cpu.insert(
+            pid,
+            (ut.parse::<f64>().unwrap_or(0.0) + st.parse::<f64>().unwrap_or(0.0)) / tick,
+        );
+    }
+    cpu.get(&root)?;
+    let in_tree = |mut p: u32| {
+        for _ in 0..64 {
+            if p == root {
+                return true;
+            }
+            match parent.get(&p) {
+                Some(&q) if q != 0 => p = q,
+                _ => return false,
+            }
+        }
+        false
+    };
+    Some(
+        cpu.iter()
+            .filter(|(p, _)| in_tree(**p))
+            .map(|(_, c)| c)
+            .sum(),
+    )
+}
+
+/// CPU seconds of this process's threads named `name` (the in-process server).
+fn threads_cpu(name: &str) -> f64 {
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    tasks
+        .flatten()
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
+        .filter_map(|t| {
+            let stat = std::fs::read_to_string(t.path().join("stat")).ok()?;
+            let rest = stat.rsplit_once(')')?.1.to_string();
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some((f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?) / tick)
+        })
+        .sum()
+}
+
+struct Target {
+    addr: SocketAddr,
+    host: String,
+    tls: bool,
+    paths: Vec<PathSpec>,
+}
+
+fn parse_url(url: &str) -> Result<Target, String> {
+    let (tls, rest) = if let Some(r) = url.strip_prefix("https://") {
+        (true, r)
+    } else if let Some(r) = url.strip_prefix("http://") {
+        (false, r)
+    } else {
+        return Err(format!("URL '{url}' must start with http:// or https://"));
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let with_port = if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+    {
+        authority.to_string()
+    } else {
+        format!("{authority}:{}", if tls { 443 } else { 80 })
+    };
+    let addr = with_port
+        .to_socket_addrs()
+        .map_err(|e| format!("URL '{url}': {e}"))?
+        .next()
+        .ok_or_else(|| format!("URL '{url}': no address"))?;
+    let host = authority
+        .rsplit_once(':')
+        .map_or(authority, |(h, _)| h)
+        .to_string();
+    Ok(Target {
+        addr,
+        host,
+        tls,
+        paths: vec![PathSpec {
+            path: path.to_string(),
+            expect_len: None,
+        }],
+    })
+}
+
+fn read_paths(file: &PathBuf) -> Result<Vec<PathSpec>, String> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("--paths {}: {e}", file.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut parts = line.split_whitespace();
+        let path = parts.next().unwrap_or_default();
+        if !path.starts_with('/') {
+            return Err(format!(
+                "{}:{}: path '{path}' must start with /",
+                file.display(),
+                i + 1
+            ));
+        }
+        let expect_len = match parts.next() {
+            None => None,
+            Some(n) => Some(n.parse::<u64>().map_err(|_| {
+                format!(
+                    "{}:{}: '{n}' is not a body length in bytes",
+                    file.display(),
+                    i + 1
+                )
+            })?),
+        };
+        out.push(PathSpec {
+            path: path.to_string(),
+            expect_len,
+        });
+    }
+    if out.is_empty() {
+        return Err(format!("--paths {}: no path", file.display()));
+    }
+    Ok(out)
+}
+
+fn tls_config(
+    args: &BenchArgs,
+    wire: Wire,
+    ca: Option<rustls::pki_types::CertificateDer<'static>>,
+) -> Result<Arc<rustls::ClientConfig>, String> {
+    server::install_crypto_provider();
+    let mut config = if args.insecure {
+        rustls::ClientConfig::builder()
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCert))
+            .with_no_client_auth()
+    } else {
+        let mut roots = rustls::RootCertStore::empty();
+        if let Some(ca) = ca {
+            roots.add(ca).map_err(|e| format!("CA: {e}"))?;
+        }
+        if let Some(path) = &args.cacert {
+            let pem =
+                std::fs::read(path).map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+            for cert in rustls_pemfile_certs(&pem) {
+                roots
+                    .add(cert)
+                    .map_err(|e| format!("--cacert {}: {e}", path.display()))?;
+            }
+        }
+        if roots.is_empty() {
+            return Err("https needs --cacert FILE or --insecure".into());
+        }
+        rustls::ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth()
+    };
+    config.alpn_protocols = vec![match wire {
+        Wire::H2 => b"h2".to_vec(),
+        Wire::Http1 => b"http/1.1".to_vec(),
+    }];
+    Ok(Arc::new(config))
+}
+
+/// Certificates from PEM text (BEGIN CERTIFICATE blocks), without another crate.
+fn rustls_pemfile_certs(pem: &[u8]) -> Vec<rustls::pki_types::CertificateDer<'static>> {
+    use rustls::pki_types::pem::PemObject;
+    rustls::pki_types::CertificateDer::pem_slice_iter(pem)
+        .filter_map(Result::ok)
+        .collect()
+}
+
+#[derive(Debug)]
+struct AnyCert;
+
+impl rustls::client::danger::ServerCertVerifier for AnyCert {
+    fn verify_server_cert(
+        &self,
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &[rustls::pki_types::CertificateDer<'_>],
+        _: &rustls::pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        _: &[u8],
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+    }
+    fn verify_tls13_signature(
+        &self,
+        _: &[u8],
+        _: &rustls::pki_types::CertificateDer<'_>,
+        _: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        rustls::crypto::ring::default_provider()
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// The built-in server on loopback, on its own runtime whose threads are named
+/// so that their CPU can be told apart from the generator's.
+const SERVER_THREADS: &str = "spdylab-server";
+
+fn start_builtin(
+    site: site::Site,
+    tls: bool,
+) -> Result<
+    (
+        Target,
+        rustls::pki_types::CertificateDer<'static>,
+        std::sync::mpsc::Sender<()>,
+    ),
+    Failure,
+> {
+    let ca = server::Ca::new()?;
+    let host = site.root().host.clone();
+    let paths: Vec<PathSpec> = site
+        .resources
+        .iter()
+        .filter(|r| r.host == host)
+        .map(|r| PathSpec {
+            path: r.path.clone(),
+            expect_len: Some(r.size as u64),
+        })
+        .collect();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let der = ca.der();
+    let srv = server::Server::new(site, server::ServerOptions::default(), &ca, &[addr.ip()])?;
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .thread_name(SERVER_THREADS)
+        .enable_all()
+        .build()?;
+    std::thread::Builder::new()
+        .name(SERVER_THREADS.into())
+        .spawn(move || {
+            let (clear, tls_l) = if tls {
+                (vec![], vec![listener])
+            } else {
+                (vec![listener], vec![])
+            };
+            rt.block_on(async move {
+                let stop = async move {
+                    let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
+                };
+                let _ = srv.run(clear, tls_l, stop).await;
+            });
+        })?;
+    Ok((
+        Target {
+            addr,
+            host,
+            tls,
+            paths,
+        },
+        der,
+        stop_tx,
+    ))
+}
+
+pub fn run(args: BenchArgs) -> Result<i32, Failure> {
+    let protocol = args.protocol;
+    let wire = if protocol.multiplexed() {
+        Wire::H2
+    } else {
+        Wire::Http1
+    };
+    let depth = match (args.depth, protocol.pipelined()) {
+        (Some(d), true) => d as usize,
+        (None, true) => 8,
+        (Some(1) | None, false) => 1,
+        (Some(_), false) => {
+            return Err(usage(format!(
+                "--depth pipelines HTTP/1.1: use --protocol {}-pipelined",
+                protocol.name().trim_end_matches("-pipelined")
+            )))
+        }
+    };
+    if protocol.multiplexed() && args.depth.is_some() {
+        return Err(usage(
+            "--depth is for HTTP/1.1; HTTP/2 takes --streams".into(),
+        ));
+    }
+    if let Some(r) = args.rate {
+        if !(r > 0.0 && r.is_finite()) {
+            return Err(usage(format!("--rate {r}: requests per second above 0")));
+        }
+    }
+    let (mut target, ca, stop) = match (&args.url, &args.site) {
+        (Some(url), _) => (parse_url(url).map_err(usage)?, None, None),
+        (None, Some(name)) => {
+            let site = crate::sites::load(name, site::DEFAULT_SEED)?;
+            let (t, ca, stop) = start_builtin(site, protocol.tls())?;
+            (t, Some(ca), Some(stop))
+        }
+        (None, None) => unreachable!("clap requires a URL or --site"),
+    };
+    if target.tls != protocol.tls() {
+        return Err(usage(format!(
+            "--protocol {protocol} {} TLS, but the URL is {}",
+            if protocol.tls() {
+                "needs"
+            } else {
+                "is without"
+            },
+            if target.tls { "https" } else { "http" }
+        )));
+    }
+    if let Some(host) = &args.host {
+        target.host = host.clone();
+    }
+    if let Some(file) = &args.paths {
+        target.paths = read_paths(file).map_err(usage)?;
+    }
+    let tls = if protocol.tls() {
+        Some(tls_config(&args, wire, ca).map_err(usage)?)
+    } else {
+        None
+    };
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |t| t as usize,
+    );
+    let spec = BenchSpec {
+        addr: target.addr,
+        host: target.host.clone(),
+        tls,
+        wire,
+        connections: args.connections as usize,
+        depth,
+        streams: args.streams as usize,
+        threads,
+        duration: args.duration,
+        warmup: args.warmup,
+        rate: args.rate,
+        paths: target.paths.clone(),
+        expect_status: args.expect_status,
+        timeout: args.timeout,
+    };
+    let server_cpu0 = args.server_pid.and_then(tree_cpu);
+    let in_process0 = threads_cpu(SERVER_THREADS);
+    if !args.json {
+        eprintln!(
+            "bench: {} {} on {} — {} connections, {}, {} threads, {} {}",
+            protocol,
+            target.paths.first().map_or("/", |p| p.path.as_str()),
+            target.addr,
+            spec.connections,
+            if wire == Wire::H2 {
+                format!("{} streams each", spec.streams)
+            } else {
+                format!("depth {depth}")
+            },
+            threads,
+            link::units::format_duration(args.duration),
+            args.rate.map_or("closed loop".to_string(), |r| format!(
+                "open loop at {r} req/s"
+            ))
+        );
+    }
+    let result = bench::run(spec)?;
+    let in_process = threads_cpu(SERVER_THREADS) - in_process0;
+    let server_cpu = match (args.server_pid, server_cpu0) {
+        (Some(pid), Some(c0)) => tree_cpu(pid).map(|c| c - c0),
+        _ if stop.is_some() => Some(in_process),
+        _ => None,
+    };
+    if let Some(stop) = stop {
+        let _ = stop.send(());
+    }
+    let generator_cpu = result.cpu_seconds - in_process;
+    if let Some(path) = &args.hdr_out {
+        std::fs::write(path, bench::percentile_distribution(&result.latency))
+            .map_err(|e| usage(format!("--hdr-out {}: {e}", path.display())))?;
+    }
+    let h = &result.latency;
+    let pct = |q: f64| h.value_at_quantile(q) as f64 / 1e3;
+    let rps = result.requests_per_sec();
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "schema": 1,
+                "protocol": protocol.name(),
+                "target": target.addr.to_string(),
+                "connections": args.connections,
+                "depth": depth,
+                "streams": args.streams,
+                "rate": args.rate,
+                "seconds": result.elapsed.as_secs_f64(),
+                "requests": result.requests,
+                "requests_per_sec": rps,
+                "bytes_per_sec": result.bytes as f64 / result.elapsed.as_secs_f64(),
+                "latency_ms": {
+                    "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "p999": pct(0.999),
+                    "p9999": pct(0.9999), "max": h.max() as f64 / 1e3, "mean": h.mean() / 1e3,
+                },
+                "errors": result.errors,
+                "reconnects": result.reconnects,
+                "generator_cpu_seconds": generator_cpu,
+                "requests_per_generator_cpu_second": result.requests as f64 / generator_cpu.max(1e-9),
+                "server_cpu_seconds": server_cpu,
+                "per_second": result.per_second,
+            })
+        );
+    } else {
+        println!(
+            "{:.0} requests/s, {:.2} MB/s over {:.1} s ({} requests, {} errors{})",
+            rps,
+            result.bytes as f64 / result.elapsed.as_secs_f64() / 1e6,
+            result.elapsed.as_secs_f64(),
+            result.requests,
+            result.errors_total(),
+            if result.errors.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ": {}",
+                    result
+                        .errors
+                        .iter()
+                        .map(|(k, v)| format!("{k} {v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        );
+        println!(
+            "latency ms: p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  p99.99 {:.3}  max {:.3}{}",
+            pct(0.5),
+            pct(0.9),
+            pct(0.99),
+            pct(0.999),
+            pct(0.9999),
+            h.max() as f64 / 1e3,
+            if args.rate.is_some() {
+                "  (from when each request was due)"
+            } else {
+                ""
+            }
+        );
+        println!(
+            "generator CPU {:.2} s ({:.0} requests per CPU-second){}",
+            generator_cpu,
+            result.requests as f64 / generator_cpu.max(1e-9),
+            server_cpu.map_or(String::new(), |c| format!(
+                "; server CPU {c:.2} s ({:.0} % of a core)",
+                c / result.wall_seconds * 100.0
+            ))
+        );
+        if let Some(c) = server_cpu {
+            if generator_cpu > c * 1.5 && args.rate.is_none() {
+                eprintln!("bench: note: the generator used more CPU than the server; on this machine it may be the bottleneck");
+            }
+        }
+    }
+    Ok(if result.errors_total() == 0 { 0 } else { 1 })
+}
