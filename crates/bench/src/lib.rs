@@ -281,8 +281,8 @@ impl Schedule {
 
 /// One connection for the whole run, reopened after an error (as wrk does).
 async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, window: Window) {
-    let mut hist = new_histogram();
-    let mut schedule = Schedule::new(&spec, conn, window.start);
+    let mut rec = Recorder::new();
+    let schedule = Schedule::new(&spec, conn, window.start).map(|s| Arc::new(Mutex::new(s)));
     let mut counter = conn; // which path comes next
     let mut first = true;
     while !shared.stop.load(Ordering::Relaxed) && Instant::now() < window.end {
@@ -306,8 +306,8 @@ async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, wind
                     &spec,
                     &shared,
                     window,
-                    &mut hist,
-                    &mut schedule,
+                    &mut rec,
+                    &schedule,
                     &mut counter,
                 )
                 .await
@@ -318,70 +318,114 @@ async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, wind
                     &spec,
                     &shared,
                     window,
-                    &mut hist,
-                    &mut schedule,
+                    &mut rec,
+                    &schedule,
                     &mut counter,
                 )
                 .await
             }
         };
         if let Err(kind) = result {
-            shared.error(
-                kind,
-                Instant::now() >= window.measure && Instant::now() < window.end,
-            );
+            let now = Instant::now();
+            shared.error(kind, now >= window.measure && now < window.end);
         }
     }
-    shared.histograms.lock().unwrap().push(hist);
+    rec.done(&shared);
 }
 
-/// Counts a finished request if it started inside the measured window.
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    spec: &BenchSpec,
-    shared: &Shared,
-    window: Window,
-    hist: &mut Histogram<u64>,
-    path: usize,
-    since: Instant,
-    status: u16,
-    body: u64,
-) -> Result<(), &'static str> {
-    let now = Instant::now();
-    let counted = since >= window.measure && now <= window.end;
-    if status != spec.expect_status {
-        shared.error("status", counted);
-        return Ok(());
-    }
-    // The first correct response of a path sets its length, unless the spec gave it.
-    let expected = match shared.expected[path].compare_exchange(
-        UNKNOWN,
-        body,
-        Ordering::Relaxed,
-        Ordering::Relaxed,
-    ) {
-        Ok(_) => body,
-        Err(known) => known,
-    };
-    if expected != body {
-        // A wrong length means this connection's framing cannot be trusted.
-        shared.error("length", counted);
-        return Err("length-reset");
-    }
-    if counted {
-        shared.requests.fetch_add(1, Ordering::Relaxed);
-        shared.bytes.fetch_add(body, Ordering::Relaxed);
-        let _ = hist.record((now - since).as_micros().max(1) as u64);
-    }
-    Ok(())
+/// A task's own tally, flushed into the shared counters now and then so that
+/// connections do not contend on every response.
+struct Recorder {
+    hist: Histogram<u64>,
+    requests: u64,
+    bytes: u64,
 }
 
-fn request_bytes(spec: &BenchSpec, path: usize, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"GET ");
-    out.extend_from_slice(spec.paths[path].path.as_bytes());
-    out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
-    out.extend_from_slice(spec.host.as_bytes());
-    out.extend_from_slice(b"\r\nUser-Agent: spdylab-bench\r\nAccept: */*\r\n\r\n");
+impl Recorder {
+    fn new() -> Recorder {
+        Recorder {
+            hist: new_histogram(),
+            requests: 0,
+            bytes: 0,
+        }
+    }
+
+    /// Checks a response and counts it if it started inside the measured window.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &mut self,
+        spec: &BenchSpec,
+        shared: &Shared,
+        window: Window,
+        path: usize,
+        since: Instant,
+        now: Instant,
+        status: u16,
+        body: u64,
+    ) -> Result<(), &'static str> {
+        let counted = since >= window.measure && now <= window.end;
+        if status != spec.expect_status {
+            shared.error("status", counted);
+            return Ok(());
+        }
+        // The first correct response of a path sets its length, unless the spec gave it.
+        let slot = &shared.expected[path];
+        let mut expected = slot.load(Ordering::Relaxed);
+        if expected == UNKNOWN {
+            expected =
+                match slot.compare_exchange(UNKNOWN, body, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => body,
+                    Err(known) => known,
+                };
+        }
+        if expected != body {
+            // A wrong length means this connection's framing cannot be trusted.
+            shared.error("length", counted);
+            return Err("length-reset");
+        }
+        if counted {
+            self.requests += 1;
+            self.bytes += body;
+            let _ = self.hist.record((now - since).as_micros().max(1) as u64);
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, shared: &Shared) {
+        if self.requests > 0 {
+            shared.requests.fetch_add(self.requests, Ordering::Relaxed);
+            shared.bytes.fetch_add(self.bytes, Ordering::Relaxed);
+            self.requests = 0;
+            self.bytes = 0;
+        }
+    }
+
+    /// Takes in a finished worker's tally.
+    fn merge(&mut self, other: Recorder, shared: &Shared) {
+        let _ = self.hist.add(&other.hist);
+        self.requests += other.requests;
+        self.bytes += other.bytes;
+        self.flush(shared);
+    }
+
+    fn done(mut self, shared: &Shared) {
+        self.flush(shared);
+        shared.histograms.lock().unwrap().push(self.hist);
+    }
+}
+
+/// Each path's request, written once.
+fn requests(spec: &BenchSpec) -> Vec<Vec<u8>> {
+    spec.paths
+        .iter()
+        .map(|p| {
+            format!(
+                "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: spdylab-bench\r\nAccept: */*\r\n\r\n",
+                p.path, spec.host
+            )
+            .into_bytes()
+        })
+        .collect()
 }
 
 /// HTTP/1.1: keep `depth` requests in flight, written in one batch as slots free.
@@ -390,17 +434,24 @@ async fn h1_loop(
     spec: &BenchSpec,
     shared: &Shared,
     window: Window,
-    hist: &mut Histogram<u64>,
-    schedule: &mut Option<Schedule>,
+    rec: &mut Recorder,
+    schedule: &Option<Arc<Mutex<Schedule>>>,
     counter: &mut usize,
 ) -> Result<(), &'static str> {
     let (mut rd, mut wr) = tokio::io::split(io);
+    let requests = requests(spec);
+    // (path, counted from, sent at)
     let mut in_flight: VecDeque<(usize, Instant, Instant)> = VecDeque::with_capacity(spec.depth);
     // Open loop: requests due but not sent yet (their latency runs from when they were due).
     let mut due: VecDeque<Instant> = VecDeque::new();
     let mut decoder = h1::Decoder::default();
     let mut buf = vec![0u8; 256 * 1024];
     let mut out = Vec::with_capacity(4096);
+    // Two timers for the connection's life, reset rather than made anew each time.
+    let wake_timer = tokio::time::sleep_until(window.end.into());
+    let deadline_timer = tokio::time::sleep_until((window.end + spec.timeout).into());
+    tokio::pin!(wake_timer, deadline_timer);
+    let (mut wake_at, mut deadline_at) = (window.end, window.end + spec.timeout);
     loop {
         let now = Instant::now();
         if now >= window.end || shared.stop.load(Ordering::Relaxed) {
@@ -408,48 +459,63 @@ async fn h1_loop(
         }
         // Send what the loop allows.
         out.clear();
-        match schedule {
-            None => {
-                while in_flight.len() < spec.depth {
-                    let path = *counter % spec.paths.len();
-                    *counter += 1;
-                    request_bytes(spec, path, &mut out);
-                    in_flight.push_back((path, now, now));
-                }
+        if let Some(s) = schedule {
+            let mut s = s.lock().unwrap();
+            while s.next <= now {
+                due.push_back(s.take());
             }
-            Some(s) => {
-                while s.next <= now {
-                    due.push_back(s.take());
-                }
-                while in_flight.len() < spec.depth {
-                    let Some(at) = due.pop_front() else { break };
-                    let path = *counter % spec.paths.len();
-                    *counter += 1;
-                    request_bytes(spec, path, &mut out);
-                    in_flight.push_back((path, at, now));
-                }
-            }
+        }
+        // Refill in batches, as wrk does (when half the pipeline has drained):
+        // fewer, larger writes and reads per request.
+        let refill = schedule.is_some() || in_flight.len() <= spec.depth / 2;
+        while refill && in_flight.len() < spec.depth {
+            let since = match schedule {
+                None => now,
+                Some(_) => match due.pop_front() {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            let path = *counter % requests.len();
+            *counter += 1;
+            out.extend_from_slice(&requests[path]);
+            in_flight.push_back((path, since, now));
         }
         if !out.is_empty() {
             wr.write_all(&out).await.map_err(|_| "write")?;
         }
         // Wait for bytes, the next due request, the end, or the timeout.
         let wake = match schedule {
-            Some(s) if in_flight.len() < spec.depth => s.next.min(window.end),
+            Some(s) if in_flight.len() < spec.depth => s.lock().unwrap().next.min(window.end),
             _ => window.end,
         };
-        let deadline = in_flight.front().map(|(_, _, sent)| *sent + spec.timeout);
+        let deadline = in_flight
+            .front()
+            .map_or(window.end + spec.timeout, |(_, _, sent)| {
+                *sent + spec.timeout
+            });
+        if wake != wake_at {
+            wake_at = wake;
+            wake_timer.as_mut().reset(wake.into());
+        }
+        if deadline != deadline_at {
+            deadline_at = deadline;
+            deadline_timer.as_mut().reset(deadline.into());
+        }
         let n = tokio::select! {
+            biased;
             r = rd.read(&mut buf) => match r {
                 Ok(0) => return Err(if in_flight.is_empty() { "closed" } else { "closed-mid-request" }),
                 Ok(n) => n,
                 Err(_) => return Err("reset"),
             },
-            _ = tokio::time::sleep_until(wake.into()) => continue,
-            _ = tokio::time::sleep_until(deadline.unwrap_or(window.end + spec.timeout).into()), if deadline.is_some() => {
+            _ = &mut wake_timer => continue,
+            _ = &mut deadline_timer, if !in_flight.is_empty() => {
                 return Err("timeout");
             }
         };
+        // Every response in this read completed now.
+        let now = Instant::now();
         let mut result = Ok(());
         let mut close = false;
         let decoded = decoder.decode(&buf[..n], &mut |r| {
@@ -461,8 +527,9 @@ async fn h1_loop(
                 return;
             };
             close |= r.close;
-            result = finish(spec, shared, window, hist, path, since, r.status, r.body);
+            result = rec.finish(spec, shared, window, path, since, now, r.status, r.body);
         });
+        rec.flush(shared);
         decoded.map_err(|_| "bad-response")?;
         result?;
         if close {
@@ -471,14 +538,15 @@ async fn h1_loop(
     }
 }
 
-/// HTTP/2: `streams` requests in flight on one connection.
+/// HTTP/2: `streams` workers on one connection, each sending its next request
+/// as soon as its last one is answered (or, open loop, when the next is due).
 async fn h2_loop(
     io: Box<dyn Io>,
-    spec: &BenchSpec,
-    shared: &Shared,
+    spec: &Arc<BenchSpec>,
+    shared: &Arc<Shared>,
     window: Window,
-    hist: &mut Histogram<u64>,
-    schedule: &mut Option<Schedule>,
+    rec: &mut Recorder,
+    schedule: &Option<Arc<Mutex<Schedule>>>,
     counter: &mut usize,
 ) -> Result<(), &'static str> {
     let mut builder = h2::client::Builder::new();
@@ -492,94 +560,107 @@ async fn h2_loop(
     let driver = tokio::spawn(async move {
         let _ = connection.await;
     });
-    let uris: Vec<http::Uri> = spec
-        .paths
-        .iter()
-        .map(|p| {
-            let scheme = if spec.tls.is_some() { "https" } else { "http" };
-            format!("{scheme}://{}{}", spec.host, p.path)
-                .parse()
-                .unwrap_or_default()
-        })
-        .collect();
-    let mut in_flight = tokio::task::JoinSet::new();
-    let mut due: VecDeque<Instant> = VecDeque::new();
-    let mut outcome = Ok(());
-    loop {
-        let now = Instant::now();
-        if now >= window.end || shared.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        // Start streams as the loop allows.
-        loop {
-            if in_flight.len() >= spec.streams {
-                break;
-            }
-            let since = match schedule {
-                None => now,
-                Some(s) => {
-                    while s.next <= now {
-                        due.push_back(s.take());
+    let scheme = if spec.tls.is_some() { "https" } else { "http" };
+    let uris: Arc<Vec<http::Uri>> = Arc::new(
+        spec.paths
+            .iter()
+            .map(|p| {
+                format!("{scheme}://{}{}", spec.host, p.path)
+                    .parse()
+                    .unwrap_or_default()
+            })
+            .collect(),
+    );
+    let next_path = Arc::new(AtomicU64::new(*counter as u64));
+    let failed: Arc<Mutex<Option<&'static str>>> = Arc::new(Mutex::new(None));
+    let broken = Arc::new(AtomicBool::new(false));
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..spec.streams {
+        let (send, uris, next_path, failed, broken) = (
+            send.clone(),
+            uris.clone(),
+            next_path.clone(),
+            failed.clone(),
+            broken.clone(),
+        );
+        let (spec, shared, schedule) = (spec.clone(), shared.clone(), schedule.clone());
+        workers.spawn(async move {
+            let mut rec = Recorder::new();
+            let mut send = send;
+            let outcome: Result<(), &'static str> = async {
+                loop {
+                    let now = Instant::now();
+                    if now >= window.end || broken.load(Ordering::Relaxed) {
+                        return Ok(());
                     }
-                    match due.pop_front() {
-                        Some(t) => t,
-                        None => break,
-                    }
-                }
-            };
-            let path = *counter % spec.paths.len();
-            *counter += 1;
-            let mut send = send.clone();
-            let uri = uris[path].clone();
-            let timeout = spec.timeout;
-            in_flight.spawn(async move {
-                let work = async {
-                    send = send.ready().await.map_err(|_| "h2-reset")?;
-                    let req = http::Request::get(uri).body(()).map_err(|_| "request")?;
-                    let (resp, _) = send.send_request(req, true).map_err(|_| "h2-reset")?;
-                    let resp = resp.await.map_err(|_| "h2-reset")?;
-                    let status = resp.status().as_u16();
-                    let mut body = resp.into_body();
-                    let mut n = 0u64;
-                    while let Some(chunk) = body.data().await {
-                        let chunk = chunk.map_err(|_| "h2-reset")?;
-                        n += chunk.len() as u64;
-                        let _ = body.flow_control().release_capacity(chunk.len());
-                    }
-                    Ok::<_, &'static str>((status, n))
-                };
-                let r = tokio::time::timeout(timeout, work)
-                    .await
-                    .unwrap_or(Err("timeout"));
-                (path, since, r)
-            });
-        }
-        let wake = match schedule {
-            Some(s) if in_flight.len() < spec.streams => s.next.min(window.end),
-            _ => window.end,
-        };
-        tokio::select! {
-            done = in_flight.join_next(), if !in_flight.is_empty() => {
-                let Some(Ok((path, since, r))) = done else { continue };
-                match r {
-                    Ok((status, n)) => {
-                        if let Err(e) = finish(spec, shared, window, hist, path, since, status, n) {
-                            outcome = Err(e);
-                            break;
+                    let since = match &schedule {
+                        None => now,
+                        Some(s) => {
+                            let t = s.lock().unwrap().take();
+                            if t > now {
+                                if t >= window.end {
+                                    return Ok(());
+                                }
+                                tokio::time::sleep_until(t.into()).await;
+                            }
+                            t
                         }
-                    }
-                    Err(kind) => {
-                        outcome = Err(kind);
-                        break;
+                    };
+                    let path =
+                        (next_path.fetch_add(1, Ordering::Relaxed) % uris.len() as u64) as usize;
+                    let work = async {
+                        send = send.clone().ready().await.map_err(|_| "h2-reset")?;
+                        let req = http::Request::get(uris[path].clone())
+                            .body(())
+                            .map_err(|_| "request")?;
+                        let (resp, _) = send.send_request(req, true).map_err(|_| "h2-reset")?;
+                        let resp = resp.await.map_err(|_| "h2-reset")?;
+                        let status = resp.status().as_u16();
+                        let mut body = resp.into_body();
+                        let mut n = 0u64;
+                        while let Some(chunk) = body.data().await {
+                            let chunk = chunk.map_err(|_| "h2-reset")?;
+                            n += chunk.len() as u64;
+                            let _ = body.flow_control().release_capacity(chunk.len());
+                        }
+                        Ok::<_, &'static str>((status, n))
+                    };
+                    let (status, n) = tokio::time::timeout(spec.timeout, work)
+                        .await
+                        .unwrap_or(Err("timeout"))?;
+                    rec.finish(
+                        &spec,
+                        &shared,
+                        window,
+                        path,
+                        since,
+                        Instant::now(),
+                        status,
+                        n,
+                    )?;
+                    if rec.requests >= 64 {
+                        rec.flush(&shared);
                     }
                 }
             }
-            _ = tokio::time::sleep_until(wake.into()) => {}
+            .await;
+            if let Err(kind) = outcome {
+                broken.store(true, Ordering::Relaxed);
+                failed.lock().unwrap().get_or_insert(kind);
+            }
+            rec
+        });
+    }
+    drop(send);
+    while let Some(done) = workers.join_next().await {
+        if let Ok(worker) = done {
+            rec.merge(worker, shared);
         }
     }
-    in_flight.abort_all();
     driver.abort();
-    outcome
+    *counter = next_path.load(Ordering::Relaxed) as usize;
+    let kind = failed.lock().unwrap().take();
+    kind.map_or(Ok(()), Err)
 }
 
 /// The latency distribution in HdrHistogram's percentile format (values in ms),
