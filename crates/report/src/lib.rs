@@ -795,6 +795,11 @@ fn render(
     }
     h.body.push_str("</table>");
 
+    page(&exp.name, &exp.description, &h, dir)
+}
+
+/// The HTML page around a report's body: style, contents, and the render check.
+fn page(name: &str, description: &str, h: &Html, dir: &Path) -> String {
     let toc: String = h
         .toc
         .iter()
@@ -814,11 +819,11 @@ nav ul {{ columns: 2; font-size: 0.85rem; }}
 @media print {{ nav {{ display: none; }} figure, table {{ break-inside: avoid; }} body {{ max-width: none; }} }}
 </style></head>
 <body data-plots="{plots}">
-<h1>spdylab campaign: {name}</h1>
+<h1>spdylab: {name}</h1>
 <p>{description}</p>
 <nav><ul>{toc}</ul></nav>
 {body}
-<p><small>Written by spdylab {version} from {dir}. Each probe's record is in probes.jsonl, its HAR in har/.</small></p>
+<p><small>Written by spdylab {version} from {dir}.</small></p>
 <script>
 window.addEventListener("load", function () {{
   var plots = document.querySelectorAll("svg.plot"), drawn = 0;
@@ -831,11 +836,11 @@ window.addEventListener("load", function () {{
 </script>
 </body></html>
 "#,
-        name = esc(&exp.name),
-        description = esc(&exp.description),
+        name = esc(name),
+        description = esc(description),
         plots = h.plots,
         toc = toc,
-        body = h.body,
+        body = &h.body,
         version = env!("CARGO_PKG_VERSION"),
         dir = esc(&dir.display().to_string()),
     )
@@ -992,4 +997,103 @@ mod tests {
         assert_eq!(csv_field("x\"y"), "\"x\"\"y\"");
         assert_eq!(csv_field("plain"), "plain");
     }
+}
+
+/// One measured configuration of a throughput matrix (`spdylab paper pipelining`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchRow {
+    pub server: String,
+    pub file: String,
+    pub protocol: String,
+    /// Pipelining depth (h1) or streams (h2).
+    pub depth: usize,
+    pub requests_per_sec: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub errors: u64,
+    pub generator_cpu_s: f64,
+    pub server_cpu_s: f64,
+    /// Why it was not measured (the server cannot do it), if so.
+    pub skipped: Option<String>,
+}
+
+/// Writes DIR/pipelining.csv and DIR/report.html for a throughput matrix.
+pub fn write_bench(dir: &Path, title: &str, about: &str, rows: &[BenchRow]) -> io::Result<PathBuf> {
+    let mut csv = String::from("server,file,protocol,depth,requests_per_sec,p50_ms,p99_ms,p999_ms,errors,generator_cpu_s,server_cpu_s,skipped\n");
+    for r in rows {
+        let _ = writeln!(
+            csv,
+            "{},{},{},{},{:.0},{:.3},{:.3},{:.3},{},{:.2},{:.2},{}",
+            r.server,
+            csv_field(&r.file),
+            r.protocol,
+            r.depth,
+            r.requests_per_sec,
+            r.p50_ms,
+            r.p99_ms,
+            r.p999_ms,
+            r.errors,
+            r.generator_cpu_s,
+            r.server_cpu_s,
+            csv_field(r.skipped.as_deref().unwrap_or(""))
+        );
+    }
+    std::fs::write(dir.join("pipelining.csv"), csv)?;
+    let mut h = Html {
+        body: String::new(),
+        plots: 0,
+        toc: Vec::new(),
+    };
+    let mut files: Vec<&str> = rows.iter().map(|r| r.file.as_str()).collect();
+    files.dedup();
+    for file in files {
+        h.section(
+            &format!("rps-{}", h.toc.len()),
+            &format!("Requests per second: {file}"),
+        );
+        let bars: Vec<(String, Vec<(String, f64)>)> = rows
+            .iter()
+            .filter(|r| r.file == file && r.skipped.is_none())
+            .map(|r| {
+                let label = if r.depth > 1 {
+                    format!("{} {} ×{}", r.server, r.protocol, r.depth)
+                } else {
+                    format!("{} {}", r.server, r.protocol)
+                };
+                (label, vec![(r.server.clone(), r.requests_per_sec)])
+            })
+            .collect();
+        let palette = [("builtin", "#2ca02c"), ("nginx", "#1f77b4")];
+        h.figure(
+            svg::stacked_bars(
+                &format!("requests/s, {file}"),
+                "requests per second",
+                &bars,
+                &palette,
+            ),
+            "Closed loop; every response checked (status and length).",
+        );
+    }
+    h.section("table", "All runs");
+    h.body.push_str("<table><tr><th>server</th><th>file</th><th>protocol</th><th>depth/streams</th><th>req/s</th><th>p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>errors</th><th>generator CPU s</th><th>server CPU s</th></tr>");
+    for r in rows {
+        match &r.skipped {
+            Some(why) => {
+                let _ = write!(h.body, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td colspan=\"7\">not measured: {}</td></tr>", esc(&r.server), esc(&r.file), esc(&r.protocol), r.depth, esc(why));
+            }
+            None => {
+                let _ = write!(
+                    h.body,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.3}</td><td>{:.3}</td><td>{:.3}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td></tr>",
+                    esc(&r.server), esc(&r.file), esc(&r.protocol), r.depth, r.requests_per_sec, r.p50_ms, r.p99_ms, r.p999_ms, r.errors, r.generator_cpu_s, r.server_cpu_s
+                );
+            }
+        }
+    }
+    h.body.push_str("</table>");
+    let page = page(title, about, &h, dir);
+    let path = dir.join(REPORT_FILE);
+    std::fs::write(&path, page)?;
+    Ok(path)
 }

@@ -49,8 +49,14 @@ impl Ca {
         self.cert.der().clone()
     }
 
-    /// A certificate for `names` (DNS names or IP addresses), chained to the CA.
-    fn issue(&self, names: &[String]) -> io::Result<Arc<CertifiedKey>> {
+    /// A certificate for `names` as PEM (the chain: leaf then CA) and its key as
+    /// PEM (PKCS#8), for real servers (nginx, Apache, …) that read files.
+    pub fn issue_pem(&self, names: &[String]) -> io::Result<(String, String)> {
+        let (cert, key) = self.sign(names)?;
+        Ok((format!("{}{}", cert.pem(), self.pem()), key.serialize_pem()))
+    }
+
+    fn sign(&self, names: &[String]) -> io::Result<(rcgen::Certificate, KeyPair)> {
         let mut params = CertificateParams::new(Vec::<String>::new()).map_err(tls_err)?;
         for n in names {
             params.subject_alt_names.push(match n.parse::<IpAddr>() {
@@ -68,6 +74,12 @@ impl Ca {
         let cert = params
             .signed_by(&key, &self.cert, &self.key)
             .map_err(tls_err)?;
+        Ok((cert, key))
+    }
+
+    /// A certificate for `names` (DNS names or IP addresses), chained to the CA.
+    fn issue(&self, names: &[String]) -> io::Result<Arc<CertifiedKey>> {
+        let (cert, key) = self.sign(names)?;
         let der_key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
         let signer = rustls::crypto::ring::sign::any_supported_type(&der_key).map_err(tls_err)?;
         Ok(Arc::new(CertifiedKey::new(

@@ -329,17 +329,13 @@ impl rustls::client::danger::ServerCertVerifier for AnyCert {
 /// so that their CPU can be told apart from the generator's.
 const SERVER_THREADS: &str = "spdylab-server";
 
-fn start_builtin(
-    site: site::Site,
-    tls: bool,
-) -> Result<
-    (
-        Target,
-        rustls::pki_types::CertificateDer<'static>,
-        std::sync::mpsc::Sender<()>,
-    ),
-    Failure,
-> {
+type Builtin = (
+    Target,
+    rustls::pki_types::CertificateDer<'static>,
+    std::sync::mpsc::Sender<()>,
+);
+
+fn start_builtin(site: site::Site, tls: bool, threads: Option<usize>) -> Result<Builtin, Failure> {
     let ca = server::Ca::new()?;
     let host = site.root().host.clone();
     let paths: Vec<PathSpec> = site
@@ -356,10 +352,11 @@ fn start_builtin(
     let der = ca.der();
     let srv = server::Server::new(site, server::ServerOptions::default(), &ca, &[addr.ip()])?;
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .thread_name(SERVER_THREADS)
-        .enable_all()
-        .build()?;
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = threads {
+        rt.worker_threads(n);
+    }
+    let rt = rt.thread_name(SERVER_THREADS).enable_all().build()?;
     std::thread::Builder::new()
         .name(SERVER_THREADS.into())
         .spawn(move || {
@@ -419,7 +416,7 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
         (Some(url), _) => (parse_url(url).map_err(usage)?, None, None),
         (None, Some(name)) => {
             let site = crate::sites::load(name, site::DEFAULT_SEED)?;
-            let (t, ca, stop) = start_builtin(site, protocol.tls())?;
+            let (t, ca, stop) = start_builtin(site, protocol.tls(), None)?;
             (t, Some(ca), Some(stop))
         }
         (None, None) => unreachable!("clap requires a URL or --site"),
@@ -584,4 +581,214 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
         }
     }
     Ok(if result.errors_total() == 0 { 0 } else { 1 })
+}
+
+/// The site of seed 003's matrix: nginx's 612-byte index.html and a 32x32 icon as in 000.
+const MATRIX_SITE: &str = r#"
+name = "pipelining"
+about = "a small static file (612 bytes, as nginx's index.html in seed 003) and an icon PNG (as in 000)"
+[[resource]]
+url = "//bench.spdylab.test/"
+kind = "html"
+size = "612b"
+[[resource]]
+url = "//bench.spdylab.test/icon.png"
+kind = "png"
+size = "1.6kb"
+parent = "//bench.spdylab.test/"
+reveal = "body"
+"#;
+
+/// `spdylab paper pipelining`: seed 003's side-by-side that nobody published —
+/// HTTP/1.1, +TLS, +pipelining (depth 8 and 16), h2, h2c — on the built-in
+/// server and on nginx, one generator thread against one server thread.
+pub fn pipelining_matrix(
+    quick: bool,
+    out: &std::path::Path,
+    connections: usize,
+) -> Result<i32, Failure> {
+    let site = site::parse_toml("pipelining preset", MATRIX_SITE).map_err(Failure::Usage)?;
+    std::fs::create_dir_all(out).map_err(|e| usage(format!("--out {}: {e}", out.display())))?;
+    let (duration, warmup) = if quick {
+        (Duration::from_secs(3), Duration::from_secs(1))
+    } else {
+        (Duration::from_secs(10), Duration::from_secs(2))
+    };
+    let configs: [(&str, usize); 7] = [
+        ("http", 1),
+        ("http-pipelined", 8),
+        ("http-pipelined", 16),
+        ("https", 1),
+        ("https-pipelined", 8),
+        ("h2", 100),
+        ("h2c", 100),
+    ];
+    let files = [("/", "612 B file"), ("/icon.png", "1.6 kB PNG")];
+    let host = site.root().host.clone();
+    let mut rows = Vec::new();
+    let total = 2 * configs.len() * files.len();
+    let progress = crate::progress::CountProgress::new("pipelining", total);
+    let mut done = 0;
+    for server in ["builtin", "nginx"] {
+        // One server for all its rows: (cleartext, tls, h2c) addresses, CA, CPU probe.
+        let ca = server::Ca::new()?;
+        let (clear, tls, h2c, stop, nginx, _docroot, ca_der) = if server == "builtin" {
+            let (t, _, stop) = start_builtin(site.clone(), false, Some(1))?;
+            let (ts, der, stop2) = start_builtin(site.clone(), true, Some(1))?;
+            (t.addr, ts.addr, t.addr, vec![stop, stop2], None, None, der)
+        } else {
+            let docroot = peers::Scratch::new("docroot")?;
+            peers::write_docroot(&site, &docroot.0)?;
+            let (cert, key) = ca.issue_pem(&[host.clone(), "127.0.0.1".into()])?;
+            let ports = (
+                peers::free_port()?,
+                peers::free_port()?,
+                peers::free_port()?,
+            );
+            let ng = peers::Nginx::start(&peers::NginxOptions {
+                address: [127, 0, 0, 1].into(),
+                http_port: ports.0,
+                https_port: ports.1,
+                h2c_port: ports.2,
+                cert_pem: cert,
+                key_pem: key,
+                workers: 1,
+                max_streams: 100,
+                access_log: false,
+                docroot: docroot.0.clone(),
+            })
+            .map_err(|e| Failure::Setup(Box::new(e)))?;
+            let a = |p| SocketAddr::from(([127, 0, 0, 1], p));
+            (
+                a(ports.0),
+                a(ports.1),
+                a(ports.2),
+                vec![],
+                Some(ng),
+                Some(docroot),
+                ca.der(),
+            )
+        };
+        for (path, file) in files {
+            for (name, depth) in configs {
+                let protocol: Protocol = name.parse().map_err(Failure::Usage)?;
+                let wire = if protocol.multiplexed() {
+                    Wire::H2
+                } else {
+                    Wire::Http1
+                };
+                let addr = if protocol == Protocol::H2c {
+                    h2c
+                } else if protocol.tls() {
+                    tls
+                } else {
+                    clear
+                };
+                let tls_config = if protocol.tls() {
+                    let mut roots = rustls::RootCertStore::empty();
+                    roots
+                        .add(ca_der.clone())
+                        .map_err(|e| usage(e.to_string()))?;
+                    let mut c = rustls::ClientConfig::builder()
+                        .with_root_certificates(roots)
+                        .with_no_client_auth();
+                    c.alpn_protocols = vec![if wire == Wire::H2 {
+                        b"h2".to_vec()
+                    } else {
+                        b"http/1.1".to_vec()
+                    }];
+                    Some(Arc::new(c))
+                } else {
+                    None
+                };
+                let spec = BenchSpec {
+                    addr,
+                    host: host.clone(),
+                    tls: tls_config,
+                    wire,
+                    connections,
+                    depth: if wire == Wire::Http1 { depth } else { 1 },
+                    streams: if wire == Wire::H2 { depth } else { 1 },
+                    threads: 1,
+                    duration,
+                    warmup,
+                    rate: None,
+                    paths: vec![PathSpec {
+                        path: path.to_string(),
+                        expect_len: None,
+                    }],
+                    expect_status: 200,
+                    timeout: Duration::from_secs(10),
+                };
+                let server_cpu = |ng: &Option<peers::Nginx>| match ng {
+                    Some(n) => tree_cpu(n.pid).unwrap_or(0.0),
+                    None => threads_cpu(SERVER_THREADS),
+                };
+                let s0 = server_cpu(&nginx);
+                let r = bench::run(spec)?;
+                let server_s = server_cpu(&nginx) - s0;
+                let generator = if nginx.is_some() {
+                    r.cpu_seconds
+                } else {
+                    r.cpu_seconds - server_s
+                };
+                let h = &r.latency;
+                let q = |x: f64| h.value_at_quantile(x) as f64 / 1e3;
+                done += 1;
+                progress.item(
+                    done,
+                    total,
+                    &format!(
+                        "{server} {name} x{depth} {file}: {:.0} req/s",
+                        r.requests_per_sec()
+                    ),
+                );
+                rows.push(report::BenchRow {
+                    server: server.into(),
+                    file: file.into(),
+                    protocol: name.into(),
+                    depth,
+                    requests_per_sec: r.requests_per_sec(),
+                    p50_ms: q(0.5),
+                    p99_ms: q(0.99),
+                    p999_ms: q(0.999),
+                    errors: r.errors_total(),
+                    generator_cpu_s: generator,
+                    server_cpu_s: server_s,
+                    skipped: None,
+                });
+            }
+        }
+        for s in stop {
+            let _ = s.send(());
+        }
+        drop(nginx);
+    }
+    progress.finish();
+    println!(
+        "{:<8} {:<12} {:<16} {:>5} {:>12} {:>9} {:>9} {:>7}",
+        "server", "file", "protocol", "depth", "req/s", "p50 ms", "p99 ms", "errors"
+    );
+    for r in &rows {
+        println!(
+            "{:<8} {:<12} {:<16} {:>5} {:>12.0} {:>9.3} {:>9.3} {:>7}",
+            r.server, r.file, r.protocol, r.depth, r.requests_per_sec, r.p50_ms, r.p99_ms, r.errors
+        );
+    }
+    let html = report::write_bench(
+        out,
+        "pipelining and multiplexing (seed 003)",
+        &format!("{connections} connections, one generator thread against one server thread (nginx: 1 worker; built-in: 1 runtime thread), closed loop, {}s measured after {}s.", duration.as_secs(), warmup.as_secs()),
+        &rows,
+    )?;
+    eprintln!(
+        "pipelining: {} and {}",
+        out.join("pipelining.csv").display(),
+        html.display()
+    );
+    Ok(if rows.iter().all(|r| r.errors == 0) {
+        0
+    } else {
+        1
+    })
 }

@@ -16,10 +16,11 @@ use std::path::PathBuf;
   spdylab paper fig2 --print > fig2.toml             # the experiment file, to edit
 
 Figures: fig2 (RTT), fig4 (bandwidth), fig6 (loss), fig8 (shards), fig9 (streams x RTT),
-iw (initial window). The paper's numbers, where it gives them, are drawn as marks.
+iw (initial window); pipelining: seed 003's throughput matrix (built-in server and
+nginx; h1, TLS, pipelining x8/x16, h2, h2c). The paper's numbers, where it gives them, are drawn as marks.
 An interrupted run resumes when the same command is run again.")]
 pub struct PaperArgs {
-    /// fig2, fig4, fig6, fig8, fig9, iw or all
+    /// fig2, fig4, fig6, fig8, fig9, iw, all, or pipelining (seed 003's throughput matrix)
     pub figure: String,
     /// A reduced grid that runs in minutes
     #[arg(long)]
@@ -35,6 +36,13 @@ pub struct PaperArgs {
 }
 
 pub fn run(args: PaperArgs) -> Result<i32, Failure> {
+    if args.figure == "pipelining" {
+        let out = args
+            .out
+            .clone()
+            .ok_or_else(|| Failure::Usage("--out DIR is needed".into()))?;
+        return crate::bench::pipelining_matrix(args.quick, &out, 50);
+    }
     let chosen: Vec<&presets::Preset> = if args.figure == "all" {
         PRESETS.iter().collect()
     } else {

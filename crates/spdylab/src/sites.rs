@@ -109,21 +109,9 @@ pub fn run(args: SitesArgs) -> Result<i32, Failure> {
     Ok(0)
 }
 
-/// Writes each resource to DIR/<host>/<path>; a path ending in / gets index.html.
+/// Writes each resource to DIR/<host>/<path>, as a real server's docroot.
 fn export(s: &Site, dir: &std::path::Path) -> Result<(), Failure> {
-    for (i, r) in s.resources.iter().enumerate() {
-        let mut rel = r.path.trim_start_matches('/').to_string();
-        if rel.is_empty() || rel.ends_with('/') {
-            rel.push_str("index.html");
-        }
-        let path = dir.join(&r.host).join(rel);
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(path.parent().expect("a file has a parent"))?;
-            std::fs::write(&path, s.body(i))
-        };
-        write().map_err(|e| Failure::Usage(format!("--export {}: {e}", path.display())))?;
-    }
-    Ok(())
+    peers::write_docroot(s, dir).map_err(|e| Failure::Usage(format!("--export {e}")))
 }
 
 fn print_tree(s: &Site, i: usize, depth: usize) {
