@@ -1,0 +1,4 @@
+//! Wire codecs spdylab owns, sans-I/O (bytes in, events out; frames in, bytes
+//! out; no sockets, no clocks): SPDY/3.1 framing with its header compression.
+
+pub mod spdy3;
