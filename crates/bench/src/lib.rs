@@ -482,7 +482,9 @@ async fn h1_loop(
             in_flight.push_back((path, since, now));
         }
         if !out.is_empty() {
+            // TLS holds what the socket did not take yet until flushed.
             wr.write_all(&out).await.map_err(|_| "write")?;
+            wr.flush().await.map_err(|_| "write")?;
         }
         // Wait for bytes, the next due request, the end, or the timeout.
         let wake = match schedule {

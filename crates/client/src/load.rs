@@ -16,6 +16,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
+#[path = "spdy.rs"]
+mod spdy;
+
 /// How to load a page.
 #[derive(Clone)]
 pub struct LoadConfig {
@@ -115,6 +118,7 @@ enum Event {
 enum Link {
     H1(mpsc::UnboundedSender<(ReqId, String, String)>),
     H2(h2::client::SendRequest<Bytes>),
+    Spdy(mpsc::UnboundedSender<spdy::Job>),
 }
 
 #[derive(Default)]
@@ -298,6 +302,9 @@ impl<'a> State<'a> {
                         Some(Link::H1(tx)) => {
                             let _ = tx.send((req, host, path));
                         }
+                        Some(Link::Spdy(tx)) => {
+                            let _ = tx.send(spdy::Job { req, host, path });
+                        }
                         Some(Link::H2(send)) => {
                             tokio::spawn(h2_request(
                                 send.clone(),
@@ -473,7 +480,9 @@ fn tls_config(cfg: &LoadConfig) -> Arc<rustls::ClientConfig> {
     let mut c = rustls::ClientConfig::builder_with_protocol_versions(versions)
         .with_root_certificates(roots)
         .with_no_client_auth();
-    c.alpn_protocols = if cfg.protocol.multiplexed() {
+    c.alpn_protocols = if cfg.protocol == Protocol::Spdy3 {
+        vec![proto::spdy3::ALPN.to_vec()]
+    } else if cfg.protocol.multiplexed() {
         vec![b"h2".to_vec()]
     } else {
         vec![b"http/1.1".to_vec()]
@@ -515,13 +524,28 @@ async fn open(
             .connect(name, tcp)
             .await
         {
+            Ok(s)
+                if protocol == Protocol::Spdy3
+                    && s.get_ref().1.alpn_protocol() != Some(proto::spdy3::ALPN) =>
+            {
+                return fail(format!("{sni} did not negotiate spdy/3.1 by ALPN"));
+            }
             Ok(s) => (Box::new(s), ms(t0.elapsed())),
             Err(e) => return fail(format!("TLS with {sni}: {e}")),
         }
     } else {
         (Box::new(tcp), -1.0)
     };
-    if protocol.multiplexed() {
+    if protocol == Protocol::Spdy3 {
+        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let _ = events.send(Event::Connected {
+            conn,
+            at: Instant::now(),
+            tls_ms,
+            link: Link::Spdy(jobs_tx),
+        });
+        spdy::connection(conn, io, jobs_rx, events).await;
+    } else if protocol.multiplexed() {
         let mut builder = h2::client::Builder::new();
         // As Chrome: large stream and connection windows.
         builder

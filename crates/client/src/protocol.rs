@@ -17,14 +17,17 @@ pub enum Protocol {
     H2,
     #[serde(rename = "h2c")]
     H2c,
+    #[serde(rename = "spdy3")]
+    Spdy3,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 6] = [
+    pub const ALL: [Protocol; 7] = [
         Protocol::Http,
         Protocol::Https,
         Protocol::HttpPipelined,
         Protocol::HttpsPipelined,
+        Protocol::Spdy3,
         Protocol::H2,
         Protocol::H2c,
     ];
@@ -37,18 +40,19 @@ impl Protocol {
             Protocol::HttpsPipelined => "https-pipelined",
             Protocol::H2 => "h2",
             Protocol::H2c => "h2c",
+            Protocol::Spdy3 => "spdy3",
         }
     }
 
     pub fn tls(self) -> bool {
         matches!(
             self,
-            Protocol::Https | Protocol::HttpsPipelined | Protocol::H2
+            Protocol::Https | Protocol::HttpsPipelined | Protocol::H2 | Protocol::Spdy3
         )
     }
 
     pub fn multiplexed(self) -> bool {
-        matches!(self, Protocol::H2 | Protocol::H2c)
+        matches!(self, Protocol::H2 | Protocol::H2c | Protocol::Spdy3)
     }
 
     pub fn pipelined(self) -> bool {
@@ -57,7 +61,9 @@ impl Protocol {
 
     /// The HAR `httpVersion` of its requests.
     pub fn http_version(self) -> &'static str {
-        if self.multiplexed() {
+        if self == Protocol::Spdy3 {
+            "SPDY/3.1"
+        } else if self.multiplexed() {
             "HTTP/2"
         } else {
             "HTTP/1.1"
@@ -79,7 +85,7 @@ impl FromStr for Protocol {
             .find(|p| p.name() == s)
             .ok_or_else(|| {
                 let known: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
-                let later = if s == "spdy3" || s == "h3" {
+                let later = if s == "h3" {
                     " (not built yet: it comes with its own issue)"
                 } else {
                     ""

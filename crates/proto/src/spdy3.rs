@@ -180,6 +180,11 @@ impl Decoder {
         }
     }
 
+    /// Bytes received and not yet decoded.
+    pub fn buffered(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
     /// Appends bytes from the wire.
     pub fn feed(&mut self, bytes: &[u8]) {
         if self.start > 0 {

@@ -28,6 +28,7 @@ pub struct Offer {
     pub https: bool,
     pub h2: bool,
     pub h2c: bool,
+    pub spdy3: bool,
 }
 
 impl Offer {
@@ -36,6 +37,7 @@ impl Offer {
         https: true,
         h2: true,
         h2c: true,
+        spdy3: true,
     };
 
     /// Parses `http,https,h2,h2c`; names the unknown one.
@@ -45,6 +47,7 @@ impl Offer {
             https: false,
             h2: false,
             h2c: false,
+            spdy3: false,
         };
         for name in list.split(',').map(str::trim) {
             match name {
@@ -52,11 +55,10 @@ impl Offer {
                 "https" => o.https = true,
                 "h2" => o.h2 = true,
                 "h2c" => o.h2c = true,
-                other => {
-                    return Err(format!(
-                        "'{other}' is not a protocol this server offers (http, https, h2, h2c)"
-                    ))
-                }
+                "spdy3" => o.spdy3 = true,
+                other => return Err(format!(
+                    "'{other}' is not a protocol this server offers (http, https, h2, h2c, spdy3)"
+                )),
             }
         }
         Ok(o)
@@ -67,7 +69,7 @@ impl Offer {
     }
 
     pub fn tls(&self) -> bool {
-        self.https || self.h2
+        self.https || self.h2 || self.spdy3
     }
 }
 
@@ -151,6 +153,9 @@ impl Server {
                 .with_cert_resolver(Arc::new(resolver));
             if opts.offer.h2 {
                 config.alpn_protocols.push(H2.alpn().to_vec());
+            }
+            if opts.offer.spdy3 {
+                config.alpn_protocols.push(protocols::Spdy3.alpn().to_vec());
             }
             if opts.offer.https {
                 config.alpn_protocols.push(protocols::Http1.alpn().to_vec());

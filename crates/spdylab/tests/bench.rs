@@ -208,8 +208,10 @@ fn wrong_lengths_and_wrong_order_are_errors_not_successes() {
         .map(|e| e.as_u64().unwrap())
         .sum();
     assert!(errors > 0, "{v}");
-    // At most the first response of each connection can pass for a good one.
-    assert!(v["requests"].as_u64().unwrap() <= errors, "{v}");
+    // Each cycle of a connection passes at most its first response for a good one
+    // before the framing breaks (one error); a cycle cut by the end of the run
+    // may count its success without its error: at most one per connection.
+    assert!(v["requests"].as_u64().unwrap() <= errors + 2, "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

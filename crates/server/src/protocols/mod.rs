@@ -5,6 +5,7 @@
 mod h2;
 mod h2c_upgrade;
 mod http1;
+mod spdy3;
 
 use crate::Ctx;
 use std::future::Future;
@@ -14,6 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use h2::H2;
 pub use http1::Http1;
+pub use spdy3::Spdy3;
 
 /// A byte stream a protocol runs over: TCP, or TLS over TCP.
 pub trait Io: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
@@ -30,7 +32,7 @@ pub trait Protocol: Send + Sync {
 }
 
 /// The protocols that TLS connections may choose by ALPN, in order of preference.
-pub const OVER_TLS: [&dyn Protocol; 2] = [&H2, &Http1];
+pub const OVER_TLS: [&dyn Protocol; 3] = [&H2, &Spdy3, &Http1];
 
 /// The protocol a TLS connection negotiated; HTTP/1.1 when ALPN chose none.
 pub fn by_alpn(alpn: Option<&[u8]>) -> &'static dyn Protocol {
