@@ -25,6 +25,23 @@ use tokio::net::TcpStream;
 pub enum Wire {
     Http1,
     H2,
+    Spdy3,
+}
+
+impl Wire {
+    /// The ALPN token that selects it over TLS.
+    pub fn alpn(self) -> &'static [u8] {
+        match self {
+            Wire::Http1 => b"http/1.1",
+            Wire::H2 => b"h2",
+            Wire::Spdy3 => proto::spdy3::ALPN,
+        }
+    }
+
+    /// Requests in flight per connection: streams when multiplexed, else the pipelining depth.
+    pub fn multiplexed(self) -> bool {
+        !matches!(self, Wire::Http1)
+    }
 }
 
 /// One path to request, and the body length a correct server sends for it
@@ -302,6 +319,18 @@ async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, wind
         let result = match spec.wire {
             Wire::Http1 => {
                 h1_loop(
+                    io,
+                    &spec,
+                    &shared,
+                    window,
+                    &mut rec,
+                    &schedule,
+                    &mut counter,
+                )
+                .await
+            }
+            Wire::Spdy3 => {
+                spdy_loop(
                     io,
                     &spec,
                     &shared,
@@ -663,6 +692,198 @@ async fn h2_loop(
     *counter = next_path.load(Ordering::Relaxed) as usize;
     let kind = failed.lock().unwrap().take();
     kind.map_or(Ok(()), Err)
+}
+
+/// SPDY/3.1 on our sans-I/O codec: `streams` requests in flight on one
+/// session, Chrome's 10 MiB receive windows kept open.
+async fn spdy_loop(
+    io: Box<dyn Io>,
+    spec: &BenchSpec,
+    shared: &Shared,
+    window: Window,
+    rec: &mut Recorder,
+    schedule: &Option<Arc<Mutex<Schedule>>>,
+    counter: &mut usize,
+) -> Result<(), &'static str> {
+    use proto::spdy3::{rst, settings, Decoder, Encoder, Frame, Headers, INITIAL_WINDOW};
+    const RECEIVE_WINDOW: u32 = 10 * 1024 * 1024;
+    let (mut rd, mut wr) = tokio::io::split(io);
+    let mut dec = Decoder::default();
+    let mut enc = Encoder::default();
+    let mut out = Vec::with_capacity(16 * 1024);
+    enc.encode(
+        &Frame::Settings {
+            clear: false,
+            entries: vec![(0, settings::INITIAL_WINDOW_SIZE, RECEIVE_WINDOW)],
+        },
+        &mut out,
+    );
+    enc.encode(
+        &Frame::WindowUpdate {
+            stream_id: 0,
+            delta: RECEIVE_WINDOW - INITIAL_WINDOW,
+        },
+        &mut out,
+    );
+    let scheme = if spec.tls.is_some() { "https" } else { "http" };
+    let headers: Vec<Headers> = spec
+        .paths
+        .iter()
+        .map(|p| {
+            [
+                (":method", "GET"),
+                (":path", p.path.as_str()),
+                (":version", "HTTP/1.1"),
+                (":host", spec.host.as_str()),
+                (":scheme", scheme),
+                ("user-agent", "spdylab-bench"),
+            ]
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
+        })
+        .collect();
+    // stream → (path, counted from, status, body bytes)
+    let mut open: std::collections::HashMap<u32, (usize, Instant, u16, u64)> =
+        std::collections::HashMap::new();
+    let mut due: VecDeque<Instant> = VecDeque::new();
+    let mut limit = spec.streams;
+    let mut next_id = 1u32;
+    let mut unacked = 0u32;
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let now = Instant::now();
+        if now >= window.end || shared.stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let Some(s) = schedule {
+            let mut s = s.lock().unwrap();
+            while s.next <= now {
+                due.push_back(s.take());
+            }
+        }
+        while open.len() < limit {
+            let since = match schedule {
+                None => now,
+                Some(_) => match due.pop_front() {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            let path = *counter % headers.len();
+            *counter += 1;
+            enc.encode(
+                &Frame::SynStream {
+                    stream_id: next_id,
+                    associated_to: 0,
+                    priority: 0,
+                    fin: true,
+                    unidirectional: false,
+                    headers: headers[path].clone(),
+                },
+                &mut out,
+            );
+            open.insert(next_id, (path, since, 0, 0));
+            next_id += 2;
+            if next_id > 0x7fff_0000 {
+                return Err("stream-ids-exhausted");
+            }
+        }
+        if !out.is_empty() {
+            wr.write_all(&out).await.map_err(|_| "write")?;
+            wr.flush().await.map_err(|_| "write")?;
+            out.clear();
+        }
+        let wake = match schedule {
+            Some(s) if open.len() < limit => s.lock().unwrap().next.min(window.end),
+            _ => window.end,
+        };
+        let n = tokio::select! {
+            biased;
+            r = rd.read(&mut buf) => match r {
+                Ok(0) => return Err("closed"),
+                Ok(n) => n,
+                Err(_) => return Err("reset"),
+            },
+            _ = tokio::time::sleep_until(wake.into()) => continue,
+            _ = tokio::time::sleep(spec.timeout), if !open.is_empty() => return Err("timeout"),
+        };
+        let now = Instant::now();
+        dec.feed(&buf[..n]);
+        loop {
+            let frame = match dec.next_frame() {
+                Ok(Some(f)) => f,
+                Ok(None) => break,
+                Err(_) => return Err("bad-response"),
+            };
+            let (stream_id, fin) = match frame {
+                Frame::SynReply {
+                    stream_id,
+                    fin,
+                    headers,
+                } => {
+                    if let Some(s) = open.get_mut(&stream_id) {
+                        s.2 = headers
+                            .iter()
+                            .find(|(k, _)| k == ":status")
+                            .and_then(|(_, v)| v.split(' ').next()?.parse().ok())
+                            .unwrap_or(0);
+                    }
+                    (stream_id, fin)
+                }
+                Frame::Data {
+                    stream_id,
+                    fin,
+                    data,
+                } => {
+                    unacked += data.len() as u32;
+                    if let Some(s) = open.get_mut(&stream_id) {
+                        s.3 += data.len() as u64;
+                    }
+                    (stream_id, fin)
+                }
+                Frame::RstStream { stream_id, status } if status == rst::REFUSED_STREAM => {
+                    // Over the server's limit: count it as an error and keep below it.
+                    open.remove(&stream_id);
+                    limit = limit.min(open.len().max(1));
+                    shared.error("refused", now >= window.measure && now <= window.end);
+                    continue;
+                }
+                Frame::RstStream { .. } => return Err("stream-reset"),
+                Frame::Settings { entries, .. } => {
+                    for (_, id, value) in entries {
+                        if id == settings::MAX_CONCURRENT_STREAMS {
+                            limit = limit.min(value.max(1) as usize);
+                        }
+                    }
+                    continue;
+                }
+                Frame::Ping { id } => {
+                    enc.encode(&Frame::Ping { id }, &mut out);
+                    continue;
+                }
+                Frame::GoAway { .. } => return Err("goaway"),
+                _ => continue,
+            };
+            if fin {
+                if let Some((path, since, status, body)) = open.remove(&stream_id) {
+                    rec.finish(spec, shared, window, path, since, now, status, body)?;
+                }
+            }
+        }
+        // The session window (and, with 10 MiB each, the stream windows) kept open.
+        if unacked >= RECEIVE_WINDOW / 2 {
+            enc.encode(
+                &Frame::WindowUpdate {
+                    stream_id: 0,
+                    delta: unacked,
+                },
+                &mut out,
+            );
+            unacked = 0;
+        }
+        rec.flush(shared);
+    }
 }
 
 /// The latency distribution in HdrHistogram's percentile format (values in ms),

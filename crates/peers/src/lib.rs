@@ -115,7 +115,14 @@ pub fn wait_listening(
 
 /// A free TCP port on 127.0.0.1 (bound, then released).
 pub fn free_port() -> io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
+    Ok(free_ports(1)?[0])
+}
+
+/// `n` distinct free TCP ports on 127.0.0.1: all bound at once (so that the
+/// kernel cannot hand out one twice), then released for the server to take.
+pub fn free_ports(n: usize) -> io::Result<Vec<u16>> {
+    let held: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<io::Result<_>>()?;
+    held.iter().map(|l| Ok(l.local_addr()?.port())).collect()
 }

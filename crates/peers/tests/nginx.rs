@@ -34,11 +34,8 @@ fn nginx_serves_a_site_over_each_protocol_and_cleans_up() {
         .output()
         .unwrap();
     assert!(ok.status.success());
-    let ports = (
-        peers::free_port().unwrap(),
-        peers::free_port().unwrap(),
-        peers::free_port().unwrap(),
-    );
+    let p = peers::free_ports(3).unwrap();
+    let ports = (p[0], p[1], p[2]);
     let nginx = peers::Nginx::start(&peers::NginxOptions {
         address: [127, 0, 0, 1].into(),
         http_port: ports.0,

@@ -56,9 +56,11 @@ impl Offer {
                 "h2" => o.h2 = true,
                 "h2c" => o.h2c = true,
                 "spdy3" => o.spdy3 = true,
-                other => return Err(format!(
+                other => {
+                    return Err(format!(
                     "'{other}' is not a protocol this server offers (http, https, h2, h2c, spdy3)"
-                )),
+                ))
+                }
             }
         }
         Ok(o)

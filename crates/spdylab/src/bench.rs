@@ -33,7 +33,7 @@ pub struct BenchArgs {
     /// Serve this site with the built-in server on loopback and load it
     #[arg(long)]
     pub site: Option<String>,
-    /// http, https, http-pipelined, https-pipelined, h2, h2c
+    /// http, https, http-pipelined, https-pipelined, spdy3, h2, h2c
     #[arg(long, default_value = "http")]
     pub protocol: Protocol,
     /// Connections
@@ -92,29 +92,16 @@ fn usage(msg: String) -> Failure {
 
 /// CPU seconds (user + system) of a process and its descendants, from /proc.
 fn tree_cpu(root: u32) -> Option<f64> {
-    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     let mut parent = std::collections::HashMap::new();
     let mut cpu = std::collections::HashMap::new();
     for entry in std::fs::read_dir("/proc").ok()?.flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // Fields after the command (which may hold spaces) start after the last ')'.
-        let Some(rest) = stat.rsplit_once(')').map(|r| r.1) else {
-            continue;
-        };
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let (Some(ppid), Some(ut), Some(st)) = (f.get(1), f.get(11), f.get(12)) else {
-            continue;
-        };
-        parent.insert(pid, ppid.parse::<u32>().unwrap_or(0));
-        cpu.insert(
-            pid,
-            (ut.parse::<f64>().unwrap_or(0.0) + st.parse::<f64>().unwrap_or(0.0)) / tick,
-        );
+        if let Some((ppid, seconds)) = stat_cpu(&entry.path().join("stat")) {
+            parent.insert(pid, ppid);
+            cpu.insert(pid, seconds);
+        }
     }
     cpu.get(&root)?;
     let in_tree = |mut p: u32| {
@@ -137,21 +124,26 @@ fn tree_cpu(root: u32) -> Option<f64> {
     )
 }
 
+/// (parent pid, CPU seconds user + system) from a /proc/…/stat file.
+fn stat_cpu(path: &std::path::Path) -> Option<(u32, f64)> {
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let stat = std::fs::read_to_string(path).ok()?;
+    // The fields after the command (which may hold spaces) start after the last ')'.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    Some((f.get(1)?.parse().ok()?, ticks / tick))
+}
+
 /// CPU seconds of this process's threads named `name` (the in-process server).
 fn threads_cpu(name: &str) -> f64 {
-    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return 0.0;
     };
     tasks
         .flatten()
         .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
-        .filter_map(|t| {
-            let stat = std::fs::read_to_string(t.path().join("stat")).ok()?;
-            let rest = stat.rsplit_once(')')?.1.to_string();
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            Some((f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?) / tick)
-        })
+        .filter_map(|t| stat_cpu(&t.path().join("stat")).map(|(_, c)| c))
         .sum()
 }
 
@@ -273,10 +265,7 @@ fn tls_config(
             .with_root_certificates(roots)
             .with_no_client_auth()
     };
-    config.alpn_protocols = vec![match wire {
-        Wire::H2 => b"h2".to_vec(),
-        Wire::Http1 => b"http/1.1".to_vec(),
-    }];
+    config.alpn_protocols = vec![wire.alpn().to_vec()];
     Ok(Arc::new(config))
 }
 
@@ -384,13 +373,18 @@ fn start_builtin(site: site::Site, tls: bool, threads: Option<usize>) -> Result<
     ))
 }
 
+/// The bench's wire for a protocol.
+fn wire_of(protocol: Protocol) -> Wire {
+    match protocol {
+        Protocol::Spdy3 => Wire::Spdy3,
+        p if p.multiplexed() => Wire::H2,
+        _ => Wire::Http1,
+    }
+}
+
 pub fn run(args: BenchArgs) -> Result<i32, Failure> {
     let protocol = args.protocol;
-    let wire = if protocol.multiplexed() {
-        Wire::H2
-    } else {
-        Wire::Http1
-    };
+    let wire = wire_of(protocol);
     let depth = match (args.depth, protocol.pipelined()) {
         (Some(d), true) => d as usize,
         (None, true) => 8,
@@ -472,7 +466,7 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
             target.paths.first().map_or("/", |p| p.path.as_str()),
             target.addr,
             spec.connections,
-            if wire == Wire::H2 {
+            if wire.multiplexed() {
                 format!("{} streams each", spec.streams)
             } else {
                 format!("depth {depth}")
@@ -614,12 +608,13 @@ pub fn pipelining_matrix(
     } else {
         (Duration::from_secs(10), Duration::from_secs(2))
     };
-    let configs: [(&str, usize); 7] = [
+    let configs: [(&str, usize); 8] = [
         ("http", 1),
         ("http-pipelined", 8),
         ("http-pipelined", 16),
         ("https", 1),
         ("https-pipelined", 8),
+        ("spdy3", 100),
         ("h2", 100),
         ("h2c", 100),
     ];
@@ -640,11 +635,8 @@ pub fn pipelining_matrix(
             let docroot = peers::Scratch::new("docroot")?;
             peers::write_docroot(&site, &docroot.0)?;
             let (cert, key) = ca.issue_pem(&[host.clone(), "127.0.0.1".into()])?;
-            let ports = (
-                peers::free_port()?,
-                peers::free_port()?,
-                peers::free_port()?,
-            );
+            let p = peers::free_ports(3)?;
+            let ports = (p[0], p[1], p[2]);
             let ng = peers::Nginx::start(&peers::NginxOptions {
                 address: [127, 0, 0, 1].into(),
                 http_port: ports.0,
@@ -672,11 +664,28 @@ pub fn pipelining_matrix(
         for (path, file) in files {
             for (name, depth) in configs {
                 let protocol: Protocol = name.parse().map_err(Failure::Usage)?;
-                let wire = if protocol.multiplexed() {
-                    Wire::H2
-                } else {
-                    Wire::Http1
-                };
+                if nginx.is_some() && protocol == Protocol::Spdy3 {
+                    // Refused, never measured as something else.
+                    done += 1;
+                    rows.push(report::BenchRow {
+                        server: server.into(),
+                        file: file.into(),
+                        protocol: name.into(),
+                        depth,
+                        requests_per_sec: 0.0,
+                        p50_ms: 0.0,
+                        p99_ms: 0.0,
+                        p999_ms: 0.0,
+                        errors: 0,
+                        generator_cpu_s: 0.0,
+                        server_cpu_s: 0.0,
+                        skipped: Some(
+                            "nginx dropped SPDY in 1.9.5 (Debian's 1.22 has HTTP/2 only)".into(),
+                        ),
+                    });
+                    continue;
+                }
+                let wire = wire_of(protocol);
                 let addr = if protocol == Protocol::H2c {
                     h2c
                 } else if protocol.tls() {
@@ -692,11 +701,7 @@ pub fn pipelining_matrix(
                     let mut c = rustls::ClientConfig::builder()
                         .with_root_certificates(roots)
                         .with_no_client_auth();
-                    c.alpn_protocols = vec![if wire == Wire::H2 {
-                        b"h2".to_vec()
-                    } else {
-                        b"http/1.1".to_vec()
-                    }];
+                    c.alpn_protocols = vec![wire.alpn().to_vec()];
                     Some(Arc::new(c))
                 } else {
                     None
@@ -707,8 +712,8 @@ pub fn pipelining_matrix(
                     tls: tls_config,
                     wire,
                     connections,
-                    depth: if wire == Wire::Http1 { depth } else { 1 },
-                    streams: if wire == Wire::H2 { depth } else { 1 },
+                    depth: if wire.multiplexed() { 1 } else { depth },
+                    streams: if wire.multiplexed() { depth } else { 1 },
                     threads: 1,
                     duration,
                     warmup,
@@ -769,7 +774,7 @@ pub fn pipelining_matrix(
         "{:<8} {:<12} {:<16} {:>5} {:>12} {:>9} {:>9} {:>7}",
         "server", "file", "protocol", "depth", "req/s", "p50 ms", "p99 ms", "errors"
     );
-    for r in &rows {
+    for r in rows.iter().filter(|r| r.skipped.is_none()) {
         println!(
             "{:<8} {:<12} {:<16} {:>5} {:>12.0} {:>9.3} {:>9.3} {:>7}",
             r.server, r.file, r.protocol, r.depth, r.requests_per_sec, r.p50_ms, r.p99_ms, r.errors

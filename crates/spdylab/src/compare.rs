@@ -54,8 +54,8 @@ pub struct CompareArgs {
     /// A built-in site (see `spdylab sites`) or a site file (.toml)
     #[arg(long)]
     pub site: String,
-    /// Protocols, the first being the baseline: http, https, http-pipelined, https-pipelined, h2, h2c
-    #[arg(long, default_value = "https,h2", value_parser = protocols)]
+    /// Protocols, the first being the baseline: http, https, http-pipelined, https-pipelined, spdy3, h2, h2c
+    #[arg(long, default_value = "https,spdy3,h2", value_parser = protocols)]
     pub protocols: ProtocolList,
     #[command(flatten)]
     pub link: LinkArgs,

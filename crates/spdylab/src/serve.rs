@@ -17,14 +17,14 @@ use std::time::Duration;
   spdylab serve --site youtube --proto https,h2 --max-streams 6 --tls 1.2
   curl --cacert CA.pem --resolve icons.spdylab.test:8443:127.0.0.1 https://icons.spdylab.test:8443/
 
-Cleartext (http, h2c: prior knowledge or Upgrade) and TLS (https, h2 by ALPN)
+Cleartext (http, h2c: prior knowledge or Upgrade) and TLS (https, spdy3, h2 by ALPN)
 listen on separate ports. With --shards N, shard i listens on 127.0.0.i.")]
 pub struct ServeArgs {
     /// A built-in site (see `spdylab sites`) or a site file (.toml)
     #[arg(long)]
     pub site: String,
     /// Protocols to offer
-    #[arg(long = "proto", default_value = "http,https,h2,h2c", value_parser = Offer::parse)]
+    #[arg(long = "proto", default_value = "http,https,spdy3,h2,h2c", value_parser = Offer::parse)]
     pub offer: Offer,
     /// Cleartext address (http, h2c)
     #[arg(long, default_value = "127.0.0.1:8080")]
