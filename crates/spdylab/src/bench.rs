@@ -20,12 +20,16 @@ use std::time::Duration;
   spdylab bench https://127.0.0.1:8443/ --protocol h2 --streams 100 --connections 4 --insecure
   spdylab bench --site icons --protocol h2c --connections 8 --streams 50 --json
   spdylab bench http://127.0.0.1:8080/ --rate 20000 --connections 50 --hdr-out lat.hgrm
+  spdylab bench --site youtube --protocol spdy3 --rtt 150ms --link-rate 8mbit -c 1 --streams 50
 
 Closed loop by default: each connection keeps --depth requests (h1) or --streams
 streams (h2) in flight. With --rate, open loop: requests are due at a constant rate
 and latency runs from when each was due (coordinated-omission correction, as wrk2).
 Every response is checked: status, and body length against --paths or the first
 response of its path; a wrong one is an error, never a success.")]
+#[command(mut_arg("rate", |a| a
+    .long("link-rate")
+    .help("With --site: rate of both directions of the link (e.g. 10mbit); --rate is requests/s here")))]
 pub struct BenchArgs {
     /// http(s)://HOST:PORT/PATH to load (or --site)
     #[arg(required_unless_present = "site", conflicts_with = "site")]
@@ -55,7 +59,7 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_duration, default_value = "2s", value_name = "DURATION")]
     pub warmup: Duration,
     /// Open loop at this many requests per second (all connections together)
-    #[arg(long, value_name = "REQ/S")]
+    #[arg(long = "rate", id = "request_rate", value_name = "REQ/S")]
     pub rate: Option<f64>,
     /// Paths to request in turn, one per line: PATH [EXPECTED_BODY_BYTES]
     #[arg(long, value_name = "FILE")]
@@ -84,6 +88,9 @@ pub struct BenchArgs {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
+    /// With --site: the emulated link between the generator and the server
+    #[command(flatten)]
+    pub link: crate::link_args::LinkArgs,
 }
 
 fn usage(msg: String) -> Failure {
@@ -325,6 +332,18 @@ type Builtin = (
 );
 
 fn start_builtin(site: site::Site, tls: bool, threads: Option<usize>) -> Result<Builtin, Failure> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    serve_builtin(site, tls, threads, listener)
+}
+
+/// The built-in server on a listener bound where the caller chose (loopback,
+/// or a testbed's server namespace).
+fn serve_builtin(
+    site: site::Site,
+    tls: bool,
+    threads: Option<usize>,
+    listener: std::net::TcpListener,
+) -> Result<Builtin, Failure> {
     let ca = server::Ca::new()?;
     let host = site.root().host.clone();
     let paths: Vec<PathSpec> = site
@@ -336,7 +355,6 @@ fn start_builtin(site: site::Site, tls: bool, threads: Option<usize>) -> Result<
             expect_len: Some(r.size as u64),
         })
         .collect();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
     let der = ca.der();
     let srv = server::Server::new(site, server::ServerOptions::default(), &ca, &[addr.ip()])?;
@@ -406,11 +424,49 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
             return Err(usage(format!("--rate {r}: requests per second above 0")));
         }
     }
+    let l = &args.link;
+    let shaped = l.rtt.is_some()
+        || l.delay_down.is_some()
+        || l.delay_up.is_some()
+        || l.rate.is_some()
+        || l.down.is_some()
+        || l.up.is_some()
+        || l.trace_down.is_some()
+        || l.trace_up.is_some()
+        || l.iw.is_some();
+    if shaped && args.site.is_none() {
+        return Err(usage(
+            "LINK flags (--rtt, --rate, ...) need --site: a URL is loaded over loopback".into(),
+        ));
+    }
+    // With a link: a testbed, the server in its server namespace, the generator in its client one.
+    let testbed = if shaped {
+        let mut spec = l.testbed_spec(1).map_err(usage)?;
+        let name = args.site.as_deref().unwrap_or_default();
+        let host = crate::sites::load(name, site::DEFAULT_SEED)?
+            .root()
+            .host
+            .clone();
+        spec.hosts = vec![(host, netns::server_addr(1))];
+        Some(netns::Testbed::start(spec)?)
+    } else {
+        None
+    };
     let (mut target, ca, stop) = match (&args.url, &args.site) {
         (Some(url), _) => (parse_url(url).map_err(usage)?, None, None),
         (None, Some(name)) => {
             let site = crate::sites::load(name, site::DEFAULT_SEED)?;
-            let (t, ca, stop) = start_builtin(site, protocol.tls(), None)?;
+            let (t, ca, stop) = match &testbed {
+                None => start_builtin(site, protocol.tls(), None)?,
+                Some(tb) => {
+                    let port = if protocol.tls() { 443 } else { 80 };
+                    let addr = SocketAddr::from((netns::server_addr(1), port));
+                    let listener = tb
+                        .namespace(netns::Side::Server)
+                        .run(move || std::net::TcpListener::bind(addr))?;
+                    serve_builtin(site, protocol.tls(), None, listener)?
+                }
+            };
             (t, Some(ca), Some(stop))
         }
         (None, None) => unreachable!("clap requires a URL or --site"),
@@ -478,7 +534,21 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
             ))
         );
     }
-    let result = bench::run(spec)?;
+    let result = match &testbed {
+        None => bench::run(spec)?,
+        Some(tb) => {
+            let ns = tb.namespace(netns::Side::Client);
+            // The generator's threads are made from one inside the client namespace.
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    ns.enter_current_thread()?;
+                    bench::run(spec)
+                })
+                .join()
+                .expect("the generator thread does not panic")
+            })?
+        }
+    };
     let in_process = threads_cpu(SERVER_THREADS) - in_process0;
     let server_cpu = match (args.server_pid, server_cpu0) {
         (Some(pid), Some(c0)) => tree_cpu(pid).map(|c| c - c0),
@@ -487,6 +557,9 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
     };
     if let Some(stop) = stop {
         let _ = stop.send(());
+    }
+    if let Some(tb) = testbed {
+        tb.shutdown()?;
     }
     let generator_cpu = result.cpu_seconds - in_process;
     if let Some(path) = &args.hdr_out {
@@ -569,7 +642,9 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
             ))
         );
         if let Some(c) = server_cpu {
-            if generator_cpu > c * 1.5 && args.rate.is_none() {
+            // Only a busy generator can be the bottleneck: most of its threads' time used.
+            let busy = generator_cpu >= 0.7 * result.wall_seconds * threads as f64;
+            if generator_cpu > c * 1.5 && busy && args.rate.is_none() {
                 eprintln!("bench: note: the generator used more CPU than the server; on this machine it may be the bottleneck");
             }
         }

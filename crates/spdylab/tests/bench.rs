@@ -236,3 +236,37 @@ fn bad_input_is_a_clear_error() {
         assert!(msg.contains(want), "{args:?}: {msg}");
     }
 }
+
+#[test]
+fn through_an_emulated_link_every_request_takes_at_least_a_round_trip() {
+    for protocol in ["http", "spdy3"] {
+        let v = bench(&[
+            "--site",
+            "icons",
+            "--protocol",
+            protocol,
+            "-c",
+            "2",
+            "--streams",
+            "4",
+            "--rtt",
+            "50ms",
+            "--link-rate",
+            "10mbit",
+            "-d",
+            "1s",
+            "--warmup",
+            "300ms",
+        ]);
+        assert!(v["errors"].as_object().unwrap().is_empty(), "{v}");
+        assert!(v["requests"].as_u64().unwrap() > 0, "{v}");
+        // Physics: nothing is answered faster than the round trip.
+        assert!(v["latency_ms"]["p50"].as_f64().unwrap() >= 50.0, "{v}");
+        // And at most a request per round trip per stream in flight.
+        let in_flight = if protocol == "http" { 2.0 } else { 8.0 };
+        assert!(
+            v["requests_per_sec"].as_f64().unwrap() <= in_flight / 0.05 * 1.05,
+            "{v}"
+        );
+    }
+}
