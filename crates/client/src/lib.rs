@@ -7,5 +7,5 @@ mod load;
 mod protocol;
 pub mod schedule;
 
-pub use load::{load, Entry, LoadConfig, LoadResult, Timings};
+pub use load::{fetch_spdy3, load, Entry, Fetched, LoadConfig, LoadResult, Timings};
 pub use protocol::Protocol;

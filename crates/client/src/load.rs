@@ -469,10 +469,18 @@ impl<'a> State<'a> {
 }
 
 fn tls_config(cfg: &LoadConfig) -> Arc<rustls::ClientConfig> {
+    client_tls(cfg.protocol, cfg.ca.clone(), cfg.tls13_only)
+}
+
+fn client_tls(
+    protocol: Protocol,
+    ca: CertificateDer<'static>,
+    tls13_only: Option<bool>,
+) -> Arc<rustls::ClientConfig> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut roots = rustls::RootCertStore::empty();
-    let _ = roots.add(cfg.ca.clone());
-    let versions: &[&rustls::SupportedProtocolVersion] = match cfg.tls13_only {
+    let _ = roots.add(ca);
+    let versions: &[&rustls::SupportedProtocolVersion] = match tls13_only {
         None => &[&rustls::version::TLS13, &rustls::version::TLS12],
         Some(true) => &[&rustls::version::TLS13],
         Some(false) => &[&rustls::version::TLS12],
@@ -480,15 +488,100 @@ fn tls_config(cfg: &LoadConfig) -> Arc<rustls::ClientConfig> {
     let mut c = rustls::ClientConfig::builder_with_protocol_versions(versions)
         .with_root_certificates(roots)
         .with_no_client_auth();
-    c.alpn_protocols = if cfg.protocol == Protocol::Spdy3 {
+    c.alpn_protocols = if protocol == Protocol::Spdy3 {
         vec![proto::spdy3::ALPN.to_vec()]
-    } else if cfg.protocol.multiplexed() {
+    } else if protocol.multiplexed() {
         vec![b"h2".to_vec()]
     } else {
         vec![b"http/1.1".to_vec()]
     };
     c.resumption = rustls::client::Resumption::disabled();
     Arc::new(c)
+}
+
+/// One response as `fetch_spdy3` got it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    pub status: u16,
+    pub content_type: String,
+    pub body: Vec<u8>,
+}
+
+/// Fetches `paths` of `host` from `addr` on one SPDY/3.1 session (TLS trusting
+/// only `ca`, ALPN `spdy/3.1`) with the connection `load` uses, keeping the
+/// bodies; `window` is the receive window of the session and of each stream
+/// (64 KiB, SPDY's default, makes the server wait for our WINDOW_UPDATEs). For
+/// checking the client byte by byte against other servers.
+pub async fn fetch_spdy3(
+    addr: SocketAddr,
+    host: &str,
+    paths: &[String],
+    ca: CertificateDer<'static>,
+    window: u32,
+) -> Result<Vec<Fetched>, String> {
+    let tls = client_tls(Protocol::Spdy3, ca, None);
+    let tcp = TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("connect {addr}: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    let name = ServerName::try_from(host.to_string()).map_err(|e| format!("{host}: {e}"))?;
+    let io = tokio_rustls::TlsConnector::from(tls)
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("TLS with {host}: {e}"))?;
+    if io.get_ref().1.alpn_protocol() != Some(proto::spdy3::ALPN) {
+        return Err(format!("{host} did not negotiate spdy/3.1 by ALPN"));
+    }
+    let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    for (req, path) in paths.iter().enumerate() {
+        let _ = jobs_tx.send(spdy::Job {
+            req,
+            host: host.to_string(),
+            path: path.clone(),
+        });
+    }
+    drop(jobs_tx);
+    tokio::spawn(spdy::connection(
+        0,
+        Box::new(io),
+        jobs_rx,
+        events_tx,
+        window,
+    ));
+    let mut out = vec![
+        Fetched {
+            status: 0,
+            content_type: String::new(),
+            body: Vec::new(),
+        };
+        paths.len()
+    ];
+    let mut done = 0;
+    while done < paths.len() {
+        match events.recv().await {
+            Some(Event::Head {
+                req,
+                status,
+                content_type,
+                ..
+            }) => {
+                out[req].status = status;
+                out[req].content_type = content_type;
+            }
+            Some(Event::Data { req, data }) => out[req].body.extend_from_slice(&data),
+            Some(Event::Done { .. }) => done += 1,
+            Some(Event::Failed { req, error }) => return Err(format!("{}: {error}", paths[req])),
+            Some(_) => {}
+            None => {
+                return Err(format!(
+                    "the session ended after {done} of {} responses",
+                    paths.len()
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Opens a connection: TCP, TLS if the protocol wants it, then HTTP/1.1 or HTTP/2.
@@ -544,7 +637,7 @@ async fn open(
             tls_ms,
             link: Link::Spdy(jobs_tx),
         });
-        spdy::connection(conn, io, jobs_rx, events).await;
+        spdy::connection(conn, io, jobs_rx, events, spdy::CHROME_RECEIVE_WINDOW).await;
     } else if protocol.multiplexed() {
         let mut builder = h2::client::Builder::new();
         // As Chrome: large stream and connection windows.

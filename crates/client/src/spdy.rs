@@ -1,11 +1,13 @@
 //! The browser model's SPDY/3.1 connection, on our sans-I/O codec (`proto`):
 //! requests multiplexed on one session with Chrome's priorities by resource
 //! type, at most the server's MAX_CONCURRENT_STREAMS at once (the rest wait,
-//! and a refused stream is sent again), Chrome's large receive windows kept
-//! open with WINDOW_UPDATEs for the stream and (new in 3.1) the session.
+//! and a refused stream is sent again), receive windows (Chrome's 10 MiB in
+//! page loads) kept open with WINDOW_UPDATEs for the stream and (new in 3.1)
+//! the session; a server that overruns them gets FLOW_CONTROL_ERROR.
 
 use super::{ConnId, Event, Io, ReqId};
-use proto::spdy3::{rst, settings, Decoder, Encoder, Frame, Headers, INITIAL_WINDOW};
+use proto::flow::RecvWindow;
+use proto::spdy3::{rst, settings, Decoder, Encoder, Frame, Headers, Limits, INITIAL_WINDOW};
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -33,44 +35,55 @@ pub fn priority_for(path: &str) -> u8 {
 }
 
 /// The receive window Chrome announced for SPDY/3.1 streams and sessions (10 MiB).
-const RECEIVE_WINDOW: u32 = 10 * 1024 * 1024;
+pub const CHROME_RECEIVE_WINDOW: u32 = 10 * 1024 * 1024;
 
 struct Stream {
     job: Job,
-    received: u32,
+    window: RecvWindow,
 }
 
+/// Runs one session until the jobs end and every stream is done; `window` is
+/// the receive window of each stream and of the session (at least 64 KiB).
 pub async fn connection(
     conn: ConnId,
     io: Box<dyn Io>,
     mut jobs: mpsc::UnboundedReceiver<Job>,
     events: mpsc::UnboundedSender<Event>,
+    window: u32,
 ) {
+    let window = window.max(INITIAL_WINDOW);
     let (mut rd, mut wr) = tokio::io::split(io);
-    let mut dec = Decoder::default();
+    // A server may send a DATA frame as long as the window it has.
+    let mut dec = Decoder::new(Limits {
+        max_frame: Limits::default().max_frame.max(window as usize),
+        ..Limits::default()
+    });
     let mut enc = Encoder::default();
     let mut out = Vec::new();
-    enc.encode(
-        &Frame::Settings {
-            clear: false,
-            entries: vec![(0, settings::INITIAL_WINDOW_SIZE, RECEIVE_WINDOW)],
-        },
-        &mut out,
-    );
-    enc.encode(
-        &Frame::WindowUpdate {
-            stream_id: 0,
-            delta: RECEIVE_WINDOW - INITIAL_WINDOW,
-        },
-        &mut out,
-    );
+    if window > INITIAL_WINDOW {
+        enc.encode(
+            &Frame::Settings {
+                clear: false,
+                entries: vec![(0, settings::INITIAL_WINDOW_SIZE, window)],
+            },
+            &mut out,
+        );
+        enc.encode(
+            &Frame::WindowUpdate {
+                stream_id: 0,
+                delta: window - INITIAL_WINDOW,
+            },
+            &mut out,
+        );
+    }
+    let mut session_window = RecvWindow::new(window);
     let mut limit = usize::MAX; // until the server's SETTINGS say otherwise
     let mut queue: VecDeque<Job> = VecDeque::new();
     let mut open: HashMap<u32, Stream> = HashMap::new();
     let mut next_id = 1u32;
-    let mut session_received = 0u32;
     let mut buf = vec![0u8; 64 * 1024];
     let mut jobs_open = true;
+    let mut going_away = false;
     let fail = |req: ReqId, error: String| {
         let _ = events.send(Event::Failed { req, error });
     };
@@ -108,7 +121,13 @@ pub async fn connection(
                 &mut out,
             );
             let req = job.req;
-            open.insert(stream_id, Stream { job, received: 0 });
+            open.insert(
+                stream_id,
+                Stream {
+                    job,
+                    window: RecvWindow::new(window),
+                },
+            );
             let _ = events.send(Event::Sent {
                 req,
                 at: Instant::now(),
@@ -130,6 +149,7 @@ pub async fn connection(
         }
         tokio::select! {
             job = jobs.recv(), if jobs_open => match job {
+                Some(j) if going_away => fail(j.req, "the server went away (GOAWAY)".into()),
                 Some(j) => queue.push_back(j),
                 None => {
                     jobs_open = false;
@@ -188,23 +208,44 @@ pub async fn connection(
                             }
                         }
                         Frame::Data { stream_id, fin, data } => {
-                            let len = data.len() as u32;
-                            session_received += len;
-                            if session_received >= RECEIVE_WINDOW / 2 {
-                                enc.encode(&Frame::WindowUpdate { stream_id: 0, delta: session_received }, &mut out);
-                                session_received = 0;
+                            match session_window.received(data.len()) {
+                                Ok(Some(delta)) => enc.encode(&Frame::WindowUpdate { stream_id: 0, delta }, &mut out),
+                                Ok(None) => {}
+                                Err(e) => {
+                                    enc.encode(&Frame::GoAway { last_good_stream_id: 0, status: 1 }, &mut out);
+                                    let _ = wr.write_all(&out).await;
+                                    let _ = wr.flush().await;
+                                    for s in open.values() {
+                                        fail(s.job.req, format!("SPDY session window: {e}"));
+                                    }
+                                    for j in &queue {
+                                        fail(j.req, format!("SPDY session window: {e}"));
+                                    }
+                                    return;
+                                }
                             }
                             let Some(s) = open.get_mut(&stream_id) else { continue };
-                            s.received += len;
-                            if !fin && s.received >= RECEIVE_WINDOW / 2 {
-                                enc.encode(&Frame::WindowUpdate { stream_id, delta: s.received }, &mut out);
-                                s.received = 0;
+                            match s.window.received(data.len()) {
+                                Ok(Some(delta)) if !fin => enc.encode(&Frame::WindowUpdate { stream_id, delta }, &mut out),
+                                Ok(_) => {}
+                                Err(e) => {
+                                    enc.encode(&Frame::RstStream { stream_id, status: rst::FLOW_CONTROL_ERROR }, &mut out);
+                                    let s = open.remove(&stream_id).expect("it is open");
+                                    fail(s.job.req, format!("stream window: {e}"));
+                                    continue;
+                                }
                             }
                             if !data.is_empty() {
                                 let _ = events.send(Event::Data { req: s.job.req, data: data.into() });
                             }
                             if fin {
                                 let s = open.remove(&stream_id).expect("it is open");
+                                let _ = events.send(Event::Done { req: s.job.req, at: Instant::now(), conn });
+                            }
+                        }
+                        Frame::Headers { stream_id, fin: true, .. } => {
+                            // Trailing headers that end the stream.
+                            if let Some(s) = open.remove(&stream_id) {
                                 let _ = events.send(Event::Done { req: s.job.req, at: Instant::now(), conn });
                             }
                         }
@@ -226,9 +267,16 @@ pub async fn connection(
                             }
                         }
                         Frame::Ping { id } if id % 2 == 0 => enc.encode(&Frame::Ping { id }, &mut out),
-                        Frame::GoAway { .. } => {
+                        Frame::GoAway { last_good_stream_id, status } => {
+                            going_away = true;
+                            // Streams above the last good one were not processed.
+                            let lost: Vec<u32> = open.keys().copied().filter(|&id| id > last_good_stream_id).collect();
+                            for id in lost {
+                                let s = open.remove(&id).expect("it is open");
+                                fail(s.job.req, format!("the server went away (GOAWAY status {status})"));
+                            }
                             for j in &queue {
-                                fail(j.req, "the server went away (GOAWAY)".into());
+                                fail(j.req, format!("the server went away (GOAWAY status {status})"));
                             }
                             queue.clear();
                         }
