@@ -148,6 +148,9 @@ pub async fn connection(
             out.clear();
         }
         tokio::select! {
+            // Take every request discovered so far before reading on, so
+            // that a free stream goes to the highest priority waiting.
+            biased;
             job = jobs.recv(), if jobs_open => match job {
                 Some(j) if going_away => fail(j.req, "the server went away (GOAWAY)".into()),
                 Some(j) => queue.push_back(j),
@@ -294,7 +297,206 @@ pub async fn connection(
 
 #[cfg(test)]
 mod tests {
-    use super::priority_for;
+    use super::*;
+    use tokio::io::DuplexStream;
+
+    /// A server made of our codec, scripted by the test.
+    struct Peer {
+        io: DuplexStream,
+        dec: Decoder,
+        enc: Encoder,
+        /// Sum of the client's WINDOW_UPDATEs: (session, per stream).
+        updates: (u64, HashMap<u32, u64>),
+    }
+
+    impl Peer {
+        async fn send(&mut self, frames: &[Frame]) {
+            let mut out = Vec::new();
+            for f in frames {
+                self.enc.encode(f, &mut out);
+            }
+            self.io.write_all(&out).await.unwrap();
+        }
+
+        /// The client's next frame other than a WINDOW_UPDATE (which are tallied).
+        async fn next(&mut self) -> Frame {
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match self.dec.next_frame().unwrap() {
+                    Some(Frame::WindowUpdate {
+                        stream_id: 0,
+                        delta,
+                    }) => self.updates.0 += delta as u64,
+                    Some(Frame::WindowUpdate { stream_id, delta }) => {
+                        *self.updates.1.entry(stream_id).or_default() += delta as u64
+                    }
+                    Some(f) => return f,
+                    None => {
+                        let n = self.io.read(&mut buf).await.unwrap();
+                        assert!(n > 0, "the client closed the session");
+                        self.dec.feed(&buf[..n]);
+                    }
+                }
+            }
+        }
+
+        /// Expects a SYN_STREAM: its id, priority and path.
+        async fn syn(&mut self) -> (u32, u8, String) {
+            match self.next().await {
+                Frame::SynStream {
+                    stream_id,
+                    priority,
+                    headers,
+                    ..
+                } => {
+                    let path = headers
+                        .iter()
+                        .find(|(n, _)| n == ":path")
+                        .unwrap()
+                        .1
+                        .clone();
+                    (stream_id, priority, path)
+                }
+                other => panic!("expected a SYN_STREAM, got {other:?}"),
+            }
+        }
+    }
+
+    fn reply(stream_id: u32, fin: bool) -> Frame {
+        Frame::SynReply {
+            stream_id,
+            fin,
+            headers: vec![
+                (":status".into(), "200 OK".into()),
+                (":version".into(), "HTTP/1.1".into()),
+            ],
+        }
+    }
+
+    fn data(stream_id: u32, fin: bool, n: usize) -> Frame {
+        Frame::Data {
+            stream_id,
+            fin,
+            data: vec![7; n],
+        }
+    }
+
+    #[tokio::test]
+    async fn the_stream_limit_priorities_refusals_and_windows_are_kept() {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let client = tokio::spawn(connection(
+            4,
+            Box::new(ours),
+            jobs_rx,
+            events_tx,
+            INITIAL_WINDOW,
+        ));
+        let mut srv = Peer {
+            io: theirs,
+            dec: Decoder::default(),
+            enc: Encoder::default(),
+            updates: Default::default(),
+        };
+        // One stream at a time; the ping's echo shows the client has read it.
+        srv.send(&[
+            Frame::Settings {
+                clear: false,
+                entries: vec![(0, settings::MAX_CONCURRENT_STREAMS, 1)],
+            },
+            Frame::Ping { id: 2 },
+        ])
+        .await;
+        assert_eq!(srv.next().await, Frame::Ping { id: 2 });
+        for (req, path) in ["/a.png", "/b.js", "/", "/c.css"].into_iter().enumerate() {
+            jobs_tx
+                .send(Job {
+                    req,
+                    host: "www.example.test".into(),
+                    path: path.into(),
+                })
+                .unwrap();
+        }
+        drop(jobs_tx);
+        // The first goes at once; the rest wait for it.
+        assert_eq!(srv.syn().await, (1, 3, "/a.png".into()));
+        // 90 000 bytes through a 64 KiB window: the rest only once the client
+        // has given back half of it, for the stream and for the session.
+        srv.send(&[reply(1, false)]).await;
+        for _ in 0..4 {
+            srv.send(&[data(1, false, 16_384)]).await;
+        }
+        srv.send(&[Frame::Ping { id: 4 }]).await;
+        assert_eq!(srv.next().await, Frame::Ping { id: 4 });
+        assert!(srv.updates.0 >= 32_768 && srv.updates.1[&1] >= 32_768);
+        srv.send(&[data(1, true, 90_000 - 65_536)]).await;
+        // Then the highest priority waiting: the document, then the script
+        // (refused once, and asked again), then the style sheet.
+        assert_eq!(srv.syn().await, (3, 0, "/".into()));
+        srv.send(&[reply(3, false), data(3, true, 2)]).await;
+        assert_eq!(srv.syn().await, (5, 1, "/b.js".into()));
+        srv.send(&[Frame::RstStream {
+            stream_id: 5,
+            status: rst::REFUSED_STREAM,
+        }])
+        .await;
+        assert_eq!(srv.syn().await, (7, 1, "/b.js".into()));
+        srv.send(&[reply(7, true)]).await;
+        assert_eq!(srv.syn().await, (9, 1, "/c.css".into()));
+        srv.send(&[reply(9, false), data(9, true, 5)]).await;
+        client.await.unwrap();
+        let mut bytes = [0usize; 4];
+        let mut done = [false; 4];
+        while let Ok(ev) = events.try_recv() {
+            match ev {
+                Event::Data { req, data } => bytes[req] += data.len(),
+                Event::Done { req, conn, .. } => {
+                    assert_eq!(conn, 4);
+                    done[req] = true
+                }
+                Event::Failed { req, error } => panic!("{req}: {error}"),
+                _ => {}
+            }
+        }
+        assert_eq!(done, [true; 4]);
+        assert_eq!(bytes, [90_000, 0, 2, 5]);
+    }
+
+    #[tokio::test]
+    async fn a_server_that_overruns_the_window_is_stopped() {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let client = tokio::spawn(connection(
+            0,
+            Box::new(ours),
+            jobs_rx,
+            events_tx,
+            INITIAL_WINDOW,
+        ));
+        let mut srv = Peer {
+            io: theirs,
+            dec: Decoder::default(),
+            enc: Encoder::default(),
+            updates: Default::default(),
+        };
+        jobs_tx
+            .send(Job {
+                req: 0,
+                host: "www.example.test".into(),
+                path: "/".into(),
+            })
+            .unwrap();
+        drop(jobs_tx);
+        assert_eq!(srv.syn().await, (1, 0, "/".into()));
+        srv.send(&[reply(1, false), data(1, true, 70_000)]).await;
+        assert!(matches!(srv.next().await, Frame::GoAway { .. }));
+        client.await.unwrap();
+        let failed = std::iter::from_fn(|| events.try_recv().ok())
+            .any(|e| matches!(e, Event::Failed { error, .. } if error.contains("window")));
+        assert!(failed);
+    }
 
     #[test]
     fn priorities_by_resource_type_as_chrome() {
