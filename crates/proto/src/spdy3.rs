@@ -761,6 +761,21 @@ mod tests {
             second.len(),
             first.len()
         );
+        // A page's worth on one session: 48 more requests, the mean of each.
+        let (mut plain_sum, mut sent_sum) = (0, 0);
+        for i in 1..=48 {
+            let h = request(&format!("/png/png{i}.png"));
+            let mut block = Vec::new();
+            e.compress(&h, &mut block);
+            plain_sum += plain_size(&h);
+            sent_sum += block.len();
+        }
+        println!(
+            "48 later requests on the session: plain {} B, compressed {} B on average",
+            plain_sum / 48,
+            sent_sum / 48
+        );
+        assert!(sent_sum < plain_sum / 8);
     }
 
     #[test]
