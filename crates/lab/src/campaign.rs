@@ -383,6 +383,13 @@ enum Done {
     Probe(Box<ProbeResult>, Point, String),
 }
 
+fn server_kind(exp: &Experiment) -> crate::compare::ServerKind {
+    match exp.server.as_str() {
+        "nginx" => crate::compare::ServerKind::Nginx,
+        _ => crate::compare::ServerKind::Builtin,
+    }
+}
+
 /// Runs the campaign in `cd`: every Trial of this slice not finished before.
 /// `load_site` turns a site axis value into a Site. Returns the number of
 /// probes that failed in this run.
@@ -398,7 +405,16 @@ pub fn sweep(
     // because one point contradicts itself helps nobody.
     let mut sites: HashMap<String, Arc<Site>> = HashMap::new();
     for p in &points {
-        settings(p, exp.seed).map_err(|e| SweepError::Usage(format!("{}: {e}", point_key(p))))?;
+        let s = settings(p, exp.seed)
+            .map_err(|e| SweepError::Usage(format!("{}: {e}", point_key(p))))?;
+        for proto in &exp.protocols {
+            if let Some(why) = server_kind(exp).refuses(*proto, s.server_delay) {
+                return Err(SweepError::Usage(format!(
+                    "server = \"{}\": {why}",
+                    exp.server
+                )));
+            }
+        }
         let name = &p["site"];
         if !sites.contains_key(name) {
             let site = load_site(name, exp.site_seed).map_err(SweepError::Usage)?;
@@ -600,6 +616,7 @@ fn run_work(
                 tls13_only: s.tls13_only,
                 server_delay: s.server_delay,
                 timeout: exp.timeout,
+                server: server_kind(exp),
             };
             let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();
             for _ in 0..exp.warmup {

@@ -30,6 +30,42 @@ pub struct CompareSpec {
     pub tls13_only: Option<bool>,
     pub server_delay: Duration,
     pub timeout: Duration,
+    pub server: ServerKind,
+}
+
+/// What serves the site inside the testbed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerKind {
+    /// spdylab's own server, in this process (every protocol, every knob).
+    Builtin,
+    /// nginx from a generated config, confined in the server namespace.
+    Nginx,
+}
+
+impl ServerKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Builtin => "builtin",
+            ServerKind::Nginx => "nginx",
+        }
+    }
+
+    /// Why this server cannot serve `p` as asked, if it cannot: such a Trial is
+    /// refused, never measured as something else.
+    pub fn refuses(self, p: Protocol, server_delay: Duration) -> Option<String> {
+        match (self, p) {
+            (ServerKind::Nginx, Protocol::Spdy3) => Some(
+                "nginx has no SPDY since 1.9.5 (Debian's is 1.22): spdy3 needs --server builtin".into(),
+            ),
+            (ServerKind::Nginx, Protocol::H2c) => Some(
+                "nginx serves h2c only on a port without HTTP/1.1, which the testbed's port 80 is not: h2c needs --server builtin".into(),
+            ),
+            (ServerKind::Nginx, _) if !server_delay.is_zero() => {
+                Some("nginx has no think time: --server-delay needs --server builtin".into())
+            }
+            _ => None,
+        }
+    }
 }
 
 /// One probe's measurements.
@@ -143,46 +179,87 @@ pub fn run_plan(
         .iter()
         .map(|(h, s)| (h.clone(), server_addr(*s)))
         .collect();
+    for p in &spec.protocols {
+        if let Some(why) = spec.server.refuses(*p, spec.server_delay) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+        }
+    }
     let log = PacketLog::new();
-    let testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
-
-    // The server, inside the server namespace, on every shard address.
+    let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
     let ca = Ca::new()?;
     let addresses: Vec<IpAddr> = (1..=shards).map(|i| IpAddr::V4(server_addr(i))).collect();
-    let bind = |port: u16| -> io::Result<Vec<TcpListener>> {
-        addresses
-            .iter()
-            .map(|a| {
-                let addr = SocketAddr::new(*a, port);
-                testbed
-                    .namespace(Side::Server)
-                    .run(move || TcpListener::bind(addr))
-            })
-            .collect()
-    };
-    let (cleartext, tls) = (bind(HTTP_PORT)?, bind(HTTPS_PORT)?);
-    let server = Server::new(
-        spec.site.clone(),
-        ServerOptions {
-            max_streams: spec.max_streams,
-            tls: TlsVersions::from_tls13_only(spec.tls13_only),
-            server_delay: spec.server_delay,
-            cc: Some(spec.testbed.cc.name().to_string()),
-            ..Default::default()
-        },
-        &ca,
-        &addresses,
-    )?;
+    // The server: ours on a thread (its sockets in the server namespace), or
+    // nginx confined there (own PID namespace: it dies with the testbed).
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server_thread = std::thread::spawn(move || -> io::Result<()> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
-        rt.block_on(server.run(cleartext, tls, async {
-            let _ = stop_rx.await;
-        }))
-    });
+    let mut _nginx_files = None;
+    let server_thread = match spec.server {
+        ServerKind::Builtin => {
+            let bind = |port: u16| -> io::Result<Vec<TcpListener>> {
+                addresses
+                    .iter()
+                    .map(|a| {
+                        let addr = SocketAddr::new(*a, port);
+                        testbed
+                            .namespace(Side::Server)
+                            .run(move || TcpListener::bind(addr))
+                    })
+                    .collect()
+            };
+            let (cleartext, tls) = (bind(HTTP_PORT)?, bind(HTTPS_PORT)?);
+            let server = Server::new(
+                spec.site.clone(),
+                ServerOptions {
+                    max_streams: spec.max_streams,
+                    tls: TlsVersions::from_tls13_only(spec.tls13_only),
+                    server_delay: spec.server_delay,
+                    cc: Some(spec.testbed.cc.name().to_string()),
+                    ..Default::default()
+                },
+                &ca,
+                &addresses,
+            )?;
+            Some(std::thread::spawn(move || -> io::Result<()> {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()?;
+                rt.block_on(server.run(cleartext, tls, async {
+                    let _ = stop_rx.await;
+                }))
+            }))
+        }
+        ServerKind::Nginx => {
+            let docroot = peers::Scratch::new("docroot")?;
+            peers::write_docroot(&spec.site, &docroot.0)?;
+            let mut names: Vec<String> = spec.site.hosts().iter().map(|h| h.to_string()).collect();
+            names.extend(addresses.iter().map(|a| a.to_string()));
+            let (cert_pem, key_pem) = ca.issue_pem(&names)?;
+            let prepared = peers::prepare_nginx(&peers::NginxOptions {
+                addresses: addresses.clone(),
+                http_port: HTTP_PORT,
+                https_port: HTTPS_PORT,
+                h2c_port: None,
+                tls13_only: spec.tls13_only,
+                cert_pem,
+                key_pem,
+                workers: 2,
+                max_streams: spec.max_streams,
+                access_log: true,
+                docroot: docroot.0.clone(),
+            })?;
+            let peers::Prepared { scratch, command } = prepared;
+            testbed.spawn_background(Side::Server, command)?;
+            if !testbed.wait_for_listener(Side::Server, Duration::from_secs(10)) {
+                let log = std::fs::read_to_string(scratch.0.join("error.log")).unwrap_or_default();
+                return Err(io::Error::other(format!(
+                    "nginx did not start in the testbed:\n{log}"
+                )));
+            }
+            _nginx_files = Some((scratch, docroot));
+            drop(stop_rx);
+            None
+        }
+    };
 
     let total = plan.len();
     let root = spec.site.root();
@@ -263,7 +340,9 @@ pub fn run_plan(
         Ok(results)
     });
     let _ = stop_tx.send(());
-    let _ = server_thread.join();
+    if let Some(t) = server_thread {
+        let _ = t.join();
+    }
     testbed.shutdown()?;
     results
 }

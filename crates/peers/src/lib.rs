@@ -6,7 +6,7 @@
 
 mod nginx;
 
-pub use nginx::{Nginx, NginxOptions};
+pub use nginx::{prepare as prepare_nginx, Nginx, NginxOptions, Prepared};
 
 use std::io;
 use std::path::{Path, PathBuf};

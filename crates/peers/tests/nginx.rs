@@ -37,10 +37,11 @@ fn nginx_serves_a_site_over_each_protocol_and_cleans_up() {
     let p = peers::free_ports(3).unwrap();
     let ports = (p[0], p[1], p[2]);
     let nginx = peers::Nginx::start(&peers::NginxOptions {
-        address: [127, 0, 0, 1].into(),
+        addresses: vec![[127, 0, 0, 1].into()],
         http_port: ports.0,
         https_port: ports.1,
-        h2c_port: ports.2,
+        h2c_port: Some(ports.2),
+        tls13_only: None,
         cert_pem: std::fs::read_to_string(&cert).unwrap(),
         key_pem: std::fs::read_to_string(&key).unwrap(),
         workers: 1,

@@ -713,10 +713,11 @@ pub fn pipelining_matrix(
             let p = peers::free_ports(3)?;
             let ports = (p[0], p[1], p[2]);
             let ng = peers::Nginx::start(&peers::NginxOptions {
-                address: [127, 0, 0, 1].into(),
+                addresses: vec![[127, 0, 0, 1].into()],
                 http_port: ports.0,
                 https_port: ports.1,
-                h2c_port: ports.2,
+                h2c_port: Some(ports.2),
+                tls13_only: None,
                 cert_pem: cert,
                 key_pem: key,
                 workers: 1,

@@ -15,6 +15,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ServerArg {
     Builtin,
+    Nginx,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -83,7 +84,7 @@ pub struct CompareArgs {
     /// Think time of the server before each response
     #[arg(long, value_parser = parse_duration, default_value = "0ms", value_name = "DURATION")]
     pub server_delay: Duration,
-    /// The server (real peers come in a later issue)
+    /// The server: builtin (every protocol) or nginx (http, https, pipelined, h2)
     #[arg(long, value_enum, default_value = "builtin")]
     pub server: ServerArg,
     /// The client (chromium comes in a later issue)
@@ -125,7 +126,19 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         tls13_only: TlsArg::tls13_only(args.tls),
         server_delay: args.server_delay,
         timeout: args.timeout,
+        server: match args.server {
+            ServerArg::Builtin => lab::compare::ServerKind::Builtin,
+            ServerArg::Nginx => lab::compare::ServerKind::Nginx,
+        },
     };
+    for p in &spec.protocols {
+        if let Some(why) = spec.server.refuses(*p, spec.server_delay) {
+            return Err(Failure::Usage(format!(
+                "--server {}: {why}",
+                spec.server.name()
+            )));
+        }
+    }
     let progress = CountProgress::new("compare", spec.protocols.len() * (spec.reps + spec.warmup));
     let mut har_error = None;
     let probes = lab::compare::run(&spec, &mut |p, done, total| {
