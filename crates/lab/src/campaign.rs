@@ -383,11 +383,9 @@ enum Done {
     Probe(Box<ProbeResult>, Point, String),
 }
 
+/// The experiment's server (its name was checked when the file was read).
 fn server_kind(exp: &Experiment) -> crate::compare::ServerKind {
-    match exp.server.as_str() {
-        "nginx" => crate::compare::ServerKind::Nginx,
-        _ => crate::compare::ServerKind::Builtin,
-    }
+    crate::compare::ServerKind::parse(&exp.server).unwrap_or(crate::compare::ServerKind::Builtin)
 }
 
 /// Runs the campaign in `cd`: every Trial of this slice not finished before.
@@ -407,18 +405,25 @@ pub fn sweep(
     for p in &points {
         let s = settings(p, exp.seed)
             .map_err(|e| SweepError::Usage(format!("{}: {e}", point_key(p))))?;
-        for proto in &exp.protocols {
-            if let Some(why) = server_kind(exp).refuses(*proto, s.server_delay) {
-                return Err(SweepError::Usage(format!(
-                    "server = \"{}\": {why}",
-                    exp.server
-                )));
-            }
-        }
         let name = &p["site"];
         if !sites.contains_key(name) {
             let site = load_site(name, exp.site_seed).map_err(SweepError::Usage)?;
             sites.insert(name.clone(), Arc::new(site));
+        }
+        let knobs = peers::Knobs {
+            max_streams: s.max_streams,
+            tls13_only: s.tls13_only,
+            server_delay: !s.server_delay.is_zero(),
+            resources: sites[name].resources.len(),
+        };
+        for proto in &exp.protocols {
+            if let Some(why) = server_kind(exp).refuses(*proto, &knobs) {
+                return Err(SweepError::Usage(format!(
+                    "{}: server = \"{}\": {why}",
+                    point_key(p),
+                    exp.server
+                )));
+            }
         }
     }
 
@@ -617,6 +622,7 @@ fn run_work(
                 server_delay: s.server_delay,
                 timeout: exp.timeout,
                 server: server_kind(exp),
+                keep_server_log: None,
             };
             let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();
             for _ in 0..exp.warmup {

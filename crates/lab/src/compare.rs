@@ -31,6 +31,9 @@ pub struct CompareSpec {
     pub server_delay: Duration,
     pub timeout: Duration,
     pub server: ServerKind,
+    /// Copy a real server's access and error logs here at the end (tests read
+    /// the protocol of each request from them).
+    pub keep_server_log: Option<std::path::PathBuf>,
 }
 
 /// What serves the site inside the testbed.
@@ -38,33 +41,53 @@ pub struct CompareSpec {
 pub enum ServerKind {
     /// spdylab's own server, in this process (every protocol, every knob).
     Builtin,
-    /// nginx from a generated config, confined in the server namespace.
-    Nginx,
+    /// A real server (nginx, Apache, h2o, caddy) from a generated config,
+    /// confined in the server namespace.
+    Peer(peers::PeerKind),
 }
 
 impl ServerKind {
+    /// Every server, by name: builtin, nginx, apache, h2o, caddy.
+    pub const NAMES: [&'static str; 5] = ["builtin", "nginx", "apache", "h2o", "caddy"];
+
     pub fn name(self) -> &'static str {
         match self {
             ServerKind::Builtin => "builtin",
-            ServerKind::Nginx => "nginx",
+            ServerKind::Peer(k) => k.name(),
         }
     }
 
-    /// Why this server cannot serve `p` as asked, if it cannot: such a Trial is
-    /// refused, never measured as something else.
-    pub fn refuses(self, p: Protocol, server_delay: Duration) -> Option<String> {
-        match (self, p) {
-            (ServerKind::Nginx, Protocol::Spdy3) => Some(
-                "nginx has no SPDY since 1.9.5 (Debian's is 1.22): spdy3 needs --server builtin".into(),
-            ),
-            (ServerKind::Nginx, Protocol::H2c) => Some(
-                "nginx serves h2c only on a port without HTTP/1.1, which the testbed's port 80 is not: h2c needs --server builtin".into(),
-            ),
-            (ServerKind::Nginx, _) if !server_delay.is_zero() => {
-                Some("nginx has no think time: --server-delay needs --server builtin".into())
-            }
-            _ => None,
+    /// The server called `name` (one of [`ServerKind::NAMES`]).
+    pub fn parse(name: &str) -> Result<ServerKind, String> {
+        match name {
+            "builtin" => Ok(ServerKind::Builtin),
+            _ => name.parse().map(ServerKind::Peer).map_err(|_| {
+                format!(
+                    "unknown server {name:?}: one of {}",
+                    ServerKind::NAMES.join(", ")
+                )
+            }),
         }
+    }
+
+    /// Why this server cannot serve `p` exactly as the knobs ask, if it cannot
+    /// (from the capability table, `peers::PeerKind::capabilities`): such a
+    /// Trial is refused, never measured as something else.
+    pub fn refuses(self, p: Protocol, knobs: &peers::Knobs) -> Option<String> {
+        match self {
+            ServerKind::Builtin => None,
+            ServerKind::Peer(k) => k.refuses(p.name(), knobs),
+        }
+    }
+}
+
+/// The knobs of `spec` that a server may not honour.
+pub fn knobs(spec: &CompareSpec) -> peers::Knobs {
+    peers::Knobs {
+        max_streams: spec.max_streams,
+        tls13_only: spec.tls13_only,
+        server_delay: !spec.server_delay.is_zero(),
+        resources: spec.site.resources.len(),
     }
 }
 
@@ -180,18 +203,23 @@ pub fn run_plan(
         .map(|(h, s)| (h.clone(), server_addr(*s)))
         .collect();
     for p in &spec.protocols {
-        if let Some(why) = spec.server.refuses(*p, spec.server_delay) {
+        if let Some(why) = spec.server.refuses(*p, &knobs(spec)) {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
         }
+    }
+    if let ServerKind::Peer(kind) = spec.server {
+        // Before any testbed: a missing server names its Debian package.
+        let (binary, package) = kind.binary();
+        peers::find_binary(binary, package)?;
     }
     let log = PacketLog::new();
     let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
     let ca = Ca::new()?;
     let addresses: Vec<IpAddr> = (1..=shards).map(|i| IpAddr::V4(server_addr(i))).collect();
-    // The server: ours on a thread (its sockets in the server namespace), or
-    // nginx confined there (own PID namespace: it dies with the testbed).
+    // The server: ours on a thread (its sockets in the server namespace), or a
+    // real one confined there (own PID namespace: it dies with the testbed).
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut _nginx_files = None;
+    let mut peer_files = None;
     let server_thread = match spec.server {
         ServerKind::Builtin => {
             let bind = |port: u16| -> io::Result<Vec<TcpListener>> {
@@ -228,34 +256,57 @@ pub fn run_plan(
                 }))
             }))
         }
-        ServerKind::Nginx => {
+        ServerKind::Peer(kind) => {
             let docroot = peers::Scratch::new("docroot")?;
             peers::write_docroot(&spec.site, &docroot.0)?;
             let mut names: Vec<String> = spec.site.hosts().iter().map(|h| h.to_string()).collect();
             names.extend(addresses.iter().map(|a| a.to_string()));
             let (cert_pem, key_pem) = ca.issue_pem(&names)?;
-            let prepared = peers::prepare_nginx(&peers::NginxOptions {
-                addresses: addresses.clone(),
-                http_port: HTTP_PORT,
-                https_port: HTTPS_PORT,
-                h2c_port: None,
-                tls13_only: spec.tls13_only,
-                cert_pem,
-                key_pem,
-                workers: 2,
-                max_streams: spec.max_streams,
-                access_log: true,
-                docroot: docroot.0.clone(),
-            })?;
-            let peers::Prepared { scratch, command } = prepared;
+            let prepared = peers::prepare(
+                kind,
+                &peers::PeerOptions {
+                    addresses: addresses.clone(),
+                    http_port: HTTP_PORT,
+                    https_port: HTTPS_PORT,
+                    h2c_port: None,
+                    tls13_only: spec.tls13_only,
+                    cert_pem,
+                    key_pem,
+                    workers: 2,
+                    max_streams: spec.max_streams,
+                    keepalive_timeout: None,
+                    access_log: true,
+                    docroot: docroot.0.clone(),
+                },
+            )?;
+            let peers::Prepared {
+                scratch, command, ..
+            } = prepared;
             testbed.spawn_background(Side::Server, command)?;
-            if !testbed.wait_for_listener(Side::Server, Duration::from_secs(10)) {
-                let log = std::fs::read_to_string(scratch.0.join("error.log")).unwrap_or_default();
+            let ports: Vec<SocketAddr> = addresses
+                .iter()
+                .flat_map(|a| {
+                    [
+                        SocketAddr::new(*a, HTTP_PORT),
+                        SocketAddr::new(*a, HTTPS_PORT),
+                    ]
+                })
+                .collect();
+            if let Err(e) = wait_for_ports(&testbed, &ports, Duration::from_secs(10)) {
                 return Err(io::Error::other(format!(
-                    "nginx did not start in the testbed:\n{log}"
+                    "{kind} did not start in the testbed ({e}); its log:\n{}",
+                    peers::error_log(&scratch.0)
                 )));
             }
-            _nginx_files = Some((scratch, docroot));
+            if kind == peers::PeerKind::Apache {
+                let status = SocketAddr::new(addresses[0], HTTP_PORT);
+                let ns = testbed.namespace(Side::Server);
+                peers::wait_apache_settled(
+                    &mut || ns.run(move || peers::fetch_apache_status(status)),
+                    Duration::from_secs(15),
+                )?;
+            }
+            peer_files = Some((scratch, docroot));
             drop(stop_rx);
             None
         }
@@ -344,7 +395,68 @@ pub fn run_plan(
         let _ = t.join();
     }
     testbed.shutdown()?;
+    if let (Some(out), Some((scratch, _))) = (&spec.keep_server_log, &peer_files) {
+        std::fs::create_dir_all(out)?;
+        for f in ["access.log", "error.log", "stderr.log"] {
+            let from = scratch.0.join(f);
+            if from.exists() {
+                std::fs::copy(&from, out.join(f))
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", out.display())))?;
+            }
+        }
+    }
+    drop(peer_files);
     results
+}
+
+/// Waits until something listens on every one of `addrs` in the server
+/// namespace (read from its /proc/net/tcp*), or `within` passes.
+fn wait_for_ports(testbed: &Testbed, addrs: &[SocketAddr], within: Duration) -> io::Result<()> {
+    let deadline = Instant::now() + within;
+    loop {
+        let mut listening = Vec::new();
+        for f in ["net/tcp", "net/tcp6"] {
+            let table = testbed
+                .namespace(Side::Server)
+                .read_proc(f)
+                .unwrap_or_default();
+            for l in table.lines().skip(1) {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                if cols.get(3) == Some(&"0A") {
+                    if let Some(port) = cols.get(1).and_then(|a| a.rsplit(':').next()) {
+                        listening.push((cols[1].to_string(), u16::from_str_radix(port, 16).ok()));
+                    }
+                }
+            }
+        }
+        // A socket on 0.0.0.0/:: listens on every address; else the address must match.
+        let ok = |a: &SocketAddr| {
+            listening.iter().any(|(local, port)| {
+                *port == Some(a.port())
+                    && (local.starts_with("00000000:")
+                        || local.starts_with("00000000000000000000000000000000:")
+                        || proc_addr(a.ip()).is_some_and(|hex| local.starts_with(&hex)))
+            })
+        };
+        if let Some(missing) = addrs.iter().find(|a| !ok(a)) {
+            if Instant::now() >= deadline {
+                return Err(io::Error::other(format!(
+                    "nothing listens on {missing} after {within:?}"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        } else {
+            return Ok(());
+        }
+    }
+}
+
+/// An IPv4 address as /proc/net/tcp writes it (host byte order, hex).
+fn proc_addr(ip: IpAddr) -> Option<String> {
+    match ip {
+        IpAddr::V4(v4) => Some(format!("{:08X}:", u32::from_ne_bytes(v4.octets()))),
+        IpAddr::V6(_) => None,
+    }
 }
 
 fn phase_totals(load: &LoadResult) -> client::Timings {

@@ -712,19 +712,23 @@ pub fn pipelining_matrix(
             let (cert, key) = ca.issue_pem(&[host.clone(), "127.0.0.1".into()])?;
             let p = peers::free_ports(3)?;
             let ports = (p[0], p[1], p[2]);
-            let ng = peers::Nginx::start(&peers::NginxOptions {
-                addresses: vec![[127, 0, 0, 1].into()],
-                http_port: ports.0,
-                https_port: ports.1,
-                h2c_port: Some(ports.2),
-                tls13_only: None,
-                cert_pem: cert,
-                key_pem: key,
-                workers: 1,
-                max_streams: 100,
-                access_log: false,
-                docroot: docroot.0.clone(),
-            })
+            let ng = peers::Peer::start(
+                peers::PeerKind::Nginx,
+                &peers::PeerOptions {
+                    addresses: vec![[127, 0, 0, 1].into()],
+                    http_port: ports.0,
+                    https_port: ports.1,
+                    h2c_port: Some(ports.2),
+                    tls13_only: None,
+                    cert_pem: cert,
+                    key_pem: key,
+                    workers: 1,
+                    max_streams: 100,
+                    keepalive_timeout: None,
+                    access_log: false,
+                    docroot: docroot.0.clone(),
+                },
+            )
             .map_err(|e| Failure::Setup(Box::new(e)))?;
             let a = |p| SocketAddr::from(([127, 0, 0, 1], p));
             (
@@ -801,7 +805,7 @@ pub fn pipelining_matrix(
                     expect_status: 200,
                     timeout: Duration::from_secs(10),
                 };
-                let server_cpu = |ng: &Option<peers::Nginx>| match ng {
+                let server_cpu = |ng: &Option<peers::Peer>| match ng {
                     Some(n) => tree_cpu(n.pid).unwrap_or(0.0),
                     None => threads_cpu(SERVER_THREADS),
                 };

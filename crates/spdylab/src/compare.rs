@@ -16,6 +16,22 @@ use std::time::Duration;
 pub enum ServerArg {
     Builtin,
     Nginx,
+    Apache,
+    H2o,
+    Caddy,
+}
+
+impl ServerArg {
+    pub fn kind(self) -> lab::compare::ServerKind {
+        use lab::compare::ServerKind;
+        match self {
+            ServerArg::Builtin => ServerKind::Builtin,
+            ServerArg::Nginx => ServerKind::Peer(peers::PeerKind::Nginx),
+            ServerArg::Apache => ServerKind::Peer(peers::PeerKind::Apache),
+            ServerArg::H2o => ServerKind::Peer(peers::PeerKind::H2o),
+            ServerArg::Caddy => ServerKind::Peer(peers::PeerKind::Caddy),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -48,6 +64,7 @@ fn protocols(s: &str) -> Result<ProtocolList, String> {
   spdylab compare --site youtube --protocols https,h2 --rtt 150ms --rate 1mbit --reps 10
   spdylab compare --site twitter --protocols https,h2,http --rtt 490ms --rate 1mbit --json
   spdylab compare --site icons --protocols http,http-pipelined --har-dir /tmp/har
+  spdylab compare --site youtube --protocols https,h2 --rtt 150ms --rate 1mbit --server apache
 
 Repetitions interleave the protocols (A B C A B C ...). Gain is against the first
 protocol: (B - X) / B x 100 %, positive when X is faster; its 95 % CI is a bootstrap.")]
@@ -84,9 +101,14 @@ pub struct CompareArgs {
     /// Think time of the server before each response
     #[arg(long, value_parser = parse_duration, default_value = "0ms", value_name = "DURATION")]
     pub server_delay: Duration,
-    /// The server: builtin (every protocol) or nginx (http, https, pipelined, h2)
+    /// The server: builtin (every protocol and knob), or a real one — nginx (not
+    /// spdy3, h2c), apache (not spdy3), h2o (not spdy3; 100 streams; no TLS 1.2
+    /// only), caddy (not spdy3; 250 streams); see `spdylab peers`
     #[arg(long, value_enum, default_value = "builtin")]
     pub server: ServerArg,
+    /// Copy the real server's access and error logs to DIR at the end
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub keep_server_log: Option<PathBuf>,
     /// The client (chromium comes in a later issue)
     #[arg(long, value_enum, default_value = "model")]
     pub client: ClientArg,
@@ -126,13 +148,12 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         tls13_only: TlsArg::tls13_only(args.tls),
         server_delay: args.server_delay,
         timeout: args.timeout,
-        server: match args.server {
-            ServerArg::Builtin => lab::compare::ServerKind::Builtin,
-            ServerArg::Nginx => lab::compare::ServerKind::Nginx,
-        },
+        server: args.server.kind(),
+        keep_server_log: args.keep_server_log.clone(),
     };
+    let knobs = lab::compare::knobs(&spec);
     for p in &spec.protocols {
-        if let Some(why) = spec.server.refuses(*p, spec.server_delay) {
+        if let Some(why) = spec.server.refuses(*p, &knobs) {
             return Err(Failure::Usage(format!(
                 "--server {}: {why}",
                 spec.server.name()

@@ -6,6 +6,7 @@ mod calibrate;
 mod compare;
 mod link_args;
 mod paper;
+mod peer_table;
 mod progress;
 mod report;
 mod serve;
@@ -41,6 +42,7 @@ enum Cmd {
     Report(report::ReportArgs),
     Paper(paper::PaperArgs),
     Bench(bench::BenchArgs),
+    Peers(peer_table::PeersArgs),
 }
 
 /// Why a command failed: bad input (exit 2) or a failure to set up or run (exit 1).
@@ -91,6 +93,7 @@ fn main() -> ExitCode {
         Cmd::Report(args) => report::run(args),
         Cmd::Paper(args) => paper::run(args),
         Cmd::Bench(args) => bench::run(args),
+        Cmd::Peers(args) => peer_table::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

@@ -1,9 +1,29 @@
-//! `compare --server nginx`: nginx from a generated config, confined in the
-//! testbed's server namespace, serves every resource of a site over each
-//! protocol it has; the ones it has not are refused before anything runs; and
-//! no nginx process outlives the run.
+//! `compare --server nginx|apache|h2o|caddy`: each real server, from a
+//! generated config confined in the testbed's server namespace, serves every
+//! resource of a site over each protocol it has, and its own access log shows
+//! that protocol (and TLS version) for every request; the ones it has not, and
+//! the knobs it cannot honour, are refused before anything runs; a missing
+//! server names its Debian package; and no server process outlives the run.
+//!
+//! What is byte-checked: the model client reads each body to its length
+//! (Content-Length for HTTP/1.1, DATA to END_STREAM for HTTP/2) and records it
+//! (`body_bytes`, the HAR's `content.size`), with the status; it does not compare
+//! the bytes themselves. So the test checks, from the HARs, that every
+//! resource of the site came back 200 with exactly the length of the file the
+//! server was given; that the HTML, CSS and scripts were the ones written is
+//! shown by the page being discovered completely (resources == the site's).
+//! `crates/peers/tests/servers.rs` compares bodies byte for byte with curl.
 
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 use std::process::Command;
+
+/// One test at a time: each counts the servers' processes, which another's would disturb.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn spdylab(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_spdylab"))
@@ -12,76 +32,242 @@ fn spdylab(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-fn nginx_processes() -> usize {
+fn processes(comm: &str) -> usize {
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
-        .filter(|e| {
-            std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == "nginx")
-        })
+        .filter(|e| std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == comm))
         .count()
 }
 
+/// The key the access log counts a protocol's requests under.
+fn served_as(protocol: &str) -> &'static str {
+    match protocol {
+        "http" | "http-pipelined" => "HTTP/1.1 cleartext",
+        "https" | "https-pipelined" => "HTTP/1.1 TLSv1.3",
+        "h2" => "HTTP/2 TLSv1.3",
+        "h2c" => "HTTP/2 cleartext",
+        other => panic!("{other}"),
+    }
+}
+
+/// Every request of every HAR in `dir` got 200 and exactly its file's length.
+fn check_hars(dir: &Path, site: &site::Site, server: &str) -> usize {
+    let want: HashMap<String, usize> = (0..site.resources.len())
+        .map(|i| {
+            let r = &site.resources[i];
+            (format!("{}{}", r.host, r.path), site.body(i).len())
+        })
+        .collect();
+    let mut files = 0;
+    for f in std::fs::read_dir(dir).unwrap().flatten() {
+        let har: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(f.path()).unwrap()).unwrap();
+        let entries = har["log"]["entries"].as_array().unwrap();
+        assert_eq!(
+            entries.len(),
+            site.resources.len(),
+            "{server} {:?}",
+            f.path()
+        );
+        for e in entries {
+            let url = e["request"]["url"].as_str().unwrap();
+            let key = url.split_once("://").unwrap().1;
+            assert_eq!(e["response"]["status"], 200, "{server} {url}");
+            assert_eq!(
+                e["response"]["content"]["size"].as_u64(),
+                want.get(key).map(|n| *n as u64),
+                "{server} {url}: the file's length"
+            );
+        }
+        files += 1;
+    }
+    files
+}
+
 #[test]
-fn nginx_serves_every_resource_over_each_of_its_protocols() {
-    let before = nginx_processes();
+fn each_real_server_serves_every_resource_over_each_of_its_protocols() {
+    let _serial = serial();
     let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
+    let all = "https,h2,http,h2c,http-pipelined,https-pipelined";
+    for (server, comm, protocols) in [
+        (
+            "nginx",
+            "nginx",
+            "https,h2,http,http-pipelined,https-pipelined",
+        ),
+        ("apache", "apache2", all),
+        ("h2o", "h2o", all),
+        ("caddy", "caddy", all),
+    ] {
+        let before = processes(comm);
+        let scratch = std::env::temp_dir().join(format!(
+            "spdylab-test-peers-{server}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&scratch);
+        let (har, log) = (scratch.join("har"), scratch.join("log"));
+        let out = spdylab(&[
+            "compare",
+            "--site",
+            "youtube",
+            "--server",
+            server,
+            "--protocols",
+            protocols,
+            "--rtt",
+            "20ms",
+            "--rate",
+            "20mbit",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+            "--har-dir",
+            har.to_str().unwrap(),
+            "--keep-server-log",
+            log.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{server}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut expected: BTreeMap<String, u64> = BTreeMap::new();
+        for p in v["probes"].as_array().unwrap() {
+            assert!(p["error"].is_null(), "{server}: {p}");
+            assert_eq!(
+                p["resources"].as_u64().unwrap() as usize,
+                site.resources.len(),
+                "{server}: {p}"
+            );
+            assert!(
+                p["bytes_down"].as_u64().unwrap() as usize > site.total_bytes(),
+                "{server}: {p}"
+            );
+            let protocol = p["protocol"].as_str().unwrap();
+            let conns = p["connections"].as_u64().unwrap();
+            match protocol {
+                "h2" | "h2c" => assert_eq!(conns, 1, "{server}: {p}"),
+                _ => assert!(conns <= 6 * site.hosts().len() as u64, "{server}: {p}"),
+            }
+            *expected.entry(served_as(protocol).into()).or_insert(0) += site.resources.len() as u64;
+        }
+        assert_eq!(
+            check_hars(&har, &site, server),
+            protocols.split(',').count(),
+            "{server}: one HAR per probe"
+        );
+        // The server's own word on the protocol of each request.
+        let kind: peers::PeerKind = server.parse().unwrap();
+        let access = std::fs::read_to_string(log.join("access.log")).unwrap();
+        assert_eq!(
+            peers::served(kind, &access),
+            expected,
+            "{server}'s access log"
+        );
+        assert_eq!(processes(comm), before, "{server} is gone with the testbed");
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+}
+
+#[test]
+fn what_a_server_cannot_do_exactly_is_refused_up_front() {
+    let _serial = serial();
+    for (server, args, why) in [
+        ("nginx", &["--protocols", "spdy3"][..], "SPDY"),
+        ("nginx", &["--protocols", "h2c"], "h2c"),
+        ("apache", &["--protocols", "spdy3"], "SPDY"),
+        ("caddy", &["--protocols", "spdy3"], "SPDY"),
+        (
+            "h2o",
+            &["--protocols", "https,h2", "--max-streams", "6"],
+            "h2o advertises 100 concurrent streams and cannot change it: --max-streams 6 needs --server builtin, nginx or apache",
+        ),
+        ("caddy", &["--protocols", "h2c", "--max-streams", "6"], "caddy advertises 250"),
+        ("h2o", &["--protocols", "https", "--tls", "1.2"], "TLS 1.2"),
+        ("apache", &["--protocols", "http", "--server-delay", "10ms"], "think time"),
+    ] {
+        let mut a = vec!["compare", "--site", "twitter", "--server", server];
+        a.extend_from_slice(args);
+        let out = spdylab(&a);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{server} {args:?}: {stderr}");
+        assert!(stderr.contains(why), "{server} {args:?}: {stderr}");
+    }
+    // What it can do is not refused: HTTP/1.1 has no streams to limit.
     let out = spdylab(&[
         "compare",
         "--site",
-        "youtube",
+        "twitter",
         "--server",
-        "nginx",
+        "h2o",
         "--protocols",
-        "https,h2,http,http-pipelined,https-pipelined",
-        "--rtt",
-        "20ms",
-        "--rate",
-        "20mbit",
+        "https",
+        "--max-streams",
+        "6",
         "--reps",
         "1",
         "--warmup",
         "0",
-        "--json",
+        "--rtt",
+        "20ms",
+        "--rate",
+        "20mbit",
     ]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn a_missing_server_names_its_debian_package() {
+    let _serial = serial();
+    for (server, package) in [("h2o", "h2o"), ("caddy", "caddy")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+            .args([
+                "compare",
+                "--site",
+                "twitter",
+                "--server",
+                server,
+                "--protocols",
+                "https",
+            ])
+            .env("PATH", "/nonexistent")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{server}: {stderr}");
+        assert!(
+            stderr.contains(&format!("apt-get install {package}")),
+            "{server}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn peers_prints_the_capability_table() {
+    let out = spdylab(&["peers", "--json"]);
+    assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for p in v["probes"].as_array().unwrap() {
-        assert!(p["error"].is_null(), "{p}");
-        assert_eq!(
-            p["resources"].as_u64().unwrap() as usize,
-            site.resources.len(),
-            "{p}"
-        );
-        assert!(
-            p["bytes_down"].as_u64().unwrap() as usize > site.total_bytes(),
-            "{p}"
-        );
-        let conns = p["connections"].as_u64().unwrap();
-        match p["protocol"].as_str().unwrap() {
-            "h2" => assert_eq!(conns, 1, "{p}"),
-            _ => assert!(conns <= 6 * site.hosts().len() as u64, "{p}"),
-        }
+    let servers = v["servers"].as_array().unwrap();
+    let names: Vec<&str> = servers
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["builtin", "nginx", "apache", "h2o", "caddy"]);
+    for s in servers {
+        assert_eq!(s["installed"], true, "{s}");
+        assert_eq!(s["capabilities"]["https"], "yes", "{s}");
     }
-    assert_eq!(nginx_processes(), before, "nginx is gone with the testbed");
-    for (protocol, why) in [("spdy3", "SPDY"), ("h2c", "h2c")] {
-        let out = spdylab(&[
-            "compare",
-            "--site",
-            "twitter",
-            "--server",
-            "nginx",
-            "--protocols",
-            protocol,
-        ]);
-        assert_eq!(out.status.code(), Some(2), "{protocol}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains(why),
-            "{protocol}"
-        );
-    }
+    assert_eq!(servers[3]["fixed_max_streams"], 100);
+    assert_eq!(servers[4]["fixed_max_streams"], 250);
+    assert_eq!(servers[1]["capabilities"]["h2c"], "no");
+    let text = spdylab(&["peers"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("Why not:"));
 }

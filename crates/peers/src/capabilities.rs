@@ -1,0 +1,259 @@
+//! What each peer serves and which knobs it honours, as verified on loopback
+//! against the Debian packages (nginx 1.22, apache2 2.4, h2o 2.2.5, caddy
+//! 2.6.2) with curl --http1.1/--http2/--http2-prior-knowledge, pipelined
+//! requests on one socket, `nghttp -v` (SETTINGS) and `openssl s_client
+//! -tls1_2/-tls1_3`. A Trial a server cannot do exactly is refused with the
+//! reason, never measured as something else.
+
+use crate::PeerKind;
+
+/// spdylab's protocols, by the names of `client::Protocol`.
+pub const PROTOCOLS: [&str; 7] = [
+    "http",
+    "https",
+    "http-pipelined",
+    "https-pipelined",
+    "spdy3",
+    "h2",
+    "h2c",
+];
+
+/// The HTTP/2 stream limit a server advertises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamLimit {
+    /// Whatever the knob says.
+    Any,
+    /// Always this (SETTINGS_MAX_CONCURRENT_STREAMS), whatever the config.
+    Fixed(u32),
+}
+
+/// One server's row of the table: None where it does as asked, Some(why not) where not.
+#[derive(Debug, Clone, Copy)]
+pub struct Capabilities {
+    /// Per protocol of [`PROTOCOLS`] (same order).
+    pub protocols: [Option<&'static str>; 7],
+    pub max_streams: StreamLimit,
+    pub tls12_only: Option<&'static str>,
+    pub tls13_only: Option<&'static str>,
+    pub server_delay: Option<&'static str>,
+}
+
+/// The knobs of a Trial that a server may not honour.
+#[derive(Debug, Clone, Copy)]
+pub struct Knobs {
+    pub max_streams: u32,
+    /// Some(true): TLS 1.3 only; Some(false): TLS 1.2 only; None: either.
+    pub tls13_only: Option<bool>,
+    /// A server think time is asked for.
+    pub server_delay: bool,
+    /// Resources of the site: no connection ever has more streams open, so any
+    /// stream limit at least this large is the same as any other.
+    pub resources: usize,
+}
+
+const NO_DELAY: &str = "has no think time";
+
+impl PeerKind {
+    /// This server's row of the capability table.
+    pub fn capabilities(self) -> Capabilities {
+        match self {
+            PeerKind::Nginx => Capabilities {
+                protocols: [
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some("nginx has no SPDY since 1.9.5 (Debian's is 1.22)"),
+                    None,
+                    Some("nginx serves h2c only on a port without HTTP/1.1, which the testbed's port 80 is not"),
+                ],
+                max_streams: StreamLimit::Any,
+                tls12_only: None,
+                tls13_only: None,
+                server_delay: Some(NO_DELAY),
+            },
+            PeerKind::Apache => Capabilities {
+                protocols: [
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some("Apache has no SPDY: mod_spdy was for 2.2 and was retired in 2014 (Debian's is 2.4 with mod_http2)"),
+                    None,
+                    None,
+                ],
+                max_streams: StreamLimit::Any,
+                tls12_only: None,
+                tls13_only: None,
+                server_delay: Some(NO_DELAY),
+            },
+            PeerKind::H2o => Capabilities {
+                protocols: [
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some("h2o has no SPDY (it offers only h2 and http/1.1 by ALPN)"),
+                    None,
+                    None,
+                ],
+                max_streams: StreamLimit::Fixed(100),
+                tls12_only: Some("h2o 2.2 cannot be limited to TLS 1.2 (it has a minimum version only)"),
+                tls13_only: None,
+                server_delay: Some(NO_DELAY),
+            },
+            PeerKind::Caddy => Capabilities {
+                protocols: [
+                    None,
+                    None,
+                    None,
+                    None,
+                    Some("caddy has no SPDY (Go's net/http offers only h2 and http/1.1 by ALPN)"),
+                    None,
+                    None,
+                ],
+                max_streams: StreamLimit::Fixed(250),
+                tls12_only: None,
+                tls13_only: None,
+                server_delay: Some(NO_DELAY),
+            },
+        }
+    }
+
+    /// Whether it serves `protocol` (a name of [`PROTOCOLS`]): None if so, else why not.
+    pub fn protocol_refused(self, protocol: &str) -> Option<&'static str> {
+        let i = PROTOCOLS.iter().position(|p| *p == protocol)?;
+        self.capabilities().protocols[i]
+    }
+
+    /// Why this server cannot serve `protocol` with `knobs` exactly, if it
+    /// cannot; the message names the servers that can.
+    pub fn refuses(self, protocol: &str, knobs: &Knobs) -> Option<String> {
+        let caps = self.capabilities();
+        let others = |ok: &dyn Fn(&Capabilities) -> bool| -> String {
+            let mut names = vec!["builtin"];
+            names.extend(
+                PeerKind::ALL
+                    .into_iter()
+                    .filter(|k| ok(&k.capabilities()))
+                    .map(|k| k.name()),
+            );
+            match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => names.join(""),
+            }
+        };
+        if let Some(why) = self.protocol_refused(protocol) {
+            let i = PROTOCOLS.iter().position(|p| *p == protocol).unwrap_or(0);
+            return Some(format!(
+                "{why}: {protocol} needs --server {}",
+                others(&|c| c.protocols[i].is_none())
+            ));
+        }
+        let tls = !matches!(protocol, "http" | "http-pipelined" | "h2c");
+        let multiplexed = matches!(protocol, "h2" | "h2c" | "spdy3");
+        if knobs.server_delay {
+            if let Some(why) = caps.server_delay {
+                return Some(format!(
+                    "{self} {why}: --server-delay needs --server {}",
+                    others(&|c| c.server_delay.is_none())
+                ));
+            }
+        }
+        if tls {
+            let (refused, flag) = match knobs.tls13_only {
+                Some(false) => (caps.tls12_only, "--tls 1.2"),
+                Some(true) => (caps.tls13_only, "--tls 1.3"),
+                None => (None, ""),
+            };
+            if let Some(why) = refused {
+                let ok = |c: &Capabilities| match knobs.tls13_only {
+                    Some(false) => c.tls12_only.is_none(),
+                    _ => c.tls13_only.is_none(),
+                };
+                return Some(format!("{why}: {flag} needs --server {}", others(&ok)));
+            }
+        }
+        if let (true, StreamLimit::Fixed(fixed)) = (multiplexed, caps.max_streams) {
+            // The limit cannot bind when the site has no more resources than it.
+            let same = knobs.max_streams == fixed
+                || knobs.max_streams.min(fixed) as usize >= knobs.resources;
+            if !same {
+                return Some(format!(
+                    "{self} advertises {fixed} concurrent streams and cannot change it: --max-streams {} needs --server {} (or --max-streams {fixed})",
+                    knobs.max_streams,
+                    others(&|c| c.max_streams == StreamLimit::Any)
+                ));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knobs(max_streams: u32, tls13_only: Option<bool>) -> Knobs {
+        Knobs {
+            max_streams,
+            tls13_only,
+            server_delay: false,
+            resources: 60,
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_servers_that_can() {
+        let k = knobs(6, None);
+        let why = PeerKind::H2o.refuses("h2", &k).unwrap();
+        assert!(why.starts_with("h2o advertises 100 concurrent streams and cannot change it: --max-streams 6 needs --server builtin, nginx or apache"), "{why}");
+        assert_eq!(
+            PeerKind::H2o.refuses("https", &k),
+            None,
+            "no streams in HTTP/1.1"
+        );
+        assert_eq!(PeerKind::Apache.refuses("h2", &k), None);
+        let why = PeerKind::Nginx.refuses("h2c", &knobs(100, None)).unwrap();
+        assert!(
+            why.ends_with("h2c needs --server builtin, apache, h2o or caddy"),
+            "{why}"
+        );
+        let why = PeerKind::Caddy.refuses("spdy3", &knobs(100, None)).unwrap();
+        assert!(why.ends_with("spdy3 needs --server builtin"), "{why}");
+        let why = PeerKind::H2o
+            .refuses("h2", &knobs(100, Some(false)))
+            .unwrap();
+        assert!(
+            why.contains("--tls 1.2 needs --server builtin, nginx, apache or caddy"),
+            "{why}"
+        );
+        assert_eq!(PeerKind::H2o.refuses("h2", &knobs(100, Some(true))), None);
+        assert_eq!(
+            PeerKind::H2o.refuses("http", &knobs(100, Some(false))),
+            None,
+            "no TLS"
+        );
+        let delay = Knobs {
+            server_delay: true,
+            ..knobs(100, None)
+        };
+        assert!(PeerKind::Apache
+            .refuses("http", &delay)
+            .unwrap()
+            .contains("--server-delay needs --server builtin"));
+    }
+
+    #[test]
+    fn a_stream_limit_above_the_page_is_any_limit() {
+        // caddy's 250 against the default 100: a 60-resource page never has more open.
+        assert_eq!(PeerKind::Caddy.refuses("h2", &knobs(100, None)), None);
+        let big = Knobs {
+            resources: 300,
+            ..knobs(100, None)
+        };
+        assert!(PeerKind::Caddy.refuses("h2", &big).is_some());
+        assert_eq!(PeerKind::Caddy.refuses("h2", &knobs(250, None)), None);
+        assert!(PeerKind::H2o.refuses("h2c", &knobs(50, None)).is_some());
+    }
+}
