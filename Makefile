@@ -5,7 +5,7 @@ CARGO ?= cargo
 BIN := target/release/spdylab
 DEPS := iproute2 iputils-ping iperf3 tcpdump procps ca-certificates build-essential pkg-config \
         curl nghttp2-client python3-pil python3-jsonschema chromium nginx openssl \
-        maven default-jdk-headless
+        maven default-jdk-headless apache2 h2o caddy
 H2SPEC := $(HOME)/go/bin/h2spec
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 

@@ -384,6 +384,13 @@ enum Done {
 }
 
 /// The experiment's server (its name was checked when the file was read).
+fn client_kind(exp: &Experiment) -> crate::compare::ClientKind {
+    match exp.client.as_str() {
+        "chromium" => crate::compare::ClientKind::Chromium,
+        _ => crate::compare::ClientKind::Model,
+    }
+}
+
 fn server_kind(exp: &Experiment) -> crate::compare::ServerKind {
     crate::compare::ServerKind::parse(&exp.server).unwrap_or(crate::compare::ServerKind::Builtin)
 }
@@ -422,6 +429,13 @@ pub fn sweep(
                     "{}: server = \"{}\": {why}",
                     point_key(p),
                     exp.server
+                )));
+            }
+            if let Some(why) = client_kind(exp).refuses(*proto, s.conns_per_host) {
+                return Err(SweepError::Usage(format!(
+                    "{}: client = \"{}\": {why}",
+                    point_key(p),
+                    exp.client
                 )));
             }
         }
@@ -622,6 +636,7 @@ fn run_work(
                 server_delay: s.server_delay,
                 timeout: exp.timeout,
                 server: server_kind(exp),
+                client: client_kind(exp),
                 keep_server_log: None,
             };
             let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();

@@ -34,6 +34,39 @@ pub struct CompareSpec {
     /// Copy a real server's access and error logs here at the end (tests read
     /// the protocol of each request from them).
     pub keep_server_log: Option<std::path::PathBuf>,
+    pub client: ClientKind,
+}
+
+/// What loads the page at the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClientKind {
+    /// spdylab's browser model (every protocol, every knob).
+    #[default]
+    Model,
+    /// Headless Chromium, started afresh for each probe in the client namespace.
+    Chromium,
+}
+
+impl ClientKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientKind::Model => "model",
+            ClientKind::Chromium => "chromium",
+        }
+    }
+
+    /// Why this client cannot load over `p` as asked, if it cannot.
+    pub fn refuses(self, p: Protocol, conns_per_host: usize) -> Option<String> {
+        match self {
+            ClientKind::Model => None,
+            ClientKind::Chromium => browser::refuses(p).map(str::to_string).or_else(|| {
+                (conns_per_host != 6).then(|| {
+                    "Chromium opens up to 6 connections per host: --conns-per-host needs --client model"
+                        .to_string()
+                })
+            }),
+        }
+    }
 }
 
 /// What serves the site inside the testbed.
@@ -206,6 +239,9 @@ pub fn run_plan(
         if let Some(why) = spec.server.refuses(*p, &knobs(spec)) {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
         }
+        if let Some(why) = spec.client.refuses(*p, spec.conns_per_host) {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+        }
     }
     if let ServerKind::Peer(kind) = spec.server {
         // Before any testbed: a missing server names its Debian package.
@@ -330,6 +366,22 @@ pub fn run_plan(
     let epoch = testbed.epoch();
     let (tx, rx) = mpsc::channel::<ProbeResult>();
     let client_ns = testbed.namespace(Side::Client);
+    let testbed_ref = &testbed;
+    let (page, hosts) = (base.root.clone(), base.resolve.clone());
+    let (spki, timeout) = (ca.spki_sha256_base64(), spec.timeout);
+    let chromium = move |protocol: Protocol| browser::ChromiumOptions {
+        protocol,
+        url: format!(
+            "{}://{}{}",
+            if protocol.tls() { "https" } else { "http" },
+            page.0,
+            page.1
+        ),
+        resolve: hosts.iter().map(|(h, a)| (h.clone(), *a)).collect(),
+        spki: vec![spki.clone()],
+        timeout,
+    };
+    let client_kind = spec.client;
     let results = std::thread::scope(|s| -> io::Result<Vec<ProbeResult>> {
         let client = s.spawn(move || -> io::Result<()> {
             client_ns.enter_current_thread()?;
@@ -337,15 +389,31 @@ pub fn run_plan(
                 .enable_all()
                 .build()?;
             for (protocol, rep) in plan {
+                // Chromium starts before the probe (its start-up is not the page's).
+                let opts = chromium(protocol);
+                let mut browser = match client_kind {
+                    ClientKind::Model => None,
+                    ClientKind::Chromium => Some(start_chromium(testbed_ref, &opts)),
+                };
                 wait_idle(&link);
                 let before = link.stats();
                 let started = SystemTime::now();
                 let t0 = Instant::now();
-                let cfg = LoadConfig {
-                    protocol,
-                    ..base.clone()
+                let load = match browser.as_mut() {
+                    None => rt.block_on(client::load(&LoadConfig {
+                        protocol,
+                        ..base.clone()
+                    })),
+                    Some(Ok(b)) => b.load(&opts),
+                    Some(Err(e)) => LoadResult {
+                        protocol,
+                        plt_ms: 0.0,
+                        connections: 0,
+                        entries: Vec::new(),
+                        error: Some(format!("chromium did not start: {e}")),
+                    },
                 };
-                let load = rt.block_on(client::load(&cfg));
+                drop(browser);
                 let t1 = Instant::now();
                 wait_idle(&link);
                 let after = link.stats();
@@ -457,6 +525,18 @@ fn proc_addr(ip: IpAddr) -> Option<String> {
         IpAddr::V4(v4) => Some(format!("{:08X}:", u32::from_ne_bytes(v4.octets()))),
         IpAddr::V6(_) => None,
     }
+}
+
+/// Headless Chromium in the testbed's client namespace (its own PID namespace:
+/// dropping the Browser, or our death, ends it and all its processes).
+fn start_chromium(
+    testbed: &Testbed,
+    opts: &browser::ChromiumOptions,
+) -> io::Result<browser::Browser> {
+    let profile = browser::new_profile()?;
+    let mut cmd = browser::command(opts, &profile)?;
+    testbed.confine(Side::Client, &mut cmd);
+    browser::Browser::spawn(cmd, profile)
 }
 
 fn phase_totals(load: &LoadResult) -> client::Timings {

@@ -343,7 +343,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, String> {
         )),
     };
     let server = choice(&doc.server, "server", &crate::compare::ServerKind::NAMES)?;
-    let client = choice(&doc.client, "client", &["model"])?;
+    let client = choice(&doc.client, "client", &["model", "chromium"])?;
     let timeout = match &doc.timeout {
         None => Duration::from_secs(120),
         Some(s) => link::units::parse_duration(s.get_ref())

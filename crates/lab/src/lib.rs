@@ -3,6 +3,7 @@
 
 pub mod campaign;
 pub mod compare;
+pub mod crosscheck;
 pub mod experiment;
 pub mod har;
 pub mod presets;

@@ -1,6 +1,9 @@
 //! A local certificate authority (rcgen), made fresh for each testbed or `serve`
-//! run: one certificate per host name (chosen by SNI), one for bare addresses,
-//! all signed by a CA whose PEM clients are told to trust — and nothing else.
+//! run: one certificate naming every host and address of the site, signed by a
+//! CA whose PEM (or SPKI hash, for Chromium) clients are told to trust — and
+//! nothing else. One certificate for all hosts is what real sharded sites used
+//! and what lets a browser pool h2 connections per address (Chrome reuses a
+//! connection for another host only when its certificate covers that host).
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
@@ -9,7 +12,6 @@ use rcgen::{
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
-use std::collections::HashMap;
 use std::io;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -88,37 +90,33 @@ impl Ca {
         )))
     }
 
-    /// A resolver that picks the certificate by SNI: one per host, and one for
-    /// `addresses` when the client sends no SNI (connections by IP address).
+    /// base64(SHA-256(SubjectPublicKeyInfo)) of the CA: what Chromium's
+    /// `--ignore-certificate-errors-spki-list` takes to trust it.
+    pub fn spki_sha256_base64(&self) -> String {
+        use base64::Engine;
+        let digest = ring::digest::digest(&ring::digest::SHA256, &self.key.public_key_der());
+        base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
+    }
+
+    /// A resolver that answers every SNI (and none) with one certificate for
+    /// all of `hosts` and `addresses`.
     pub fn resolver(&self, hosts: &[&str], addresses: &[IpAddr]) -> io::Result<SniResolver> {
-        let mut by_name = HashMap::new();
-        for h in hosts {
-            by_name.insert(h.to_string(), self.issue(&[h.to_string()])?);
-        }
-        let mut fallback_names: Vec<String> = addresses.iter().map(|a| a.to_string()).collect();
-        fallback_names.push("localhost".into());
+        let mut names: Vec<String> = hosts.iter().map(|h| h.to_string()).collect();
+        names.extend(addresses.iter().map(|a| a.to_string()));
+        names.push("localhost".into());
         Ok(SniResolver {
-            by_name,
-            fallback: self.issue(&fallback_names)?,
+            cert: self.issue(&names)?,
         })
     }
 }
 
 #[derive(Debug)]
 pub struct SniResolver {
-    by_name: HashMap<String, Arc<CertifiedKey>>,
-    fallback: Arc<CertifiedKey>,
+    cert: Arc<CertifiedKey>,
 }
 
 impl ResolvesServerCert for SniResolver {
-    fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        match hello.server_name() {
-            Some(name) => self
-                .by_name
-                .get(&name.to_ascii_lowercase())
-                .cloned()
-                .or_else(|| Some(self.fallback.clone())),
-            None => Some(self.fallback.clone()),
-        }
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.cert.clone())
     }
 }

@@ -4,7 +4,10 @@
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, DATE, SERVER};
+use hyper::header::{
+    HeaderValue, ACCESS_CONTROL_ALLOW_ORIGIN, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, DATE,
+    SERVER,
+};
 use hyper::{Method, Request, Response, StatusCode};
 use site::Site;
 use std::collections::HashMap;
@@ -125,6 +128,9 @@ impl Content {
             CACHE_CONTROL,
             HeaderValue::from_static("public, max-age=3600"),
         );
+        // Sharded sites serve fonts to pages of another origin, which browsers
+        // allow only with CORS (as real CDNs do).
+        h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
         common_headers(h);
         resp
     }

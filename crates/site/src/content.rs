@@ -52,11 +52,12 @@ pub fn split_url(url: &str) -> Option<(String, String)> {
     (!host.is_empty()).then(|| (host, path.to_string()))
 }
 
-/// The smallest size `r` can have, given its children (the tags must fit).
-pub fn min_size(r: &Resource, children: &[&Resource]) -> usize {
+/// The smallest size `r` can have, given its children (the tags must fit) and
+/// how many children each of those has (`grandchildren`, aligned with `children`).
+pub fn min_size(r: &Resource, children: &[&Resource], grandchildren: &[usize]) -> usize {
     match r.kind {
-        Kind::Html => html(r, children, 0, 0).len(),
-        Kind::Css => css(children, 0, 0).len(),
+        Kind::Html => html(r, children, grandchildren, 0, 0).len(),
+        Kind::Css => css(r, children, 0, 0).len(),
         Kind::Js => js(children, 0, 0).len(),
         Kind::Png => png_min_size(),
         Kind::Font => 44,
@@ -65,12 +66,18 @@ pub fn min_size(r: &Resource, children: &[&Resource]) -> usize {
     }
 }
 
-/// The body of `r`, exactly `r.size` bytes. `children` are the resources it reveals.
-pub fn generate(r: &Resource, children: &[&Resource], seed: u64) -> Vec<u8> {
+/// The body of `r`, exactly `r.size` bytes. `children` are the resources it
+/// reveals; `grandchildren` how many each of them reveals in turn.
+pub fn generate(
+    r: &Resource,
+    children: &[&Resource],
+    grandchildren: &[usize],
+    seed: u64,
+) -> Vec<u8> {
     let seed = seed ^ fnv(r.host.as_bytes()) ^ fnv(r.path.as_bytes()).rotate_left(17);
     let out = match r.kind {
-        Kind::Html => html(r, children, r.size, seed).into_bytes(),
-        Kind::Css => css(children, r.size, seed).into_bytes(),
+        Kind::Html => html(r, children, grandchildren, r.size, seed).into_bytes(),
+        Kind::Css => css(r, children, r.size, seed).into_bytes(),
         Kind::Js => js(children, r.size, seed).into_bytes(),
         Kind::Png => png(r.size, seed),
         Kind::Font => woff(r.size),
@@ -112,7 +119,21 @@ fn pad_between(
     out
 }
 
-fn html(r: &Resource, children: &[&Resource], size: usize, seed: u64) -> String {
+/// The class a stylesheet styles: its rules select `.sHASH>i:nth-child(k)`, and
+/// the page holds a `<div class="sHASH">` with one `<i>` per url() of the
+/// sheet, so that a real browser fetches every background image and font (it
+/// fetches only what styles an element in the page).
+fn style_class(css: &Resource) -> String {
+    format!("s{:08x}", fnv(reference(css).as_bytes()) as u32)
+}
+
+fn html(
+    r: &Resource,
+    children: &[&Resource],
+    grandchildren: &[usize],
+    size: usize,
+    seed: u64,
+) -> String {
     let mut head = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}{}</title>\n",
         r.host, r.path
@@ -120,10 +141,9 @@ fn html(r: &Resource, children: &[&Resource], size: usize, seed: u64) -> String 
     let tag = |c: &Resource| match c.kind {
         Kind::Css => format!("<link rel=\"stylesheet\" href=\"{}\">\n", reference(c)),
         Kind::Js => format!("<script src=\"{}\"></script>\n", reference(c)),
-        Kind::Flash => format!(
-            "<embed src=\"{}\" type=\"application/x-shockwave-flash\">\n",
-            reference(c)
-        ),
+        // Flash as an image: today's browsers fetch nothing for <embed> or
+        // <object> without the plugin; an <img> makes them fetch the bytes.
+        Kind::Flash => format!("<img src=\"{}\" alt=\"flash\">\n", reference(c)),
         Kind::Html => format!("<iframe src=\"{}\"></iframe>\n", reference(c)),
         _ => format!("<img src=\"{}\" alt=\"\">\n", reference(c)),
     };
@@ -134,6 +154,15 @@ fn html(r: &Resource, children: &[&Resource], size: usize, seed: u64) -> String 
     let mut parts = vec![head];
     for c in children.iter().filter(|c| c.reveal == Reveal::Body) {
         parts.push(tag(c));
+    }
+    for (c, n) in children.iter().zip(grandchildren) {
+        if c.kind == Kind::Css && *n > 0 {
+            parts.push(format!(
+                "<div class=\"{}\">{}</div>\n",
+                style_class(c),
+                "<i>x</i>".repeat(*n)
+            ));
+        }
     }
     parts.push("</body></html>\n".into());
     // Filler paragraphs: "<p>" + words + "</p>\n" (8 bytes of markup), or spaces if shorter.
@@ -146,15 +175,21 @@ fn html(r: &Resource, children: &[&Resource], size: usize, seed: u64) -> String 
     })
 }
 
-fn css(children: &[&Resource], size: usize, seed: u64) -> String {
+fn css(r: &Resource, children: &[&Resource], size: usize, seed: u64) -> String {
     let mut parts = vec!["/* spdylab stylesheet */\n".to_string()];
+    let class = style_class(r);
     for (i, c) in children.iter().enumerate() {
         let rule = match c.kind {
             Kind::Font => format!(
-                "@font-face{{font-family:f{i};src:url({}) format(\"woff\")}}\n",
+                "@font-face{{font-family:{class}f{i};src:url({}) format(\"woff\")}}.{class}>i:nth-child({}){{font-family:{class}f{i}}}\n",
+                reference(c),
+                i + 1
+            ),
+            _ => format!(
+                ".{class}>i:nth-child({}){{background-image:url({})}}\n",
+                i + 1,
                 reference(c)
             ),
-            _ => format!(".c{i}{{background-image:url({})}}\n", reference(c)),
         };
         parts.push(rule);
     }

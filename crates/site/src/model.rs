@@ -195,7 +195,7 @@ impl Site {
             index,
         };
         for (i, r) in site.resources.iter().enumerate() {
-            let min = content::min_size(r, &site.children(i));
+            let min = content::min_size(r, &site.children(i), &site.grandchildren(i));
             if r.size < min {
                 return Err(err(
                     i,
@@ -222,6 +222,21 @@ impl Site {
             .collect()
     }
 
+    /// For each resource `i` reveals, how many it reveals in turn.
+    pub fn grandchildren(&self, i: usize) -> Vec<usize> {
+        let kids: Vec<usize> = (0..self.resources.len())
+            .filter(|&c| self.resources[c].parent == Some(i))
+            .collect();
+        kids.iter()
+            .map(|&c| {
+                self.resources
+                    .iter()
+                    .filter(|r| r.parent == Some(c))
+                    .count()
+            })
+            .collect()
+    }
+
     /// Index of the resource at `host` + `path` (path without query).
     pub fn find(&self, host: &str, path: &str) -> Option<usize> {
         let path = path.split('?').next().unwrap_or(path);
@@ -232,7 +247,12 @@ impl Site {
 
     /// The body of resource `i`, generated from the seed: the same bytes every time.
     pub fn body(&self, i: usize) -> Vec<u8> {
-        content::generate(&self.resources[i], &self.children(i), self.seed)
+        content::generate(
+            &self.resources[i],
+            &self.children(i),
+            &self.grandchildren(i),
+            self.seed,
+        )
     }
 
     /// Distinct hosts, in order of first appearance.

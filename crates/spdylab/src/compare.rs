@@ -37,13 +37,23 @@ impl ServerArg {
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum ClientArg {
     Model,
+    Chromium,
+}
+
+impl ClientArg {
+    pub fn kind(self) -> lab::compare::ClientKind {
+        match self {
+            ClientArg::Model => lab::compare::ClientKind::Model,
+            ClientArg::Chromium => lab::compare::ClientKind::Chromium,
+        }
+    }
 }
 
 /// A comma-separated list of protocols, the first being the baseline.
 #[derive(Debug, Clone)]
 pub struct ProtocolList(pub Vec<Protocol>);
 
-fn protocols(s: &str) -> Result<ProtocolList, String> {
+pub fn parse_protocols(s: &str) -> Result<ProtocolList, String> {
     let list: Vec<Protocol> = s
         .split(',')
         .map(|p| p.trim().parse())
@@ -73,7 +83,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub site: String,
     /// Protocols, the first being the baseline: http, https, http-pipelined, https-pipelined, spdy3, h2, h2c
-    #[arg(long, default_value = "https,spdy3,h2", value_parser = protocols)]
+    #[arg(long, default_value = "https,spdy3,h2", value_parser = parse_protocols)]
     pub protocols: ProtocolList,
     #[command(flatten)]
     pub link: LinkArgs,
@@ -109,7 +119,8 @@ pub struct CompareArgs {
     /// Copy the real server's access and error logs to DIR at the end
     #[arg(long, value_name = "DIR", hide = true)]
     pub keep_server_log: Option<PathBuf>,
-    /// The client (chromium comes in a later issue)
+    /// The client: model (every protocol and knob) or chromium (headless, fresh
+    /// profile per probe; http, https, h2)
     #[arg(long, value_enum, default_value = "model")]
     pub client: ClientArg,
     /// A probe that has not loaded the page by then fails
@@ -149,6 +160,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         server_delay: args.server_delay,
         timeout: args.timeout,
         server: args.server.kind(),
+        client: args.client.kind(),
         keep_server_log: args.keep_server_log.clone(),
     };
     let knobs = lab::compare::knobs(&spec);
@@ -157,6 +169,12 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             return Err(Failure::Usage(format!(
                 "--server {}: {why}",
                 spec.server.name()
+            )));
+        }
+        if let Some(why) = spec.client.refuses(*p, spec.conns_per_host) {
+            return Err(Failure::Usage(format!(
+                "--client {}: {why}",
+                spec.client.name()
             )));
         }
     }

@@ -4,6 +4,7 @@
 mod bench;
 mod calibrate;
 mod compare;
+mod crosscheck;
 mod link_args;
 mod paper;
 mod peer_table;
@@ -37,6 +38,7 @@ enum Cmd {
     Sites(sites::SitesArgs),
     Serve(serve::ServeArgs),
     Compare(compare::CompareArgs),
+    Crosscheck(crosscheck::CrosscheckArgs),
     Sweep(sweep::SweepArgs),
     Merge(sweep::MergeArgs),
     Report(report::ReportArgs),
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         Cmd::Sites(args) => sites::run(args),
         Cmd::Serve(args) => serve::run(args),
         Cmd::Compare(args) => compare::run(args),
+        Cmd::Crosscheck(args) => crosscheck::run(args),
         Cmd::Sweep(args) => sweep::run(args),
         Cmd::Merge(args) => sweep::merge(args),
         Cmd::Report(args) => report::run(args),

@@ -1,0 +1,118 @@
+//! The DevTools protocol over Chromium's pipe: JSON messages, each ended by a
+//! NUL byte, commands with ids, answers matched by id, events handed on.
+
+use serde_json::{json, Value};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Instant;
+
+pub struct Pipe {
+    to: File,
+    from: File,
+    buf: Vec<u8>,
+    next_id: u64,
+}
+
+impl Pipe {
+    pub fn new(to: OwnedFd, from: OwnedFd) -> Pipe {
+        Pipe {
+            to: File::from(to),
+            from: File::from(from),
+            buf: Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    /// Sends a command and waits for its answer; events that arrive meanwhile
+    /// go to `on_event`. A DevTools error is an io::Error with its message.
+    pub fn call(
+        &mut self,
+        method: &str,
+        params: Value,
+        session: Option<&str>,
+        deadline: Instant,
+        on_event: &mut dyn FnMut(&str, &Value),
+    ) -> io::Result<Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut msg = json!({"id": id, "method": method, "params": params});
+        if let Some(s) = session {
+            msg["sessionId"] = json!(s);
+        }
+        let mut bytes = serde_json::to_vec(&msg)?;
+        bytes.push(0);
+        self.to.write_all(&bytes)?;
+        loop {
+            let Some(m) = self.read_message(deadline)? else {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("no answer to {method}"),
+                ));
+            };
+            if m["id"].as_u64() == Some(id) {
+                if let Some(e) = m.get("error") {
+                    return Err(io::Error::other(format!("{method}: {}", e["message"])));
+                }
+                return Ok(m["result"].clone());
+            }
+            if let Some(ev) = m["method"].as_str() {
+                on_event(ev, &m["params"]);
+            }
+        }
+    }
+
+    /// The next event, or None at the deadline.
+    pub fn next_event(&mut self, deadline: Instant) -> io::Result<Option<(String, Value)>> {
+        loop {
+            let Some(m) = self.read_message(deadline)? else {
+                return Ok(None);
+            };
+            if let Some(ev) = m["method"].as_str() {
+                return Ok(Some((ev.to_string(), m["params"].clone())));
+            }
+        }
+    }
+
+    fn read_message(&mut self, deadline: Instant) -> io::Result<Option<Value>> {
+        loop {
+            if let Some(end) = self.buf.iter().position(|b| *b == 0) {
+                let msg: Vec<u8> = self.buf.drain(..=end).collect();
+                return serde_json::from_slice(&msg[..end])
+                    .map(Some)
+                    .map_err(|e| io::Error::other(format!("DevTools message: {e}")));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            let mut pfd = libc::pollfd {
+                fd: self.from.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
+            // SAFETY: one valid pollfd.
+            let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if n == 0 {
+                continue;
+            }
+            let mut chunk = [0u8; 65536];
+            let got = self.from.read(&mut chunk)?;
+            if got == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "Chromium closed its DevTools pipe (it exited)",
+                ));
+            }
+            self.buf.extend_from_slice(&chunk[..got]);
+        }
+    }
+}

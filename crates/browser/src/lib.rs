@@ -1,0 +1,254 @@
+//! spdylab's real browser: Debian's headless Chromium, a fresh profile per page
+//! load, driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`:
+//! no port to find or open inside the client's namespace). It trusts only the
+//! testbed CA (SPKI list), resolves only the testbed's hosts, speaks the protocol
+//! asked for (h1 by `--disable-http2`, h2 through ALPN, no QUIC), and its
+//! Network events become the same `LoadResult` the model produces.
+
+mod cdp;
+mod recorder;
+
+pub use recorder::{devtools_protocol, Recorder};
+
+use client::{LoadResult, Protocol};
+use std::io;
+use std::net::IpAddr;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What one page load with Chromium needs.
+#[derive(Debug, Clone)]
+pub struct ChromiumOptions {
+    pub protocol: Protocol,
+    /// The page's URL.
+    pub url: String,
+    /// Each host of the page and its address (everything else resolves to nothing).
+    pub resolve: Vec<(String, IpAddr)>,
+    /// base64(SHA-256(SubjectPublicKeyInfo)) of the certificates to trust.
+    pub spki: Vec<String>,
+    /// The whole load must end within this.
+    pub timeout: Duration,
+}
+
+/// Why Chromium cannot load a page over `p` as asked, if it cannot.
+pub fn refuses(p: Protocol) -> Option<&'static str> {
+    match p {
+        Protocol::Spdy3 => Some("Chromium dropped SPDY in version 51: spdy3 needs --client model"),
+        Protocol::H2c => Some("Chromium never spoke h2c: h2c needs --client model"),
+        Protocol::HttpPipelined | Protocol::HttpsPipelined => {
+            Some("Chromium removed HTTP pipelining in version 37: pipelining needs --client model")
+        }
+        _ => None,
+    }
+}
+
+/// The Chromium binary, or an error naming the Debian package.
+pub fn find() -> io::Result<PathBuf> {
+    ["/usr/lib/chromium/chromium", "/usr/bin/chromium"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "chromium not found: install the Debian package `chromium` (apt-get install chromium)",
+            )
+        })
+}
+
+/// The command line for one load; the profile directory must exist and be empty.
+pub fn command(o: &ChromiumOptions, profile: &Path) -> io::Result<Command> {
+    if let Some(why) = refuses(o.protocol) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+    }
+    let mut rules: Vec<String> = o
+        .resolve
+        .iter()
+        .map(|(h, a)| format!("MAP {h} {a}"))
+        .collect();
+    rules.push("MAP * ~NOTFOUND".into());
+    let mut cmd = Command::new(find()?);
+    cmd.args([
+        "--headless=new",
+        "--no-sandbox",
+        "--remote-debugging-pipe",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--disable-extensions",
+        "--disable-domain-reliability",
+        "--disable-client-side-phishing-detection",
+        "--disable-breakpad",
+        "--disable-gpu",
+        "--mute-audio",
+        "--metrics-recording-only",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        "--disable-quic",
+        "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying",
+        "--window-size=1280,800",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .arg(format!("--host-resolver-rules={}", rules.join(", ")))
+    .arg(format!(
+        "--ignore-certificate-errors-spki-list={}",
+        o.spki.join(",")
+    ));
+    if !matches!(o.protocol, Protocol::H2) {
+        cmd.arg("--disable-http2");
+    }
+    cmd.arg("about:blank");
+    Ok(cmd)
+}
+
+/// A running Chromium and its DevTools pipe; killed (with everything it
+/// started) and its profile removed when dropped.
+pub struct Browser {
+    child: Child,
+    pipe: cdp::Pipe,
+    profile: PathBuf,
+}
+
+/// A fresh, empty profile directory.
+pub fn new_profile() -> io::Result<PathBuf> {
+    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("spdylab-chromium-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+impl Browser {
+    /// Starts `cmd` (from `command`, already confined where it should run by
+    /// the caller) with the DevTools pipe on its fds 3 and 4.
+    pub fn spawn(mut cmd: Command, profile: PathBuf) -> io::Result<Browser> {
+        let (to_read, to_write) = pipe()?;
+        let (from_read, from_write) = pipe()?;
+        let (r, w) = (to_read.as_raw_fd(), from_write.as_raw_fd());
+        let log = std::fs::File::create(profile.join("chromium.log"))?;
+        cmd.stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        use std::os::unix::process::CommandExt;
+        // SAFETY: only async-signal-safe calls (fcntl, dup2, close) after fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                let a = libc::fcntl(r, libc::F_DUPFD, 10);
+                let b = libc::fcntl(w, libc::F_DUPFD, 10);
+                if a < 0 || b < 0 || libc::dup2(a, 3) < 0 || libc::dup2(b, 4) < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                libc::close(a);
+                libc::close(b);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn()?;
+        drop((to_read, from_write));
+        Ok(Browser {
+            child,
+            pipe: cdp::Pipe::new(to_write, from_read),
+            profile,
+        })
+    }
+
+    /// Chromium's own output so far (why it failed).
+    pub fn log(&self) -> String {
+        let s = std::fs::read_to_string(self.profile.join("chromium.log")).unwrap_or_default();
+        let lines: Vec<&str> = s.lines().filter(|l| !l.contains("dbus")).collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// Loads `url` in a new tab and records it until onload (or the deadline).
+    pub fn load(&mut self, o: &ChromiumOptions) -> LoadResult {
+        let deadline = Instant::now() + o.timeout;
+        match self.navigate(o, deadline) {
+            Ok(load) => load,
+            Err(e) => LoadResult {
+                protocol: o.protocol,
+                plt_ms: 0.0,
+                connections: 0,
+                entries: Vec::new(),
+                error: Some(format!("chromium: {e}\n{}", self.log())),
+            },
+        }
+    }
+
+    fn navigate(&mut self, o: &ChromiumOptions, deadline: Instant) -> io::Result<LoadResult> {
+        let target = self.pipe.call(
+            "Target.createTarget",
+            serde_json::json!({"url": "about:blank"}),
+            None,
+            deadline,
+            &mut |_, _| {},
+        )?;
+        let target_id = target["targetId"].as_str().unwrap_or_default().to_string();
+        let attached = self.pipe.call(
+            "Target.attachToTarget",
+            serde_json::json!({"targetId": target_id, "flatten": true}),
+            None,
+            deadline,
+            &mut |_, _| {},
+        )?;
+        let session = attached["sessionId"]
+            .as_str()
+            .ok_or_else(|| io::Error::other("no DevTools session"))?
+            .to_string();
+        let mut recorder = Recorder::new();
+        let mut on_event = |method: &str, params: &serde_json::Value| {
+            recorder.on_event(method, params);
+        };
+        for (method, params) in [
+            ("Network.enable", serde_json::json!({})),
+            ("Page.enable", serde_json::json!({})),
+            (
+                "Network.setCacheDisabled",
+                serde_json::json!({"cacheDisabled": true}),
+            ),
+            ("Page.navigate", serde_json::json!({"url": o.url})),
+        ] {
+            let r = self
+                .pipe
+                .call(method, params, Some(&session), deadline, &mut on_event)?;
+            if let Some(e) = r.get("errorText").and_then(|e| e.as_str()) {
+                return Err(io::Error::other(format!("navigating to {}: {e}", o.url)));
+            }
+        }
+        while !recorder.loaded() {
+            let Some((method, params)) = self.pipe.next_event(deadline)? else {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("no onload within {:?}", o.timeout),
+                ));
+            };
+            recorder.on_event(&method, &params);
+        }
+        Ok(recorder.finish(o.protocol))
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // The keeper of a confined Chromium dies; its PID namespace goes with it.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    use std::os::fd::FromRawFd;
+    // SAFETY: both fds were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}

@@ -1,0 +1,187 @@
+//! `spdylab crosscheck`: the same Trials loaded by the browser model and by
+//! headless Chromium; per Trial the PLT ratio and error, and the MAPE.
+
+use crate::compare::{ProtocolList, ServerArg};
+use crate::link_args::{describe, LinkArgs, TlsArg};
+use crate::progress::CountProgress;
+use crate::sites::load;
+use crate::Failure;
+use clap::Args;
+use lab::compare::{ClientKind, CompareSpec};
+use lab::crosscheck::{mape, row, Row};
+use link::units::parse_duration;
+use serde_json::json;
+use std::time::Duration;
+
+/// Is the model right? The same Trials with the model and with Chromium: PLT ratio, MAPE
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  spdylab crosscheck --sites youtube,twitter --protocols https,h2 --rtts 20ms,150ms --rate 8mbit
+  spdylab crosscheck --sites icons --protocols http,h2 --rtt 50ms --rate 1mbit --reps 5 --json
+
+Each (site, RTT) runs twice on its own testbed: the model's probes, then Chromium's
+(a fresh browser and profile per probe). Ratio = model median PLT / Chromium median
+PLT; error = |model - Chromium| / Chromium; MAPE is its mean over the Trials.")]
+pub struct CrosscheckArgs {
+    /// Sites, comma-separated (built-in names or site files)
+    #[arg(long, default_value = "youtube,twitter", value_delimiter = ',')]
+    pub sites: Vec<String>,
+    /// Protocols Chromium speaks: http, https, h2
+    #[arg(long, default_value = "https,h2", value_parser = crate::compare::parse_protocols)]
+    pub protocols: ProtocolList,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// Round-trip times to run, comma-separated (each replaces --rtt)
+    #[arg(long, value_delimiter = ',', value_parser = parse_duration, value_name = "LIST")]
+    pub rtts: Vec<Duration>,
+    /// Repetitions per protocol and client
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub reps: u32,
+    /// Probes per protocol and client run first and not counted
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    /// Server addresses the site's hosts are spread over
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
+    pub shards: u16,
+    /// Only this TLS version (default: 1.3, falling back to 1.2)
+    #[arg(long)]
+    pub tls: Option<TlsArg>,
+    /// The server both clients load from
+    #[arg(long, value_enum, default_value = "builtin")]
+    pub server: ServerArg,
+    /// A probe that has not loaded the page by then fails
+    #[arg(long, value_parser = parse_duration, default_value = "120s", value_name = "DURATION")]
+    pub timeout: Duration,
+    /// Print one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
+    for p in &args.protocols.0 {
+        if let Some(why) = ClientKind::Chromium.refuses(*p, 6) {
+            return Err(Failure::Usage(format!("--protocols {p}: {why}")));
+        }
+    }
+    browser::find().map_err(|e| Failure::Usage(e.to_string()))?;
+    let rtts: Vec<Option<Duration>> = if args.rtts.is_empty() {
+        vec![args.link.rtt]
+    } else {
+        args.rtts.iter().map(|r| Some(*r)).collect()
+    };
+    let mut sites = Vec::new();
+    for s in &args.sites {
+        sites.push(load(s, site::DEFAULT_SEED)?);
+    }
+    let per_run = args.protocols.0.len() * (args.reps + args.warmup) as usize;
+    let total = sites.len() * rtts.len() * 2 * per_run;
+    let progress = CountProgress::new("crosscheck", total);
+    let mut done = 0;
+    let mut rows: Vec<Row> = Vec::new();
+    for site in &sites {
+        for rtt in &rtts {
+            let mut link = args.link.clone();
+            link.rtt = *rtt;
+            let testbed = link
+                .testbed_spec(args.shards as usize)
+                .map_err(Failure::Usage)?;
+            let label = describe(&testbed);
+            let mut spec = CompareSpec {
+                site: site.clone(),
+                protocols: args.protocols.0.clone(),
+                testbed,
+                reps: args.reps as usize,
+                warmup: args.warmup as usize,
+                conns_per_host: 6,
+                depth: 1,
+                max_streams: 100,
+                tls13_only: TlsArg::tls13_only(args.tls),
+                server_delay: Duration::ZERO,
+                timeout: args.timeout,
+                server: args.server.kind(),
+                client: ClientKind::Model,
+                keep_server_log: None,
+            };
+            let knobs = lab::compare::knobs(&spec);
+            for p in &spec.protocols {
+                if let Some(why) = spec.server.refuses(*p, &knobs) {
+                    return Err(Failure::Usage(format!(
+                        "--server {}: {why}",
+                        spec.server.name()
+                    )));
+                }
+            }
+            let mut by_client = Vec::new();
+            for client in [ClientKind::Model, ClientKind::Chromium] {
+                spec.client = client;
+                let probes = lab::compare::run(&spec, &mut |p, _, _| {
+                    done += 1;
+                    let line = match &p.error {
+                        None => format!(
+                            "{} {} {} {}: PLT {:.0} ms",
+                            site.name,
+                            label,
+                            client.name(),
+                            p.protocol,
+                            p.plt_ms
+                        ),
+                        Some(e) => format!(
+                            "{} {} {} {} failed: {e}",
+                            site.name,
+                            label,
+                            client.name(),
+                            p.protocol
+                        ),
+                    };
+                    progress.item(done, total, &line);
+                })?;
+                by_client.push(probes);
+            }
+            for p in &args.protocols.0 {
+                rows.push(row(&site.name, &label, *p, &by_client[0], &by_client[1]));
+            }
+        }
+    }
+    progress.finish();
+    let m = mape(&rows);
+    if args.json {
+        println!(
+            "{}",
+            json!({"schema": 1, "reps": args.reps, "rows": rows, "mape_pct": m})
+        );
+    } else {
+        println!(
+            "{:<10} {:<34} {:<6} {:>10} {:>10} {:>6} {:>7} {:>9} {:>9}",
+            "site",
+            "link",
+            "proto",
+            "model ms",
+            "chrome ms",
+            "ratio",
+            "error",
+            "resources",
+            "conns"
+        );
+        for r in &rows {
+            println!(
+                "{:<10} {:<34} {:<6} {:>10.0} {:>10.0} {:>6.2} {:>6.1}% {:>4.0}/{:<4.0} {:>4.0}/{:<4.0}",
+                r.site,
+                r.link,
+                r.protocol.name(),
+                r.model.median,
+                r.chromium.median,
+                r.ratio,
+                r.ape_pct,
+                r.model_resources,
+                r.chromium_resources,
+                r.model_connections,
+                r.chromium_connections
+            );
+        }
+        println!("MAPE {m:.1}% over {} Trials (goal: within 10%)", rows.len());
+    }
+    let failed = rows
+        .iter()
+        .any(|r| r.model_failed + r.chromium_failed > 0 || r.ape_pct.is_nan());
+    Ok(if failed { 1 } else { 0 })
+}
