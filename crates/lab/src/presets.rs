@@ -236,10 +236,28 @@ pub fn preset(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == name)
 }
 
-/// The protocol that stands for the paper's SPDY: `spdy3` where this build has
-/// it; otherwise `h2`, its heir (and the presets then measure h2 only once).
-pub fn spdy() -> &'static str {
-    if "spdy3".parse::<client::Protocol>().is_ok() {
+/// Who serves and who loads a preset's pages: the built-in server and the
+/// model unless told otherwise (`paper --server/--client`).
+#[derive(Debug, Clone, Copy)]
+pub struct Peers<'a> {
+    pub server: &'a str,
+    pub client: &'a str,
+}
+
+impl Default for Peers<'_> {
+    fn default() -> Self {
+        Peers {
+            server: "builtin",
+            client: "model",
+        }
+    }
+}
+
+/// The protocol that stands for the paper's SPDY: `spdy3` where the server and
+/// the client have it (the built-in server and the model); otherwise `h2`, its
+/// heir (and the presets then measure h2 only once).
+pub fn spdy(peers: Peers<'_>) -> &'static str {
+    if peers.server == "builtin" && peers.client == "model" {
         "spdy3"
     } else {
         "h2"
@@ -247,22 +265,29 @@ pub fn spdy() -> &'static str {
 }
 
 /// The experiment text of a preset, with the paper's reference marks.
-pub fn text(p: &Preset, quick: bool) -> String {
+pub fn text(p: &Preset, quick: bool, peers: Peers<'_>) -> String {
     let body = if quick { p.quick } else { p.full };
     let refs = match p.name {
         "fig2" => FIG2_REFS,
         "fig4" => FIG4_REFS,
         _ => "",
     };
-    let text = format!("{body}{refs}");
-    match spdy() {
+    // Top-level keys first: before any [table] of the preset.
+    let text = format!(
+        "server = \"{}\"\nclient = \"{}\"\n{body}{refs}",
+        peers.server, peers.client
+    );
+    match spdy(peers) {
         "spdy3" => text.replace("\"SPDY\"", "\"spdy3\""),
         other => text
             .replace(", \"SPDY\", \"h2\"]", ", \"h2\"]")
             .replace("\"SPDY\"", &format!("\"{other}\""))
             .replace(
                 "description = \"",
-                "description = \"(This build has no spdy3: h2, SPDY's heir, stands in for it.) ",
+                &format!(
+                    "description = \"(server {}, client {}: no spdy3, so h2, SPDY's heir, stands in for it.) ",
+                    peers.server, peers.client
+                ),
             ),
     }
 }
@@ -275,8 +300,20 @@ mod tests {
     fn every_preset_parses_and_the_quick_ones_are_small() {
         for p in PRESETS {
             for quick in [false, true] {
-                let e = crate::experiment::parse(p.name, &text(p, quick))
+                let e = crate::experiment::parse(p.name, &text(p, quick, Peers::default()))
                     .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+                let chromium = Peers {
+                    server: "nginx",
+                    client: "chromium",
+                };
+                let t = text(p, quick, chromium);
+                assert!(!t.contains("\"spdy3\""), "{}", p.name);
+                let e2 = crate::experiment::parse(p.name, &t)
+                    .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+                assert_eq!(
+                    (e2.server.as_str(), e2.client.as_str()),
+                    ("nginx", "chromium")
+                );
                 assert_eq!(e.values("queue"), ["256p"], "{}", p.name);
                 if quick {
                     assert!(e.trial_count() <= 80, "{}: {}", p.name, e.trial_count());

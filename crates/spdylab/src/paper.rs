@@ -31,6 +31,12 @@ pub struct PaperArgs {
     /// Print the experiment file instead of running it
     #[arg(long)]
     pub print: bool,
+    /// The server (spdy3 only on builtin: elsewhere h2 stands in for SPDY)
+    #[arg(long, value_enum, default_value = "builtin")]
+    pub server: crate::compare::ServerArg,
+    /// The client: model, or chromium (no spdy3: h2 stands in for SPDY)
+    #[arg(long, value_enum, default_value = "model")]
+    pub client: crate::compare::ClientArg,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -58,13 +64,17 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
             ))
         })?]
     };
+    let peers = presets::Peers {
+        server: args.server.kind().name(),
+        client: args.client.kind().name(),
+    };
     if args.print {
         for p in &chosen {
             print!(
                 "# {}: {}\n{}",
                 p.name,
                 p.about,
-                presets::text(p, args.quick)
+                presets::text(p, args.quick, peers)
             );
         }
         return Ok(0);
@@ -72,7 +82,7 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
     let out = args.out.clone().expect("clap requires --out");
     let mut worst = 0;
     for p in chosen {
-        let text = presets::text(p, args.quick);
+        let text = presets::text(p, args.quick, peers);
         let exp =
             lab::experiment::parse(&format!("preset {}", p.name), &text).map_err(Failure::Usage)?;
         let dir = if args.figure == "all" {

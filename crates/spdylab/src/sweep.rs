@@ -34,6 +34,12 @@ pub struct SweepArgs {
     /// Print one JSON object at the end
     #[arg(long)]
     pub json: bool,
+    /// The server, for an experiment that does not set `server`
+    #[arg(long, value_enum)]
+    pub server: Option<crate::compare::ServerArg>,
+    /// The client, for an experiment that does not set `client`
+    #[arg(long, value_enum)]
+    pub client: Option<crate::compare::ClientArg>,
 }
 
 /// How a campaign runs: shared by `sweep` and `paper`.
@@ -111,9 +117,37 @@ fn usage(e: SweepError) -> Failure {
     }
 }
 
+/// Whether the experiment sets top-level `key` (before any [table]).
+fn sets_top_level(text: &str, key: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with('['))
+        .any(|l| {
+            l.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+}
+
 pub fn run(args: SweepArgs) -> Result<i32, Failure> {
-    let text = std::fs::read_to_string(&args.experiment)
+    let mut text = std::fs::read_to_string(&args.experiment)
         .map_err(|e| Failure::Usage(format!("{}: {e}", args.experiment.display())))?;
+    // --server/--client become the experiment's keys (so that the campaign's
+    // copy says what ran, and a rerun without them is a changed experiment).
+    let overrides = [
+        ("server", args.server.map(|s| s.kind().name())),
+        ("client", args.client.map(|c| c.kind().name())),
+    ];
+    for (key, value) in overrides.iter().rev() {
+        if let Some(v) = value {
+            if sets_top_level(&text, key) {
+                return Err(Failure::Usage(format!(
+                    "--{key} {v}: {} sets {key} already; change it there or drop the flag",
+                    args.experiment.display()
+                )));
+            }
+            text = format!("{key} = \"{v}\"\n{text}");
+        }
+    }
     let exp = lab::experiment::parse(&args.experiment.display().to_string(), &text)
         .map_err(Failure::Usage)?;
     let base = args
