@@ -19,6 +19,9 @@ use tokio::sync::mpsc;
 #[path = "spdy.rs"]
 mod spdy;
 
+#[path = "users.rs"]
+pub mod users;
+
 /// How to load a page.
 #[derive(Clone)]
 pub struct LoadConfig {

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod crosscheck;
 pub mod experiment;
 pub mod har;
+pub mod load;
 pub mod presets;
 pub mod stats;
 pub mod trial;

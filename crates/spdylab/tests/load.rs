@@ -1,0 +1,153 @@
+//! `spdylab load` in real namespaces: a short load against the built-in server
+//! loads every page complete (every resource, every byte) and its per-second
+//! records add up to the totals; a server that goes away mid-run leaves errors
+//! in the records, and the load goes on to the end. No timing assertions.
+
+use serde_json::Value;
+use std::process::Command;
+
+fn load(args: &[&str], out: &std::path::Path) -> (Value, Vec<Value>) {
+    let res = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .arg("load")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        res.status.success(),
+        "spdylab load failed: {}\n{}",
+        String::from_utf8_lossy(&res.stdout),
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&res.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&res.stdout),
+            String::from_utf8_lossy(&res.stderr)
+        )
+    });
+    let records = std::fs::read_to_string(out.join("load.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (doc, records)
+}
+
+fn sum(records: &[Value], protocol: &str, field: &str) -> u64 {
+    records
+        .iter()
+        .filter(|r| r["protocol"] == protocol)
+        .map(|r| r[field].as_u64().unwrap())
+        .sum()
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("spdylab-load-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn pages_arrive_complete_and_seconds_add_up() {
+    let dir = scratch("complete");
+    let (doc, records) = load(
+        &[
+            "--site",
+            "icons",
+            "--protocols",
+            "http,h2",
+            "--users",
+            "1:20",
+            "--ramp",
+            "4s",
+            "--hold",
+            "2s",
+            "--think",
+            "500ms",
+            "--rtt",
+            "20ms",
+        ],
+        &dir,
+    );
+    let totals = doc["totals"].as_array().unwrap();
+    assert_eq!(totals.len(), 2);
+    for t in totals {
+        let p = t["protocol"].as_str().unwrap();
+        let pages = t["pages"].as_u64().unwrap();
+        assert!(pages > 0, "{p}: no page loaded: {t}");
+        assert_eq!(t["errors"], 0, "{p}: {t}");
+        // Every page: every resource, each with its exact length.
+        assert_eq!(t["pages_complete"].as_u64().unwrap(), pages, "{p}: {t}");
+        assert_eq!(
+            t["requests"].as_u64().unwrap(),
+            pages * t["resources_per_page"].as_u64().unwrap(),
+            "{p}: {t}"
+        );
+        assert_eq!(
+            t["bytes"].as_u64().unwrap(),
+            pages * t["bytes_per_page"].as_u64().unwrap(),
+            "{p}: {t}"
+        );
+        // The per-second records add up to the totals.
+        for f in ["pages", "errors", "requests", "bytes"] {
+            assert_eq!(sum(&records, p, f), t[f].as_u64().unwrap(), "{p} {f}");
+        }
+        assert_eq!(
+            records.iter().filter(|r| r["protocol"] == p).count() as u64,
+            t["seconds"].as_u64().unwrap()
+        );
+        assert_eq!(t["max_users"], 20, "{p}: {t}");
+        assert_eq!(t["distinct_addresses"], true, "{p}: {t}");
+    }
+    // A record per second, users rising over the ramp.
+    let http: Vec<&Value> = records.iter().filter(|r| r["protocol"] == "http").collect();
+    assert!(http.first().unwrap()["users"].as_u64().unwrap() < 20);
+    assert_eq!(http.last().unwrap()["users"], 20);
+    let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 3, "{summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_server_gone_mid_run_is_counted_not_fatal() {
+    let dir = scratch("refused");
+    let (doc, records) = load(
+        &[
+            "--site",
+            "icons",
+            "--protocols",
+            "https",
+            "--users",
+            "4:4",
+            "--ramp",
+            "0s",
+            "--hold",
+            "5s",
+            "--think",
+            "200ms",
+            "--stop-server-after",
+            "2s",
+        ],
+        &dir,
+    );
+    let t = &doc["totals"][0];
+    assert!(t["pages"].as_u64().unwrap() > 0, "{t}");
+    assert!(t["errors"].as_u64().unwrap() > 0, "{t}");
+    let kinds = t["errors_by_kind"].as_object().unwrap();
+    assert!(
+        kinds.contains_key("refused"),
+        "connections to a closed port are refused: {t}"
+    );
+    // The load went on to its end, recording errors after the server left.
+    assert_eq!(records.len() as u64, t["seconds"].as_u64().unwrap());
+    assert!(records.len() >= 5, "{records:?}");
+    assert!(records.last().unwrap()["errors"].as_u64().unwrap() > 0);
+    assert_eq!(
+        sum(&records, "https", "errors"),
+        t["errors"].as_u64().unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
