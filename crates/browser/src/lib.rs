@@ -11,10 +11,11 @@ mod recorder;
 pub use recorder::{devtools_protocol, Recorder};
 
 use client::{LoadResult, Protocol};
+use peers::Scratch;
 use std::io;
 use std::net::IpAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -59,7 +60,7 @@ pub fn find() -> io::Result<PathBuf> {
 }
 
 /// The command line for one load; the profile directory must exist and be empty.
-pub fn command(o: &ChromiumOptions, profile: &Path) -> io::Result<Command> {
+pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
     if let Some(why) = refuses(o.protocol) {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
     }
@@ -93,7 +94,7 @@ pub fn command(o: &ChromiumOptions, profile: &Path) -> io::Result<Command> {
         "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying",
         "--window-size=1280,800",
     ])
-    .arg(format!("--user-data-dir={}", profile.display()))
+    .arg(format!("--user-data-dir={}", profile.0.display()))
     .arg(format!("--host-resolver-rules={}", rules.join(", ")))
     .arg(format!(
         "--ignore-certificate-errors-spki-list={}",
@@ -111,28 +112,26 @@ pub fn command(o: &ChromiumOptions, profile: &Path) -> io::Result<Command> {
 pub struct Browser {
     child: Child,
     pipe: cdp::Pipe,
-    profile: PathBuf,
+    profile: Scratch,
 }
 
-/// A fresh, empty profile directory.
-pub fn new_profile() -> io::Result<PathBuf> {
-    static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("spdylab-chromium-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
+/// A fresh, empty profile directory (removed when the Browser is dropped; on
+/// spdylab's private scratch tmpfs, so gone after `kill -9` too).
+pub fn new_profile() -> io::Result<Scratch> {
+    Scratch::new("chromium")
 }
 
 impl Browser {
     /// Starts `cmd` (from `command`, already confined where it should run by
     /// the caller) with the DevTools pipe on its fds 3 and 4.
-    pub fn spawn(mut cmd: Command, profile: PathBuf) -> io::Result<Browser> {
+    pub fn spawn(mut cmd: Command, profile: Scratch) -> io::Result<Browser> {
         let (to_read, to_write) = pipe()?;
         let (from_read, from_write) = pipe()?;
         let (r, w) = (to_read.as_raw_fd(), from_write.as_raw_fd());
-        let log = std::fs::File::create(profile.join("chromium.log"))?;
-        cmd.stdin(Stdio::null())
+        let log = std::fs::File::create(profile.0.join("chromium.log"))?;
+        // Its temporary files in the profile, not in the host's /tmp.
+        cmd.env("TMPDIR", &profile.0)
+            .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
         use std::os::unix::process::CommandExt;
@@ -160,7 +159,7 @@ impl Browser {
 
     /// Chromium's own output so far (why it failed).
     pub fn log(&self) -> String {
-        let s = std::fs::read_to_string(self.profile.join("chromium.log")).unwrap_or_default();
+        let s = std::fs::read_to_string(self.profile.0.join("chromium.log")).unwrap_or_default();
         let lines: Vec<&str> = s.lines().filter(|l| !l.contains("dbus")).collect();
         lines[lines.len().saturating_sub(20)..].join("\n")
     }
@@ -238,7 +237,6 @@ impl Drop for Browser {
         // The keeper of a confined Chromium dies; its PID namespace goes with it.
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
     }
 }
 

@@ -13,66 +13,117 @@ fn spdylab(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-fn chromium_processes() -> usize {
+/// Processes started for the spdylab with this pid: their command lines name
+/// its scratch directories (spdylab-<what>-<pid>-<n>).
+fn processes_of(pid: u32) -> Vec<String> {
+    let marker = format!("-{pid}-");
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
-        .filter(|e| {
-            std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == "chromium")
-        })
-        .count()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("spdylab-") && c.contains(&marker))
+        .collect()
+}
+
+/// Scratch directories of the spdylab with this pid visible on the host.
+fn directories_of(pid: u32) -> Vec<String> {
+    let marker = format!("-{pid}-");
+    ["/tmp", "/run/spdylab"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|rd| rd.flatten())
+        .map(|e| e.path().display().to_string())
+        .filter(|p| p.contains("spdylab-") && p.contains(&marker))
+        .collect()
 }
 
 #[test]
 fn chromium_loads_every_resource_over_the_protocol_asked() {
-    let before = chromium_processes();
-    let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
-    let out = spdylab(&[
-        "compare",
-        "--site",
-        "youtube",
-        "--client",
-        "chromium",
-        "--protocols",
-        "http,https,h2",
-        "--rtt",
-        "20ms",
-        "--rate",
-        "20mbit",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let probes = v["probes"].as_array().unwrap();
-    assert_eq!(probes.len(), 3);
-    for p in probes {
-        assert!(p["error"].is_null(), "{p}");
-        assert_eq!(
-            p["resources"].as_u64().unwrap() as usize,
-            site.resources.len(),
-            "{p}"
-        );
-        // Every byte of the page crossed the link (plus headers and TLS).
+    for name in ["youtube", "twitter"] {
+        let site = site::builtin(name, site::DEFAULT_SEED).unwrap();
+        let hars =
+            std::env::temp_dir().join(format!("spdylab-test-har-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&hars);
+        let child = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+            .args(["compare", "--site", name, "--client", "chromium"])
+            .args([
+                "--protocols",
+                "http,https,h2",
+                "--rtt",
+                "20ms",
+                "--rate",
+                "20mbit",
+            ])
+            .args(["--reps", "1", "--warmup", "0", "--json", "--har-dir"])
+            .arg(&hars)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
         assert!(
-            p["bytes_down"].as_u64().unwrap() as usize > site.total_bytes(),
-            "{p}"
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
         );
-        let plt = p["plt_ms"].as_f64().unwrap();
-        assert!(plt >= 20.0 && plt < 120_000.0, "{p}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let probes = v["probes"].as_array().unwrap();
+        assert_eq!(probes.len(), 3);
+        for p in probes {
+            // An error here would also be a response over another protocol than asked.
+            assert!(p["error"].is_null(), "{p}");
+            assert_eq!(
+                p["resources"].as_u64().unwrap() as usize,
+                site.resources.len(),
+                "{p}"
+            );
+            // Every byte of the page crossed the link (plus headers and TLS).
+            assert!(
+                p["bytes_down"].as_u64().unwrap() as usize > site.total_bytes(),
+                "{p}"
+            );
+            let plt = p["plt_ms"].as_f64().unwrap();
+            assert!((20.0..120_000.0).contains(&plt), "{p}");
+        }
+        // The HARs: per host at most 6 connections over h1, one over h2.
+        let mut files: Vec<_> = std::fs::read_dir(&hars).unwrap().flatten().collect();
+        files.sort_by_key(|e| e.path());
+        assert_eq!(files.len(), 3);
+        for f in files {
+            let har: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(f.path()).unwrap()).unwrap();
+            let h2 = f.path().display().to_string().contains("-h2-");
+            let entries = har["log"]["entries"].as_array().unwrap();
+            assert_eq!(entries.len(), site.resources.len());
+            let mut per_host: std::collections::HashMap<String, std::collections::HashSet<String>> =
+                Default::default();
+            for e in entries {
+                let url = e["request"]["url"].as_str().unwrap();
+                let host = url.split('/').nth(2).unwrap().to_string();
+                per_host
+                    .entry(host)
+                    .or_default()
+                    .insert(e["connection"].as_str().unwrap().to_string());
+            }
+            for (host, conns) in per_host {
+                let most = if h2 { 1 } else { 6 };
+                assert!(
+                    conns.len() <= most,
+                    "{}: {host}: {conns:?}",
+                    f.path().display()
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&hars);
+        assert_eq!(processes_of(pid), Vec::<String>::new(), "Chromium is gone");
+        assert_eq!(
+            directories_of(pid),
+            Vec::<String>::new(),
+            "profiles are gone"
+        );
     }
-    assert_eq!(
-        chromium_processes(),
-        before,
-        "Chromium is gone with its probe"
-    );
 }
 
 #[test]
@@ -126,4 +177,49 @@ fn what_chromium_cannot_speak_is_refused_and_crosscheck_pairs_both_clients() {
     assert_eq!(r["model_resources"], r["chromium_resources"], "{r}");
     assert!(r["ratio"].as_f64().unwrap() > 0.0, "{r}");
     assert!(v["mape_pct"].as_f64().unwrap().is_finite(), "{v}");
+}
+
+#[test]
+fn kill_9_leaves_no_browser_server_or_directory() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .args(["compare", "--site", "youtube", "--server", "nginx"])
+        .args(["--client", "chromium", "--protocols", "https,h2"])
+        .args(["--rtt", "150ms", "--rate", "1mbit", "--reps", "50"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait until both nginx and Chromium run for it (a page takes seconds at 1 Mbit).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let running = processes_of(pid);
+        if running.iter().any(|c| c.contains("nginx"))
+            && running.iter().any(|c| c.contains("chromium"))
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nginx and chromium did not both start: {running:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: no destructor runs
+    child.wait().unwrap();
+    // The death signals travel down the chains; give the kernel a moment to reap.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !processes_of(pid).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_of(pid),
+        Vec::<String>::new(),
+        "processes outlived spdylab"
+    );
+    assert_eq!(
+        directories_of(pid),
+        Vec::<String>::new(),
+        "directories outlived spdylab"
+    );
 }
