@@ -75,7 +75,7 @@ impl LoadSpec {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct PageTimes {
     pub mean: f64,
     pub p50: f64,
@@ -85,7 +85,8 @@ pub struct PageTimes {
 }
 
 /// One second of a load.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Second {
     pub schema: u32,
     pub protocol: String,

@@ -5,6 +5,7 @@
 //! reference marks, PLT CDFs, heatmaps for two-axis sweeps, HAR phase bars, a
 //! waterfall and the calibration table.
 
+pub mod load;
 mod svg;
 
 use lab::campaign::{self, CalibrationEntry, StoredProbe};

@@ -4,7 +4,7 @@ use crate::Failure;
 use clap::Args;
 use std::path::PathBuf;
 
-/// Write DIR/summary.csv and DIR/report.html (inline SVG, no network) from a campaign
+/// Write DIR/summary.csv and DIR/report.html (inline SVG, no network) from a campaign or a load test
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   spdylab report results/fig2
@@ -15,14 +15,29 @@ plt_mean_ms, plt_median_ms, plt_ci_lo_ms, plt_ci_hi_ms, tow_mean_ms, tow_median_
 gain_pct, gain_ci_lo, gain_ci_hi, tow_gain_pct, connect_ms, ssl_ms, send_ms, wait_ms,
 receive_ms, connections, bytes_down (see docs/experiments.md).")]
 pub struct ReportArgs {
-    /// The campaign directory (from `spdylab sweep` or `spdylab paper`)
+    /// The campaign directory (from `spdylab sweep` or `spdylab paper`), or a load test's (`spdylab load --out`)
     pub dir: PathBuf,
     /// Draw the waterfall of this Trial (its "trial" key in probes.jsonl)
     #[arg(long, value_name = "TRIAL")]
     pub waterfall: Option<String>,
+    /// A load test's response-time objective (drawn, and where it is first broken)
+    #[arg(long, value_parser = link::units::parse_duration, default_value = "3s", value_name = "DURATION")]
+    pub sla: std::time::Duration,
 }
 
 pub fn run(args: ReportArgs) -> Result<i32, Failure> {
+    // A load test's directory (`spdylab load`): its own report.
+    if args.dir.join(report::load::LOAD_FILE).exists()
+        && !args.dir.join(lab::campaign::EXPERIMENT_FILE).exists()
+    {
+        let (html, headline) = report::load::write_load(&args.dir, args.sla)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        for line in &headline {
+            println!("{line}");
+        }
+        eprintln!("report: load test → {}", html.display());
+        return Ok(0);
+    }
     write(&args.dir, args.waterfall)
 }
 

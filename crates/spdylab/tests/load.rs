@@ -108,6 +108,19 @@ fn pages_arrive_complete_and_seconds_add_up() {
     assert_eq!(http.last().unwrap()["users"], 20);
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     assert_eq!(summary.lines().count(), 3, "{summary}");
+    // The report of a load directory: users against response time and the rest.
+    let rep = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        rep.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rep.stderr)
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("Page response time") && html.contains("builtin h2"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
