@@ -176,6 +176,8 @@ struct ReqState {
     status: u16,
     bytes: u64,
     conn: Option<ConnId>,
+    /// Sent on a connection kept from an earlier page.
+    on_reused: bool,
     retried: bool,
 }
 
@@ -298,11 +300,17 @@ impl User {
                     let conn = reqs[i].conn;
                     // A connection kept from an earlier page may have been
                     // closed by the server meanwhile: send again, once, on a new one.
-                    let reused = conn
-                        .and_then(|c| self.conns.get(&c))
-                        .is_some_and(|c| c.born < self.generation);
+                    let reused = reqs[i].on_reused;
                     if let Some(c) = conn {
                         self.conns.remove(&c);
+                    }
+                    if reused {
+                        // Its idle siblings from earlier pages were most likely
+                        // closed at the same time (the server's keep-alive
+                        // timeout): the request goes again on a fresh connection.
+                        let generation = self.generation;
+                        self.conns
+                            .retain(|_, c| c.born == generation || c.busy.is_some());
                     }
                     if (reused || conn.is_none()) && !reqs[i].retried && reqs[i].bytes == 0 {
                         reqs[i].retried = true;
@@ -352,6 +360,7 @@ impl User {
                 c.host == host && c.link.is_some() && (multiplexed || c.busy.is_none())
             });
             if let Some((&id, c)) = ready {
+                let born = c.born;
                 match c.link.as_ref().expect("ready") {
                     Link::H1(tx) => {
                         c.busy = Some(i);
@@ -379,6 +388,7 @@ impl User {
                     }
                 }
                 reqs[i].conn = Some(id);
+                reqs[i].on_reused = born < self.generation;
                 continue;
             }
             let have = self.conns.values().filter(|c| c.host == host).count();
