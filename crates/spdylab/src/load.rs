@@ -161,7 +161,7 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("load-{}", spec.site.name)));
-    let (seconds, totals) = run_load(&spec, &out, !args.json)?;
+    let (seconds, totals) = run_load(&spec, &out, !args.json, false)?;
     let derived = derive(&seconds, &args.at, spec.sla, args.cpu_at);
     std::fs::write(out.join("summary.csv"), summary_csv(&derived))
         .map_err(|e| Failure::Usage(format!("--out {}: {e}", out.display())))?;
@@ -190,15 +190,22 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
 }
 
 /// Runs the load, writing DIR/load.jsonl as it goes; the records and totals.
+/// With `append`, the records go after those already in DIR/load.jsonl.
 pub fn run_load(
     spec: &LoadSpec,
     out: &std::path::Path,
     progress: bool,
+    append: bool,
 ) -> Result<(Vec<Second>, Vec<Totals>), Failure> {
     std::fs::create_dir_all(out)
         .map_err(|e| Failure::Usage(format!("--out {}: {e}", out.display())))?;
     let path = out.join("load.jsonl");
-    let mut file = std::fs::File::create(&path)
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .truncate(!append)
+        .open(&path)
         .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
     catch_sigint();
     let tty = std::io::stderr().is_terminal();
@@ -344,4 +351,77 @@ fn print_summary(spec: &LoadSpec, rows: &[Derived], totals: &[Totals], out: &std
         out.join("load.jsonl").display(),
         out.join("summary.csv").display()
     );
+}
+
+/// The preset `spdylab paper load [--quick]`: seed 000's experiment — the icons
+/// page, 40 ms down / 45 ms up, think 5 s, 6 connections per user, SLA 3 s —
+/// on Apache with the worker MPM of the seed (MaxRequestWorkers 600) for http,
+/// https and h2 (mod_http2, mod_spdy's heir), and spdy3 on the built-in server;
+/// 1 to 1000 users over 20 minutes (`quick`: to 400 users in 5 minutes). Writes
+/// DIR/load.jsonl, DIR/summary.csv and DIR/report.html.
+// Called by `spdylab paper load` once paper.rs wires it in.
+#[allow(dead_code)]
+pub fn paper_load(quick: bool, out: &std::path::Path) -> Result<i32, Failure> {
+    let site = load_site("icons", site::DEFAULT_SEED)?;
+    #[derive(clap::Parser)]
+    struct Link {
+        #[command(flatten)]
+        link: LinkArgs,
+    }
+    let link = <Link as clap::Parser>::try_parse_from([
+        "load",
+        "--delay-down",
+        "40ms",
+        "--delay-up",
+        "45ms",
+    ])
+    .map_err(|e| Failure::Usage(e.to_string()))?;
+    let testbed = link.link.testbed_spec(1).map_err(Failure::Usage)?;
+    let (users, ramp) = if quick {
+        ((1, 400), Duration::from_secs(300))
+    } else {
+        ((1, 1000), Duration::from_secs(1200))
+    };
+    let base = LoadSpec {
+        site,
+        protocols: vec![
+            client::Protocol::Http,
+            client::Protocol::Https,
+            client::Protocol::H2,
+        ],
+        server: lab::compare::ServerKind::Peer(peers::PeerKind::Apache),
+        testbed,
+        users,
+        ramp,
+        hold: Duration::ZERO,
+        think: Duration::from_secs(5),
+        conns_per_user: 6,
+        sla: Duration::from_secs(3),
+        new_connections: false,
+        page_timeout: Duration::from_secs(120),
+        distinct_addresses: true,
+        generator_threads: 1,
+        keepalive: None,
+        max_streams: 100,
+        tls13_only: None,
+        stop_server_after: None,
+    };
+    let spdy = LoadSpec {
+        protocols: vec![client::Protocol::Spdy3],
+        server: lab::compare::ServerKind::Builtin,
+        ..base.clone()
+    };
+    let (mut seconds, mut totals) = run_load(&base, out, true, false)?;
+    if !INTERRUPTED.load(Ordering::Relaxed) {
+        let (s, t) = run_load(&spdy, out, true, true)?;
+        seconds.extend(s);
+        totals.extend(t);
+    }
+    let derived = derive(&seconds, &[100, 120, 200, 777], base.sla, 88);
+    std::fs::write(out.join("summary.csv"), summary_csv(&derived))
+        .map_err(|e| Failure::Usage(format!("{}: {e}", out.display())))?;
+    print_summary(&base, &derived, &totals, out);
+    let (html, _) = report::load::write_load(out, base.sla)?;
+    eprintln!("report: {}", html.display());
+    Ok(0)
 }
