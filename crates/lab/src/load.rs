@@ -121,6 +121,10 @@ pub struct Second {
     pub generator_cpu_pct_core: f64,
     /// Connections the client holds (all users).
     pub client_connections: u64,
+    /// Established TCP connections on the server's ports 80 and 443, and the
+    /// distinct client addresses among them (the server namespace's /proc/net/tcp).
+    pub server_connections: u64,
+    pub client_addresses: u64,
 }
 
 /// Totals of one protocol's load.
@@ -647,6 +651,12 @@ fn run_protocol(
                 None => (None, None),
             };
             let dm = (machine.1 - last_machine.1).max(1) as f64;
+            let (server_connections, client_addresses) = established(
+                &testbed
+                    .namespace(Side::Server)
+                    .read_proc("net/tcp")
+                    .unwrap_or_default(),
+            );
             let rec = Second {
                 schema: 1,
                 protocol: protocol.name().to_string(),
@@ -671,6 +681,8 @@ fn run_protocol(
                 generator_cpu_pct_core: (gen - last_gen) as f64 / 1e9 / dt * 100.0,
                 client_connections: held.load(Ordering::Relaxed) as u64,
                 pages_in_flight: in_page.load(Ordering::Relaxed) as u64,
+                server_connections,
+                client_addresses,
             };
             last_srv = srv;
             last_gen = gen;
@@ -717,6 +729,30 @@ fn run_protocol(
     drop(peer_files);
     result?;
     Ok(totals)
+}
+
+/// Established connections on local ports 80 and 443 in a /proc/net/tcp table,
+/// and how many remote addresses they come from.
+fn established(table: &str) -> (u64, u64) {
+    let mut n = 0;
+    let mut remotes = std::collections::HashSet::new();
+    for l in table.lines().skip(1) {
+        let c: Vec<&str> = l.split_whitespace().collect();
+        if c.get(3) != Some(&"01") {
+            continue;
+        }
+        let port = c
+            .get(1)
+            .and_then(|a| a.rsplit(':').next())
+            .and_then(|p| u16::from_str_radix(p, 16).ok());
+        if matches!(port, Some(HTTP_PORT | HTTPS_PORT)) {
+            n += 1;
+            if let Some(r) = c.get(2).and_then(|a| a.split(':').next()) {
+                remotes.insert(r.to_string());
+            }
+        }
+    }
+    (n, remotes.len() as u64)
 }
 
 fn enter_ns(fd: std::os::fd::RawFd) -> io::Result<()> {

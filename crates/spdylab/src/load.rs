@@ -250,7 +250,7 @@ pub fn run_load(
                 .sum::<u64>()
                 + s.errors;
             let line = format!(
-                "{:>6} {:>5}s users {:>5}  pages/s {:>5}  req/s {:>6}  in page {:>5}  mean {:>6.0} ms  p95 {:>6.0} ms  errors {:>5}  srv cpu {:>5.1}%  gen cpu {:>5.1}%{}",
+                "{:>6} {:>5}s users {:>5}  pages/s {:>5}  req/s {:>6}  in page {:>5}  mean {:>6.0} ms  p95 {:>6.0} ms  errors {:>5}  srv conns {:>5}  srv cpu {:>5.1}%  gen cpu {:>5.1}%{}",
                 s.protocol,
                 s.t,
                 s.users,
@@ -260,6 +260,7 @@ pub fn run_load(
                 s.page_ms.mean,
                 s.page_ms.p95,
                 errors,
+                s.server_connections,
                 s.server_cpu_pct_machine,
                 s.generator_cpu_pct_core,
                 s.busy_workers

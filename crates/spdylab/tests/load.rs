@@ -102,6 +102,10 @@ fn pages_arrive_complete_and_seconds_add_up() {
         assert_eq!(t["max_users"], 20, "{p}: {t}");
         assert_eq!(t["distinct_addresses"], true, "{p}: {t}");
     }
+    // Each user its own address: the server saw as many clients as users.
+    let h2_last = records.iter().rfind(|r| r["protocol"] == "h2").unwrap();
+    assert_eq!(h2_last["client_addresses"], 20, "{h2_last}");
+    assert_eq!(h2_last["server_connections"], 20, "{h2_last}");
     // A record per second, users rising over the ramp.
     let http: Vec<&Value> = records.iter().filter(|r| r["protocol"] == "http").collect();
     assert!(http.first().unwrap()["users"].as_u64().unwrap() < 20);
