@@ -119,6 +119,8 @@ pub struct Second {
     pub busy_workers: Option<u32>,
     pub idle_workers: Option<u32>,
     pub generator_cpu_pct_core: f64,
+    /// The link emulator's thread (in this process, apart from both).
+    pub emulator_cpu_pct_core: f64,
     /// Connections the client holds (all users).
     pub client_connections: u64,
     /// Established TCP connections on the server's ports 80 and 443, and the
@@ -629,6 +631,7 @@ fn run_protocol(
         let ncores = cores() as f64;
         let (mut last_srv, _, _) = probe.read();
         let mut last_gen = threads_cpu_ns("load-gen");
+        let mut last_emu = testbed.emulator_cpu();
         let mut last_machine = machine_jiffies();
         let mut last_t = Instant::now();
         let mut sec = 0u64;
@@ -645,6 +648,7 @@ fn run_protocol(
             let win = std::mem::take(&mut *window.lock().unwrap());
             let (srv, rss, pss) = probe.read();
             let gen = threads_cpu_ns("load-gen");
+            let emu = testbed.emulator_cpu();
             let machine = machine_jiffies();
             let (busy, idle) = match *status.lock().unwrap() {
                 Some((b, i)) => (Some(b), Some(i)),
@@ -679,6 +683,7 @@ fn run_protocol(
                 busy_workers: busy,
                 idle_workers: idle,
                 generator_cpu_pct_core: (gen - last_gen) as f64 / 1e9 / dt * 100.0,
+                emulator_cpu_pct_core: (emu - last_emu).as_secs_f64() / dt * 100.0,
                 client_connections: held.load(Ordering::Relaxed) as u64,
                 pages_in_flight: in_page.load(Ordering::Relaxed) as u64,
                 server_connections,
@@ -686,6 +691,7 @@ fn run_protocol(
             };
             last_srv = srv;
             last_gen = gen;
+            last_emu = emu;
             last_machine = machine;
             totals.seconds += 1;
             totals.pages += win.pages;
@@ -959,4 +965,69 @@ pub fn summary_csv(rows: &[Derived]) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sec(t: u64, users: u32, pages: u64, mean: f64, errors: u64) -> Second {
+        Second {
+            protocol: "http".into(),
+            server: "apache".into(),
+            t,
+            users,
+            pages,
+            errors,
+            page_ms: PageTimes {
+                mean,
+                ..Default::default()
+            },
+            server_cpu_pct_machine: 5.0,
+            server_rss_mb: 50.0,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn derived_figures_as_in_the_seed() {
+        // Users 10, 20, … 200; the page time passes 3 s from 120 users on,
+        // the first error at 150 users.
+        let records: Vec<Second> = (1..=20)
+            .map(|i| {
+                let users = i * 10;
+                let mean = if users >= 120 { 5000.0 } else { 1000.0 };
+                sec(
+                    i as u64,
+                    users,
+                    10 + i as u64,
+                    mean,
+                    u64::from(users >= 150),
+                )
+            })
+            .collect();
+        let d = &derive(&records, &[100, 200], Duration::from_secs(3), 100)[0];
+        assert_eq!(d.max_pages_per_s, 30);
+        assert_eq!(d.first_error_users, Some(150));
+        assert_eq!(d.rt_at[0], (100, Some(1000.0)));
+        assert_eq!(d.rt_at[1], (200, Some(5000.0)));
+        // Mean over 5 s: 120..=140 at 5 s and 80..=110 at 1 s → 3.4 s at 150 users.
+        assert_eq!(d.sla_broken_users, Some(140));
+        assert_eq!(d.server_cpu_idle_pct, Some(95.0));
+        assert_eq!(d.pages, (11..=30).sum::<u64>());
+        let csv = summary_csv(&[d.clone()]);
+        assert!(
+            csv.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("http,apache,30,1000.0,5000.0,150,3000,140,"),
+            "{csv}"
+        );
+    }
+
+    #[test]
+    fn each_user_its_address() {
+        assert_eq!(user_addr(0), Ipv4Addr::new(198, 19, 0, 1));
+        assert_eq!(user_addr(255), Ipv4Addr::new(198, 19, 1, 0));
+    }
 }
