@@ -1015,7 +1015,7 @@ mod tests {
         assert_eq!(d.sla_broken_users, Some(140));
         assert_eq!(d.server_cpu_idle_pct, Some(95.0));
         assert_eq!(d.pages, (11..=30).sum::<u64>());
-        let csv = summary_csv(&[d.clone()]);
+        let csv = summary_csv(std::slice::from_ref(d));
         assert!(
             csv.lines()
                 .nth(1)
