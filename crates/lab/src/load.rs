@@ -848,6 +848,8 @@ pub struct Derived {
     pub server_cpu_idle_pct: Option<f64>,
     pub machine_idle_pct: Option<f64>,
     pub server_rss_mb: Option<f64>,
+    /// PSS: a process tree's shared pages counted once.
+    pub server_pss_mb: Option<f64>,
     pub max_busy_workers: Option<u32>,
     pub generator_cpu_max_pct_core: f64,
     pub pages: u64,
@@ -921,6 +923,7 @@ pub fn derive(records: &[Second], at: &[u32], sla: Duration, cpu_at: u32) -> Vec
                 server_cpu_idle_pct: avg(&cpu_idx, &|r| 100.0 - r.server_cpu_pct_machine),
                 machine_idle_pct: avg(&cpu_idx, &|r| r.machine_idle_pct),
                 server_rss_mb: avg(&cpu_idx, &|r| r.server_rss_mb),
+                server_pss_mb: avg(&cpu_idx, &|r| r.server_pss_mb),
                 max_busy_workers: s.iter().filter_map(|r| r.busy_workers).max(),
                 generator_cpu_max_pct_core: s
                     .iter()
@@ -943,14 +946,14 @@ pub fn summary_csv(rows: &[Derived]) -> String {
             s += &format!(",rt_ms_at_{n}");
         }
     }
-    s += ",first_error_users,sla_ms,sla_broken_users,cpu_at_users,server_cpu_idle_pct,machine_idle_pct,server_rss_mb,max_busy_workers,generator_cpu_max_pct_core,pages,errors\n";
+    s += ",first_error_users,sla_ms,sla_broken_users,cpu_at_users,server_cpu_idle_pct,machine_idle_pct,server_rss_mb,server_pss_mb,max_busy_workers,generator_cpu_max_pct_core,pages,errors\n";
     for r in rows {
         s += &format!("{},{},{}", r.protocol, r.server, r.max_pages_per_s);
         for (_, v) in &r.rt_at {
             s += &format!(",{}", opt(*v));
         }
         s += &format!(
-            ",{},{:.0},{},{},{},{},{},{},{:.1},{},{}\n",
+            ",{},{:.0},{},{},{},{},{},{},{},{:.1},{},{}\n",
             optu(r.first_error_users),
             r.sla_ms,
             optu(r.sla_broken_users),
@@ -958,6 +961,7 @@ pub fn summary_csv(rows: &[Derived]) -> String {
             opt(r.server_cpu_idle_pct),
             opt(r.machine_idle_pct),
             opt(r.server_rss_mb),
+            opt(r.server_pss_mb),
             optu(r.max_busy_workers),
             r.generator_cpu_max_pct_core,
             r.pages,

@@ -158,11 +158,11 @@ pub fn write_load(dir: &Path, sla: Duration) -> io::Result<(PathBuf, Vec<String>
     h.figure(
         chart(
             "server memory",
-            "RSS, MB",
-            series(&|r| Some(r.server_rss_mb)),
+            "PSS, MB",
+            series(&|r| Some(r.server_pss_mb)),
             &[],
         ),
-        "Resident memory of the server's processes (the built-in server: this whole process, generator included).",
+        "Proportional set size of the server's processes (shared pages counted once; the built-in server: this whole process, generator included).",
     );
     if records.iter().any(|r| r.busy_workers.is_some()) {
         h.figure(
@@ -185,7 +185,7 @@ pub fn write_load(dir: &Path, sla: Duration) -> io::Result<(PathBuf, Vec<String>
         "Connections the users hold (keep-alive between pages).",
     );
     h.section("table", "Derived figures");
-    h.body.push_str("<table><tr><th>server</th><th>protocol</th><th>max pages/s</th><th>rt @100</th><th>rt @120</th><th>rt @200</th><th>rt @777</th><th>first error at users</th><th>SLA broken at users</th><th>server CPU idle @88</th><th>RSS MB @88</th><th>max busy workers</th><th>pages</th><th>errors</th></tr>");
+    h.body.push_str("<table><tr><th>server</th><th>protocol</th><th>max pages/s</th><th>rt @100</th><th>rt @120</th><th>rt @200</th><th>rt @777</th><th>first error at users</th><th>SLA broken at users</th><th>server CPU idle @88</th><th>PSS MB @88</th><th>max busy workers</th><th>pages</th><th>errors</th></tr>");
     let opt = |v: Option<f64>, div: f64| v.map_or("–".to_string(), |v| format!("{:.1}", v / div));
     let optu = |v: Option<u32>| v.map_or("–".to_string(), |v| v.to_string());
     let mut headline = Vec::new();
@@ -206,7 +206,7 @@ pub fn write_load(dir: &Path, sla: Duration) -> io::Result<(PathBuf, Vec<String>
             optu(d.first_error_users),
             optu(d.sla_broken_users),
             opt(d.server_cpu_idle_pct, 1.0),
-            opt(d.server_rss_mb, 1.0),
+            opt(d.server_pss_mb, 1.0),
             optu(d.max_busy_workers),
             d.pages,
             d.errors

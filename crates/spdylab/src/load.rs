@@ -314,11 +314,12 @@ fn print_summary(spec: &LoadSpec, rows: &[Derived], totals: &[Totals], out: &std
             optu(r.sla_broken_users)
         );
         println!(
-            "  at {} users: server CPU idle {} (machine idle {}), memory {}",
+            "  at {} users: server CPU idle {} (machine idle {}), memory {} RSS, {} PSS",
             r.cpu_at,
             opt(r.server_cpu_idle_pct, " %"),
             opt(r.machine_idle_pct, " %"),
-            opt(r.server_rss_mb, " MB")
+            opt(r.server_rss_mb, " MB"),
+            opt(r.server_pss_mb, " MB")
         );
         if let Some(b) = r.max_busy_workers {
             println!("  max busy workers       {b}");
