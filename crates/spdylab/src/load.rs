@@ -157,6 +157,25 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
         tls13_only: TlsArg::tls13_only(args.tls),
         stop_server_after: args.stop_server_after,
     };
+    let knobs = peers::Knobs {
+        max_streams: spec.max_streams,
+        tls13_only: spec.tls13_only,
+        server_delay: false,
+        resources: spec.site.resources.len(),
+    };
+    for p in &spec.protocols {
+        if let Some(why) = spec.server.refuses(*p, &knobs) {
+            return Err(Failure::Usage(format!(
+                "--server {}: {why}",
+                spec.server.name()
+            )));
+        }
+    }
+    if spec.stop_server_after.is_some() && spec.server != lab::compare::ServerKind::Builtin {
+        return Err(Failure::Usage(
+            "--stop-server-after needs --server builtin".into(),
+        ));
+    }
     let out = args
         .out
         .clone()
