@@ -215,8 +215,9 @@ impl User {
             self.disconnect();
         }
         self.generation += 1;
-        // Stale events of earlier pages (their requests are gone) are dropped.
-        while self.rx.try_recv().is_ok() {}
+        // Events of earlier pages' requests are ignored below (their ids are
+        // of another generation); a connection's events are kept, since a
+        // connection opened late in the last page may be ready only now.
         let started = Instant::now();
         let deadline = tokio::time::Instant::now() + self.cfg.page_timeout;
         let n = self.cfg.page.len();
