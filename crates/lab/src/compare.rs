@@ -217,6 +217,22 @@ pub fn run(
     Ok(results)
 }
 
+/// Why the server or the client cannot run `spec` exactly as asked, naming the
+/// flag (`--server X: …`, `--client Y: …`), if one cannot.
+pub fn refusal(spec: &CompareSpec) -> Option<String> {
+    let knobs = knobs(spec);
+    spec.protocols.iter().find_map(|p| {
+        spec.server
+            .refuses(*p, &knobs)
+            .map(|why| format!("--server {}: {why}", spec.server.name()))
+            .or_else(|| {
+                spec.client
+                    .refuses(*p, spec.conns_per_host)
+                    .map(|why| format!("--client {}: {why}", spec.client.name()))
+            })
+    })
+}
+
 /// Runs the probes of `plan` in order on one testbed: (protocol, Some(rep)) is
 /// a counted repetition, (protocol, None) a warm-up.
 pub fn run_plan(
@@ -235,13 +251,8 @@ pub fn run_plan(
         .iter()
         .map(|(h, s)| (h.clone(), server_addr(*s)))
         .collect();
-    for p in &spec.protocols {
-        if let Some(why) = spec.server.refuses(*p, &knobs(spec)) {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
-        }
-        if let Some(why) = spec.client.refuses(*p, spec.conns_per_host) {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
-        }
+    if let Some(why) = refusal(spec) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
     }
     if let ServerKind::Peer(kind) = spec.server {
         // Before any testbed: a missing server names its Debian package.

@@ -163,20 +163,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         client: args.client.kind(),
         keep_server_log: args.keep_server_log.clone(),
     };
-    let knobs = lab::compare::knobs(&spec);
-    for p in &spec.protocols {
-        if let Some(why) = spec.server.refuses(*p, &knobs) {
-            return Err(Failure::Usage(format!(
-                "--server {}: {why}",
-                spec.server.name()
-            )));
-        }
-        if let Some(why) = spec.client.refuses(*p, spec.conns_per_host) {
-            return Err(Failure::Usage(format!(
-                "--client {}: {why}",
-                spec.client.name()
-            )));
-        }
+    if let Some(why) = lab::compare::refusal(&spec) {
+        return Err(Failure::Usage(why));
     }
     let progress = CountProgress::new("compare", spec.protocols.len() * (spec.reps + spec.warmup));
     let mut har_error = None;

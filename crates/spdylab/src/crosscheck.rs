@@ -58,11 +58,6 @@ pub struct CrosscheckArgs {
 }
 
 pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
-    for p in &args.protocols.0 {
-        if let Some(why) = ClientKind::Chromium.refuses(*p, 6) {
-            return Err(Failure::Usage(format!("--protocols {p}: {why}")));
-        }
-    }
     browser::find().map_err(|e| Failure::Usage(e.to_string()))?;
     let rtts: Vec<Option<Duration>> = if args.rtts.is_empty() {
         vec![args.link.rtt]
@@ -102,13 +97,10 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
                 client: ClientKind::Model,
                 keep_server_log: None,
             };
-            let knobs = lab::compare::knobs(&spec);
-            for p in &spec.protocols {
-                if let Some(why) = spec.server.refuses(*p, &knobs) {
-                    return Err(Failure::Usage(format!(
-                        "--server {}: {why}",
-                        spec.server.name()
-                    )));
+            for client in [ClientKind::Model, ClientKind::Chromium] {
+                spec.client = client;
+                if let Some(why) = lab::compare::refusal(&spec) {
+                    return Err(Failure::Usage(why));
                 }
             }
             let mut by_client = Vec::new();

@@ -26,6 +26,58 @@ fn processes_of(pid: u32) -> Vec<String> {
         .collect()
 }
 
+/// Every process below `pid`, each with its start time (so that a reused pid
+/// is not taken for a survivor): nginx's workers and Chromium's helpers rename
+/// themselves, so only ancestry finds them all.
+fn tree_of(pid: u32) -> Vec<(u32, String)> {
+    let stat = |p: u32| std::fs::read_to_string(format!("/proc/{p}/stat")).ok();
+    // Fields after the command name (which may hold spaces): state ppid … starttime (22nd).
+    let fields = |s: &str| -> Vec<String> {
+        s.rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().map(String::from).collect())
+            .unwrap_or_default()
+    };
+    let all: Vec<(u32, u32, String)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|p| {
+            let f = fields(&stat(p)?);
+            Some((p, f.get(1)?.parse().ok()?, f.get(19)?.clone()))
+        })
+        .collect();
+    let mut tree = vec![pid];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(
+            all.iter()
+                .filter(|(_, pp, _)| *pp == parent)
+                .map(|(p, _, _)| *p),
+        );
+        i += 1;
+    }
+    all.into_iter()
+        .filter(|(p, _, _)| *p != pid && tree.contains(p))
+        .map(|(p, _, start)| (p, start))
+        .collect()
+}
+
+/// Which of `procs` still run (same pid, same start time).
+fn still_running(procs: &[(u32, String)]) -> Vec<u32> {
+    procs
+        .iter()
+        .filter(|(p, start)| {
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(19).map(|t| t == start))
+                    .unwrap_or(false)
+            })
+        })
+        .map(|(p, _)| *p)
+        .collect()
+}
+
 /// Scratch directories of the spdylab with this pid visible on the host.
 fn directories_of(pid: u32) -> Vec<String> {
     let marker = format!("-{pid}-");
@@ -205,13 +257,25 @@ fn kill_9_leaves_no_browser_server_or_directory() {
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    let tree = tree_of(pid);
+    assert!(
+        tree.len() > 4,
+        "the keepers, inits, nginx and its workers, Chromium's processes: {tree:?}"
+    );
     child.kill().unwrap(); // SIGKILL: no destructor runs
     child.wait().unwrap();
     // The death signals travel down the chains; give the kernel a moment to reap.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !processes_of(pid).is_empty() && std::time::Instant::now() < deadline {
+    while !(processes_of(pid).is_empty() && still_running(&tree).is_empty())
+        && std::time::Instant::now() < deadline
+    {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    assert_eq!(
+        still_running(&tree),
+        Vec::<u32>::new(),
+        "descendants outlived spdylab"
+    );
     assert_eq!(
         processes_of(pid),
         Vec::<String>::new(),
