@@ -9,11 +9,11 @@ use link::packet::{TCP_ACK, TCP_SYN};
 use link::{Direction, EventKind, PacketLog, Time};
 use netns::{server_addr, Side, Testbed, TestbedSpec};
 use serde::Serialize;
-use server::{Ca, Server, ServerOptions, TlsVersions};
+use server::Ca;
 use site::Site;
 use std::collections::HashMap;
 use std::io;
-use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::net::IpAddr;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -263,101 +263,22 @@ pub fn run_plan(
     let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
     let ca = Ca::new()?;
     let addresses: Vec<IpAddr> = (1..=shards).map(|i| IpAddr::V4(server_addr(i))).collect();
-    // The server: ours on a thread (its sockets in the server namespace), or a
-    // real one confined there (own PID namespace: it dies with the testbed).
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut peer_files = None;
-    let server_thread = match spec.server {
-        ServerKind::Builtin => {
-            let bind = |port: u16| -> io::Result<Vec<TcpListener>> {
-                addresses
-                    .iter()
-                    .map(|a| {
-                        let addr = SocketAddr::new(*a, port);
-                        testbed
-                            .namespace(Side::Server)
-                            .run(move || TcpListener::bind(addr))
-                    })
-                    .collect()
-            };
-            let (cleartext, tls) = (bind(HTTP_PORT)?, bind(HTTPS_PORT)?);
-            let server = Server::new(
-                spec.site.clone(),
-                ServerOptions {
-                    max_streams: spec.max_streams,
-                    tls: TlsVersions::from_tls13_only(spec.tls13_only),
-                    server_delay: spec.server_delay,
-                    cc: Some(spec.testbed.cc.name().to_string()),
-                    ..Default::default()
-                },
-                &ca,
-                &addresses,
-            )?;
-            Some(std::thread::spawn(move || -> io::Result<()> {
-                let rt = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()?;
-                rt.block_on(server.run(cleartext, tls, async {
-                    let _ = stop_rx.await;
-                }))
-            }))
-        }
-        ServerKind::Peer(kind) => {
-            let docroot = peers::Scratch::new("docroot")?;
-            peers::write_docroot(&spec.site, &docroot.0)?;
-            let mut names: Vec<String> = spec.site.hosts().iter().map(|h| h.to_string()).collect();
-            names.extend(addresses.iter().map(|a| a.to_string()));
-            let (cert_pem, key_pem) = ca.issue_pem(&names)?;
-            let prepared = peers::prepare(
-                kind,
-                &peers::PeerOptions {
-                    addresses: addresses.clone(),
-                    http_port: HTTP_PORT,
-                    https_port: HTTPS_PORT,
-                    h2c_port: None,
-                    tls13_only: spec.tls13_only,
-                    cert_pem,
-                    key_pem,
-                    workers: 2,
-                    max_streams: spec.max_streams,
-                    keepalive_timeout: None,
-                    access_log: true,
-                    docroot: docroot.0.clone(),
-                },
-            )?;
-            let peers::Prepared {
-                scratch, command, ..
-            } = prepared;
-            testbed.spawn_background(Side::Server, command)?;
-            let ports: Vec<SocketAddr> = addresses
-                .iter()
-                .flat_map(|a| {
-                    [
-                        SocketAddr::new(*a, HTTP_PORT),
-                        SocketAddr::new(*a, HTTPS_PORT),
-                    ]
-                })
-                .collect();
-            if let Err(e) = wait_for_ports(&testbed, &ports, Duration::from_secs(10)) {
-                return Err(io::Error::other(format!(
-                    "{kind} did not start in the testbed ({e}); its log:\n{}",
-                    peers::error_log(&scratch.0)
-                )));
-            }
-            if kind == peers::PeerKind::Apache {
-                let status = SocketAddr::new(addresses[0], HTTP_PORT);
-                let ns = testbed.namespace(Side::Server);
-                peers::wait_apache_settled(
-                    &mut || ns.run(move || peers::fetch_apache_status(status)),
-                    Duration::from_secs(15),
-                )?;
-            }
-            peer_files = Some((scratch, docroot));
-            drop(stop_rx);
-            None
-        }
-    };
+    let mut server = crate::testbed_server::start(
+        &mut testbed,
+        &ca,
+        &addresses,
+        &crate::testbed_server::ServerSetup {
+            site: &spec.site,
+            kind: spec.server,
+            max_streams: spec.max_streams,
+            tls13_only: spec.tls13_only,
+            server_delay: spec.server_delay,
+            keepalive: None,
+            access_log: true,
+            stop_after: None,
+            thread_name: "compare-srv",
+        },
+    )?;
 
     let total = plan.len();
     let root = spec.site.root();
@@ -469,73 +390,20 @@ pub fn run_plan(
             .map_err(|_| io::Error::other("client thread panicked"))??;
         Ok(results)
     });
-    let _ = stop_tx.send(());
-    if let Some(t) = server_thread {
-        let _ = t.join();
-    }
+    server.stop();
     testbed.shutdown()?;
-    if let (Some(out), Some((scratch, _))) = (&spec.keep_server_log, &peer_files) {
+    if let (Some(out), Some(dir)) = (&spec.keep_server_log, server.dir()) {
         std::fs::create_dir_all(out)?;
         for f in ["access.log", "error.log", "stderr.log"] {
-            let from = scratch.0.join(f);
+            let from = dir.join(f);
             if from.exists() {
                 std::fs::copy(&from, out.join(f))
                     .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", out.display())))?;
             }
         }
     }
-    drop(peer_files);
+    drop(server);
     results
-}
-
-/// Waits until something listens on every one of `addrs` in the server
-/// namespace (read from its /proc/net/tcp*), or `within` passes.
-fn wait_for_ports(testbed: &Testbed, addrs: &[SocketAddr], within: Duration) -> io::Result<()> {
-    let deadline = Instant::now() + within;
-    loop {
-        let mut listening = Vec::new();
-        for f in ["net/tcp", "net/tcp6"] {
-            let table = testbed
-                .namespace(Side::Server)
-                .read_proc(f)
-                .unwrap_or_default();
-            for l in table.lines().skip(1) {
-                let cols: Vec<&str> = l.split_whitespace().collect();
-                if cols.get(3) == Some(&"0A") {
-                    if let Some(port) = cols.get(1).and_then(|a| a.rsplit(':').next()) {
-                        listening.push((cols[1].to_string(), u16::from_str_radix(port, 16).ok()));
-                    }
-                }
-            }
-        }
-        // A socket on 0.0.0.0/:: listens on every address; else the address must match.
-        let ok = |a: &SocketAddr| {
-            listening.iter().any(|(local, port)| {
-                *port == Some(a.port())
-                    && (local.starts_with("00000000:")
-                        || local.starts_with("00000000000000000000000000000000:")
-                        || proc_addr(a.ip()).is_some_and(|hex| local.starts_with(&hex)))
-            })
-        };
-        if let Some(missing) = addrs.iter().find(|a| !ok(a)) {
-            if Instant::now() >= deadline {
-                return Err(io::Error::other(format!(
-                    "nothing listens on {missing} after {within:?}"
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        } else {
-            return Ok(());
-        }
-    }
-}
-
-/// An IPv4 address as /proc/net/tcp writes it (host byte order, hex).
-fn proc_addr(ip: IpAddr) -> Option<String> {
-    match ip {
-        IpAddr::V4(v4) => Some(format!("{:08X}:", u32::from_ne_bytes(v4.octets()))),
-        IpAddr::V6(_) => None,
-    }
 }
 
 /// Headless Chromium in the testbed's client namespace (its own PID namespace:

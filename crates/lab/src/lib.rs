@@ -9,4 +9,5 @@ pub mod har;
 pub mod load;
 pub mod presets;
 pub mod stats;
+pub mod testbed_server;
 pub mod trial;

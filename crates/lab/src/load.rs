@@ -19,11 +19,11 @@ use client::Protocol;
 use hdrhistogram::Histogram;
 use netns::{server_addr, Side, Testbed, TestbedSpec};
 use serde::Serialize;
-use server::{Ca, Server, ServerOptions, TlsVersions};
+use server::Ca;
 use site::Site;
 use std::collections::{BTreeMap, HashMap};
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -457,102 +457,26 @@ fn run_protocol(
     let addresses: Vec<IpAddr> = (1..=spec.testbed.shards)
         .map(|i| IpAddr::V4(server_addr(i)))
         .collect();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let mut peer_files = None;
-    let mut apache_status_addr = None;
-    let (server_thread, probe) = match spec.server {
-        ServerKind::Builtin => {
-            let bind = |port: u16| -> io::Result<Vec<TcpListener>> {
-                addresses
-                    .iter()
-                    .map(|a| {
-                        let addr = SocketAddr::new(*a, port);
-                        testbed
-                            .namespace(Side::Server)
-                            .run(move || TcpListener::bind(addr))
-                    })
-                    .collect()
-            };
-            let (cleartext, tls) = (bind(HTTP_PORT)?, bind(HTTPS_PORT)?);
-            let server = Server::new(
-                spec.site.clone(),
-                ServerOptions {
-                    max_streams: spec.max_streams,
-                    tls: TlsVersions::from_tls13_only(spec.tls13_only),
-                    cc: Some(spec.testbed.cc.name().to_string()),
-                    ..Default::default()
-                },
-                &ca,
-                &addresses,
-            )?;
-            let stop_after = spec.stop_server_after;
-            let t = std::thread::Builder::new().name("load-srv".into()).spawn(
-                move || -> io::Result<()> {
-                    let rt = tokio::runtime::Builder::new_multi_thread()
-                        .worker_threads(2)
-                        .thread_name("load-srv")
-                        .enable_all()
-                        .build()?;
-                    rt.block_on(server.run(cleartext, tls, async move {
-                        match stop_after {
-                            Some(d) => {
-                                let _ = tokio::time::timeout(d, stop_rx).await;
-                            }
-                            None => {
-                                let _ = stop_rx.await;
-                            }
-                        }
-                    }))
-                },
-            )?;
-            (Some(t), ServerProbe::Threads)
-        }
-        ServerKind::Peer(kind) => {
-            let docroot = peers::Scratch::new("docroot")?;
-            peers::write_docroot(&spec.site, &docroot.0)?;
-            let mut names: Vec<String> = spec.site.hosts().iter().map(|h| h.to_string()).collect();
-            names.extend(addresses.iter().map(|a| a.to_string()));
-            let (cert_pem, key_pem) = ca.issue_pem(&names)?;
-            let prepared = peers::prepare(
-                kind,
-                &peers::PeerOptions {
-                    addresses: addresses.clone(),
-                    http_port: HTTP_PORT,
-                    https_port: HTTPS_PORT,
-                    h2c_port: None,
-                    tls13_only: spec.tls13_only,
-                    cert_pem,
-                    key_pem,
-                    workers: 2,
-                    max_streams: spec.max_streams,
-                    keepalive_timeout: spec.keepalive,
-                    access_log: false,
-                    docroot: docroot.0.clone(),
-                },
-            )?;
-            let peers::Prepared {
-                scratch, command, ..
-            } = prepared;
-            let pid = testbed.spawn_background(Side::Server, command)?;
-            if !testbed.wait_for_listener(Side::Server, Duration::from_secs(10)) {
-                return Err(io::Error::other(format!(
-                    "{kind} did not start in the testbed; its log:\n{}",
-                    peers::error_log(&scratch.0)
-                )));
-            }
-            if kind == peers::PeerKind::Apache {
-                let status = SocketAddr::new(addresses[0], HTTP_PORT);
-                let ns = testbed.namespace(Side::Server);
-                peers::wait_apache_settled(
-                    &mut || ns.run(move || peers::fetch_apache_status(status)),
-                    Duration::from_secs(15),
-                )?;
-                apache_status_addr = Some(status);
-            }
-            peer_files = Some((scratch, docroot));
-            drop(stop_rx);
-            (None, ServerProbe::Tree(pid))
-        }
+    let mut server = crate::testbed_server::start(
+        &mut testbed,
+        &ca,
+        &addresses,
+        &crate::testbed_server::ServerSetup {
+            site: &spec.site,
+            kind: spec.server,
+            max_streams: spec.max_streams,
+            tls13_only: spec.tls13_only,
+            server_delay: Duration::ZERO,
+            keepalive: spec.keepalive,
+            access_log: false,
+            stop_after: spec.stop_server_after,
+            thread_name: "load-srv",
+        },
+    )?;
+    let apache_status_addr = server.apache_status;
+    let probe = match server.pid {
+        Some(pid) => ServerProbe::Tree(pid),
+        None => ServerProbe::Threads,
     };
 
     let cfg = Arc::new(UserConfig {
@@ -727,12 +651,9 @@ fn run_protocol(
             .map_err(|_| io::Error::other("the generator panicked"))??;
         Ok(())
     });
-    let _ = stop_tx.send(());
-    if let Some(t) = server_thread {
-        let _ = t.join();
-    }
+    server.stop();
     testbed.shutdown()?;
-    drop(peer_files);
+    drop(server);
     result?;
     Ok(totals)
 }

@@ -380,8 +380,6 @@ fn print_summary(spec: &LoadSpec, rows: &[Derived], totals: &[Totals], out: &std
 /// https and h2 (mod_http2, mod_spdy's heir), and spdy3 on the built-in server;
 /// 1 to 1000 users over 20 minutes (`quick`: to 400 users in 5 minutes). Writes
 /// DIR/load.jsonl, DIR/summary.csv and DIR/report.html.
-// Called by `spdylab paper load` once paper.rs wires it in.
-#[allow(dead_code)]
 pub fn paper_load(quick: bool, out: &std::path::Path) -> Result<i32, Failure> {
     let site = load_site("icons", site::DEFAULT_SEED)?;
     #[derive(clap::Parser)]

@@ -14,13 +14,16 @@ use std::path::PathBuf;
   spdylab paper fig9 --out results/fig9 --jobs 2
   spdylab paper all --quick --out results/paper      # results/paper/fig2, .../fig4, ...
   spdylab paper fig2 --print > fig2.toml             # the experiment file, to edit
+  spdylab paper load --quick --out results/load      # seed 000: users until the SLA breaks
 
 Figures: fig2 (RTT), fig4 (bandwidth), fig6 (loss), fig8 (shards), fig9 (streams x RTT),
 iw (initial window); pipelining: seed 003's throughput matrix (built-in server and
-nginx; h1, TLS, pipelining x8/x16, h2, h2c). The paper's numbers, where it gives them, are drawn as marks.
+nginx; h1, TLS, pipelining x8/x16, h2, h2c); load: seed 000's load test (Apache worker
+MPM, http/https/h2, and spdy3 on the built-in server; --quick: 1-400 users in 5 min).
+The paper's numbers, where it gives them, are drawn as marks.
 An interrupted run resumes when the same command is run again.")]
 pub struct PaperArgs {
-    /// fig2, fig4, fig6, fig8, fig9, iw, all, or pipelining (seed 003's throughput matrix)
+    /// fig2, fig4, fig6, fig8, fig9, iw, all, pipelining (seed 003) or load (seed 000)
     pub figure: String,
     /// A reduced grid that runs in minutes
     #[arg(long)]
@@ -48,6 +51,13 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
             .clone()
             .ok_or_else(|| Failure::Usage("--out DIR is needed".into()))?;
         return crate::bench::pipelining_matrix(args.quick, &out, 50);
+    }
+    if args.figure == "load" {
+        let out = args
+            .out
+            .clone()
+            .ok_or_else(|| Failure::Usage("--out DIR is needed".into()))?;
+        return crate::load::paper_load(args.quick, &out);
     }
     let chosen: Vec<&presets::Preset> = if args.figure == "all" {
         PRESETS.iter().collect()

@@ -1,0 +1,239 @@
+//! The server of a testbed, for `compare` and `load` alike: the built-in one
+//! on threads of this process (its sockets bound in the server namespace), or
+//! a real one from a generated config, confined there (own PID namespace: it
+//! dies with the testbed), waited for on every port, Apache until it settles.
+
+use crate::compare::{ServerKind, HTTPS_PORT, HTTP_PORT};
+use netns::{Side, Testbed};
+use server::{Ca, Server, ServerOptions, TlsVersions};
+use site::Site;
+use std::io;
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::time::{Duration, Instant};
+
+/// What to start.
+pub struct ServerSetup<'a> {
+    pub site: &'a Site,
+    pub kind: ServerKind,
+    pub max_streams: u32,
+    pub tls13_only: Option<bool>,
+    /// Think time before each response (built-in server only).
+    pub server_delay: Duration,
+    /// Keep-alive timeout of a real server (None: its default).
+    pub keepalive: Option<Duration>,
+    /// Whether a real server logs each request (with its protocol).
+    pub access_log: bool,
+    /// Stop the built-in server after this long (a fault, for tests).
+    pub stop_after: Option<Duration>,
+    /// Name of the built-in server's threads (CPU accounting finds them by it).
+    pub thread_name: &'static str,
+}
+
+/// A running server; `stop` ends it (a real one ends with the testbed).
+pub struct RunningServer {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<io::Result<()>>>,
+    /// A real server's process (the keeper of its PID namespace).
+    pub pid: Option<u32>,
+    /// A real server's mod_status address (Apache).
+    pub apache_status: Option<SocketAddr>,
+    /// A real server's directory (config, logs) and its docroot.
+    files: Option<(peers::Scratch, peers::Scratch)>,
+}
+
+impl RunningServer {
+    /// A real server's directory: config and logs.
+    pub fn dir(&self) -> Option<&std::path::Path> {
+        self.files.as_ref().map(|(s, _)| s.0.as_path())
+    }
+
+    /// Stops the built-in server and waits for its threads.
+    pub fn stop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Starts the server of `setup` at `addresses` (ports 80 and 443) in `testbed`.
+pub fn start(
+    testbed: &mut Testbed,
+    ca: &Ca,
+    addresses: &[IpAddr],
+    setup: &ServerSetup<'_>,
+) -> io::Result<RunningServer> {
+    match setup.kind {
+        ServerKind::Builtin => {
+            let bind = |port: u16| -> io::Result<Vec<TcpListener>> {
+                addresses
+                    .iter()
+                    .map(|a| {
+                        let addr = SocketAddr::new(*a, port);
+                        testbed
+                            .namespace(Side::Server)
+                            .run(move || TcpListener::bind(addr))
+                    })
+                    .collect()
+            };
+            let (cleartext, tls) = (bind(HTTP_PORT)?, bind(HTTPS_PORT)?);
+            let server = Server::new(
+                setup.site.clone(),
+                ServerOptions {
+                    max_streams: setup.max_streams,
+                    tls: TlsVersions::from_tls13_only(setup.tls13_only),
+                    server_delay: setup.server_delay,
+                    cc: Some(testbed.spec().cc.name().to_string()),
+                    ..Default::default()
+                },
+                ca,
+                addresses,
+            )?;
+            let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+            let (name, stop_after) = (setup.thread_name, setup.stop_after);
+            let thread = std::thread::Builder::new().name(name.into()).spawn(
+                move || -> io::Result<()> {
+                    let rt = tokio::runtime::Builder::new_multi_thread()
+                        .worker_threads(2)
+                        .thread_name(name)
+                        .enable_all()
+                        .build()?;
+                    rt.block_on(server.run(cleartext, tls, async move {
+                        match stop_after {
+                            Some(d) => {
+                                let _ = tokio::time::timeout(d, stop_rx).await;
+                            }
+                            None => {
+                                let _ = stop_rx.await;
+                            }
+                        }
+                    }))
+                },
+            )?;
+            Ok(RunningServer {
+                stop: Some(stop_tx),
+                thread: Some(thread),
+                pid: None,
+                apache_status: None,
+                files: None,
+            })
+        }
+        ServerKind::Peer(kind) => {
+            let docroot = peers::Scratch::new("docroot")?;
+            peers::write_docroot(setup.site, &docroot.0)?;
+            let mut names: Vec<String> = setup.site.hosts().iter().map(|h| h.to_string()).collect();
+            names.extend(addresses.iter().map(|a| a.to_string()));
+            let (cert_pem, key_pem) = ca.issue_pem(&names)?;
+            let peers::Prepared {
+                scratch, command, ..
+            } = peers::prepare(
+                kind,
+                &peers::PeerOptions {
+                    addresses: addresses.to_vec(),
+                    http_port: HTTP_PORT,
+                    https_port: HTTPS_PORT,
+                    h2c_port: None,
+                    tls13_only: setup.tls13_only,
+                    cert_pem,
+                    key_pem,
+                    workers: 2,
+                    max_streams: setup.max_streams,
+                    keepalive_timeout: setup.keepalive,
+                    access_log: setup.access_log,
+                    docroot: docroot.0.clone(),
+                },
+            )?;
+            let pid = testbed.spawn_background(Side::Server, command)?;
+            let ports: Vec<SocketAddr> = addresses
+                .iter()
+                .flat_map(|a| {
+                    [
+                        SocketAddr::new(*a, HTTP_PORT),
+                        SocketAddr::new(*a, HTTPS_PORT),
+                    ]
+                })
+                .collect();
+            if let Err(e) = wait_for_ports(testbed, &ports, Duration::from_secs(10)) {
+                return Err(io::Error::other(format!(
+                    "{kind} did not start in the testbed ({e}); its log:\n{}",
+                    peers::error_log(&scratch.0)
+                )));
+            }
+            let mut apache_status = None;
+            if kind == peers::PeerKind::Apache {
+                let status = SocketAddr::new(addresses[0], HTTP_PORT);
+                let ns = testbed.namespace(Side::Server);
+                peers::wait_apache_settled(
+                    &mut || ns.run(move || peers::fetch_apache_status(status)),
+                    Duration::from_secs(15),
+                )?;
+                apache_status = Some(status);
+            }
+            Ok(RunningServer {
+                stop: None,
+                thread: None,
+                pid: Some(pid),
+                apache_status,
+                files: Some((scratch, docroot)),
+            })
+        }
+    }
+}
+
+/// Waits until something listens on every one of `addrs` in the server
+/// namespace (read from its /proc/net/tcp*), or `within` passes.
+fn wait_for_ports(testbed: &Testbed, addrs: &[SocketAddr], within: Duration) -> io::Result<()> {
+    let deadline = Instant::now() + within;
+    loop {
+        let mut listening = Vec::new();
+        for f in ["net/tcp", "net/tcp6"] {
+            let table = testbed
+                .namespace(Side::Server)
+                .read_proc(f)
+                .unwrap_or_default();
+            for l in table.lines().skip(1) {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                if cols.get(3) == Some(&"0A") {
+                    if let Some(port) = cols.get(1).and_then(|a| a.rsplit(':').next()) {
+                        listening.push((cols[1].to_string(), u16::from_str_radix(port, 16).ok()));
+                    }
+                }
+            }
+        }
+        // A socket on 0.0.0.0/:: listens on every address; else the address must match.
+        let ok = |a: &SocketAddr| {
+            listening.iter().any(|(local, port)| {
+                *port == Some(a.port())
+                    && (local.starts_with("00000000:")
+                        || local.starts_with("00000000000000000000000000000000:")
+                        || proc_addr(a.ip()).is_some_and(|hex| local.starts_with(&hex)))
+            })
+        };
+        if let Some(missing) = addrs.iter().find(|a| !ok(a)) {
+            if Instant::now() >= deadline {
+                return Err(io::Error::other(format!(
+                    "nothing listens on {missing} after {within:?}"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        } else {
+            return Ok(());
+        }
+    }
+}
+
+/// An IPv4 address as /proc/net/tcp writes it (host byte order, hex).
+fn proc_addr(ip: IpAddr) -> Option<String> {
+    match ip {
+        IpAddr::V4(v4) => Some(format!("{:08X}:", u32::from_ne_bytes(v4.octets()))),
+        IpAddr::V6(_) => None,
+    }
+}
