@@ -105,7 +105,8 @@ impl Recorder {
                     r.finished = Some(num(p, "timestamp"));
                 }
             }
-            "Page.loadEventFired" if self.onload.is_none() => {
+            // Only the page's own onload (not about:blank's, before it).
+            "Page.loadEventFired" if self.onload.is_none() && self.document.is_some() => {
                 self.onload = Some(num(p, "timestamp"));
             }
             _ => {}
@@ -338,6 +339,15 @@ mod tests {
         let load = page("http/1.1").finish(Protocol::H2);
         let e = load.error.unwrap();
         assert!(e.contains("not h2 as asked"), "{e}");
+    }
+
+    #[test]
+    fn an_onload_before_the_document_is_not_the_page_s() {
+        let mut r = Recorder::new();
+        r.on_event("Page.loadEventFired", &json!({"timestamp": 0.5}));
+        assert!(!r.loaded());
+        let r = page("h2");
+        assert!((r.finish(Protocol::H2).plt_ms - 750.0).abs() < 1e-6);
     }
 
     #[test]
