@@ -91,7 +91,10 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
         "--password-store=basic",
         "--use-mock-keychain",
         "--disable-quic",
-        "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying",
+        // Cross-site iframes in the page's own process, so that their requests
+        // are the page target's Network events too (as in the Chrome of 004).
+        "--disable-site-isolation-trials",
+        "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,IsolateOrigins,site-per-process",
         "--window-size=1280,800",
     ])
     .arg(format!("--user-data-dir={}", profile.0.display()))

@@ -67,6 +67,11 @@ impl Recorder {
                 if self.document.is_none() && p["type"].as_str() == Some("Document") {
                     self.document = Some(id.to_string());
                 }
+                // A redirect re-sends the same id: the request began at its first hop.
+                let issued = match self.requests.get(id) {
+                    Some(r) if p.get("redirectResponse").is_some() => r.issued,
+                    _ => num(p, "timestamp"),
+                };
                 if !self.requests.contains_key(id) {
                     self.order.push(id.to_string());
                 }
@@ -74,7 +79,7 @@ impl Recorder {
                     id.to_string(),
                     Request {
                         url,
-                        issued: num(p, "timestamp"),
+                        issued,
                         ..Default::default()
                     },
                 );

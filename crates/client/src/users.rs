@@ -179,6 +179,8 @@ struct ReqState {
     /// Sent on a connection kept from an earlier page.
     on_reused: bool,
     retried: bool,
+    /// Answered, or failed for good.
+    finished: bool,
 }
 
 impl User {
@@ -271,6 +273,7 @@ impl User {
                 }
                 Event::Done { req, .. } if own(req) => {
                     let i = req - base;
+                    reqs[i].finished = true;
                     if let Some(c) = reqs[i].conn.and_then(|c| self.conns.get_mut(&c)) {
                         c.busy = None;
                     }
@@ -302,16 +305,45 @@ impl User {
                     // A connection kept from an earlier page may have been
                     // closed by the server meanwhile: send again, once, on a new one.
                     let reused = reqs[i].on_reused;
-                    if let Some(c) = conn {
-                        self.conns.remove(&c);
-                    }
+                    let mut dropped: Vec<ConnId> = conn.into_iter().collect();
                     if reused {
-                        // Its idle siblings from earlier pages were most likely
+                        // Its siblings from earlier pages were most likely
                         // closed at the same time (the server's keep-alive
                         // timeout): the request goes again on a fresh connection.
                         let generation = self.generation;
-                        self.conns
-                            .retain(|_, c| c.born == generation || c.busy.is_some());
+                        dropped.extend(
+                            self.conns
+                                .iter()
+                                .filter(|(_, c)| c.born != generation && c.busy.is_none())
+                                .map(|(id, _)| *id),
+                        );
+                    }
+                    for c in &dropped {
+                        self.conns.remove(c);
+                    }
+                    // Dropping a connection aborts what it carried (h2, spdy3
+                    // streams): this page's other requests on it go again, once.
+                    for (j, r) in reqs.iter_mut().enumerate() {
+                        if j != i && !r.finished && r.conn.is_some_and(|c| dropped.contains(&c)) {
+                            if r.retried {
+                                r.finished = true;
+                                fail(
+                                    &mut out,
+                                    ErrorKind::Reset,
+                                    format!(
+                                        "{}: its connection failed twice",
+                                        self.cfg.page[j].path
+                                    ),
+                                );
+                            } else {
+                                *r = ReqState {
+                                    retried: true,
+                                    ..ReqState::default()
+                                };
+                                out.retries += 1;
+                                pending.push_front(j);
+                            }
+                        }
                     }
                     if (reused || conn.is_none()) && !reqs[i].retried && reqs[i].bytes == 0 {
                         reqs[i].retried = true;
@@ -319,6 +351,7 @@ impl User {
                         out.retries += 1;
                         pending.push_front(i);
                     } else {
+                        reqs[i].finished = true;
                         let kind = ErrorKind::classify(&error);
                         fail(
                             &mut out,
@@ -368,11 +401,17 @@ impl User {
                         let _ = tx.send((req, host, path));
                     }
                     Link::Spdy(tx) => {
-                        let _ = tx.send(spdy::Job {
+                        let job = spdy::Job {
                             req,
                             host: host.clone(),
                             path,
-                        });
+                        };
+                        if tx.send(job).is_err() {
+                            // The session has ended: a new one takes it.
+                            self.conns.remove(&id);
+                            pending.push_front(i);
+                            continue;
+                        }
                     }
                     Link::H2(send) => {
                         let t = tokio::spawn(h2_request(

@@ -77,6 +77,9 @@ impl LoadSpec {
 
 #[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct PageTimes {
+    /// Pages timed: complete ones and those that timed out.
+    #[serde(default)]
+    pub n: u64,
     pub mean: f64,
     pub p50: f64,
     pub p95: f64,
@@ -207,6 +210,7 @@ impl Window {
 fn page_times(h: &Option<Histogram<u64>>) -> PageTimes {
     match h {
         Some(h) if !h.is_empty() => PageTimes {
+            n: h.len(),
             mean: h.mean(),
             p50: h.value_at_quantile(0.5) as f64,
             p95: h.value_at_quantile(0.95) as f64,
@@ -810,11 +814,21 @@ pub fn derive(records: &[Second], at: &[u32], sla: Duration, cpu_at: u32) -> Vec
                 .iter()
                 .filter(|r| r.protocol == p && r.server == server)
                 .collect();
+            // Each second's mean weighs as many pages as it timed: timed-out
+            // pages count (a second of nothing but timeouts is starvation,
+            // not an empty second); records without `n` weigh their pages.
+            let timed = |r: &Second| {
+                if r.page_ms.n > 0 {
+                    r.page_ms.n
+                } else {
+                    r.pages
+                }
+            };
             let weighted = |idx: &[usize]| -> Option<f64> {
-                let pages: u64 = idx.iter().map(|&i| s[i].pages).sum();
+                let pages: u64 = idx.iter().map(|&i| timed(s[i])).sum();
                 (pages > 0).then(|| {
                     idx.iter()
-                        .map(|&i| s[i].page_ms.mean * s[i].pages as f64)
+                        .map(|&i| s[i].page_ms.mean * timed(s[i]) as f64)
                         .sum::<f64>()
                         / pages as f64
                 })

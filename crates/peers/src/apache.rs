@@ -30,6 +30,7 @@ pub(crate) fn configure(o: &PeerOptions, dir: &Path, command: &mut Command) -> i
         ("ssl", "mod_ssl"),
         ("http2", "mod_http2"),
         ("status", "mod_status"),
+        ("headers", "mod_headers"),
     ]
     .iter()
     .map(|(name, file)| format!("LoadModule {name}_module {MODULES}/{file}.so\n"))
@@ -83,6 +84,7 @@ H2MaxSessionStreams {streams}
   Require all granted
 </Directory>
 UseCanonicalName Off
+Header always set Access-Control-Allow-Origin "*"
 VirtualDocumentRoot {root}/%0
 <Location /server-status>
   SetHandler server-status

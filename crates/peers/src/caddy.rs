@@ -46,7 +46,7 @@ pub(crate) fn configure(o: &PeerOptions, dir: &Path, command: &mut Command) -> i
     };
     let site = |scheme: &str, port: u16, tls: &str| {
         format!(
-            "{scheme}://:{port} {{\n\tbind {bind}\n{tls}\troot * {root}\n{types}\tfile_server\n{log}}}\n",
+            "{scheme}://:{port} {{\n\tbind {bind}\n{tls}\troot * {root}\n\theader Access-Control-Allow-Origin *\n{types}\tfile_server\n{log}}}\n",
             bind = bind.join(" "),
             root = token(&format!("{}/{{host}}", o.docroot.display())),
         )

@@ -48,7 +48,7 @@ pub(crate) fn configure(o: &PeerOptions, dir: &Path, command: &mut Command) -> i
     for h in docroot_hosts(&o.docroot)? {
         for port in [o.http_port, o.https_port] {
             hosts.push_str(&format!(
-                "  {}:\n    paths:\n      \"/\":\n        file.dir: {}\n",
+                "  {}:\n    paths:\n      \"/\":\n        file.dir: {}\n        header.add: \"Access-Control-Allow-Origin: *\"\n",
                 quoted(&format!("{h}:{port}")),
                 quoted(&o.docroot.join(&h).display().to_string())
             ));

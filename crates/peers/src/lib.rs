@@ -421,7 +421,10 @@ impl Scratch {
             .unwrap_or_else(std::env::temp_dir);
         let dir = root.join(format!("spdylab-{what}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)?;
+        std::fs::create_dir_all(&root)?;
+        // Ours alone: creating fails if someone made it in between.
+        std::fs::create_dir(&dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
         Ok(Scratch(dir))

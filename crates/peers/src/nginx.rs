@@ -49,6 +49,7 @@ http {{
   tcp_nodelay on;
   http2_max_concurrent_streams {streams};
   client_body_temp_path {dir}/tmp;
+  add_header Access-Control-Allow-Origin * always;
   server {{
 {listen_http}{listen_https}    ssl_certificate {dir}/cert.pem;
     ssl_certificate_key {dir}/key.pem;

@@ -135,6 +135,11 @@ fn catch_sigint() {
 }
 
 pub fn run(args: LoadArgs) -> Result<i32, Failure> {
+    if args.keepalive.is_some() && matches!(args.server, crate::compare::ServerArg::Builtin) {
+        return Err(Failure::Usage(
+            "--keepalive sets a real server's keep-alive timeout; the built-in server keeps connections open: use --server apache|nginx|h2o|caddy".into(),
+        ));
+    }
     let site = load_site(&args.site, args.site_seed)?;
     let testbed = args.link.testbed_spec(1).map_err(Failure::Usage)?;
     let spec = LoadSpec {

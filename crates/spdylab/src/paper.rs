@@ -21,7 +21,7 @@ iw (initial window); pipelining: seed 003's throughput matrix (built-in server a
 nginx; h1, TLS, pipelining x8/x16, h2, h2c); load: seed 000's load test (Apache worker
 MPM, http/https/h2, and spdy3 on the built-in server; --quick: 1-400 users in 5 min).
 The paper's numbers, where it gives them, are drawn as marks.
-An interrupted run resumes when the same command is run again.")]
+An interrupted figure campaign resumes when the same command is run again.")]
 pub struct PaperArgs {
     /// fig2, fig4, fig6, fig8, fig9, iw, all, pipelining (seed 003) or load (seed 000)
     pub figure: String,
@@ -45,6 +45,32 @@ pub struct PaperArgs {
 }
 
 pub fn run(args: PaperArgs) -> Result<i32, Failure> {
+    if matches!(args.figure.as_str(), "load" | "pipelining") {
+        // These are not campaigns: their own servers, no experiment file, no slices.
+        let r = &args.run;
+        let ignored = [
+            (args.print, "--print"),
+            (
+                !matches!(args.server, crate::compare::ServerArg::Builtin),
+                "--server",
+            ),
+            (
+                !matches!(args.client, crate::compare::ClientArg::Model),
+                "--client",
+            ),
+            (r.shard.is_some(), "--shard"),
+            (r.retry_failed, "--retry-failed"),
+            (r.no_har, "--no-har"),
+            (r.no_calibration, "--no-calibration"),
+            (r.jobs != crate::sweep::DEFAULT_JOBS, "--jobs"),
+        ];
+        if let Some((_, flag)) = ignored.iter().find(|(set, _)| *set) {
+            return Err(Failure::Usage(format!(
+                "paper {}: {flag} applies to the figures' campaigns, not to this preset",
+                args.figure
+            )));
+        }
+    }
     if args.figure == "pipelining" {
         let out = args
             .out

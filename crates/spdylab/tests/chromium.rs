@@ -287,3 +287,44 @@ fn kill_9_leaves_no_browser_server_or_directory() {
         "directories outlived spdylab"
     );
 }
+
+#[test]
+fn a_real_server_gives_chromium_every_cross_origin_font_and_iframe() {
+    // 17 domains: fonts from another origin need CORS, third-party iframes
+    // must report their requests on the page's target.
+    let site = site::builtin("http-archive-2014", site::DEFAULT_SEED).unwrap();
+    let out = spdylab(&[
+        "compare",
+        "--site",
+        "http-archive-2014",
+        "--client",
+        "chromium",
+        "--server",
+        "nginx",
+        "--protocols",
+        "https,h2",
+        "--rtt",
+        "20ms",
+        "--rate",
+        "20mbit",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for p in v["probes"].as_array().unwrap() {
+        assert!(p["error"].is_null(), "{p}");
+        assert_eq!(
+            p["resources"].as_u64().unwrap() as usize,
+            site.resources.len(),
+            "{p}"
+        );
+    }
+}
