@@ -13,7 +13,6 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 #[path = "spdy.rs"]
@@ -523,18 +522,7 @@ pub async fn fetch_spdy3(
     window: u32,
 ) -> Result<Vec<Fetched>, String> {
     let tls = client_tls(Protocol::Spdy3, ca, None);
-    let tcp = TcpStream::connect(addr)
-        .await
-        .map_err(|e| format!("connect {addr}: {e}"))?;
-    let _ = tcp.set_nodelay(true);
-    let name = ServerName::try_from(host.to_string()).map_err(|e| format!("{host}: {e}"))?;
-    let io = tokio_rustls::TlsConnector::from(tls)
-        .connect(name, tcp)
-        .await
-        .map_err(|e| format!("TLS with {host}: {e}"))?;
-    if io.get_ref().1.alpn_protocol() != Some(proto::spdy3::ALPN) {
-        return Err(format!("{host} did not negotiate spdy/3.1 by ALPN"));
-    }
+    let (io, _) = dial(addr, None, Protocol::Spdy3, host, tls).await?;
     let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
     let (events_tx, mut events) = mpsc::unbounded_channel();
     for (req, path) in paths.iter().enumerate() {
@@ -587,6 +575,48 @@ pub async fn fetch_spdy3(
     Ok(out)
 }
 
+/// TCP to `addr` (from `bind` when given: a user's own address), then TLS if
+/// `protocol` wants it, with spdy3 only where ALPN chose spdy/3.1. The stream
+/// and the TLS handshake's time in ms (-1 without TLS); an error names the
+/// step, TLS ones starting with "TLS".
+async fn dial(
+    addr: SocketAddr,
+    bind: Option<IpAddr>,
+    protocol: Protocol,
+    sni: &str,
+    tls: Arc<rustls::ClientConfig>,
+) -> Result<(Box<dyn Io>, f64), String> {
+    let sock = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(|e| format!("connect {addr}: {e}"))?;
+    if let Some(ip) = bind {
+        sock.bind(SocketAddr::new(ip, 0))
+            .map_err(|e| format!("connect {addr} from {ip}: {e}"))?;
+    }
+    let tcp = sock
+        .connect(addr)
+        .await
+        .map_err(|e| format!("connect {addr}: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    if !protocol.tls() {
+        return Ok((Box::new(tcp), -1.0));
+    }
+    let t0 = Instant::now();
+    let name =
+        ServerName::try_from(sni.to_string()).map_err(|e| format!("TLS server name {sni}: {e}"))?;
+    let s = tokio_rustls::TlsConnector::from(tls)
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("TLS with {sni}: {e}"))?;
+    if protocol == Protocol::Spdy3 && s.get_ref().1.alpn_protocol() != Some(proto::spdy3::ALPN) {
+        return Err(format!("TLS: {sni} did not negotiate spdy/3.1 by ALPN"));
+    }
+    Ok((Box::new(s), ms(t0.elapsed())))
+}
+
 /// Opens a connection: TCP, TLS if the protocol wants it, then HTTP/1.1 or HTTP/2.
 async fn open(
     conn: ConnId,
@@ -605,32 +635,9 @@ async fn open(
     } else {
         cfg.http_port
     };
-    let tcp = match TcpStream::connect(SocketAddr::new(addr, port)).await {
-        Ok(s) => s,
-        Err(e) => return fail(format!("connect {addr}:{port}: {e}")),
-    };
-    let _ = tcp.set_nodelay(true);
-    let (io, tls_ms): (Box<dyn Io>, f64) = if protocol.tls() {
-        let t0 = Instant::now();
-        let name = match ServerName::try_from(sni.clone()) {
-            Ok(n) => n,
-            Err(e) => return fail(format!("server name {sni}: {e}")),
-        };
-        match tokio_rustls::TlsConnector::from(tls)
-            .connect(name, tcp)
-            .await
-        {
-            Ok(s)
-                if protocol == Protocol::Spdy3
-                    && s.get_ref().1.alpn_protocol() != Some(proto::spdy3::ALPN) =>
-            {
-                return fail(format!("{sni} did not negotiate spdy/3.1 by ALPN"));
-            }
-            Ok(s) => (Box::new(s), ms(t0.elapsed())),
-            Err(e) => return fail(format!("TLS with {sni}: {e}")),
-        }
-    } else {
-        (Box::new(tcp), -1.0)
+    let (io, tls_ms) = match dial(SocketAddr::new(addr, port), None, protocol, &sni, tls).await {
+        Ok(d) => d,
+        Err(e) => return fail(e),
     };
     if protocol == Protocol::Spdy3 {
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();

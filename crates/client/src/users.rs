@@ -10,15 +10,14 @@
 //! client address), and reuses the browser model's connection code (`load.rs`):
 //! the HTTP/1.1 reader, `h2_request`, and the SPDY/3.1 session.
 
-use super::{client_tls, h1_connection, h2_request, spdy, ConnId, Event, Io, Link, ReqId};
+use super::{client_tls, h1_connection, h2_request, spdy, ConnId, Event, Link, ReqId};
 use crate::protocol::Protocol;
 use bytes::Bytes;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::CertificateDer;
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -497,18 +496,6 @@ impl User {
     }
 }
 
-async fn connect(addr: SocketAddr, bind: Option<IpAddr>) -> std::io::Result<TcpStream> {
-    let sock = if addr.is_ipv4() {
-        TcpSocket::new_v4()?
-    } else {
-        TcpSocket::new_v6()?
-    };
-    if let Some(ip) = bind {
-        sock.bind(SocketAddr::new(ip, 0))?;
-    }
-    sock.connect(addr).await
-}
-
 /// A connection of a user: TCP (from `bind`), TLS if the protocol wants it,
 /// then HTTP/1.1, HTTP/2 or SPDY/3.1 until aborted or closed.
 async fn open(
@@ -523,31 +510,9 @@ async fn open(
     let fail = |e: String| {
         let _ = events.send(Event::ConnFailed { conn, error: e });
     };
-    let tcp = match connect(addr, bind).await {
-        Ok(s) => s,
-        Err(e) => return fail(format!("connect {addr}: {e}")),
-    };
-    let _ = tcp.set_nodelay(true);
-    let io: Box<dyn Io> = if protocol.tls() {
-        let name = match ServerName::try_from(sni.clone()) {
-            Ok(n) => n,
-            Err(e) => return fail(format!("TLS server name {sni}: {e}")),
-        };
-        match tokio_rustls::TlsConnector::from(tls)
-            .connect(name, tcp)
-            .await
-        {
-            Ok(s)
-                if protocol == Protocol::Spdy3
-                    && s.get_ref().1.alpn_protocol() != Some(proto::spdy3::ALPN) =>
-            {
-                return fail(format!("TLS: {sni} did not negotiate spdy/3.1 by ALPN"));
-            }
-            Ok(s) => Box::new(s),
-            Err(e) => return fail(format!("TLS with {sni}: {e}")),
-        }
-    } else {
-        Box::new(tcp)
+    let (io, _) = match super::dial(addr, bind, protocol, &sni, tls).await {
+        Ok(d) => d,
+        Err(e) => return fail(e),
     };
     let connected = |link: Link| Event::Connected {
         conn,
