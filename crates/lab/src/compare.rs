@@ -7,13 +7,11 @@ use crate::stats::{gain_with_ci, summarize, Summary};
 use client::{LoadConfig, LoadResult, Protocol};
 use link::packet::{TCP_ACK, TCP_SYN};
 use link::{Direction, EventKind, PacketLog, Time};
-use netns::{server_addr, Side, Testbed, TestbedSpec};
+use netns::{Side, Testbed, TestbedSpec};
 use serde::Serialize;
 use server::Ca;
 use site::Site;
-use std::collections::HashMap;
 use std::io;
-use std::net::IpAddr;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -240,17 +238,11 @@ pub fn run_plan(
     plan: Vec<(Protocol, Option<usize>)>,
     on_probe: &mut dyn FnMut(&ProbeResult, usize, usize),
 ) -> io::Result<Vec<ProbeResult>> {
-    let shards = spec.testbed.shards;
-    let map = spec.site.shard_map(shards);
-    let resolve: HashMap<String, IpAddr> = map
-        .iter()
-        .map(|(h, s)| (h.clone(), IpAddr::V4(server_addr(*s))))
-        .collect();
-    let mut tb_spec = spec.testbed.clone();
-    tb_spec.hosts = map
-        .iter()
-        .map(|(h, s)| (h.clone(), server_addr(*s)))
-        .collect();
+    let crate::testbed_server::Placement {
+        resolve,
+        testbed: tb_spec,
+        addresses,
+    } = crate::testbed_server::place(&spec.site, &spec.testbed);
     if let Some(why) = refusal(spec) {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
     }
@@ -262,7 +254,6 @@ pub fn run_plan(
     let log = PacketLog::new();
     let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
     let ca = Ca::new()?;
-    let addresses: Vec<IpAddr> = (1..=shards).map(|i| IpAddr::V4(server_addr(i))).collect();
     let mut server = crate::testbed_server::start(
         &mut testbed,
         &ca,

@@ -17,11 +17,11 @@ use crate::compare::{ServerKind, HTTPS_PORT, HTTP_PORT};
 use client::users::{page_of, ErrorKind, PageOutcome, User, UserConfig};
 use client::Protocol;
 use hdrhistogram::Histogram;
-use netns::{server_addr, Side, Testbed, TestbedSpec};
+use netns::{Side, Testbed, TestbedSpec};
 use serde::Serialize;
 use server::Ca;
 use site::Site;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -445,22 +445,14 @@ fn run_protocol(
     stop: &AtomicBool,
     on_second: &mut dyn FnMut(&Second),
 ) -> io::Result<Totals> {
-    let map = spec.site.shard_map(spec.testbed.shards);
-    let resolve: HashMap<String, IpAddr> = map
-        .iter()
-        .map(|(h, s)| (h.clone(), IpAddr::V4(server_addr(*s))))
-        .collect();
-    let mut tb_spec = spec.testbed.clone();
-    tb_spec.hosts = map
-        .iter()
-        .map(|(h, s)| (h.clone(), server_addr(*s)))
-        .collect();
+    let crate::testbed_server::Placement {
+        resolve,
+        testbed: tb_spec,
+        addresses,
+    } = crate::testbed_server::place(&spec.site, &spec.testbed);
     let mut testbed = Testbed::start(tb_spec)?;
     let distinct = spec.distinct_addresses && add_user_addresses(&testbed).is_ok();
     let ca = Ca::new()?;
-    let addresses: Vec<IpAddr> = (1..=spec.testbed.shards)
-        .map(|i| IpAddr::V4(server_addr(i)))
-        .collect();
     let mut server = crate::testbed_server::start(
         &mut testbed,
         &ca,

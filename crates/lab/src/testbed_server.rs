@@ -4,12 +4,42 @@
 //! dies with the testbed), waited for on every port, Apache until it settles.
 
 use crate::compare::{ServerKind, HTTPS_PORT, HTTP_PORT};
-use netns::{Side, Testbed};
+use netns::{server_addr, Side, Testbed, TestbedSpec};
 use server::{Ca, Server, ServerOptions, TlsVersions};
 use site::Site;
+use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
+
+/// Where a site lives in a testbed: each host's server address (the client's
+/// resolver), the testbed's spec with its hosts file filled in, and the
+/// server addresses (one per shard).
+pub struct Placement {
+    pub resolve: HashMap<String, IpAddr>,
+    pub testbed: TestbedSpec,
+    pub addresses: Vec<IpAddr>,
+}
+
+/// Spreads `site`'s hosts over the shards of `testbed`.
+pub fn place(site: &Site, testbed: &TestbedSpec) -> Placement {
+    let map = site.shard_map(testbed.shards);
+    let mut spec = testbed.clone();
+    spec.hosts = map
+        .iter()
+        .map(|(h, s)| (h.clone(), server_addr(*s)))
+        .collect();
+    Placement {
+        resolve: map
+            .iter()
+            .map(|(h, s)| (h.clone(), IpAddr::V4(server_addr(*s))))
+            .collect(),
+        testbed: spec,
+        addresses: (1..=testbed.shards)
+            .map(|i| IpAddr::V4(server_addr(i)))
+            .collect(),
+    }
+}
 
 /// What to start.
 pub struct ServerSetup<'a> {
