@@ -4,9 +4,9 @@
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let protocol = match args.get(2).map(String::as_str) {
-        Some("h2") => client::Protocol::H2,
-        Some("https") => client::Protocol::Https,
-        _ => client::Protocol::Http,
+        Some("h2") => proto::Protocol::H2,
+        Some("https") => proto::Protocol::Https,
+        _ => proto::Protocol::Http,
     };
     let resolve = args
         .iter()

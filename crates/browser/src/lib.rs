@@ -10,8 +10,9 @@ mod recorder;
 
 pub use recorder::{devtools_protocol, Recorder};
 
-use client::{LoadResult, Protocol};
+use client::LoadResult;
 use peers::Scratch;
+use proto::Protocol;
 use std::io;
 use std::net::IpAddr;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -10,7 +10,8 @@
 //! `loadingFinished`, not at the last `dataReceived`; and PLT is onload
 //! measured from the navigation's own request, both on Chrome's monotonic clock.
 
-use client::{Entry, LoadResult, Protocol, Timings};
+use client::{Entry, LoadResult, Timings};
+use proto::Protocol;
 use serde_json::Value;
 use std::collections::HashMap;
 

@@ -4,9 +4,7 @@
 
 pub mod discover;
 mod load;
-mod protocol;
 pub mod schedule;
 
 pub use load::users;
 pub use load::{fetch_spdy3, load, Entry, Fetched, LoadConfig, LoadResult, Timings};
-pub use protocol::Protocol;

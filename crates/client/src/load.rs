@@ -3,9 +3,9 @@
 //! load starts cold: new connections, full TLS handshakes, nothing cached.
 
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
-use crate::protocol::Protocol;
 use crate::schedule::{Action, ConnId, Policy, ReqId, Scheduler};
 use bytes::Bytes;
+use proto::Protocol;
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde::Serialize;
 use std::collections::HashMap;

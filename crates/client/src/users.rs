@@ -11,8 +11,8 @@
 //! the HTTP/1.1 reader, `h2_request`, and the SPDY/3.1 session.
 
 use super::{client_tls, h1_connection, h2_request, spdy, ConnId, Event, Link, ReqId};
-use crate::protocol::Protocol;
 use bytes::Bytes;
+use proto::Protocol;
 use rustls::pki_types::CertificateDer;
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};

@@ -8,7 +8,7 @@
 use crate::compare::{run_plan, CompareSpec, ProbeResult};
 use crate::experiment::{self, point_key, trial_key, Experiment, Point};
 use crate::trial::settings;
-use client::Protocol;
+use proto::Protocol;
 use serde::{Deserialize, Serialize};
 use site::Site;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -424,14 +424,16 @@ pub fn sweep(
             resources: sites[name].resources.len(),
         };
         for proto in &exp.protocols {
-            if let Some(why) = server_kind(exp).refuses(*proto, &knobs) {
+            if let Some(why) = crate::compare::server_refuses(server_kind(exp), *proto, &knobs) {
                 return Err(SweepError::Usage(format!(
                     "{}: server = \"{}\": {why}",
                     point_key(p),
                     exp.server
                 )));
             }
-            if let Some(why) = client_kind(exp).refuses(*proto, s.conns_per_host) {
+            if let Some(why) =
+                crate::compare::client_refuses(client_kind(exp), *proto, s.conns_per_host)
+            {
                 return Err(SweepError::Usage(format!(
                     "{}: client = \"{}\": {why}",
                     point_key(p),

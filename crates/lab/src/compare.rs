@@ -4,10 +4,11 @@
 //! and reads its time on wire and counters from the link's own packet log.
 
 use crate::stats::{gain_with_ci, summarize, Summary};
-use client::{LoadConfig, LoadResult, Protocol};
+use client::{LoadConfig, LoadResult};
 use link::packet::{TCP_ACK, TCP_SYN};
 use link::{Direction, EventKind, PacketLog, Time};
 use netns::{Side, Testbed, TestbedSpec};
+use proto::Protocol;
 use serde::Serialize;
 use server::Ca;
 use site::Site;
@@ -35,80 +36,29 @@ pub struct CompareSpec {
     pub client: ClientKind,
 }
 
-/// What loads the page at the client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ClientKind {
-    /// spdylab's browser model (every protocol, every knob).
-    #[default]
-    Model,
-    /// Headless Chromium, started afresh for each probe in the client namespace.
-    Chromium,
-}
+pub use results::{ClientKind, ServerKind};
 
-impl ClientKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            ClientKind::Model => "model",
-            ClientKind::Chromium => "chromium",
-        }
-    }
-
-    /// Why this client cannot load over `p` as asked, if it cannot.
-    pub fn refuses(self, p: Protocol, conns_per_host: usize) -> Option<String> {
-        match self {
-            ClientKind::Model => None,
-            ClientKind::Chromium => browser::refuses(p).map(str::to_string).or_else(|| {
-                (conns_per_host != 6).then(|| {
-                    "Chromium opens up to 6 connections per host: --conns-per-host needs --client model"
-                        .to_string()
-                })
-            }),
-        }
+/// Why `client` cannot load over `p` as asked, if it cannot.
+pub fn client_refuses(client: ClientKind, p: Protocol, conns_per_host: usize) -> Option<String> {
+    match client {
+        ClientKind::Model => None,
+        ClientKind::Chromium => browser::refuses(p).map(str::to_string).or_else(|| {
+            (conns_per_host != 6).then(|| {
+                "Chromium opens up to 6 connections per host: --conns-per-host needs --client model"
+                    .to_string()
+            })
+        }),
     }
 }
 
-/// What serves the site inside the testbed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerKind {
-    /// spdylab's own server, in this process (every protocol, every knob).
-    Builtin,
-    /// A real server (nginx, Apache, h2o, caddy) from a generated config,
-    /// confined in the server namespace.
-    Peer(peers::PeerKind),
-}
-
-impl ServerKind {
-    /// Every server, by name: builtin, nginx, apache, h2o, caddy.
-    pub const NAMES: [&'static str; 5] = ["builtin", "nginx", "apache", "h2o", "caddy"];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ServerKind::Builtin => "builtin",
-            ServerKind::Peer(k) => k.name(),
-        }
-    }
-
-    /// The server called `name` (one of [`ServerKind::NAMES`]).
-    pub fn parse(name: &str) -> Result<ServerKind, String> {
-        match name {
-            "builtin" => Ok(ServerKind::Builtin),
-            _ => name.parse().map(ServerKind::Peer).map_err(|_| {
-                format!(
-                    "unknown server {name:?}: one of {}",
-                    ServerKind::NAMES.join(", ")
-                )
-            }),
-        }
-    }
-
-    /// Why this server cannot serve `p` exactly as the knobs ask, if it cannot
-    /// (from the capability table, `peers::PeerKind::capabilities`): such a
-    /// Trial is refused, never measured as something else.
-    pub fn refuses(self, p: Protocol, knobs: &peers::Knobs) -> Option<String> {
-        match self {
-            ServerKind::Builtin => None,
-            ServerKind::Peer(k) => k.refuses(p.name(), knobs),
-        }
+/// Why `server` cannot serve `p` exactly as the knobs ask, if it cannot (from
+/// the capability table, `peers::Program::capabilities`): such a Trial is
+/// refused, never measured as something else.
+pub fn server_refuses(server: ServerKind, p: Protocol, knobs: &peers::Knobs) -> Option<String> {
+    use peers::Program;
+    match server {
+        ServerKind::Builtin => None,
+        ServerKind::Peer(k) => k.refuses(p.name(), knobs),
     }
 }
 
@@ -220,12 +170,10 @@ pub fn run(
 pub fn refusal(spec: &CompareSpec) -> Option<String> {
     let knobs = knobs(spec);
     spec.protocols.iter().find_map(|p| {
-        spec.server
-            .refuses(*p, &knobs)
+        server_refuses(spec.server, *p, &knobs)
             .map(|why| format!("--server {}: {why}", spec.server.name()))
             .or_else(|| {
-                spec.client
-                    .refuses(*p, spec.conns_per_host)
+                client_refuses(spec.client, *p, spec.conns_per_host)
                     .map(|why| format!("--client {}: {why}", spec.client.name()))
             })
     })
@@ -248,7 +196,7 @@ pub fn run_plan(
     }
     if let ServerKind::Peer(kind) = spec.server {
         // Before any testbed: a missing server names its Debian package.
-        let (binary, package) = kind.binary();
+        let (binary, package) = peers::Program::binary(kind);
         peers::find_binary(binary, package)?;
     }
     let log = PacketLog::new();

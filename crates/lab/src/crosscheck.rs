@@ -3,7 +3,7 @@
 
 use crate::compare::ProbeResult;
 use crate::stats::{median, summarize, Summary};
-use client::Protocol;
+use proto::Protocol;
 use serde::Serialize;
 
 /// One Trial (site × link × protocol) loaded by both clients.

@@ -7,7 +7,7 @@
 //! `1%`, `256p`), so that a Point prints, compares and keys results the same
 //! way everywhere; `trial::settings` turns a Point into a testbed and knobs.
 
-use client::Protocol;
+use proto::Protocol;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::time::Duration;

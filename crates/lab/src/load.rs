@@ -15,9 +15,9 @@
 
 use crate::compare::{ServerKind, HTTPS_PORT, HTTP_PORT};
 use client::users::{page_of, ErrorKind, PageOutcome, User, UserConfig};
-use client::Protocol;
 use hdrhistogram::Histogram;
 use netns::{Side, Testbed, TestbedSpec};
+use proto::Protocol;
 use serde::Serialize;
 use server::Ca;
 use site::Site;
@@ -415,7 +415,7 @@ pub fn run(
 ) -> io::Result<Vec<Totals>> {
     raise_fd_limit();
     if let ServerKind::Peer(kind) = spec.server {
-        let (binary, package) = kind.binary();
+        let (binary, package) = peers::Program::binary(kind);
         peers::find_binary(binary, package)?;
         let knobs = peers::Knobs {
             max_streams: spec.max_streams,
@@ -424,7 +424,7 @@ pub fn run(
             resources: spec.site.resources.len(),
         };
         for p in &spec.protocols {
-            if let Some(why) = spec.server.refuses(*p, &knobs) {
+            if let Some(why) = crate::compare::server_refuses(spec.server, *p, &knobs) {
                 return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
             }
         }

@@ -5,9 +5,9 @@
 //! -tls1_2/-tls1_3`. A Trial a server cannot do exactly is refused with the
 //! reason, never measured as something else.
 
-use crate::PeerKind;
+use crate::{PeerKind, Program};
 
-/// spdylab's protocols, by the names of `client::Protocol`.
+/// spdylab's protocols, by the names of `proto::Protocol`.
 pub const PROTOCOLS: [&str; 7] = [
     "http",
     "https",
@@ -53,10 +53,9 @@ pub struct Knobs {
 
 const NO_DELAY: &str = "has no think time";
 
-impl PeerKind {
-    /// This server's row of the capability table.
-    pub fn capabilities(self) -> Capabilities {
-        match self {
+/// `kind`'s row of the capability table.
+pub(crate) fn row(kind: PeerKind) -> Capabilities {
+    match kind {
             PeerKind::Nginx => Capabilities {
                 protocols: [
                     None,
@@ -118,76 +117,75 @@ impl PeerKind {
                 server_delay: Some(NO_DELAY),
             },
         }
-    }
+}
 
-    /// Whether it serves `protocol` (a name of [`PROTOCOLS`]): None if so, else why not.
-    pub fn protocol_refused(self, protocol: &str) -> Option<&'static str> {
-        let i = PROTOCOLS.iter().position(|p| *p == protocol)?;
-        self.capabilities().protocols[i]
-    }
+/// Whether `kind` serves `protocol` (a name of [`PROTOCOLS`]): None if so, else why not.
+fn protocol_refused(kind: PeerKind, protocol: &str) -> Option<&'static str> {
+    let i = PROTOCOLS.iter().position(|p| *p == protocol)?;
+    row(kind).protocols[i]
+}
 
-    /// Why this server cannot serve `protocol` with `knobs` exactly, if it
-    /// cannot; the message names the servers that can.
-    pub fn refuses(self, protocol: &str, knobs: &Knobs) -> Option<String> {
-        let caps = self.capabilities();
-        let others = |ok: &dyn Fn(&Capabilities) -> bool| -> String {
-            let mut names = vec!["builtin"];
-            names.extend(
-                PeerKind::ALL
-                    .into_iter()
-                    .filter(|k| ok(&k.capabilities()))
-                    .map(|k| k.name()),
-            );
-            match names.split_last() {
-                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-                _ => names.join(""),
-            }
-        };
-        if let Some(why) = self.protocol_refused(protocol) {
-            let i = PROTOCOLS.iter().position(|p| *p == protocol).unwrap_or(0);
+/// Why `kind` cannot serve `protocol` with `knobs` exactly, if it cannot; the
+/// message names the servers that can.
+pub(crate) fn refuses(kind: PeerKind, protocol: &str, knobs: &Knobs) -> Option<String> {
+    let caps = row(kind);
+    let others = |ok: &dyn Fn(&Capabilities) -> bool| -> String {
+        let mut names = vec!["builtin"];
+        names.extend(
+            PeerKind::ALL
+                .into_iter()
+                .filter(|k| ok(&k.capabilities()))
+                .map(|k| k.name()),
+        );
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
+    };
+    if let Some(why) = protocol_refused(kind, protocol) {
+        let i = PROTOCOLS.iter().position(|p| *p == protocol).unwrap_or(0);
+        return Some(format!(
+            "{why}: {protocol} needs --server {}",
+            others(&|c| c.protocols[i].is_none())
+        ));
+    }
+    let tls = !matches!(protocol, "http" | "http-pipelined" | "h2c");
+    let multiplexed = matches!(protocol, "h2" | "h2c" | "spdy3");
+    if knobs.server_delay {
+        if let Some(why) = caps.server_delay {
             return Some(format!(
-                "{why}: {protocol} needs --server {}",
-                others(&|c| c.protocols[i].is_none())
+                "{kind} {why}: --server-delay needs --server {}",
+                others(&|c| c.server_delay.is_none())
             ));
         }
-        let tls = !matches!(protocol, "http" | "http-pipelined" | "h2c");
-        let multiplexed = matches!(protocol, "h2" | "h2c" | "spdy3");
-        if knobs.server_delay {
-            if let Some(why) = caps.server_delay {
-                return Some(format!(
-                    "{self} {why}: --server-delay needs --server {}",
-                    others(&|c| c.server_delay.is_none())
-                ));
-            }
-        }
-        if tls {
-            let (refused, flag) = match knobs.tls13_only {
-                Some(false) => (caps.tls12_only, "--tls 1.2"),
-                Some(true) => (caps.tls13_only, "--tls 1.3"),
-                None => (None, ""),
+    }
+    if tls {
+        let (refused, flag) = match knobs.tls13_only {
+            Some(false) => (caps.tls12_only, "--tls 1.2"),
+            Some(true) => (caps.tls13_only, "--tls 1.3"),
+            None => (None, ""),
+        };
+        if let Some(why) = refused {
+            let ok = |c: &Capabilities| match knobs.tls13_only {
+                Some(false) => c.tls12_only.is_none(),
+                _ => c.tls13_only.is_none(),
             };
-            if let Some(why) = refused {
-                let ok = |c: &Capabilities| match knobs.tls13_only {
-                    Some(false) => c.tls12_only.is_none(),
-                    _ => c.tls13_only.is_none(),
-                };
-                return Some(format!("{why}: {flag} needs --server {}", others(&ok)));
-            }
+            return Some(format!("{why}: {flag} needs --server {}", others(&ok)));
         }
-        if let (true, StreamLimit::Fixed(fixed)) = (multiplexed, caps.max_streams) {
-            // The limit cannot bind when the site has no more resources than it.
-            let same = knobs.max_streams == fixed
-                || knobs.max_streams.min(fixed) as usize >= knobs.resources;
-            if !same {
-                return Some(format!(
-                    "{self} advertises {fixed} concurrent streams and cannot change it: --max-streams {} needs --server {} (or --max-streams {fixed})",
+    }
+    if let (true, StreamLimit::Fixed(fixed)) = (multiplexed, caps.max_streams) {
+        // The limit cannot bind when the site has no more resources than it.
+        let same =
+            knobs.max_streams == fixed || knobs.max_streams.min(fixed) as usize >= knobs.resources;
+        if !same {
+            return Some(format!(
+                    "{kind} advertises {fixed} concurrent streams and cannot change it: --max-streams {} needs --server {} (or --max-streams {fixed})",
                     knobs.max_streams,
                     others(&|c| c.max_streams == StreamLimit::Any)
                 ));
-            }
         }
-        None
     }
+    None
 }
 
 #[cfg(test)]

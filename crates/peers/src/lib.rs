@@ -4,7 +4,7 @@
 //! when dropped. A server that fails to start shows its own error log; a
 //! missing binary names the Debian package. nginx, Apache (worker MPM), h2o and
 //! caddy share one set of options ([`PeerOptions`]), one [`Prepared`] and one
-//! capability table ([`PeerKind::capabilities`]).
+//! capability table ([`Program::capabilities`]).
 
 mod apache;
 mod caddy;
@@ -22,34 +22,23 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A real server spdylab can run as a peer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PeerKind {
-    Nginx,
-    Apache,
-    H2o,
-    Caddy,
+pub use results::PeerKind;
+
+/// What spdylab knows of each real server's program: where it is, its
+/// version, and (in `capabilities`) what it can serve.
+pub trait Program {
+    /// The program and the Debian package that has it.
+    fn binary(self) -> (&'static str, &'static str);
+    /// The installed binary and its version line, or why not (naming the package).
+    fn version(self) -> io::Result<(PathBuf, String)>;
+    /// This server's row of the capability table.
+    fn capabilities(self) -> Capabilities;
+    /// Why this server cannot serve `protocol` exactly as the knobs ask, if it cannot.
+    fn refuses(self, protocol: &str, knobs: &Knobs) -> Option<String>;
 }
 
-impl PeerKind {
-    pub const ALL: [PeerKind; 4] = [
-        PeerKind::Nginx,
-        PeerKind::Apache,
-        PeerKind::H2o,
-        PeerKind::Caddy,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            PeerKind::Nginx => "nginx",
-            PeerKind::Apache => "apache",
-            PeerKind::H2o => "h2o",
-            PeerKind::Caddy => "caddy",
-        }
-    }
-
-    /// The program and the Debian package that has it.
-    pub fn binary(self) -> (&'static str, &'static str) {
+impl Program for PeerKind {
+    fn binary(self) -> (&'static str, &'static str) {
         match self {
             PeerKind::Nginx => ("nginx", "nginx"),
             PeerKind::Apache => ("apache2", "apache2"),
@@ -58,8 +47,7 @@ impl PeerKind {
         }
     }
 
-    /// The installed binary and its version line, or why not (naming the package).
-    pub fn version(self) -> io::Result<(PathBuf, String)> {
+    fn version(self) -> io::Result<(PathBuf, String)> {
         let (binary, package) = self.binary();
         let path = find_binary(binary, package)?;
         let flag = match self {
@@ -86,21 +74,13 @@ impl PeerKind {
         };
         Ok((path, line))
     }
-}
 
-impl std::fmt::Display for PeerKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+    fn capabilities(self) -> Capabilities {
+        capabilities::row(self)
     }
-}
 
-impl std::str::FromStr for PeerKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<PeerKind, String> {
-        PeerKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown server {s:?}: one of nginx, apache, h2o, caddy"))
+    fn refuses(self, protocol: &str, knobs: &Knobs) -> Option<String> {
+        capabilities::refuses(self, protocol, knobs)
     }
 }
 

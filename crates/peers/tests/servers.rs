@@ -5,7 +5,7 @@
 //! s_client` for the TLS versions and for SPDY's ALPN; its access log shows
 //! the protocol of each request, and dropping it leaves no process or directory.
 
-use peers::{Peer, PeerKind, PeerOptions, StreamLimit};
+use peers::{Peer, PeerKind, PeerOptions, Program, StreamLimit};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;

@@ -4,8 +4,8 @@
 use crate::Failure;
 use bench::{BenchSpec, PathSpec, Wire};
 use clap::Args;
-use client::Protocol;
 use link::units::parse_duration;
+use proto::Protocol;
 use serde_json::json;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;

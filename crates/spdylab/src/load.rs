@@ -169,7 +169,7 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
         resources: spec.site.resources.len(),
     };
     for p in &spec.protocols {
-        if let Some(why) = spec.server.refuses(*p, &knobs) {
+        if let Some(why) = lab::compare::server_refuses(spec.server, *p, &knobs) {
             return Err(Failure::Usage(format!(
                 "--server {}: {why}",
                 spec.server.name()
@@ -409,9 +409,9 @@ pub fn paper_load(quick: bool, out: &std::path::Path) -> Result<i32, Failure> {
     let base = LoadSpec {
         site,
         protocols: vec![
-            client::Protocol::Http,
-            client::Protocol::Https,
-            client::Protocol::H2,
+            proto::Protocol::Http,
+            proto::Protocol::Https,
+            proto::Protocol::H2,
         ],
         server: lab::compare::ServerKind::Peer(peers::PeerKind::Apache),
         testbed,
@@ -431,7 +431,7 @@ pub fn paper_load(quick: bool, out: &std::path::Path) -> Result<i32, Failure> {
         stop_server_after: None,
     };
     let spdy = LoadSpec {
-        protocols: vec![client::Protocol::Spdy3],
+        protocols: vec![proto::Protocol::Spdy3],
         server: lab::compare::ServerKind::Builtin,
         ..base.clone()
     };

@@ -4,7 +4,7 @@
 
 use crate::Failure;
 use clap::Args;
-use peers::{PeerKind, StreamLimit, PROTOCOLS};
+use peers::{PeerKind, Program, StreamLimit, PROTOCOLS};
 use serde_json::{json, Value};
 
 /// What each server (--server) serves and honours, and whether it is installed

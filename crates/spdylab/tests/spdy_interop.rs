@@ -186,7 +186,7 @@ fn our_client_loads_youtube_from_the_independent_server() {
 
     let root = site.root();
     let cfg = client::LoadConfig {
-        protocol: client::Protocol::Spdy3,
+        protocol: proto::Protocol::Spdy3,
         conns_per_host: 6,
         depth: 1,
         root: (root.host.clone(), root.path.clone()),
@@ -357,7 +357,7 @@ fn our_client_fetches_every_resource_byte_exact_from_nettys_server() {
     // And the page, as the model client loads it (Chrome's windows and priorities).
     let root = site.root();
     let cfg = client::LoadConfig {
-        protocol: client::Protocol::Spdy3,
+        protocol: proto::Protocol::Spdy3,
         conns_per_host: 6,
         depth: 1,
         root: (root.host.clone(), root.path.clone()),

@@ -1,9 +1,10 @@
-//! The protocols a probe can use, with their DESIGN.md names.
+//! The protocols a probe can use, with their DESIGN.md names: the one `Protocol`
+//! every crate (server, client, bench, peers, lab, results) speaks of.
 
 use std::fmt;
 use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Protocol {
     #[serde(rename = "http")]
     Http,

@@ -1,0 +1,169 @@
+//! The servers and clients a Trial can name, as plain values: parsing and
+//! printing their names is here once; what each can do lives with the code that
+//! runs it (`peers` for real servers, `lab` for refusals).
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A real server spdylab can run as a peer of the built-in one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PeerKind {
+    Nginx,
+    Apache,
+    H2o,
+    Caddy,
+}
+
+impl PeerKind {
+    pub const ALL: [PeerKind; 4] = [
+        PeerKind::Nginx,
+        PeerKind::Apache,
+        PeerKind::H2o,
+        PeerKind::Caddy,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerKind::Nginx => "nginx",
+            PeerKind::Apache => "apache",
+            PeerKind::H2o => "h2o",
+            PeerKind::Caddy => "caddy",
+        }
+    }
+}
+
+/// What serves the site inside the testbed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ServerKind {
+    /// spdylab's own server, in this process (every protocol, every knob).
+    #[default]
+    Builtin,
+    /// A real server (nginx, Apache, h2o, caddy) from a generated config,
+    /// confined in the server namespace.
+    Peer(PeerKind),
+}
+
+impl ServerKind {
+    /// Every server, by name: builtin, nginx, apache, h2o, caddy.
+    pub const NAMES: [&'static str; 5] = ["builtin", "nginx", "apache", "h2o", "caddy"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Builtin => "builtin",
+            ServerKind::Peer(k) => k.name(),
+        }
+    }
+
+    /// The server called `name` (one of [`ServerKind::NAMES`]).
+    pub fn parse(name: &str) -> Result<ServerKind, String> {
+        name.parse()
+    }
+}
+
+/// What loads the page at the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ClientKind {
+    /// spdylab's browser model (every protocol, every knob).
+    #[default]
+    Model,
+    /// Headless Chromium, started afresh for each probe in the client namespace.
+    Chromium,
+}
+
+impl ClientKind {
+    /// Every client, by name.
+    pub const NAMES: [&'static str; 2] = ["model", "chromium"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientKind::Model => "model",
+            ClientKind::Chromium => "chromium",
+        }
+    }
+}
+
+macro_rules! named {
+    ($t:ty) => {
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+named!(PeerKind);
+named!(ServerKind);
+named!(ClientKind);
+
+impl FromStr for PeerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<PeerKind, String> {
+        PeerKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown server {s:?}: one of nginx, apache, h2o, caddy"))
+    }
+}
+
+impl FromStr for ServerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ServerKind, String> {
+        if s == "builtin" {
+            return Ok(ServerKind::Builtin);
+        }
+        s.parse().map(ServerKind::Peer).map_err(|_| {
+            format!(
+                "unknown server {s:?}: one of {}",
+                ServerKind::NAMES.join(", ")
+            )
+        })
+    }
+}
+
+impl FromStr for ClientKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ClientKind, String> {
+        match s {
+            "model" => Ok(ClientKind::Model),
+            "chromium" => Ok(ClientKind::Chromium),
+            _ => Err(format!(
+                "unknown client {s:?}: one of {}",
+                ClientKind::NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for name in ServerKind::NAMES {
+            assert_eq!(name.parse::<ServerKind>().unwrap().name(), name);
+        }
+        for name in ClientKind::NAMES {
+            assert_eq!(name.parse::<ClientKind>().unwrap().name(), name);
+        }
+        assert!("lighttpd"
+            .parse::<ServerKind>()
+            .unwrap_err()
+            .contains("builtin, nginx"));
+        assert!("firefox".parse::<ClientKind>().is_err());
+    }
+}
