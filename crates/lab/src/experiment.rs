@@ -104,7 +104,7 @@ pub const FIELDS: &[Field] = &[
         name: "queue",
         kind: Kind::Queue,
         default: "256p",
-        help: "drop-tail queue: 256p, 64kb or both",
+        help: "queue: drop-tail 256p, 64kb or both, or codel:5ms,100ms[,LIMIT]",
     },
     Field {
         section: "link",
@@ -485,7 +485,7 @@ pub fn canonical(kind: Kind, s: &str) -> Result<String, String> {
             .map(|l| l.to_string())
             .map_err(|e| e.to_string()),
         Kind::Queue => s
-            .parse::<link::QueueLimit>()
+            .parse::<link::QueueSpec>()
             .map(|q| q.to_string())
             .map_err(|e| e.to_string()),
         Kind::Int {
@@ -750,6 +750,26 @@ max_streams = [1, 6, 100]
     }
 
     #[test]
+    fn queue_axis_takes_drop_tail_and_codel_in_canonical_form() {
+        let e = parse(
+            "x.toml",
+            "sites = \"youtube\"\nprotocols = [\"https\"]\n[link]\nqueue = [\"64kb\", \"codel:5ms,0.1s,1000p\", \"codel:10ms,200ms,256p\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            e.values("queue"),
+            ["64000b", "codel:5ms,100ms", "codel:10ms,200ms,256p"]
+        );
+        // Two spellings of one queue are one value.
+        let err = parse(
+            "x.toml",
+            "sites = \"youtube\"\nprotocols = [\"https\"]\n[link]\nqueue = [\"codel:5ms,100ms\", \"codel:5ms,0.1s,1000p\"]\n",
+        )
+        .unwrap_err();
+        assert!(err.contains("codel:5ms,100ms is listed twice"), "{err}");
+    }
+
+    #[test]
     fn errors_name_file_line_and_field() {
         let cases = [
             ("sites = \"youtube\"\nprotocols = [\"https\", \"h9\"]\n", "x.toml:2: protocols: "),
@@ -761,6 +781,7 @@ max_streams = [1, 6, 100]
             ("sites = \"youtube\"\nprotocols = [\"https\"]\nbaseline = \"h2\"\n", "x.toml:3: baseline: "),
             ("sites = \"youtube\"\nprotocols = [\"https\"]\ncolour = 3\n", "x.toml:3: unknown field `colour`"),
             ("sites = \"youtube\"\nprotocols = [\"https\"]\n[link]\nqueue = { from = 1, to = 2 }\n", "x.toml:4: link.queue: "),
+            ("sites = \"youtube\"\nprotocols = [\"https\"]\n[link]\nqueue = \"codel:100ms,5ms\"\n", "x.toml:4: link.queue: 'codel:100ms,5ms' is not a queue such as 256p"),
             ("protocols = [\"https\"]\n", "x.toml:1: missing field `sites`"),
         ];
         for (text, want) in cases {

@@ -4,7 +4,7 @@
 //! flags and experiment files both come through here.
 
 use crate::experiment::Point;
-use link::{Bitrate, DirectionSpec, LinkSpec, LossModel, QueueLimit, Service, Trace};
+use link::{Bitrate, DirectionSpec, LinkSpec, LossModel, QueueSpec, Service, Trace};
 use netns::{CongestionControl, TestbedSpec};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,7 +21,7 @@ pub struct LinkChoice {
     pub trace_down: Option<Arc<Trace>>,
     pub trace_up: Option<Arc<Trace>>,
     pub loss: LossModel,
-    pub queue: QueueLimit,
+    pub queue: QueueSpec,
     pub iw: Option<u32>,
     pub cc: Option<CongestionControl>,
     pub seed: u64,
@@ -145,7 +145,7 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
             Some(v) => v.parse().map_err(|e| format!("link.loss: {e}"))?,
         },
         queue: match text("queue") {
-            None => QueueLimit::default(),
+            None => QueueSpec::default(),
             Some(v) => v.parse().map_err(|e| format!("link.queue: {e}"))?,
         },
         iw: match text("iw") {

@@ -1,14 +1,17 @@
 //! The Link: a deterministic model of a LinkSpec. Packets go in with a timestamp
 //! and come out at computed times; no clock, no I/O. Each direction is a pipe:
-//! loss at the entrance, a drop-tail queue, serialization at the rate (or at the
-//! trace's delivery opportunities), then the one-way delay.
+//! loss at the entrance, a queue (its hard limit checked here on arrival, its
+//! discipline free to drop more when the transmitter takes the next packet),
+//! serialization at the rate (or at the trace's delivery opportunities), then the
+//! one-way delay.
 
 use crate::log::{Event, EventKind, Observer};
 use crate::loss::LossProcess;
-use crate::queue::{DropTail, Queue, Queued};
+use crate::queue::{CoDel, Fifo, Queue, Queued};
 use crate::spec::{Direction, DirectionSpec, LinkSpec, Service};
 use crate::time::Time;
 use crate::trace::{Trace, OPPORTUNITY_BYTES};
+use crate::units::{Discipline, QueueLimit};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -22,6 +25,7 @@ pub struct DirectionStats {
     pub packets_out: u64,
     pub bytes_out: u64,
     pub drops_loss: u64,
+    /// Dropped by the queue: over its limit on arrival, or by its discipline (CoDel).
     pub drops_queue: u64,
     pub max_queue_packets: usize,
     pub max_queue_bytes: usize,
@@ -96,6 +100,12 @@ impl Transmitter {
     }
 }
 
+/// The packet being serialized: out of the queue, still counted against its limit.
+struct Serving {
+    packet: Vec<u8>,
+    departs: Time,
+}
+
 struct InFlight {
     deliver_at: Time,
     packet: Vec<u8>,
@@ -107,9 +117,10 @@ struct Pipe {
     delay: Duration,
     loss: LossProcess,
     queue: Box<dyn Queue>,
+    /// The queue's hard limit, counting the packet being serialized.
+    limit: QueueLimit,
     transmitter: Transmitter,
-    /// When the packet at the head of the queue finishes serializing, once it has started.
-    head_departs: Option<Time>,
+    serving: Option<Serving>,
     last_departure: Time,
     in_flight: VecDeque<InFlight>,
     stats: DirectionStats,
@@ -130,53 +141,88 @@ impl Pipe {
             dir,
             delay: spec.delay,
             loss: LossProcess::new(spec.loss, seed),
-            queue: Box::new(DropTail::new(spec.queue)),
+            queue: match spec.queue.discipline {
+                Discipline::DropTail => Box::new(Fifo::new()),
+                Discipline::CoDel { target, interval } => Box::new(CoDel::new(target, interval)),
+            },
+            limit: spec.queue.limit,
             transmitter,
-            head_departs: None,
+            serving: None,
             last_departure: Time::ZERO,
             in_flight: VecDeque::new(),
             stats: DirectionStats::default(),
         }
     }
 
+    /// Packets in the queue, the one being serialized included.
+    fn backlog_packets(&self) -> usize {
+        self.queue.len_packets() + usize::from(self.serving.is_some())
+    }
+
+    fn backlog_bytes(&self) -> usize {
+        self.queue.len_bytes() + self.serving.as_ref().map_or(0, |s| s.packet.len())
+    }
+
     /// Moves every packet whose serialization ends by `now` into the delay line.
-    fn advance(&mut self, now: Time) {
+    /// The transmitter takes the next packet from the queue as soon as it is free
+    /// (at a model time no later than `now`); what the discipline drops then is
+    /// told to `observer` at that time.
+    fn advance(&mut self, now: Time, observer: &mut dyn FnMut(&Event<'_>)) {
         loop {
-            let Some(head) = self.queue.front() else {
-                return;
-            };
-            let departs = match self.head_departs {
-                Some(t) => t,
+            let departs = match &self.serving {
+                Some(s) => s.departs,
                 None => {
-                    let start = head.enqueued.max(self.last_departure);
-                    let waited = (start - head.enqueued).as_nanos() as u64;
+                    let Some(head) = self.queue.front() else {
+                        return;
+                    };
+                    let free = head.enqueued.max(self.last_departure);
+                    if free > now {
+                        return;
+                    }
+                    let (dir, stats) = (self.dir, &mut self.stats);
+                    let next = self.queue.dequeue(free, &mut |dropped| {
+                        stats.drops_queue += 1;
+                        observer(&Event {
+                            time: free,
+                            dir,
+                            kind: EventKind::DropQueue,
+                            packet: &dropped.packet,
+                        });
+                    });
+                    let Some(item) = next else {
+                        return;
+                    };
+                    let start = item.enqueued.max(free);
+                    let waited = (start - item.enqueued).as_nanos() as u64;
                     self.stats.queueing_delay_total_ns += waited;
                     self.stats.queueing_delay_max_ns = self.stats.queueing_delay_max_ns.max(waited);
                     self.stats.packets_served += 1;
-                    let t = self.transmitter.depart(start, head.packet.len());
-                    self.head_departs = Some(t);
-                    t
+                    let departs = self.transmitter.depart(start, item.packet.len());
+                    self.serving = Some(Serving {
+                        packet: item.packet,
+                        departs,
+                    });
+                    departs
                 }
             };
             if departs > now {
                 return;
             }
-            let item = self.queue.dequeue().expect("head exists");
-            self.head_departs = None;
+            let sent = self.serving.take().expect("a packet is serializing");
             self.last_departure = departs;
             self.in_flight.push_back(InFlight {
                 deliver_at: departs + self.delay,
-                packet: item.packet,
+                packet: sent.packet,
             });
         }
     }
 
     fn push(&mut self, now: Time, packet: Vec<u8>, observer: &mut dyn FnMut(&Event<'_>)) {
-        self.advance(now);
+        self.advance(now, observer);
         self.stats.packets_in += 1;
         self.stats.bytes_in += packet.len() as u64;
         let dir = self.dir;
-        let mut tell = |kind, packet: &[u8]| {
+        let tell = |kind, packet: &[u8], observer: &mut dyn FnMut(&Event<'_>)| {
             observer(&Event {
                 time: now,
                 dir,
@@ -184,24 +230,37 @@ impl Pipe {
                 packet,
             })
         };
-        tell(EventKind::Arrive, &packet);
+        tell(EventKind::Arrive, &packet, observer);
         if self.loss.lose_next() {
             self.stats.drops_loss += 1;
-            tell(EventKind::DropLoss, &packet);
+            tell(EventKind::DropLoss, &packet, observer);
             return;
         }
         let item = Queued {
             packet,
             enqueued: now,
         };
-        if let Err(item) = self.queue.enqueue(item) {
+        let too_many = self
+            .limit
+            .packets
+            .is_some_and(|p| self.backlog_packets() >= p);
+        let too_big = self
+            .limit
+            .bytes
+            .is_some_and(|b| self.backlog_bytes() + item.packet.len() > b);
+        let refused = if too_many || too_big {
+            Err(item)
+        } else {
+            self.queue.enqueue(item, now)
+        };
+        if let Err(item) = refused {
             self.stats.drops_queue += 1;
-            tell(EventKind::DropQueue, &item.packet);
+            tell(EventKind::DropQueue, &item.packet, observer);
             return;
         }
-        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len_packets());
-        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue.len_bytes());
-        self.advance(now);
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.backlog_packets());
+        self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.backlog_bytes());
+        self.advance(now, observer);
     }
 
     fn next_delivery(&self) -> Option<Time> {
@@ -212,7 +271,7 @@ impl Pipe {
     /// their own: the head's delivery time is known once it starts serializing.
     fn next_wakeup(&self) -> Option<Time> {
         self.next_delivery()
-            .or_else(|| self.head_departs.map(|t| t + self.delay))
+            .or_else(|| self.serving.as_ref().map(|s| s.departs + self.delay))
     }
 }
 
@@ -290,8 +349,14 @@ impl Link {
 
     /// The next packet due by `now` (the earliest of either direction), if any.
     pub fn pop_ready(&mut self, now: Time) -> Option<Delivered> {
-        self.up.advance(now);
-        self.down.advance(now);
+        let observers = &mut self.observers;
+        let mut tell = |e: &Event<'_>| {
+            for o in observers.iter_mut() {
+                o.on_event(e);
+            }
+        };
+        self.up.advance(now, &mut tell);
+        self.down.advance(now, &mut tell);
         let dir = [Direction::Up, Direction::Down]
             .into_iter()
             .filter_map(|d| {
@@ -334,8 +399,8 @@ impl Link {
     /// Packets currently queued (waiting or serializing) in a direction.
     pub fn queued_packets(&self, dir: Direction) -> usize {
         match dir {
-            Direction::Up => self.up.queue.len_packets(),
-            Direction::Down => self.down.queue.len_packets(),
+            Direction::Up => self.up.backlog_packets(),
+            Direction::Down => self.down.backlog_packets(),
         }
     }
 
@@ -343,7 +408,7 @@ impl Link {
     pub fn packets_inside(&self) -> usize {
         [&self.up, &self.down]
             .iter()
-            .map(|p| p.queue.len_packets() + p.in_flight.len())
+            .map(|p| p.backlog_packets() + p.in_flight.len())
             .sum()
     }
 

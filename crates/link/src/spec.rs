@@ -3,7 +3,7 @@
 
 use crate::loss::LossModel;
 use crate::trace::Trace;
-use crate::units::{Bitrate, QueueLimit};
+use crate::units::{Bitrate, QueueSpec};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,14 +32,14 @@ impl Service {
     }
 }
 
-/// One direction of a link: rate or trace, one-way delay, loss, queue.
+/// One direction of a link: rate or trace, one-way delay, loss, queue (discipline and limit).
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct DirectionSpec {
     pub service: Service,
     #[serde(serialize_with = "crate::spec::ser_duration")]
     pub delay: Duration,
     pub loss: LossModel,
-    pub queue: QueueLimit,
+    pub queue: QueueSpec,
 }
 
 /// Both directions of one emulated path. `up` is client → server, `down` server → client.

@@ -1,5 +1,5 @@
 //! Virtual-time tests of the whole link: exact serialization and delay, queue
-//! limits, loss rates, trace replay and first-flight analysis.
+//! limits and CoDel, loss rates, trace replay and first-flight analysis.
 
 use crate::packet::{build_tcp, TCP_ACK, TCP_SYN};
 use crate::*;
@@ -116,6 +116,74 @@ fn byte_limited_queue() {
     }
     assert_eq!(link.stats().up.drops_queue, 1);
     assert_eq!(link.stats().up.max_queue_bytes, 3000);
+}
+
+#[test]
+fn codel_keeps_the_hard_limit_on_arrival() {
+    let mut d = direction(rate("1mbit"), 0);
+    d.queue = "codel:5ms,100ms,4p".parse().unwrap();
+    let mut link = Link::new(&symmetric(d), 0);
+    for _ in 0..10 {
+        link.push(Time::ZERO, Direction::Down, vec![0; 1500]);
+    }
+    assert_eq!(link.queued_packets(Direction::Down), 4);
+    let stats = link.stats().down;
+    assert_eq!((stats.drops_queue, stats.max_queue_packets), (6, 4));
+}
+
+/// A sender that opens with a burst of `burst` packets, then sends one 1500-byte
+/// packet per 12 ms (the rate of a 1 Mbit/s link) for 5 s: a standing queue of
+/// `burst` packets that drop-tail keeps and CoDel drains. Returns the link's
+/// counters and the packet log.
+fn standing_queue(queue: &str, burst: usize) -> (DirectionStats, Vec<LogEntry>) {
+    let mut d = direction(rate("1mbit"), 10);
+    d.queue = queue.parse().unwrap();
+    let mut link = Link::new(&symmetric(d), 0);
+    let log = PacketLog::new();
+    link.add_observer(Box::new(log.clone()));
+    for _ in 0..burst {
+        link.push(Time::ZERO, Direction::Down, vec![0; 1500]);
+    }
+    for i in 1..=5000 / 12 {
+        let now = Time::from_millis(12 * i);
+        while link.pop_ready(now).is_some() {}
+        link.push(now, Direction::Down, vec![0; 1500]);
+    }
+    drain(&mut link);
+    (link.stats().down, log.entries())
+}
+
+#[test]
+fn codel_drains_a_standing_queue_that_drop_tail_keeps() {
+    let (tail, tail_log) = standing_queue("1000p", 30);
+    assert_eq!(tail.drops_queue, 0);
+    assert!(tail_log.iter().all(|e| e.kind != EventKind::DropQueue));
+    // 30 packets ahead at 12 ms each, for the whole run.
+    assert!(
+        tail.mean_queueing_delay() > Duration::from_millis(300),
+        "{tail:?}"
+    );
+
+    let (codel, log) = standing_queue("codel:5ms,100ms", 30);
+    assert!(codel.drops_queue > 0, "{codel:?}");
+    // Every CoDel drop is a queue drop in the log, with its packet.
+    let logged: Vec<&LogEntry> = log
+        .iter()
+        .filter(|e| e.kind == EventKind::DropQueue)
+        .collect();
+    assert_eq!(logged.len() as u64, codel.drops_queue);
+    assert!(logged
+        .iter()
+        .all(|e| e.size == 1500 && e.dir == Direction::Down));
+    assert_eq!(
+        codel.packets_in,
+        codel.packets_out + codel.drops_queue,
+        "{codel:?}"
+    );
+    assert!(
+        codel.mean_queueing_delay() < tail.mean_queueing_delay() / 4,
+        "{codel:?} vs {tail:?}"
+    );
 }
 
 #[test]

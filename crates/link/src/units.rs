@@ -1,5 +1,6 @@
-//! Units in types: the one place where `150ms`, `1mbit`, `1%`, `256p` and `64kb`
-//! are parsed and printed. Every command line flag and file field uses these.
+//! Units in types: the one place where `150ms`, `1mbit`, `1%`, `256p`, `64kb`
+//! and `codel:5ms,100ms` are parsed and printed. Every command line flag and
+//! file field uses these.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -235,6 +236,109 @@ impl fmt::Display for QueueLimit {
     }
 }
 
+/// How a queue chooses what to drop, besides its hard limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Discipline {
+    /// First in, first out: only the limit drops, on arrival.
+    DropTail,
+    /// CoDel (RFC 8289): drops at dequeue once packets have waited longer than
+    /// `target` for at least `interval`.
+    CoDel {
+        target: Duration,
+        interval: Duration,
+    },
+}
+
+/// A queue: its discipline and its hard limit (checked on arrival, whatever the
+/// discipline). Written `256p`, `64kb`, `256p,64kb` (drop-tail) or
+/// `codel:TARGET,INTERVAL[,LIMIT]` such as `codel:5ms,100ms` or
+/// `codel:5ms,100ms,256p`; CoDel's limit defaults to [`QueueSpec::CODEL_LIMIT`].
+/// Displays as the canonical form of what it parses (a CoDel limit only when it
+/// is not the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueSpec {
+    pub discipline: Discipline,
+    pub limit: QueueLimit,
+}
+
+impl QueueSpec {
+    /// CoDel's hard limit when none is given: 1000 packets, as Linux's `codel` qdisc.
+    pub const CODEL_LIMIT: QueueLimit = QueueLimit {
+        packets: Some(1000),
+        bytes: None,
+    };
+
+    pub fn drop_tail(limit: QueueLimit) -> QueueSpec {
+        QueueSpec {
+            discipline: Discipline::DropTail,
+            limit,
+        }
+    }
+}
+
+impl Default for QueueSpec {
+    /// Drop-tail, 256 packets: the queue of the paper (004, §V-B).
+    fn default() -> Self {
+        QueueSpec::drop_tail(QueueLimit::default())
+    }
+}
+
+const QUEUE_SPEC_FORMS: &str = "a queue such as 256p (packets), 64kb (bytes) or 256p,64kb (both) \
+     for drop-tail, or codel:TARGET,INTERVAL[,LIMIT] such as codel:5ms,100ms or \
+     codel:5ms,100ms,256p for CoDel (0 < target < interval; limit 1000p unless given)";
+
+impl FromStr for QueueSpec {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        let bad = || err(s, QUEUE_SPEC_FORMS);
+        let Some(rest) = s.trim().strip_prefix("codel:") else {
+            return s.parse().map(QueueSpec::drop_tail).map_err(|_| bad());
+        };
+        let mut parts = rest.splitn(3, ',');
+        let mut duration = || parts.next().and_then(|p| parse_duration(p).ok());
+        let (Some(target), Some(interval)) = (duration(), duration()) else {
+            return Err(bad());
+        };
+        if target.is_zero() || target >= interval {
+            return Err(bad());
+        }
+        let limit = match parts.next() {
+            None => QueueSpec::CODEL_LIMIT,
+            Some(l) => l.parse().map_err(|_| bad())?,
+        };
+        Ok(QueueSpec {
+            discipline: Discipline::CoDel { target, interval },
+            limit,
+        })
+    }
+}
+
+impl fmt::Display for QueueSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.discipline {
+            Discipline::DropTail => write!(f, "{}", self.limit),
+            Discipline::CoDel { target, interval } => {
+                write!(
+                    f,
+                    "codel:{},{}",
+                    format_duration(target),
+                    format_duration(interval)
+                )?;
+                if self.limit != QueueSpec::CODEL_LIMIT {
+                    write!(f, ",{}", self.limit)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Serialize for QueueSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,5 +393,88 @@ mod tests {
         }
         let e = "256".parse::<QueueLimit>().unwrap_err().to_string();
         assert!(e.contains("256p"), "{e}");
+    }
+
+    #[test]
+    fn queue_specs() {
+        let q: QueueSpec = "256p".parse().unwrap();
+        assert_eq!(q, QueueSpec::default());
+        let q: QueueSpec = "64kb".parse().unwrap();
+        assert_eq!(q, QueueSpec::drop_tail("64000b".parse().unwrap()));
+        assert_eq!(q.to_string(), "64000b");
+        let codel = Discipline::CoDel {
+            target: Duration::from_millis(5),
+            interval: Duration::from_millis(100),
+        };
+        let q: QueueSpec = "codel:5ms,100ms".parse().unwrap();
+        assert_eq!((q.discipline, q.limit), (codel, QueueSpec::CODEL_LIMIT));
+        assert_eq!(q.to_string(), "codel:5ms,100ms");
+        assert_eq!("codel:5ms,100ms,1000p".parse::<QueueSpec>().unwrap(), q);
+        let q: QueueSpec = "codel:5ms,100ms,256p".parse().unwrap();
+        assert_eq!((q.discipline, q.limit), (codel, QueueLimit::default()));
+        assert_eq!(q.to_string(), "codel:5ms,100ms,256p");
+        let q: QueueSpec = "codel:0.5ms,20ms,100p,150kb".parse().unwrap();
+        assert_eq!(q.to_string(), "codel:500us,20ms,100p,150000b");
+        for bad in [
+            "",
+            "256",
+            "codel",
+            "codel:",
+            "codel:5ms",
+            "codel:5,100ms",
+            "codel:5ms,100",
+            "codel:0ms,100ms",
+            "codel:100ms,5ms",
+            "codel:5ms,5ms",
+            "codel:5ms,100ms,",
+            "codel:5ms,100ms,256",
+            "codel:5ms,100ms,1p,2p",
+            "pie:15ms",
+            "fq_codel",
+        ] {
+            let e = bad.parse::<QueueSpec>().unwrap_err().to_string();
+            assert!(
+                e.contains("256p") && e.contains("codel:5ms,100ms"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    /// Round trip: every spec displays as text that parses back to it, and that
+    /// text is a fixed point (seeded, so a failure names its case).
+    #[test]
+    fn queue_specs_round_trip() {
+        let mut rng = crate::rng::Rng::new(7);
+        let mut pick = |n: u64| rng.next_u64() % n;
+        for case in 0..20_000 {
+            let limit = match pick(3) {
+                0 => QueueLimit {
+                    packets: Some(1 + pick(5000) as usize),
+                    bytes: None,
+                },
+                1 => QueueLimit {
+                    packets: None,
+                    bytes: Some(1 + pick(10_000_000) as usize),
+                },
+                _ => QueueLimit {
+                    packets: Some(1 + pick(5000) as usize),
+                    bytes: Some(1 + pick(10_000_000) as usize),
+                },
+            };
+            let discipline = if pick(2) == 0 {
+                Discipline::DropTail
+            } else {
+                // Any unit: whole seconds, ms, us or odd nanoseconds.
+                let unit = [1, 1_000, 1_000_000, 1_000_000_000][pick(4) as usize];
+                let target = Duration::from_nanos((1 + pick(1000)) * unit);
+                let interval = target + Duration::from_nanos((1 + pick(1000)) * unit);
+                Discipline::CoDel { target, interval }
+            };
+            let spec = QueueSpec { discipline, limit };
+            let text = spec.to_string();
+            let back: QueueSpec = text.parse().unwrap_or_else(|e| panic!("case {case}: {e}"));
+            assert_eq!(back, spec, "case {case}: {text}");
+            assert_eq!(back.to_string(), text, "case {case}");
+        }
     }
 }

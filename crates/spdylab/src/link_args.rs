@@ -5,7 +5,7 @@
 use clap::{Args, ValueEnum};
 use lab::trial::LinkChoice;
 use link::units::parse_duration;
-use link::{Bitrate, DirectionSpec, LossModel, QueueLimit, Service, Trace};
+use link::{Bitrate, DirectionSpec, LossModel, QueueSpec, Service, Trace};
 use netns::TestbedSpec;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -65,9 +65,10 @@ pub struct LinkArgs {
     /// Random loss in each direction: 1%, or Gilbert-Elliott ge:P,R[,LOSS_BAD[,LOSS_GOOD]]
     #[arg(long, value_name = "LOSS", default_value = "0%")]
     pub loss: LossModel,
-    /// Drop-tail queue per direction: packets (256p), bytes (64kb) or both (256p,64kb)
-    #[arg(long, value_name = "LIMIT", default_value = "256p")]
-    pub queue: QueueLimit,
+    /// Queue per direction: drop-tail of packets (256p), bytes (64kb) or both
+    /// (256p,64kb), or CoDel codel:TARGET,INTERVAL[,LIMIT] (codel:5ms,100ms; limit 1000p)
+    #[arg(long, value_name = "QUEUE", default_value = "256p")]
+    pub queue: QueueSpec,
     /// Server TCP initial congestion window, in segments (kernel default: 10)
     #[arg(long, value_name = "SEGMENTS", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub iw: Option<u32>,

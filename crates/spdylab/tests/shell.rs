@@ -103,6 +103,11 @@ fn bad_values_are_one_line_errors_naming_the_flag() {
         (vec!["--rtt", "150"], "--rtt", "150ms"),
         (vec!["--loss", "1"], "--loss", "1%"),
         (vec!["--queue", "256"], "--queue", "256p"),
+        (
+            vec!["--queue", "codel:100ms,5ms"],
+            "--queue",
+            "codel:5ms,100ms",
+        ),
         (vec!["--iw", "0"], "--iw", ""),
         (vec!["--cc", "vegas"], "--cc", "cubic"),
         (
@@ -214,6 +219,55 @@ fn the_queue_never_holds_more_than_its_limit_and_ping_sees_the_standing_queue() 
         "CUBIC should overflow 32 packets: {down}"
     );
     assert!(down["bytes_out"].as_u64().unwrap() <= down["bytes_in"].as_u64().unwrap());
+}
+
+/// The down counters of a 400 KB download (iperf3 -R) through `queue`, at 1 Mbit/s.
+fn download_through(queue: &str) -> serde_json::Value {
+    let stats = std::env::temp_dir().join(format!(
+        "spdylab-stats-{}-{}.json",
+        std::process::id(),
+        queue.replace([':', ','], "-")
+    ));
+    let o = spdylab(&[
+        "shell",
+        "--rate",
+        "1mbit",
+        "--rtt",
+        "50ms",
+        "--queue",
+        queue,
+        "--stats",
+        stats.to_str().unwrap(),
+        "--server-cmd",
+        "iperf3 -s -1 >/dev/null",
+        "--",
+        "iperf3",
+        "-c",
+        "server",
+        "-R",
+        "-n",
+        "400K",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    std::fs::remove_file(&stats).unwrap();
+    v["link"]["down"].clone()
+}
+
+#[test]
+fn codel_drops_the_standing_queue_a_large_drop_tail_keeps() {
+    // 400 KB is under 300 full segments: a 1000-packet queue cannot overflow.
+    let tail = download_through("1000p");
+    assert_eq!(tail["drops_queue"], 0, "{tail}");
+    // Slow start puts tens of segments (12 ms each) ahead of the rest for well
+    // over CoDel's 100 ms interval, so CoDel must drop some of them.
+    let codel = download_through("codel:5ms,100ms");
+    assert!(codel["drops_queue"].as_u64().unwrap() > 0, "{codel}");
+    assert!(
+        codel["max_queue_packets"].as_u64().unwrap() <= 1000,
+        "{codel}"
+    );
 }
 
 #[test]
