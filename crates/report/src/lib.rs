@@ -219,6 +219,19 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// After a measured goodput: " ± e kbit/s" when its error is known, and " (x % ± y %)" of the spec.
+fn goodput_note(measured: f64, error: Option<f64>, spec: Option<f64>) -> String {
+    let mut out = error.map_or(String::new(), |e| format!(" ± {:.0} kbit/s", e / 1e3));
+    if let Some(s) = spec.filter(|s| *s > 0.0) {
+        let _ = write!(out, " ({:.1} %", measured / s * 100.0);
+        if let Some(e) = error {
+            let _ = write!(out, " ± {:.1} %", e / s * 100.0);
+        }
+        out.push(')');
+    }
+    out
+}
+
 fn num(v: f64) -> String {
     if v.is_finite() {
         format!("{v:.3}")
@@ -749,16 +762,16 @@ fn render(
                 c.rtt_measured_ms,
                 rate(c.down_bps),
                 c.down_measured_bps / 1e3,
-                c.down_bps.map_or(String::new(), |s| format!(" ({:.1} %)", c.down_measured_bps / s * 100.0)),
+                goodput_note(c.down_measured_bps, c.down_error_bps, c.down_bps),
                 rate(c.up_bps),
                 c.up_measured_bps / 1e3,
-                c.up_bps.map_or(String::new(), |s| format!(" ({:.1} %)", c.up_measured_bps / s * 100.0)),
+                goodput_note(c.up_measured_bps, c.up_error_bps, c.up_bps),
                 c.loss * 100.0,
                 c.loss_measured * 100.0,
                 c.emulator_cpu_pct
             );
         }
-        h.body.push_str("</table><p>Quick calibration of each distinct link: 10 UDP echoes, 2 s of TCP bulk each way after a warm-up, 1000 datagrams each way; goodput of TCP over a rate is at most 1448/1500 = 96.5 % of it.</p>");
+        h.body.push_str("</table><p>Quick calibration of each distinct link: 10 UDP echoes, 2 s of TCP bulk each way after a warm-up, 1000 datagrams each way; goodput is the payload the sender's TCP knows reached the receiver in the window (acknowledged or SACKed), ± the segments that can sit on the window's edges; goodput of TCP over a rate is at most 1448/1500 = 96.5 % of it.</p>");
     }
 
     if failed > 0 {
@@ -990,6 +1003,17 @@ mod tests {
             har_ms("2026-11-23T00:00:00.123Z"),
             Some(1_795_392_000_123.0)
         );
+    }
+
+    #[test]
+    fn calibration_goodput_states_its_error() {
+        assert_eq!(
+            goodput_note(7_700_000.0, Some(34_752.0), Some(8e6)),
+            " ± 35 kbit/s (96.2 % ± 0.4 %)"
+        );
+        // Older campaigns recorded no error.
+        assert_eq!(goodput_note(7_700_000.0, None, Some(8e6)), " (96.2 %)");
+        assert_eq!(goodput_note(7_700_000.0, None, None), "");
     }
 
     #[test]
