@@ -316,15 +316,18 @@ pub fn line_chart(
         for p in s.points.iter().filter(|p| p.1.is_finite()) {
             let _ = write!(
                 out,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{}"><title>{}: {} → {:.1} [{:.1}, {:.1}]</title></circle>"#,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{}"><title>{}: {} → {:.1} {}</title></circle>"#,
                 f.px(p.0),
                 f.py(p.1),
                 s.colour,
                 esc(&s.name),
                 fmt_num(p.0),
                 p.1,
-                p.2,
-                p.3
+                if p.2.is_finite() && p.3.is_finite() {
+                    format!("[{:.1}, {:.1}]", p.2, p.3)
+                } else {
+                    "(no interval)".into()
+                }
             );
         }
     }
