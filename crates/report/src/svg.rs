@@ -756,7 +756,10 @@ mod tests {
         let long = "https://abs.twimg.com/css/c/very/long/path/to/the/style/sheet/css1.css";
         let short = shorten_middle(long, WATERFALL_LABEL_WIDTH, WATERFALL_FONT);
         assert!(short.starts_with("https://abs.twi"), "{short}");
-        assert!(short.ends_with("css1.css") && short.contains('…'), "{short}");
+        assert!(
+            short.ends_with("css1.css") && short.contains('…'),
+            "{short}"
+        );
         assert!(text_width(&short, WATERFALL_FONT) <= WATERFALL_LABEL_WIDTH);
         assert_eq!(shorten_middle("https://a.b/c", 162.0, 9.0), "https://a.b/c");
         assert_eq!(shorten_middle("WWWWWWWW", 0.0, 9.0), "…");
@@ -778,18 +781,35 @@ mod tests {
         let svg = waterfall("t", &bars, &[("receive", "#00f")]);
         let mut labels = 0;
         for text in svg.split("<text ").skip(1) {
-            let Some(rest) = text.strip_prefix("x=\"") else { continue };
+            let Some(rest) = text.strip_prefix("x=\"") else {
+                continue;
+            };
             if !text.contains("text-anchor=\"end\"") || !text.contains("<title>") {
                 continue;
             }
             let x: f64 = rest.split('"').next().unwrap().parse().unwrap();
-            let shown = text.split("</title>").nth(1).unwrap().split("</text>").next().unwrap();
-            let shown = shown.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
-            assert!(x - text_width(&shown, WATERFALL_FONT) >= 0.0, "{shown} at {x}");
+            let shown = text
+                .split("</title>")
+                .nth(1)
+                .unwrap()
+                .split("</text>")
+                .next()
+                .unwrap();
+            let shown = shown
+                .replace("&amp;", "&")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">");
+            assert!(
+                x - text_width(&shown, WATERFALL_FONT) >= 0.0,
+                "{shown} at {x}"
+            );
             labels += 1;
         }
         assert_eq!(labels, bars.len());
-        assert!(svg.contains(&format!("<title>{long}</title>")), "the full URL is a tooltip");
+        assert!(
+            svg.contains(&format!("<title>{long}</title>")),
+            "the full URL is a tooltip"
+        );
     }
 
     #[test]

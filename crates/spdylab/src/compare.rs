@@ -256,7 +256,11 @@ fn print_table(spec: &CompareSpec, rows: &[ProtocolSummary]) {
             r.bytes_down / 1e3,
             r.connections,
             gain,
-            if r.failed > 0 { format!("  ({} failed)", r.failed) } else { String::new() }
+            if r.failed > 0 {
+                format!("  ({} failed)", r.failed)
+            } else {
+                String::new()
+            }
         );
     }
     println!("PLT: navigation to last byte; ToW: first request packet to last response packet (link log); mean ± Student-t 95% CI.");

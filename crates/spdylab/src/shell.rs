@@ -106,9 +106,8 @@ pub fn run(args: ShellArgs) -> Result<i32, Failure> {
 fn server_output(log: Option<&Path>) -> Result<(Stdio, Stdio), Failure> {
     let (out, err) = match log {
         Some(path) => {
-            let file = File::create(path).map_err(|e| {
-                Failure::Usage(format!("--server-log {}: {e}", path.display()))
-            })?;
+            let file = File::create(path)
+                .map_err(|e| Failure::Usage(format!("--server-log {}: {e}", path.display())))?;
             let copy = file
                 .try_clone()
                 .map_err(|e| Failure::Setup(format!("--server-log: {e}").into()))?;

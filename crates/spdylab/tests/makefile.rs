@@ -55,7 +55,10 @@ fn make_demo_installs_only_what_the_demo_runs() {
     let demo = packages(&dry);
     assert!(demo.iter().any(|p| p == "iproute2"), "{demo:?}");
     for p in TEST_ONLY {
-        assert!(!demo.iter().any(|d| d == p), "make demo installs {p}: {demo:?}");
+        assert!(
+            !demo.iter().any(|d| d == p),
+            "make demo installs {p}: {demo:?}"
+        );
     }
     assert!(!dry.contains("h2spec"), "make demo installs h2spec:\n{dry}");
     assert!(dry.contains("compare --site youtube"), "{dry}");
@@ -65,8 +68,15 @@ fn make_demo_installs_only_what_the_demo_runs() {
 fn make_test_and_ci_install_everything() {
     let test = packages(&dry_run("test"));
     let demo = packages(&dry_run("demo"));
-    for p in TEST_ONLY.iter().copied().chain(demo.iter().map(String::as_str)) {
-        assert!(test.iter().any(|t| t == p), "make test misses {p}: {test:?}");
+    for p in TEST_ONLY
+        .iter()
+        .copied()
+        .chain(demo.iter().map(String::as_str))
+    {
+        assert!(
+            test.iter().any(|t| t == p),
+            "make test misses {p}: {test:?}"
+        );
     }
     let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
     let ci_words: Vec<&str> = ci.split_whitespace().collect();

@@ -226,7 +226,12 @@ fn server_cmd_output_never_mixes_into_cmd_stdout() {
     }
     let _ = std::fs::remove_file(&log);
     let o = spdylab(&["shell", "--server-log", &log_arg, "--", "true"]);
-    assert_eq!(o.status.code(), Some(2), "--server-log needs --server-cmd: {}", text(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--server-log needs --server-cmd: {}",
+        text(&o)
+    );
 }
 
 #[test]
