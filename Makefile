@@ -1,22 +1,35 @@
 # spdylab — the two commands a fresh machine needs: `make demo` and `make test`.
-# Both install their system packages first (Debian; root or sudo).
+# Both install their system packages first (Debian; root or sudo): `make demo`
+# only what the demo runs (DEMO_DEPS), `make test` everything (DEPS and h2spec).
 
 CARGO ?= cargo
 BIN := target/release/spdylab
-DEPS := iproute2 iputils-ping iperf3 tcpdump procps ca-certificates build-essential pkg-config \
+# The demo (built-in server, model client) runs only `ip` from iproute2 at run
+# time; building needs a C compiler (ring) and CA certificates (cargo's downloads).
+DEMO_DEPS := iproute2 ca-certificates build-essential
+# Everything the tests use besides: tools they drive, Chromium, real servers and peers.
+DEPS := $(DEMO_DEPS) iputils-ping iperf3 tcpdump procps pkg-config \
         curl nghttp2-client python3-pil python3-jsonschema chromium nginx openssl \
         maven default-jdk-headless apache2 h2o caddy
 H2SPEC := $(HOME)/go/bin/h2spec
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: demo test deps build lint fmt clean
+.PHONY: demo test deps demo-deps build lint fmt clean
 
-deps:
-	@missing=""; for p in $(DEPS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# $(call install,PACKAGES): apt-get installs those of PACKAGES that are missing.
+define install
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  $(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+endef
+
+demo-deps:
+	$(call install,$(DEMO_DEPS))
+
+deps:
+	$(call install,$(DEPS))
 	@command -v go >/dev/null || $(SUDO) apt-get install -y -q --no-install-recommends golang-go
 	@[ -x $(H2SPEC) ] || { echo "installing h2spec v2.2.1"; \
 	  GOFLAGS=-mod=mod go install github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible; }
@@ -25,7 +38,7 @@ build:
 	$(CARGO) build --release --locked
 
 # The main job: YouTube over HTTPS, SPDY/3.1 and HTTP/2 on a 150 ms / 1 Mbit link (about 1.5 minutes).
-demo: deps build
+demo: demo-deps build
 	$(SUDO) $(BIN) compare --site youtube --protocols https,spdy3,h2 --rtt 150ms --rate 1mbit --reps 5
 
 # Formatting, lints, then every test (unit, and integration on real namespaces: needs root).

@@ -326,6 +326,11 @@ pub struct CalibrationEntry {
     pub down_measured_bps: f64,
     pub up_bps: Option<f64>,
     pub up_measured_bps: f64,
+    /// The ± of each measured goodput, bit/s (absent in older campaigns).
+    #[serde(default)]
+    pub down_error_bps: Option<f64>,
+    #[serde(default)]
+    pub up_error_bps: Option<f64>,
     pub loss: f64,
     pub loss_measured: f64,
     pub emulator_cpu_pct: f64,
@@ -604,6 +609,8 @@ fn run_work(
                     down_measured_bps: c.down_bps.measured,
                     up_bps: spec.up.service.bits_per_sec(),
                     up_measured_bps: c.up_bps.measured,
+                    down_error_bps: Some(c.down_bps.error_bps),
+                    up_error_bps: Some(c.up_bps.error_bps),
                     loss: c.loss.spec,
                     loss_measured: c.loss.measured,
                     emulator_cpu_pct: c.down_bps.emulator_cpu_pct,

@@ -3,12 +3,20 @@
 //! transfer each way (after a warm-up that lets slow start finish), loss from
 //! paced UDP datagrams each way. Each phase runs on a fresh testbed so that one
 //! phase's standing queue cannot distort the next.
+//!
+//! Goodput counts the payload that *reached the receiver* in the window, as the
+//! sender's TCP knows it (bytes cumulatively acknowledged plus segments SACKed),
+//! not the bytes the receiving application read: after a loss the receiver
+//! holds everything behind the hole and hands it over in one burst when the
+//! retransmission arrives, so bytes that crossed the link before the window
+//! would be read inside it (goodput above the link's rate).
 
 use crate::testbed::{server_addr, Side, Testbed, TestbedSpec, CLIENT_ADDR};
 use link::{Direction, Service};
 use serde::Serialize;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,8 +72,12 @@ pub struct RttResult {
 pub struct RateResult {
     /// The configured rate (or a trace's mean rate); null when unshaped.
     pub spec: Option<f64>,
-    /// TCP goodput over the measured window.
+    /// TCP goodput over the measured window: payload that reached the receiver.
     pub measured: f64,
+    /// The error of `measured` (±, bit/s): what can fall on either side of each
+    /// edge of the window (a segment arriving, two awaiting a delayed ACK, and
+    /// 2 ms of the emulator's or the sampler's scheduling delay).
+    pub error_bps: f64,
     /// measured / spec.
     pub ratio: Option<f64>,
     /// The most TCP can carry at this MTU with timestamps: 1448/1500 of the rate.
@@ -245,6 +257,79 @@ fn measure_rtt(spec: &TestbedSpec, plan: &Plan) -> io::Result<RttResult> {
     })
 }
 
+/// Segments whose delivery can fall on either side of a window's edge as the
+/// sender sees it: one on the wire, two awaiting the receiver's delayed ACK.
+const EDGE_SEGMENTS: f64 = 3.0;
+/// How late the emulator may forward, or the sampler read TCP_INFO, at an edge
+/// (a busy machine's scheduling delay), in seconds.
+const EDGE_JITTER: f64 = 0.002;
+
+/// What the sender's TCP knows has reached the receiver, at one instant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Delivery {
+    /// Seconds since any fixed origin.
+    pub at_s: f64,
+    /// Payload cumulatively acknowledged (tcpi_bytes_acked).
+    pub bytes_acked: u64,
+    /// Segments SACKed above the first hole (tcpi_sacked): they arrived, held by the receiver.
+    pub sacked: u32,
+    /// The sender's MSS (tcpi_snd_mss).
+    pub mss: u32,
+}
+
+impl Delivery {
+    /// Payload bytes that have reached the receiver.
+    pub fn bytes(&self) -> u64 {
+        self.bytes_acked + u64::from(self.sacked) * u64::from(self.mss)
+    }
+}
+
+/// Goodput between two samples and its error (±), both in bit/s.
+pub fn goodput(start: &Delivery, end: &Delivery) -> (f64, f64) {
+    let window = (end.at_s - start.at_s).max(1e-9);
+    let bytes = end.bytes().saturating_sub(start.bytes());
+    let mss = f64::from(start.mss.max(end.mss));
+    let bps = bytes as f64 * 8.0 / window;
+    (
+        bps,
+        2.0 * (EDGE_SEGMENTS * mss * 8.0 + bps * EDGE_JITTER) / window,
+    )
+}
+
+/// Reads the sending socket's TCP_INFO (Linux ≥ 4.1 for tcpi_bytes_acked).
+fn delivery(sender: &TcpStream, at_s: f64) -> io::Result<Delivery> {
+    let mut info = [0u64; 32];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` is writable for `len` bytes and the kernel writes at most `len`.
+    let rc = unsafe {
+        libc::getsockopt(
+            sender.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let bytes: Vec<u8> = info.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let u32_at = |o: usize| u32::from_ne_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
+    let u64_at = |o: usize| u64::from_ne_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
+    // Offsets in struct tcp_info (linux/tcp.h).
+    if (len as usize) < 128 {
+        return Err(io::Error::other(
+            "TCP_INFO lacks tcpi_bytes_acked (Linux 4.1 or later is needed)",
+        ));
+    }
+    Ok(Delivery {
+        at_s,
+        mss: u32_at(16),
+        sacked: u32_at(28),
+        bytes_acked: u64_at(120),
+    })
+}
+
 fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Result<RateResult> {
     let tb = Testbed::start(spec.clone())?;
     // The sending side listens; the receiving side connects and reads.
@@ -256,10 +341,12 @@ fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Resul
         .namespace(send_side)
         .run(move || TcpListener::bind(listen_addr))?;
     let stop = Arc::new(AtomicBool::new(false));
+    let (sock_tx, sock_rx) = std::sync::mpsc::channel();
     let sender = {
         let stop = stop.clone();
         std::thread::spawn(move || -> io::Result<()> {
             let (mut s, _) = listener.accept()?;
+            let _ = sock_tx.send(s.try_clone());
             let chunk = vec![0x5au8; 64 * 1024];
             while !stop.load(Ordering::Relaxed) {
                 if s.write_all(&chunk).is_err() {
@@ -272,14 +359,17 @@ fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Resul
     let mut conn = tb
         .namespace(recv_side)
         .run(move || TcpStream::connect_timeout(&listen_addr, CONNECT_TIMEOUT))?;
-    conn.set_read_timeout(Some(Duration::from_millis(200)))?;
+    conn.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let sending = sock_rx
+        .recv_timeout(CONNECT_TIMEOUT)
+        .map_err(|_| io::Error::other("the bulk sender accepted no connection"))??;
     let warm = warmup(spec);
     let start = Instant::now();
     let cpu_start = tb.emulator_cpu();
-    let mut window_bytes = 0u64;
     let mut buf = vec![0u8; 256 * 1024];
     let mut window_start_cpu = None;
-    let mut window_start = None;
+    let mut window_start: Option<Delivery> = None;
+    let mut window_end: Option<Delivery> = None;
     let mut wire_start = 0u64;
     let wire_bytes = |tb: &Testbed| {
         let s = tb.stats();
@@ -291,20 +381,17 @@ fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Resul
     loop {
         let elapsed = start.elapsed();
         if elapsed >= warm + plan.bulk_time {
+            window_end = Some(delivery(&sending, elapsed.as_secs_f64())?);
             break;
         }
         if elapsed >= warm && window_start.is_none() {
-            window_start = Some(Instant::now());
             window_start_cpu = Some(tb.emulator_cpu());
             wire_start = wire_bytes(&tb);
+            window_start = Some(delivery(&sending, start.elapsed().as_secs_f64())?);
         }
         match conn.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => {
-                if window_start.is_some() {
-                    window_bytes += n as u64;
-                }
-            }
+            Ok(_) => {}
             Err(e)
                 if matches!(
                     e.kind(),
@@ -313,24 +400,31 @@ fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Resul
             Err(e) => return Err(e),
         }
     }
-    let window = window_start.map_or(Duration::ZERO, |t| t.elapsed());
-    let cpu = tb.emulator_cpu() - window_start_cpu.unwrap_or(cpu_start);
     let wire = wire_bytes(&tb) - wire_start;
+    let cpu = tb.emulator_cpu() - window_start_cpu.unwrap_or(cpu_start);
     stop.store(true, Ordering::Relaxed);
     drop(conn);
+    drop(sending);
     let _ = sender.join();
     tb.shutdown()?;
-    let measured = window_bytes as f64 * 8.0 / window.as_secs_f64().max(1e-9);
+    let (Some(first), Some(last)) = (window_start, window_end) else {
+        return Err(io::Error::other(
+            "the bulk transfer ended before its measured window",
+        ));
+    };
+    let (measured, error_bps) = goodput(&first, &last);
+    let window = (last.at_s - first.at_s).max(1e-9);
     let rate = spec.link.direction(dir).service.bits_per_sec();
     Ok(RateResult {
         spec: rate,
         measured,
+        error_bps,
         ratio: rate.map(|r| measured / r),
         tcp_ceiling: rate.map(|r| r * 1448.0 / 1500.0),
-        wire_bps: wire as f64 * 8.0 / window.as_secs_f64().max(1e-9),
-        window_s: window.as_secs_f64(),
+        wire_bps: wire as f64 * 8.0 / window,
+        window_s: window,
         warmup_s: warm.as_secs_f64(),
-        emulator_cpu_pct: 100.0 * cpu.as_secs_f64() / window.as_secs_f64().max(1e-9),
+        emulator_cpu_pct: 100.0 * cpu.as_secs_f64() / window,
     })
 }
 
@@ -402,4 +496,85 @@ pub fn binomial_ci99(n: f64, p: f64) -> [f64; 2] {
     let lo = ((n * p - 2.576 * sd - 1.0) / n).max(0.0);
     let hi = ((n * p + 2.576 * sd + 1.0) / n).min(1.0);
     [lo, hi]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RATE: f64 = 8e6;
+    const MSS: u32 = 1448;
+    /// One full segment's time on the wire (1500 bytes with headers).
+    const SLOT: f64 = 1500.0 * 8.0 / RATE;
+
+    /// A bulk transfer over a link at RATE whose segment `lost` is dropped and
+    /// retransmitted `late` slots later: which segment arrives in each slot.
+    fn arrivals(slots: usize, lost: usize, late: usize) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..slots).filter(|&s| s != lost).collect();
+        order.insert(lost + late, lost);
+        order.truncate(slots);
+        order
+    }
+
+    /// After the first `n` slots: (payload the receiver's application could have
+    /// read in order, the sender's view of it).
+    fn state(order: &[usize], n: usize) -> (u64, Delivery) {
+        let mut got = vec![false; order.len() + 1];
+        for &s in &order[..n] {
+            got[s] = true;
+        }
+        let in_order = got.iter().position(|g| !g).unwrap_or(got.len());
+        let sacked = got[in_order..].iter().filter(|g| **g).count() as u32;
+        let bytes_acked = in_order as u64 * u64::from(MSS);
+        (
+            bytes_acked,
+            Delivery {
+                at_s: n as f64 * SLOT,
+                bytes_acked,
+                sacked,
+                mss: MSS,
+            },
+        )
+    }
+
+    #[test]
+    fn a_hole_across_the_window_start_cannot_lift_goodput_above_the_ceiling() {
+        // 8 Mbit/s, a 2 s window; a loss 100 slots (150 ms) before the window
+        // starts, filled 200 slots later: the receiver reads those 200 segments
+        // in one burst inside the window though they crossed the link before it.
+        let window = (2.0 / SLOT) as usize;
+        let (lost, start) = (1000, 1100);
+        let order = arrivals(start + window + 10, lost, 200);
+        let (read0, d0) = state(&order, start);
+        let (read1, d1) = state(&order, start + window);
+        let ceiling = RATE * f64::from(MSS) / 1500.0;
+        let secs = d1.at_s - d0.at_s;
+        let read_bps = (read1 - read0) as f64 * 8.0 / secs;
+        assert!(
+            read_bps > ceiling * 1.05,
+            "what the application read: {read_bps} (the old arithmetic) over {ceiling}"
+        );
+        let (bps, err) = goodput(&d0, &d1);
+        assert!(bps <= ceiling + err, "{bps} ± {err} over {ceiling}");
+        assert!(bps >= ceiling - err, "{bps} ± {err} under {ceiling}");
+        // The stated error of a quick calibration (2 s at 8 Mbit/s) is under 1 %.
+        assert!(err < 0.01 * RATE, "{err}");
+    }
+
+    #[test]
+    fn goodput_of_nothing_or_a_backwards_sample_is_zero_not_a_panic() {
+        let d = Delivery {
+            at_s: 1.0,
+            bytes_acked: 10_000,
+            sacked: 3,
+            mss: MSS,
+        };
+        let earlier = Delivery {
+            bytes_acked: 20_000,
+            ..d
+        };
+        assert_eq!(goodput(&d, &d).0, 0.0);
+        assert_eq!(goodput(&earlier, &d).0, 0.0);
+        assert!(goodput(&d, &d).1.is_finite());
+    }
 }

@@ -219,6 +219,37 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// After a measured goodput: " ± e kbit/s" when its error is known, and " (x % ± y %)" of the spec.
+fn goodput_note(measured: f64, error: Option<f64>, spec: Option<f64>) -> String {
+    let mut out = error.map_or(String::new(), |e| format!(" ± {:.0} kbit/s", e / 1e3));
+    if let Some(s) = spec.filter(|s| *s > 0.0) {
+        let _ = write!(out, " ({:.1} %", measured / s * 100.0);
+        if let Some(e) = error {
+            let _ = write!(out, " ± {:.1} %", e / s * 100.0);
+        }
+        out.push(')');
+    }
+    out
+}
+
+/// `v` formatted, or "n/a" when it is not a number.
+fn or_na(v: f64, fmt: impl Fn(f64) -> String) -> String {
+    if v.is_finite() {
+        fmt(v)
+    } else {
+        "n/a".into()
+    }
+}
+
+/// "lo – hi", or "n/a" when there is no interval (fewer than two values).
+fn ci_text(ci: [f64; 2], fmt: impl Fn(f64) -> String) -> String {
+    if ci.iter().all(|v| v.is_finite()) {
+        format!("{} – {}", fmt(ci[0]), fmt(ci[1]))
+    } else {
+        "n/a".into()
+    }
+}
+
 fn num(v: f64) -> String {
     if v.is_finite() {
         format!("{v:.3}")
@@ -749,16 +780,16 @@ fn render(
                 c.rtt_measured_ms,
                 rate(c.down_bps),
                 c.down_measured_bps / 1e3,
-                c.down_bps.map_or(String::new(), |s| format!(" ({:.1} %)", c.down_measured_bps / s * 100.0)),
+                goodput_note(c.down_measured_bps, c.down_error_bps, c.down_bps),
                 rate(c.up_bps),
                 c.up_measured_bps / 1e3,
-                c.up_bps.map_or(String::new(), |s| format!(" ({:.1} %)", c.up_measured_bps / s * 100.0)),
+                goodput_note(c.up_measured_bps, c.up_error_bps, c.up_bps),
                 c.loss * 100.0,
                 c.loss_measured * 100.0,
                 c.emulator_cpu_pct
             );
         }
-        h.body.push_str("</table><p>Quick calibration of each distinct link: 10 UDP echoes, 2 s of TCP bulk each way after a warm-up, 1000 datagrams each way; goodput of TCP over a rate is at most 1448/1500 = 96.5 % of it.</p>");
+        h.body.push_str("</table><p>Quick calibration of each distinct link: 10 UDP echoes, 2 s of TCP bulk each way after a warm-up, 1000 datagrams each way; goodput is the payload the sender's TCP knows reached the receiver in the window (acknowledged or SACKed), ± the segments that can sit on the window's edges; goodput of TCP over a rate is at most 1448/1500 = 96.5 % of it.</p>");
     }
 
     if failed > 0 {
@@ -781,20 +812,25 @@ fn render(
     for r in rows {
         let _ = write!(
             h.body,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{:.0} – {:.0}</td><td>{:.0}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&r.key),
             esc(&r.protocol),
             r.n,
             r.failed,
-            r.plt.mean,
-            r.plt.ci95[0],
-            r.plt.ci95[1],
-            r.plt.median,
-            if r.protocol == exp.baseline.name() { "baseline".into() } else { format!("{:+.1}", r.gain) },
-            if r.protocol == exp.baseline.name() { String::new() } else { format!("{:+.1} – {:+.1}", r.gain_ci[0], r.gain_ci[1]) },
+            or_na(r.plt.mean, |v| format!("{v:.0}")),
+            ci_text(r.plt.ci95, |v| format!("{v:.0}")),
+            or_na(r.plt.median, |v| format!("{v:.0}")),
+            if r.protocol == exp.baseline.name() { "baseline".into() } else { or_na(r.gain, |v| format!("{v:+.1}")) },
+            if r.protocol == exp.baseline.name() { String::new() } else { ci_text(r.gain_ci, |v| format!("{v:+.1}")) },
         );
     }
     h.body.push_str("</table>");
+    if rows
+        .iter()
+        .any(|r| !r.plt.ci95.iter().chain(&r.gain_ci).all(|v| v.is_finite()))
+    {
+        h.p("n/a: no interval from fewer than 2 successful loads in a group (one repetition has no spread to estimate one from).");
+    }
 
     page(&exp.name, &exp.description, &h, dir)
 }
@@ -990,6 +1026,26 @@ mod tests {
             har_ms("2026-11-23T00:00:00.123Z"),
             Some(1_795_392_000_123.0)
         );
+    }
+
+    #[test]
+    fn calibration_goodput_states_its_error() {
+        assert_eq!(
+            goodput_note(7_700_000.0, Some(34_752.0), Some(8e6)),
+            " ± 35 kbit/s (96.2 % ± 0.4 %)"
+        );
+        // Older campaigns recorded no error.
+        assert_eq!(goodput_note(7_700_000.0, None, Some(8e6)), " (96.2 %)");
+        assert_eq!(goodput_note(7_700_000.0, None, None), "");
+    }
+
+    #[test]
+    fn no_interval_is_na_in_html_and_empty_in_csv() {
+        let nan = [f64::NAN, f64::NAN];
+        assert_eq!(ci_text(nan, |v| format!("{v:.0}")), "n/a");
+        assert_eq!(ci_text([1.0, 2.0], |v| format!("{v:+.1}")), "+1.0 – +2.0");
+        assert_eq!(or_na(f64::NAN, |v| format!("{v:.0}")), "n/a");
+        assert_eq!(num(f64::NAN), "");
     }
 
     #[test]

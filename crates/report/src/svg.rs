@@ -316,15 +316,18 @@ pub fn line_chart(
         for p in s.points.iter().filter(|p| p.1.is_finite()) {
             let _ = write!(
                 out,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{}"><title>{}: {} → {:.1} [{:.1}, {:.1}]</title></circle>"#,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{}"><title>{}: {} → {:.1} {}</title></circle>"#,
                 f.px(p.0),
                 f.py(p.1),
                 s.colour,
                 esc(&s.name),
                 fmt_num(p.0),
                 p.1,
-                p.2,
-                p.3
+                if p.2.is_finite() && p.3.is_finite() {
+                    format!("[{:.1}, {:.1}]", p.2, p.3)
+                } else {
+                    "(no interval)".into()
+                }
             );
         }
     }
@@ -614,6 +617,66 @@ pub struct Bar {
     pub phases: Vec<(String, f64)>,
 }
 
+/// Where a waterfall's bars start; labels end 4 px to the left of it.
+const WATERFALL_LEFT: f64 = 170.0;
+const WATERFALL_FONT: f64 = 9.0;
+/// The room for a label: from a 4 px margin to 4 px before the bars.
+const WATERFALL_LABEL_WIDTH: f64 = WATERFALL_LEFT - 8.0;
+
+/// A generous estimate of `c`'s advance in a sans-serif font, in ems (no font
+/// metrics at hand: wide enough for Helvetica, Arial and DejaVu Sans).
+fn char_em(c: char) -> f64 {
+    match c {
+        'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' => 0.32,
+        'f' | 't' | 'r' | 'I' | '/' | '-' | '(' | ')' | '[' | ']' | ' ' => 0.42,
+        'm' | 'w' | 'M' | 'W' | '@' | '%' | '…' => 1.0,
+        '=' | '+' | '~' | '#' | '&' | '<' | '>' | '^' | '*' => 0.84,
+        c if c.is_ascii_uppercase() => 0.8,
+        c if c.is_ascii() => 0.64,
+        _ => 1.0,
+    }
+}
+
+/// Estimated width of `text` at `font` px.
+pub fn text_width(text: &str, font: f64) -> f64 {
+    text.chars().map(char_em).sum::<f64>() * font
+}
+
+/// `text` if it fits in `width` px at `font` px, else its start and end around
+/// an ellipsis (a URL's host and file name say the most).
+pub fn shorten_middle(text: &str, width: f64, font: f64) -> String {
+    if text_width(text, font) <= width {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let (mut head, mut tail) = (0, 0);
+    let mut used = text_width("…", font);
+    // Take characters alternately from the start and the end while they fit.
+    loop {
+        let take_head = head <= tail;
+        let next = if take_head {
+            chars.get(head)
+        } else {
+            chars.len().checked_sub(tail + 1).and_then(|i| chars.get(i))
+        };
+        match next {
+            Some(&c) if head + tail < chars.len() && used + char_em(c) * font <= width => {
+                used += char_em(c) * font;
+                if take_head {
+                    head += 1;
+                } else {
+                    tail += 1;
+                }
+            }
+            _ => break,
+        }
+    }
+    let mut out: String = chars[..head].iter().collect();
+    out.push('…');
+    out.extend(&chars[chars.len() - tail..]);
+    out
+}
+
 /// A request waterfall (as DevTools draws it), phases coloured by `palette`.
 pub fn waterfall(title: &str, bars: &[Bar], palette: &[(&str, &str)]) -> String {
     let end = bars
@@ -629,24 +692,17 @@ pub fn waterfall(title: &str, bars: &[Bar], palette: &[(&str, &str)]) -> String 
         r##"<svg class="plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" role="img" font-family="sans-serif"><title>{}</title>"##,
         esc(title)
     );
-    let left = 170.0;
+    let left = WATERFALL_LEFT;
     let w = WIDTH - left - RIGHT;
     for (i, b) in bars.iter().enumerate() {
         let y = TOP + i as f64 * row;
-        let label: String = b
-            .label
-            .chars()
-            .rev()
-            .take(30)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
+        let label = shorten_middle(&b.label, WATERFALL_LABEL_WIDTH, WATERFALL_FONT);
         let _ = write!(
             out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="9">{}</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="{WATERFALL_FONT}"><title>{}</title>{}</text>"#,
             left - 4.0,
             y + 9.0,
+            esc(&b.label),
             esc(&label)
         );
         let mut x = left + b.start / end * w;
@@ -694,6 +750,67 @@ pub fn waterfall(title: &str, bars: &[Bar], palette: &[(&str, &str)]) -> String 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn waterfall_labels_fit_their_column_shortened_in_the_middle() {
+        let long = "https://abs.twimg.com/css/c/very/long/path/to/the/style/sheet/css1.css";
+        let short = shorten_middle(long, WATERFALL_LABEL_WIDTH, WATERFALL_FONT);
+        assert!(short.starts_with("https://abs.twi"), "{short}");
+        assert!(
+            short.ends_with("css1.css") && short.contains('…'),
+            "{short}"
+        );
+        assert!(text_width(&short, WATERFALL_FONT) <= WATERFALL_LABEL_WIDTH);
+        assert_eq!(shorten_middle("https://a.b/c", 162.0, 9.0), "https://a.b/c");
+        assert_eq!(shorten_middle("WWWWWWWW", 0.0, 9.0), "…");
+
+        let bars: Vec<Bar> = [
+            long,
+            "s://abs.twimg.com/css/css1.css",
+            "https://WWW.MMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMMM.com/",
+            "https://例え.jp/パス/ファイル名はとても長いです.html",
+            "",
+        ]
+        .iter()
+        .map(|l| Bar {
+            label: l.to_string(),
+            start: 0.0,
+            phases: vec![("receive".into(), 10.0)],
+        })
+        .collect();
+        let svg = waterfall("t", &bars, &[("receive", "#00f")]);
+        let mut labels = 0;
+        for text in svg.split("<text ").skip(1) {
+            let Some(rest) = text.strip_prefix("x=\"") else {
+                continue;
+            };
+            if !text.contains("text-anchor=\"end\"") || !text.contains("<title>") {
+                continue;
+            }
+            let x: f64 = rest.split('"').next().unwrap().parse().unwrap();
+            let shown = text
+                .split("</title>")
+                .nth(1)
+                .unwrap()
+                .split("</text>")
+                .next()
+                .unwrap();
+            let shown = shown
+                .replace("&amp;", "&")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">");
+            assert!(
+                x - text_width(&shown, WATERFALL_FONT) >= 0.0,
+                "{shown} at {x}"
+            );
+            labels += 1;
+        }
+        assert_eq!(labels, bars.len());
+        assert!(
+            svg.contains(&format!("<title>{long}</title>")),
+            "the full URL is a tooltip"
+        );
+    }
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {

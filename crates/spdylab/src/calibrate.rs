@@ -17,8 +17,9 @@ use std::time::Duration;
 
 RTT comes from UDP echoes on an idle link (expected = spec + the probe's
 serialization both ways); goodput from one TCP bulk transfer each way, measured
-after a warm-up of 10 RTTs + 1 s (TCP with timestamps carries at most 1448/1500
-of the rate); loss from paced UDP datagrams each way, set against the binomial
+after a warm-up of 10 RTTs + 1 s, as the payload the sender's TCP knows reached
+the receiver (acknowledged or SACKed), ± the segments that can sit on the
+window's edges (TCP with timestamps carries at most 1448/1500 of the rate); loss from paced UDP datagrams each way, set against the binomial
 99 % interval.")]
 pub struct CalibrateArgs {
     #[command(flatten)]
@@ -72,19 +73,21 @@ fn rate_row(name: &str, r: &RateResult) {
     let mbit = |b: f64| format!("{:.4} Mbit/s", b / 1e6);
     match (r.spec, r.ratio, r.tcp_ceiling) {
         (Some(spec), Some(ratio), Some(ceiling)) => println!(
-            "{name:<10} {:>16} {:>16} {:>8.2}%   TCP ceiling {:.2}%; on the wire {:.2}%; emulator {:.1}% of a core",
+            "{name:<10} {:>16} {:>16} {:>8.2}%   ± {:.2}%; TCP ceiling {:.2}%; on the wire {:.2}%; emulator {:.1}% of a core",
             mbit(spec),
             mbit(r.measured),
             ratio * 100.0,
+            r.error_bps / spec * 100.0,
             ceiling / spec * 100.0,
             r.wire_bps / spec * 100.0,
             r.emulator_cpu_pct
         ),
         _ => println!(
-            "{name:<10} {:>16} {:>16} {:>9}   on the wire {}; emulator {:.1}% of a core",
+            "{name:<10} {:>16} {:>16} {:>9}   ± {}; on the wire {}; emulator {:.1}% of a core",
             "unlimited",
             mbit(r.measured),
             "",
+            mbit(r.error_bps),
             mbit(r.wire_bps),
             r.emulator_cpu_pct
         ),

@@ -236,24 +236,78 @@ fn print_table(spec: &CompareSpec, rows: &[ProtocolSummary]) {
             "baseline".to_string()
         } else {
             format!(
-                "{:+.1}% [{:+.1}, {:+.1}]",
-                r.gain_pct, r.gain_ci95[0], r.gain_ci95[1]
+                "{}% [{}]",
+                or_na(r.gain_pct, |v| format!("{v:+.1}")),
+                interval(r.gain_ci95, |v| format!("{v:+.1}"), ", ")
             )
         };
         println!(
-            "{:<16} {:>3} {:>7.0} ms {:>7.0} ms {:>8.0} – {:>6.0} ms {:>7.0} ms {:>10.1} {:>6.1} {:>22}{}",
+            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10.1} {:>6.1} {:>22}{}",
             r.protocol.name(),
             r.n,
-            r.plt_ms.median,
-            r.plt_ms.mean,
-            r.plt_ms.ci95[0],
-            r.plt_ms.ci95[1],
-            r.tow_ms.mean,
+            or_na(r.plt_ms.median, ms),
+            or_na(r.plt_ms.mean, ms),
+            if has_interval(r.plt_ms.ci95) {
+                format!("{:>8.0} – {:>6.0} ms", r.plt_ms.ci95[0], r.plt_ms.ci95[1])
+            } else {
+                "n/a".into()
+            },
+            or_na(r.tow_ms.mean, ms),
             r.bytes_down / 1e3,
             r.connections,
             gain,
-            if r.failed > 0 { format!("  ({} failed)", r.failed) } else { String::new() }
+            if r.failed > 0 {
+                format!("  ({} failed)", r.failed)
+            } else {
+                String::new()
+            }
         );
     }
     println!("PLT: navigation to last byte; ToW: first request packet to last response packet (link log); mean ± Student-t 95% CI.");
+    if rows
+        .iter()
+        .any(|r| !has_interval(r.plt_ms.ci95) || !has_interval(r.gain_ci95))
+    {
+        println!("n/a: no interval from fewer than 2 successful loads of a protocol (one repetition has no spread to estimate one from).");
+    }
+}
+
+fn has_interval(ci: [f64; 2]) -> bool {
+    ci.iter().all(|v| v.is_finite())
+}
+
+fn ms(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+/// `v` formatted, or "n/a" when it is not a number (no successful load).
+fn or_na(v: f64, fmt: impl Fn(f64) -> String) -> String {
+    if v.is_finite() {
+        fmt(v)
+    } else {
+        "n/a".into()
+    }
+}
+
+/// "lo{sep}hi", or "n/a" when there is no interval.
+fn interval(ci: [f64; 2], fmt: impl Fn(f64) -> String, sep: &str) -> String {
+    if has_interval(ci) {
+        format!("{}{sep}{}", fmt(ci[0]), fmt(ci[1]))
+    } else {
+        "n/a".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_interval_prints_na_not_nan() {
+        assert_eq!(interval([f64::NAN, f64::NAN], ms, " – "), "n/a");
+        assert_eq!(interval([1.0, 2.4], ms, " – "), "1 – 2");
+        assert_eq!(or_na(f64::NAN, ms), "n/a");
+        assert_eq!(or_na(f64::INFINITY, ms), "n/a");
+        assert_eq!(or_na(12.3, ms), "12");
+    }
 }

@@ -156,24 +156,40 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         );
         for r in &rows {
             println!(
-                "{:<10} {:<34} {:<6} {:>10.0} {:>10.0} {:>6.2} {:>6.1}% {:>4.0}/{:<4.0} {:>4.0}/{:<4.0}",
+                "{:<10} {:<34} {:<6} {:>10} {:>10} {:>6} {:>7} {:>4.0}/{:<4.0} {:>4.0}/{:<4.0}",
                 r.site,
                 r.link,
                 r.protocol.name(),
-                r.model.median,
-                r.chromium.median,
-                r.ratio,
-                r.ape_pct,
+                or_na(r.model.median, |v| format!("{v:.0}")),
+                or_na(r.chromium.median, |v| format!("{v:.0}")),
+                or_na(r.ratio, |v| format!("{v:.2}")),
+                or_na(r.ape_pct, |v| format!("{v:.1}%")),
                 r.model_resources,
                 r.chromium_resources,
                 r.model_connections,
                 r.chromium_connections
             );
         }
-        println!("MAPE {m:.1}% over {} Trials (goal: within 10%)", rows.len());
+        println!(
+            "MAPE {} over {} Trials (goal: within 10%)",
+            or_na(m, |v| format!("{v:.1}%")),
+            rows.len()
+        );
+        if rows.iter().any(|r| !r.ape_pct.is_finite()) {
+            println!("n/a: a client loaded none of that Trial's pages: nothing to compare.");
+        }
     }
     let failed = rows
         .iter()
         .any(|r| r.model_failed + r.chromium_failed > 0 || r.ape_pct.is_nan());
     Ok(if failed { 1 } else { 0 })
+}
+
+/// `v` formatted, or "n/a" when it is not a number (no successful load).
+fn or_na(v: f64, fmt: impl Fn(f64) -> String) -> String {
+    if v.is_finite() {
+        fmt(v)
+    } else {
+        "n/a".into()
+    }
 }

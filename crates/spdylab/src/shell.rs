@@ -5,8 +5,10 @@ use crate::{signals, Failure};
 use clap::Args;
 use netns::{Side, Testbed};
 use serde_json::json;
-use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::fs::File;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Run CMD in the client namespace behind an emulated link
@@ -24,9 +26,13 @@ pub struct ShellArgs {
     /// Server addresses to create (198.18.1.1 ... 198.18.1.N)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
     pub shards: u16,
-    /// Command run (with sh -c) in the server namespace before CMD; killed after CMD ends
+    /// Command run (with sh -c) in the server namespace before CMD; killed after CMD ends.
+    /// Its output goes to stderr (or --server-log), never to CMD's stdout
     #[arg(long, value_name = "CMD")]
     pub server_cmd: Option<String>,
+    /// Write --server-cmd's output (stdout and stderr) to FILE instead of stderr
+    #[arg(long, value_name = "FILE", requires = "server_cmd")]
+    pub server_log: Option<PathBuf>,
     /// Write the packets as the client sees them to FILE (pcap, read with tcpdump -r)
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
@@ -57,7 +63,7 @@ pub fn run(args: ShellArgs) -> Result<i32, Failure> {
     let started = Instant::now();
 
     let mut server = match &args.server_cmd {
-        Some(cmd) => Some(start_server(&testbed, cmd)?),
+        Some(cmd) => Some(start_server(&testbed, cmd, args.server_log.as_deref())?),
         None => None,
     };
     let argv = if args.cmd.is_empty() {
@@ -95,9 +101,36 @@ pub fn run(args: ShellArgs) -> Result<i32, Failure> {
     Ok(code)
 }
 
-fn start_server(testbed: &Testbed, cmd: &str) -> Result<Child, Failure> {
+/// Where the server's stdout and stderr go: `log`, or our stderr (so that
+/// CMD's stdout carries CMD's output alone).
+fn server_output(log: Option<&Path>) -> Result<(Stdio, Stdio), Failure> {
+    let (out, err) = match log {
+        Some(path) => {
+            let file = File::create(path)
+                .map_err(|e| Failure::Usage(format!("--server-log {}: {e}", path.display())))?;
+            let copy = file
+                .try_clone()
+                .map_err(|e| Failure::Setup(format!("--server-log: {e}").into()))?;
+            (OwnedFd::from(file), OwnedFd::from(copy))
+        }
+        None => {
+            let dup = || {
+                std::io::stderr()
+                    .as_fd()
+                    .try_clone_to_owned()
+                    .map_err(|e| Failure::Setup(format!("--server-cmd: stderr: {e}").into()))
+            };
+            (dup()?, dup()?)
+        }
+    };
+    Ok((Stdio::from(out), Stdio::from(err)))
+}
+
+fn start_server(testbed: &Testbed, cmd: &str, log: Option<&Path>) -> Result<Child, Failure> {
     let mut command = Command::new("/bin/sh");
     command.args(["-c", cmd]);
+    let (out, err) = server_output(log)?;
+    command.stdout(out).stderr(err);
     testbed.confine(Side::Server, &mut command);
     let mut child = command
         .spawn()

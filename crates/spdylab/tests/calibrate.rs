@@ -44,3 +44,46 @@ fn calibrate_json_reports_spec_and_measured() {
     assert_eq!(v["loss"]["spec"], 0.03);
     assert_eq!(v["loss"]["inside_ci99"], true, "{v}");
 }
+
+/// A quick calibration's goodput (the campaign's plan: 2 s windows) over a long,
+/// fat link where slow start's losses straddle the window's start: it stays
+/// under the rate by more than its stated error, and under the TCP ceiling within it.
+#[test]
+fn goodput_never_exceeds_the_rate_beyond_its_stated_error() {
+    for run in 0..2 {
+        let o = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+            .args([
+                "calibrate",
+                "--rtt",
+                "150ms",
+                "--rate",
+                "8mbit",
+                "--echo-samples",
+                "10",
+                "--bulk-time",
+                "2s",
+                "--datagrams",
+                "1000",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for dir in ["down_bps", "up_bps"] {
+            let r = &v[dir];
+            let measured = r["measured"].as_f64().unwrap();
+            let error = r["error_bps"].as_f64().unwrap();
+            let ceiling = r["tcp_ceiling"].as_f64().unwrap();
+            let window = r["window_s"].as_f64().unwrap();
+            eprintln!("run {run} {dir}: {measured:.0} ± {error:.0} bit/s");
+            assert!(error > 0.0 && error < 0.01 * 8e6, "{dir}: {r}");
+            assert!(measured <= 8e6 + error, "{dir}: {r}");
+            // The link's own edges may let one packet more through each (as above).
+            assert!(
+                measured <= ceiling + error + 2.0 * 1500.0 * 8.0 / window,
+                "{dir}: {r}"
+            );
+        }
+    }
+}

@@ -207,3 +207,33 @@ fn pipelining_and_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--protocols"));
 }
+
+/// One repetition has no interval: the table says "n/a" (and why), never NaN.
+#[test]
+fn one_repetition_prints_na_not_nan() {
+    let out = Command::new(env!("CARGO_BIN_EXE_spdylab"))
+        .args([
+            "compare",
+            "--site",
+            "icons",
+            "--protocols",
+            "http,h2c",
+            "--reps",
+            "1",
+            "--rtt",
+            "20ms",
+            "--rate",
+            "8mbit",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.to_lowercase().contains("nan"), "{text}");
+    assert!(text.contains("n/a"), "{text}");
+    assert!(text.contains("one repetition has no"), "{text}");
+}

@@ -184,6 +184,61 @@ fn iperf3_goodput_stays_under_the_rate_both_ways() {
     }
 }
 
+/// The server's output goes to stderr (or --server-log), so CMD's stdout stays
+/// one machine-readable JSON document.
+#[test]
+fn server_cmd_output_never_mixes_into_cmd_stdout() {
+    let log = std::env::temp_dir().join(format!("spdylab-server-{}.log", std::process::id()));
+    let log_arg = log.to_string_lossy().into_owned();
+    // iperf3 buffers what it writes to a pipe and may be killed before it
+    // flushes; the marker, echoed by the shell, is written at once.
+    let marked = "echo server-marker; iperf3 -s -1";
+    for (server_cmd, to_log) in [
+        ("iperf3 -s -1", false),
+        ("iperf3 -s -1", false),
+        (marked, false),
+        (marked, true),
+    ] {
+        let mut args = vec![
+            "shell",
+            "--rate",
+            "1mbit",
+            "--rtt",
+            "20ms",
+            "--server-cmd",
+            server_cmd,
+        ];
+        if to_log {
+            args.extend(["--server-log", log_arg.as_str()]);
+        }
+        args.extend(["--", "iperf3", "-c", "198.18.1.1", "-t", "2", "-J"]);
+        let o = spdylab(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        let v: Result<serde_json::Value, _> = serde_json::from_slice(&o.stdout);
+        assert!(
+            v.is_ok_and(|v| v["end"]["sum_received"]["bytes"].is_number()),
+            "stdout is not one iperf3 JSON document: {}",
+            text(&o)
+        );
+        if server_cmd == marked {
+            let server = if to_log {
+                std::fs::read_to_string(&log).unwrap_or_default()
+            } else {
+                String::from_utf8_lossy(&o.stderr).into_owned()
+            };
+            assert!(server.contains("server-marker"), "{server}\n{}", text(&o));
+        }
+    }
+    let _ = std::fs::remove_file(&log);
+    let o = spdylab(&["shell", "--server-log", &log_arg, "--", "true"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--server-log needs --server-cmd: {}",
+        text(&o)
+    );
+}
+
 #[test]
 fn the_queue_never_holds_more_than_its_limit_and_ping_sees_the_standing_queue() {
     let stats = std::env::temp_dir().join(format!("spdylab-stats-{}.json", std::process::id()));
