@@ -311,7 +311,7 @@ mod tests {
                 let e2 = crate::experiment::parse(p.name, &t)
                     .unwrap_or_else(|e| panic!("{}: {e}", p.name));
                 assert_eq!(
-                    (e2.server.as_str(), e2.client.as_str()),
+                    (e2.server.name(), e2.client.name()),
                     ("nginx", "chromium")
                 );
                 assert_eq!(e.values("queue"), ["256p"], "{}", p.name);
