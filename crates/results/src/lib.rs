@@ -20,7 +20,7 @@ pub use experiment::{
 pub use files::{
     CALIBRATION_FILE, EXPERIMENT_FILE, HAR_DIR, LOAD_FILE, PROBES_FILE, REPORT_FILE, SUMMARY_FILE,
 };
-pub use kinds::{ClientKind, PeerKind, ServerKind};
+pub use kinds::{ClientKind, PeerKind, ServerKind, UnknownName};
 pub use probe::{latest, read_probes, Measured, Phases, ProbeRecord};
 pub use proto::Protocol;
 pub use summary::{summarize_protocols, ProtocolSummary};

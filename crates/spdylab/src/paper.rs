@@ -101,8 +101,8 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
         })?]
     };
     let peers = presets::Peers {
-        server: args.server.kind().name(),
-        client: args.client.kind().name(),
+        server: args.server.kind(),
+        client: args.client.kind(),
     };
     if args.print {
         for p in &chosen {
