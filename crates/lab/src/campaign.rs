@@ -3,70 +3,65 @@
 //! ends, so that Ctrl-C or `kill -9` loses only the probes in flight and a
 //! rerun skips every finished Trial. DIR also keeps a copy of the experiment,
 //! a HAR per probe and `calibration.json`. `merge` joins the directories of
-//! slices run apart (`--shard i/n`).
+//! slices run apart (`--shard i/n`). What is stored, and the file names, are
+//! the `results` crate's: this module runs probes and writes through it.
 
 use crate::compare::{run_plan, CompareSpec, ProbeResult};
-use crate::experiment::{self, point_key, trial_key, Experiment, Point};
 use crate::trial::settings;
 use proto::Protocol;
-use serde::{Deserialize, Serialize};
+use results::experiment::{self, point_key, trial_key, Experiment, Point};
+use results::{
+    calibration_json, differences, latest, read_calibration, read_probes, CalibrationEntry, Phases,
+    ProbeRecord, CALIBRATION_FILE, HAR_DIR,
+};
 use site::Site;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-pub const EXPERIMENT_FILE: &str = "experiment.toml";
-pub const PROBES_FILE: &str = "probes.jsonl";
-pub const CALIBRATION_FILE: &str = "calibration.json";
-pub const HAR_DIR: &str = "har";
+// The CLI names these as `lab::campaign::…`.
+pub use results::{EXPERIMENT_FILE, PROBES_FILE};
 
-/// One line of probes.jsonl: the Trial, its point, and what the probe measured.
-#[derive(Serialize)]
-struct Record<'a> {
-    trial: String,
-    point: &'a Point,
-    #[serde(flatten)]
-    probe: &'a ProbeResult,
-    /// Seconds since the Unix epoch when the probe started.
-    started: f64,
-    /// The probe's HAR, relative to the campaign directory.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    har: Option<String>,
-}
-
-/// A line of probes.jsonl as the report and resumption read it.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-pub struct StoredProbe {
-    pub trial: String,
-    pub point: Point,
-    pub protocol: String,
-    pub rep: usize,
-    #[serde(default)]
-    pub plt_ms: f64,
-    #[serde(default)]
-    pub tow_ms: f64,
-    #[serde(default)]
-    pub connections: usize,
-    #[serde(default)]
-    pub syns: u64,
-    #[serde(default)]
-    pub bytes_down: u64,
-    #[serde(default)]
-    pub drops_queue: u64,
-    #[serde(default)]
-    pub drops_loss: u64,
-    #[serde(default)]
-    pub phases: BTreeMap<String, f64>,
-    #[serde(default)]
-    pub error: Option<String>,
-    #[serde(default)]
-    pub har: Option<String>,
-    #[serde(default)]
-    pub started: f64,
+/// The record of `probe` (of Trial `trial` at `point`) as probes.jsonl keeps it.
+fn record(trial: String, point: &Point, probe: &ProbeResult, har: Option<String>) -> ProbeRecord {
+    let t = &probe.phases;
+    ProbeRecord {
+        trial,
+        point: point.clone(),
+        schema: probe.schema,
+        protocol: probe.protocol,
+        rep: probe.rep,
+        plt_ms: probe.plt_ms,
+        tow_ms: probe.tow_ms,
+        connections: probe.connections,
+        syns: probe.syns,
+        bytes_down: probe.bytes_down,
+        bytes_up: probe.bytes_up,
+        packets_down: probe.packets_down,
+        packets_up: probe.packets_up,
+        drops_queue: probe.drops_queue,
+        drops_loss: probe.drops_loss,
+        resources: probe.resources,
+        phases: Phases {
+            blocked: t.blocked,
+            dns: t.dns,
+            connect: t.connect,
+            ssl: t.ssl,
+            send: t.send,
+            wait: t.wait,
+            receive: t.receive,
+        },
+        error: probe.error.clone(),
+        started: probe
+            .started
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0.0, |d| d.as_secs_f64()),
+        har,
+    }
 }
 
 /// How a sweep runs.
@@ -151,7 +146,7 @@ impl CampaignDir {
         match std::fs::read_to_string(&saved) {
             Ok(old_text) => {
                 let old = experiment::parse(&saved.display().to_string(), &old_text)
-                    .map_err(SweepError::Usage)?;
+                    .map_err(|e| SweepError::Usage(e.to_string()))?;
                 if old != experiment {
                     return Err(SweepError::Usage(format!(
                         "{} holds results of a different experiment ({} differs from {}); \
@@ -175,93 +170,12 @@ impl CampaignDir {
     }
 }
 
-/// The top-level fields and axes in which two experiments differ.
-pub fn differences(a: &Experiment, b: &Experiment) -> Vec<String> {
-    let (ja, jb) = (
-        serde_json::to_value(a).unwrap_or_default(),
-        serde_json::to_value(b).unwrap_or_default(),
-    );
-    let mut out = Vec::new();
-    if let (Some(ma), Some(mb)) = (ja.as_object(), jb.as_object()) {
-        for (k, va) in ma {
-            if k == "axes" {
-                for ((name, x), (_, y)) in a.axes.iter().zip(&b.axes) {
-                    if x != y {
-                        out.push(name.clone());
-                    }
-                }
-            } else if mb.get(k) != Some(va) {
-                out.push(k.clone());
-            }
-        }
-    }
-    out
-}
-
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
     let mut f = File::create(&tmp).map_err(|e| at(&tmp, e))?;
     f.write_all(bytes)?;
     f.sync_all()?;
     std::fs::rename(&tmp, path).map_err(|e| at(path, e))
-}
-
-/// Reads probes.jsonl. A last line cut short by a kill is cut off the file
-/// (when `repair`) so that appending goes on cleanly.
-pub fn read_probes(dir: &Path, repair: bool) -> io::Result<Vec<StoredProbe>> {
-    let path = dir.join(PROBES_FILE);
-    let mut file = match OpenOptions::new().read(true).write(repair).open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(at(&path, e)),
-    };
-    let mut out = Vec::new();
-    let mut good_len = 0u64;
-    let mut reader = BufReader::new(&mut file);
-    let mut line = String::new();
-    let mut number = 0;
-    loop {
-        line.clear();
-        let n = reader.read_line(&mut line)?;
-        if n == 0 {
-            break;
-        }
-        number += 1;
-        if !line.ends_with('\n') {
-            break; // cut short: dropped below
-        }
-        match serde_json::from_str::<StoredProbe>(&line) {
-            Ok(p) => out.push(p),
-            Err(e) => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{}:{number}: {e}", path.display()),
-                ))
-            }
-        }
-        good_len += n as u64;
-    }
-    drop(reader);
-    if repair && file.metadata()?.len() > good_len {
-        file.set_len(good_len)?;
-    }
-    Ok(out)
-}
-
-/// The last record of each Trial, in file order of first appearance.
-pub fn latest(probes: Vec<StoredProbe>) -> Vec<StoredProbe> {
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut out: Vec<StoredProbe> = Vec::new();
-    for p in probes {
-        match index.get(&p.trial) {
-            Some(&i) => out[i] = p,
-            None => {
-                index.insert(p.trial.clone(), out.len());
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 /// Appends records, each flushed to disk before the next probe is counted.
@@ -315,46 +229,11 @@ pub fn link_key(p: &Point) -> String {
     point_key(&link)
 }
 
-/// One calibration in calibration.json.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CalibrationEntry {
-    pub link: String,
-    pub rtt_ms: f64,
-    pub rtt_measured_ms: f64,
-    pub rtt_expected_ms: f64,
-    pub down_bps: Option<f64>,
-    pub down_measured_bps: f64,
-    pub up_bps: Option<f64>,
-    pub up_measured_bps: f64,
-    /// The ± of each measured goodput, bit/s (absent in older campaigns).
-    #[serde(default)]
-    pub down_error_bps: Option<f64>,
-    #[serde(default)]
-    pub up_error_bps: Option<f64>,
-    pub loss: f64,
-    pub loss_measured: f64,
-    pub emulator_cpu_pct: f64,
-    /// Seconds since the Unix epoch.
-    pub when: f64,
-}
-
-pub fn read_calibration(dir: &Path) -> io::Result<Vec<CalibrationEntry>> {
-    let path = dir.join(CALIBRATION_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}: {e}", path.display()),
-            )
-        }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(at(&path, e)),
-    }
-}
-
 fn write_calibration(dir: &Path, entries: &[CalibrationEntry]) -> io::Result<()> {
-    let text = serde_json::to_string_pretty(entries).map_err(io::Error::other)?;
-    write_atomically(&dir.join(CALIBRATION_FILE), text.as_bytes())
+    write_atomically(
+        &dir.join(CALIBRATION_FILE),
+        calibration_json(entries).as_bytes(),
+    )
 }
 
 /// The quick calibration a campaign records per distinct link.
@@ -388,18 +267,6 @@ enum Done {
     Probe(Box<ProbeResult>, Point, String),
 }
 
-/// The experiment's server (its name was checked when the file was read).
-fn client_kind(exp: &Experiment) -> crate::compare::ClientKind {
-    match exp.client.as_str() {
-        "chromium" => crate::compare::ClientKind::Chromium,
-        _ => crate::compare::ClientKind::Model,
-    }
-}
-
-fn server_kind(exp: &Experiment) -> crate::compare::ServerKind {
-    crate::compare::ServerKind::parse(&exp.server).unwrap_or(crate::compare::ServerKind::Builtin)
-}
-
 /// Runs the campaign in `cd`: every Trial of this slice not finished before.
 /// `load_site` turns a site axis value into a Site. Returns the number of
 /// probes that failed in this run.
@@ -429,15 +296,14 @@ pub fn sweep(
             resources: sites[name].resources.len(),
         };
         for proto in &exp.protocols {
-            if let Some(why) = crate::compare::server_refuses(server_kind(exp), *proto, &knobs) {
+            if let Some(why) = crate::compare::server_refuses(exp.server, *proto, &knobs) {
                 return Err(SweepError::Usage(format!(
                     "{}: server = \"{}\": {why}",
                     point_key(p),
                     exp.server
                 )));
             }
-            if let Some(why) =
-                crate::compare::client_refuses(client_kind(exp), *proto, s.conns_per_host)
+            if let Some(why) = crate::compare::client_refuses(exp.client, *proto, s.conns_per_host)
             {
                 return Err(SweepError::Usage(format!(
                     "{}: client = \"{}\": {why}",
@@ -550,17 +416,7 @@ pub fn sweep(
                             }
                         }
                     }
-                    let record = Record {
-                        trial: trial.clone(),
-                        point: &point,
-                        probe: &probe,
-                        started: probe
-                            .started
-                            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                            .map_or(0.0, |d| d.as_secs_f64()),
-                        har,
-                    };
-                    let line = serde_json::to_string(&record).expect("a record serializes");
+                    let line = record(trial.clone(), &point, &probe, har).to_line();
                     if let Err(e) = appender.append(&line) {
                         // Nothing can be kept: stop taking new work.
                         queue.lock().unwrap().clear();
@@ -644,8 +500,8 @@ fn run_work(
                 tls13_only: s.tls13_only,
                 server_delay: s.server_delay,
                 timeout: exp.timeout,
-                server: server_kind(exp),
-                client: client_kind(exp),
+                server: exp.server,
+                client: exp.client,
                 keep_server_log: None,
             };
             let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();
@@ -682,8 +538,8 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(usize, usize), SweepErro
         let path = dir.join(EXPERIMENT_FILE);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| SweepError::Usage(format!("{}: {e}", path.display())))?;
-        let exp =
-            experiment::parse(&path.display().to_string(), &text).map_err(SweepError::Usage)?;
+        let exp = experiment::parse(&path.display().to_string(), &text)
+            .map_err(|e| SweepError::Usage(e.to_string()))?;
         match &experiment {
             None => experiment = Some((exp, text, path)),
             Some((first, _, first_path)) if *first != exp => {
@@ -722,10 +578,10 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(usize, usize), SweepErro
             Err(e) => return Err(at(&path, e).into()),
         };
         let stored = latest(read_probes(dir, false)?);
-        let keep: HashMap<&str, &StoredProbe> =
+        let keep: HashMap<&str, &ProbeRecord> =
             stored.iter().map(|p| (p.trial.as_str(), p)).collect();
         for line in text.lines() {
-            let Ok(p) = serde_json::from_str::<StoredProbe>(line) else {
+            let Ok(p) = serde_json::from_str::<ProbeRecord>(line) else {
                 continue; // a line cut short by a kill
             };
             // Only the latest record of each Trial, once.

@@ -3,7 +3,6 @@
 //! drift hits all alike. Each probe waits for an idle link, loads the page cold,
 //! and reads its time on wire and counters from the link's own packet log.
 
-use crate::stats::{gain_with_ci, summarize, Summary};
 use client::{LoadConfig, LoadResult};
 use link::packet::{TCP_ACK, TCP_SYN};
 use link::{Direction, EventKind, PacketLog, Time};
@@ -130,19 +129,7 @@ impl ProbeResult {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct ProtocolSummary {
-    pub protocol: Protocol,
-    pub n: usize,
-    pub failed: usize,
-    pub plt_ms: Summary,
-    pub tow_ms: Summary,
-    pub bytes_down: f64,
-    pub connections: f64,
-    /// Gain of mean PLT over the first protocol's, in %, with a 95 % bootstrap CI.
-    pub gain_pct: f64,
-    pub gain_ci95: [f64; 2],
-}
+pub use results::ProtocolSummary;
 
 /// Ports of the built-in server inside a testbed.
 pub const HTTP_PORT: u16 = 80;
@@ -418,42 +405,26 @@ pub fn time_on_wire(log: &PacketLog, window: (Time, Time)) -> (f64, u64) {
 
 /// Per protocol, in the order given; gains against the first protocol.
 pub fn summarize_probes(protocols: &[Protocol], probes: &[ProbeResult]) -> Vec<ProtocolSummary> {
-    let ok = |p: Protocol| -> Vec<&ProbeResult> {
-        probes
-            .iter()
-            .filter(|r| r.protocol == p && r.error.is_none())
-            .collect()
-    };
-    let plts = |p: Protocol| -> Vec<f64> { ok(p).iter().map(|r| r.plt_ms).collect() };
-    let baseline = plts(protocols[0]);
-    protocols
-        .iter()
-        .map(|&p| {
-            let good = ok(p);
-            let plt: Vec<f64> = good.iter().map(|r| r.plt_ms).collect();
-            let tow: Vec<f64> = good.iter().map(|r| r.tow_ms).collect();
-            let (gain_pct, gain_ci95) = gain_with_ci(&baseline, &plt, 2014);
-            ProtocolSummary {
-                protocol: p,
-                n: good.len(),
-                failed: probes
-                    .iter()
-                    .filter(|r| r.protocol == p && r.error.is_some())
-                    .count(),
-                plt_ms: summarize(&plt),
-                tow_ms: summarize(&tow),
-                bytes_down: crate::stats::mean(
-                    &good.iter().map(|r| r.bytes_down as f64).collect::<Vec<_>>(),
-                ),
-                connections: crate::stats::mean(
-                    &good
-                        .iter()
-                        .map(|r| r.connections as f64)
-                        .collect::<Vec<_>>(),
-                ),
-                gain_pct,
-                gain_ci95,
-            }
-        })
-        .collect()
+    results::summarize_protocols(protocols[0], protocols, probes)
+}
+
+impl results::Measured for ProbeResult {
+    fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+    fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+    fn plt_ms(&self) -> f64 {
+        self.plt_ms
+    }
+    fn tow_ms(&self) -> f64 {
+        self.tow_ms
+    }
+    fn bytes_down(&self) -> u64 {
+        self.bytes_down
+    }
+    fn connections(&self) -> usize {
+        self.connections
+    }
 }

@@ -2,8 +2,8 @@
 //! ratio (model / Chromium) and absolute percentage error, and their mean (MAPE).
 
 use crate::compare::ProbeResult;
-use crate::stats::{median, summarize, Summary};
 use proto::Protocol;
+use results::stats::{median, summarize, Summary};
 use serde::Serialize;
 
 /// One Trial (site × link × protocol) loaded by both clients.

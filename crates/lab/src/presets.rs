@@ -1,235 +1,339 @@
 //! The paper's experiments (004, "Can SPDY really make the web faster?") as
-//! experiment files: its axes, its sites (twitter, youtube, imgur), its
-//! 256-packet drop-tail queue, and, where it gives numbers, reference marks.
-//! `--quick` grids are reduced so that each runs in minutes on 2 cores.
+//! typed values — its axes, its sites (twitter, youtube, imgur), its 256-packet
+//! drop-tail queue and, where it gives numbers, reference marks — rendered as
+//! the experiment file a campaign keeps. `--quick` grids are reduced so that
+//! each runs in minutes on 2 cores.
 //!
 //! The paper's "SPDY" is our `spdy3`; `h2`, its heir, is measured beside it.
-//! (A build without `spdy3` measures `h2` in its place, and says so.)
+//! (A server or client without `spdy3` measures `h2` in its place, and says so.)
 
-/// A preset: its name, what it reproduces, and its experiment file (full, quick).
+use results::{ClientKind, Protocol, ServerKind};
+use std::fmt::Write as _;
+
+/// A protocol of a preset: a fixed one, or the paper's SPDY (see [`spdy`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PaperProtocol {
+    Is(Protocol),
+    Spdy,
+}
+
+use PaperProtocol::{Is, Spdy};
+const HTTPS: PaperProtocol = Is(Protocol::Https);
+const H2: PaperProtocol = Is(Protocol::H2);
+
+/// The values of one axis, as the experiment file gives them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Axis {
+    One(&'static str),
+    List(&'static [&'static str]),
+    Ints(&'static [i64]),
+    /// `{ from, to, step }` in the axis's unit.
+    Range {
+        from: &'static str,
+        to: &'static str,
+        step: &'static str,
+    },
+    /// `{ from, to }` over integers, step 1.
+    IntRange {
+        from: i64,
+        to: i64,
+    },
+}
+
+/// One grid of a preset (its full or its quick form).
+#[derive(Debug, Clone, Copy)]
+pub struct Grid {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub sites: &'static [&'static str],
+    pub protocols: &'static [PaperProtocol],
+    pub reps: u32,
+    pub timeout: Option<&'static str>,
+    /// `[link]` axes, in file order.
+    pub link: &'static [(&'static str, Axis)],
+    /// `[knobs]` axes, in file order.
+    pub knobs: &'static [(&'static str, Axis)],
+}
+
+/// A number of the paper, drawn as a mark (always a gain of its SPDY).
+#[derive(Debug, Clone, Copy)]
+pub struct Mark {
+    pub site: Option<&'static str>,
+    /// The axis and value it is at; None: an average over the sweep.
+    pub at: Option<(&'static str, &'static str)>,
+    pub gain_pct: f64,
+    pub label: &'static str,
+}
+
+/// A preset: its name, what it reproduces, its grids and the paper's marks.
+#[derive(Debug, Clone, Copy)]
 pub struct Preset {
     pub name: &'static str,
     pub about: &'static str,
-    pub full: &'static str,
-    pub quick: &'static str,
+    pub full: Grid,
+    pub quick: Grid,
+    pub marks: &'static [Mark],
 }
 
-const FIG2_REFS: &str = r#"
-[[reference]]
-site = "youtube"
-protocol = "SPDY"
-gain_pct = 13.81
-label = "004 Fig. 2: average"
+const FIG2_MARKS: &[Mark] = &[
+    Mark {
+        site: Some("youtube"),
+        at: None,
+        gain_pct: 13.81,
+        label: "004 Fig. 2: average",
+    },
+    Mark {
+        site: Some("twitter"),
+        at: None,
+        gain_pct: 6.87,
+        label: "004 Fig. 2: average",
+    },
+    Mark {
+        site: Some("imgur"),
+        at: None,
+        gain_pct: 1.32,
+        label: "004 Fig. 2: average",
+    },
+    Mark {
+        site: Some("youtube"),
+        at: Some(("rtt", "490ms")),
+        gain_pct: 21.26,
+        label: "004 Fig. 2: best case",
+    },
+];
 
-[[reference]]
-site = "twitter"
-protocol = "SPDY"
-gain_pct = 6.87
-label = "004 Fig. 2: average"
+const FIG4_MARKS: &[Mark] = &[
+    Mark {
+        site: None,
+        at: Some(("rate", "64kbit")),
+        gain_pct: 5.75,
+        label: "004 Fig. 4: mean of sites",
+    },
+    Mark {
+        site: None,
+        at: Some(("rate", "8mbit")),
+        gain_pct: -22.24,
+        label: "004 Fig. 4: mean of sites",
+    },
+];
 
-[[reference]]
-site = "imgur"
-protocol = "SPDY"
-gain_pct = 1.32
-label = "004 Fig. 2: average"
-
-[[reference]]
-site = "youtube"
-protocol = "SPDY"
-axis = "rtt"
-at = "490ms"
-gain_pct = 21.26
-label = "004 Fig. 2: best case"
-"#;
-
-const FIG4_REFS: &str = r#"
-[[reference]]
-protocol = "SPDY"
-axis = "rate"
-at = "64kbit"
-gain_pct = 5.75
-label = "004 Fig. 4: mean of sites"
-
-[[reference]]
-protocol = "SPDY"
-axis = "rate"
-at = "8mbit"
-gain_pct = -22.24
-label = "004 Fig. 4: mean of sites"
-"#;
-
-macro_rules! preset {
-    ($name:literal, $about:literal, $full:expr, $quick:expr) => {
-        Preset {
-            name: $name,
-            about: $about,
-            full: $full,
-            quick: $quick,
-        }
-    };
-}
+const THREE_SITES: &[&str] = &["youtube", "twitter", "imgur"];
+const TWO_SITES: &[&str] = &["youtube", "twitter"];
+const QUEUE: (&str, Axis) = ("queue", Axis::One("256p"));
+const RTT_150: (&str, Axis) = ("rtt", Axis::One("150ms"));
+const RATE_1M: (&str, Axis) = ("rate", Axis::One("1mbit"));
 
 pub const PRESETS: &[Preset] = &[
-    preset!(
-        "fig2",
-        "Fig. 2: effect of RTT, 10-490 ms at 1 Mbit/s, 0 % loss",
-        r#"name = "fig2"
-description = "004 Fig. 2: gain of SPDY over HTTPS against RTT (BW 1 Mbit/s, PLR 0 %, 256-packet queue). 13 RTTs, 10 repetitions (the paper ran 20 on a noisier testbed)."
-sites = ["youtube", "twitter", "imgur"]
-protocols = ["https", "SPDY", "h2"]
-reps = 10
-[link]
-rtt = { from = "10ms", to = "490ms", step = "40ms" }
-rate = "1mbit"
-queue = "256p"
-"#,
-        r#"name = "fig2-quick"
-description = "004 Fig. 2, reduced: three RTTs, two sites, two repetitions (BW 1 Mbit/s, PLR 0 %, 256-packet queue)."
-sites = ["youtube", "twitter"]
-protocols = ["https", "SPDY", "h2"]
-reps = 2
-[link]
-rtt = ["10ms", "150ms", "490ms"]
-rate = "1mbit"
-queue = "256p"
-"#
-    ),
-    preset!(
-        "fig4",
-        "Fig. 4: effect of bandwidth, 64 kbit/s-8 Mbit/s at 150 ms",
-        r#"name = "fig4"
-description = "004 Fig. 4: gain of SPDY over HTTPS against bandwidth (RTT 150 ms, PLR 0 %, 256-packet queue)."
-sites = ["youtube", "twitter", "imgur"]
-protocols = ["https", "SPDY", "h2"]
-reps = 5
-timeout = "600s"
-[link]
-rtt = "150ms"
-rate = ["64kbit", "128kbit", "256kbit", "512kbit", "1mbit", "2mbit", "4mbit", "8mbit"]
-queue = "256p"
-"#,
-        r#"name = "fig4-quick"
-description = "004 Fig. 4, reduced: three bandwidths, two sites, two repetitions (RTT 150 ms, PLR 0 %)."
-sites = ["youtube", "twitter"]
-protocols = ["https", "SPDY"]
-reps = 2
-timeout = "600s"
-[link]
-rtt = "150ms"
-rate = ["256kbit", "1mbit", "8mbit"]
-queue = "256p"
-"#
-    ),
-    preset!(
-        "fig6",
-        "Fig. 6: effect of packet loss, 0-3 % at 150 ms, 1 Mbit/s",
-        r#"name = "fig6"
-description = "004 Fig. 6: gain of SPDY over HTTPS against packet loss (RTT 150 ms, BW 1 Mbit/s)."
-sites = ["youtube", "twitter", "imgur"]
-protocols = ["https", "SPDY", "h2"]
-reps = 20
-timeout = "300s"
-[link]
-rtt = "150ms"
-rate = "1mbit"
-loss = { from = "0%", to = "3%", step = "0.5%" }
-queue = "256p"
-"#,
-        r#"name = "fig6-quick"
-description = "004 Fig. 6, reduced: 0, 1 and 3 % loss, two sites, three repetitions."
-sites = ["youtube", "twitter"]
-protocols = ["https", "SPDY"]
-reps = 3
-timeout = "300s"
-[link]
-rtt = "150ms"
-rate = "1mbit"
-loss = ["0%", "1%", "3%"]
-queue = "256p"
-"#
-    ),
-    preset!(
-        "fig8",
-        "Fig. 8: effect of domain sharding, 1-7 shards at 150 ms, 1 Mbit/s",
-        r#"name = "fig8"
-description = "004 Fig. 8: gain of SPDY over HTTPS against the number of shards (RTT 150 ms, BW 1 Mbit/s, PLR 0 %). The paper ran 100 repetitions; the emulator is deterministic, so 10 suffice."
-sites = ["youtube", "twitter", "imgur"]
-protocols = ["https", "SPDY", "h2"]
-reps = 10
-[link]
-rtt = "150ms"
-rate = "1mbit"
-queue = "256p"
-[knobs]
-shards = { from = 1, to = 7 }
-"#,
-        r#"name = "fig8-quick"
-description = "004 Fig. 8, reduced: 1, 3 and 7 shards, two sites, two repetitions."
-sites = ["youtube", "twitter"]
-protocols = ["https", "SPDY"]
-reps = 2
-[link]
-rtt = "150ms"
-rate = "1mbit"
-queue = "256p"
-[knobs]
-shards = [1, 3, 7]
-"#
-    ),
-    preset!(
-        "fig9",
-        "Fig. 9: concurrent streams per connection (1-100) x RTT at 1 Mbit/s",
-        r#"name = "fig9"
-description = "004 Fig. 9: gain of SPDY over HTTPS against the server's maximum concurrent streams, over RTTs (BW 1 Mbit/s, PLR 0 %)."
-sites = ["youtube", "twitter", "imgur"]
-protocols = ["https", "SPDY"]
-reps = 5
-[link]
-rtt = ["50ms", "150ms", "250ms", "350ms", "490ms"]
-rate = "1mbit"
-queue = "256p"
-[knobs]
-max_streams = [1, 2, 4, 6, 8, 10, 20, 30, 50, 100]
-"#,
-        r#"name = "fig9-quick"
-description = "004 Fig. 9, reduced: YouTube, 4 stream limits x 3 RTTs, two repetitions (BW 1 Mbit/s)."
-sites = ["youtube"]
-protocols = ["https", "SPDY"]
-reps = 2
-[link]
-rtt = ["50ms", "250ms", "490ms"]
-rate = "1mbit"
-queue = "256p"
-[knobs]
-max_streams = [1, 6, 30, 100]
-"#
-    ),
-    preset!(
-        "iw",
-        "Sec. V-B: TCP initial window 3, 7, 10, 16 at 150 ms, 1 Mbit/s",
-        r#"name = "iw"
-description = "004 Sec. V-B: gain of SPDY over HTTPS against the server's TCP initial window (RTT 150 ms, BW 1 Mbit/s, PLR 0 %)."
-sites = ["youtube", "twitter", "imgur"]
-protocols = ["https", "SPDY", "h2"]
-reps = 10
-[link]
-rtt = "150ms"
-rate = "1mbit"
-queue = "256p"
-iw = [3, 7, 10, 16]
-"#,
-        r#"name = "iw-quick"
-description = "004 Sec. V-B, reduced: initial windows 3, 10 and 16, two sites, two repetitions."
-sites = ["youtube", "twitter"]
-protocols = ["https", "SPDY"]
-reps = 2
-[link]
-rtt = "150ms"
-rate = "1mbit"
-queue = "256p"
-iw = [3, 10, 16]
-"#
-    ),
+    Preset {
+        name: "fig2",
+        about: "Fig. 2: effect of RTT, 10-490 ms at 1 Mbit/s, 0 % loss",
+        full: Grid {
+            name: "fig2",
+            description: "004 Fig. 2: gain of SPDY over HTTPS against RTT (BW 1 Mbit/s, PLR 0 %, 256-packet queue). 13 RTTs, 10 repetitions (the paper ran 20 on a noisier testbed).",
+            sites: THREE_SITES,
+            protocols: &[HTTPS, Spdy, H2],
+            reps: 10,
+            timeout: None,
+            link: &[
+                (
+                    "rtt",
+                    Axis::Range {
+                        from: "10ms",
+                        to: "490ms",
+                        step: "40ms",
+                    },
+                ),
+                RATE_1M,
+                QUEUE,
+            ],
+            knobs: &[],
+        },
+        quick: Grid {
+            name: "fig2-quick",
+            description: "004 Fig. 2, reduced: three RTTs, two sites, two repetitions (BW 1 Mbit/s, PLR 0 %, 256-packet queue).",
+            sites: TWO_SITES,
+            protocols: &[HTTPS, Spdy, H2],
+            reps: 2,
+            timeout: None,
+            link: &[
+                ("rtt", Axis::List(&["10ms", "150ms", "490ms"])),
+                RATE_1M,
+                QUEUE,
+            ],
+            knobs: &[],
+        },
+        marks: FIG2_MARKS,
+    },
+    Preset {
+        name: "fig4",
+        about: "Fig. 4: effect of bandwidth, 64 kbit/s-8 Mbit/s at 150 ms",
+        full: Grid {
+            name: "fig4",
+            description: "004 Fig. 4: gain of SPDY over HTTPS against bandwidth (RTT 150 ms, PLR 0 %, 256-packet queue).",
+            sites: THREE_SITES,
+            protocols: &[HTTPS, Spdy, H2],
+            reps: 5,
+            timeout: Some("600s"),
+            link: &[
+                RTT_150,
+                (
+                    "rate",
+                    Axis::List(&[
+                        "64kbit", "128kbit", "256kbit", "512kbit", "1mbit", "2mbit", "4mbit",
+                        "8mbit",
+                    ]),
+                ),
+                QUEUE,
+            ],
+            knobs: &[],
+        },
+        quick: Grid {
+            name: "fig4-quick",
+            description: "004 Fig. 4, reduced: three bandwidths, two sites, two repetitions (RTT 150 ms, PLR 0 %).",
+            sites: TWO_SITES,
+            protocols: &[HTTPS, Spdy],
+            reps: 2,
+            timeout: Some("600s"),
+            link: &[
+                RTT_150,
+                ("rate", Axis::List(&["256kbit", "1mbit", "8mbit"])),
+                QUEUE,
+            ],
+            knobs: &[],
+        },
+        marks: FIG4_MARKS,
+    },
+    Preset {
+        name: "fig6",
+        about: "Fig. 6: effect of packet loss, 0-3 % at 150 ms, 1 Mbit/s",
+        full: Grid {
+            name: "fig6",
+            description: "004 Fig. 6: gain of SPDY over HTTPS against packet loss (RTT 150 ms, BW 1 Mbit/s).",
+            sites: THREE_SITES,
+            protocols: &[HTTPS, Spdy, H2],
+            reps: 20,
+            timeout: Some("300s"),
+            link: &[
+                RTT_150,
+                RATE_1M,
+                (
+                    "loss",
+                    Axis::Range {
+                        from: "0%",
+                        to: "3%",
+                        step: "0.5%",
+                    },
+                ),
+                QUEUE,
+            ],
+            knobs: &[],
+        },
+        quick: Grid {
+            name: "fig6-quick",
+            description: "004 Fig. 6, reduced: 0, 1 and 3 % loss, two sites, three repetitions.",
+            sites: TWO_SITES,
+            protocols: &[HTTPS, Spdy],
+            reps: 3,
+            timeout: Some("300s"),
+            link: &[
+                RTT_150,
+                RATE_1M,
+                ("loss", Axis::List(&["0%", "1%", "3%"])),
+                QUEUE,
+            ],
+            knobs: &[],
+        },
+        marks: &[],
+    },
+    Preset {
+        name: "fig8",
+        about: "Fig. 8: effect of domain sharding, 1-7 shards at 150 ms, 1 Mbit/s",
+        full: Grid {
+            name: "fig8",
+            description: "004 Fig. 8: gain of SPDY over HTTPS against the number of shards (RTT 150 ms, BW 1 Mbit/s, PLR 0 %). The paper ran 100 repetitions; the emulator is deterministic, so 10 suffice.",
+            sites: THREE_SITES,
+            protocols: &[HTTPS, Spdy, H2],
+            reps: 10,
+            timeout: None,
+            link: &[RTT_150, RATE_1M, QUEUE],
+            knobs: &[("shards", Axis::IntRange { from: 1, to: 7 })],
+        },
+        quick: Grid {
+            name: "fig8-quick",
+            description: "004 Fig. 8, reduced: 1, 3 and 7 shards, two sites, two repetitions.",
+            sites: TWO_SITES,
+            protocols: &[HTTPS, Spdy],
+            reps: 2,
+            timeout: None,
+            link: &[RTT_150, RATE_1M, QUEUE],
+            knobs: &[("shards", Axis::Ints(&[1, 3, 7]))],
+        },
+        marks: &[],
+    },
+    Preset {
+        name: "fig9",
+        about: "Fig. 9: concurrent streams per connection (1-100) x RTT at 1 Mbit/s",
+        full: Grid {
+            name: "fig9",
+            description: "004 Fig. 9: gain of SPDY over HTTPS against the server's maximum concurrent streams, over RTTs (BW 1 Mbit/s, PLR 0 %).",
+            sites: THREE_SITES,
+            protocols: &[HTTPS, Spdy],
+            reps: 5,
+            timeout: None,
+            link: &[
+                (
+                    "rtt",
+                    Axis::List(&["50ms", "150ms", "250ms", "350ms", "490ms"]),
+                ),
+                RATE_1M,
+                QUEUE,
+            ],
+            knobs: &[(
+                "max_streams",
+                Axis::Ints(&[1, 2, 4, 6, 8, 10, 20, 30, 50, 100]),
+            )],
+        },
+        quick: Grid {
+            name: "fig9-quick",
+            description: "004 Fig. 9, reduced: YouTube, 4 stream limits x 3 RTTs, two repetitions (BW 1 Mbit/s).",
+            sites: &["youtube"],
+            protocols: &[HTTPS, Spdy],
+            reps: 2,
+            timeout: None,
+            link: &[
+                ("rtt", Axis::List(&["50ms", "250ms", "490ms"])),
+                RATE_1M,
+                QUEUE,
+            ],
+            knobs: &[("max_streams", Axis::Ints(&[1, 6, 30, 100]))],
+        },
+        marks: &[],
+    },
+    Preset {
+        name: "iw",
+        about: "Sec. V-B: TCP initial window 3, 7, 10, 16 at 150 ms, 1 Mbit/s",
+        full: Grid {
+            name: "iw",
+            description: "004 Sec. V-B: gain of SPDY over HTTPS against the server's TCP initial window (RTT 150 ms, BW 1 Mbit/s, PLR 0 %).",
+            sites: THREE_SITES,
+            protocols: &[HTTPS, Spdy, H2],
+            reps: 10,
+            timeout: None,
+            link: &[RTT_150, RATE_1M, QUEUE, ("iw", Axis::Ints(&[3, 7, 10, 16]))],
+            knobs: &[],
+        },
+        quick: Grid {
+            name: "iw-quick",
+            description: "004 Sec. V-B, reduced: initial windows 3, 10 and 16, two sites, two repetitions.",
+            sites: TWO_SITES,
+            protocols: &[HTTPS, Spdy],
+            reps: 2,
+            timeout: None,
+            link: &[RTT_150, RATE_1M, QUEUE, ("iw", Axis::Ints(&[3, 10, 16]))],
+            knobs: &[],
+        },
+        marks: &[],
+    },
 ];
 
 pub fn preset(name: &str) -> Option<&'static Preset> {
@@ -238,83 +342,153 @@ pub fn preset(name: &str) -> Option<&'static Preset> {
 
 /// Who serves and who loads a preset's pages: the built-in server and the
 /// model unless told otherwise (`paper --server/--client`).
-#[derive(Debug, Clone, Copy)]
-pub struct Peers<'a> {
-    pub server: &'a str,
-    pub client: &'a str,
-}
-
-impl Default for Peers<'_> {
-    fn default() -> Self {
-        Peers {
-            server: "builtin",
-            client: "model",
-        }
-    }
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Peers {
+    pub server: ServerKind,
+    pub client: ClientKind,
 }
 
 /// The protocol that stands for the paper's SPDY: `spdy3` where the server and
 /// the client have it (the built-in server and the model); otherwise `h2`, its
 /// heir (and the presets then measure h2 only once).
-pub fn spdy(peers: Peers<'_>) -> &'static str {
-    if peers.server == "builtin" && peers.client == "model" {
-        "spdy3"
+pub fn spdy(peers: Peers) -> Protocol {
+    if peers.server == ServerKind::Builtin && peers.client == ClientKind::Model {
+        Protocol::Spdy3
     } else {
-        "h2"
+        Protocol::H2
+    }
+}
+
+/// A TOML basic string.
+fn quoted(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn list<T>(items: &[T], f: impl Fn(&T) -> String) -> String {
+    let items: Vec<String> = items.iter().map(f).collect();
+    format!("[{}]", items.join(", "))
+}
+
+impl Axis {
+    /// The axis's value as the experiment file writes it.
+    fn toml(self) -> String {
+        match self {
+            Axis::One(v) => quoted(v),
+            Axis::List(vs) => list(vs, |v| quoted(v)),
+            Axis::Ints(vs) => list(vs, |v| v.to_string()),
+            Axis::Range { from, to, step } => format!(
+                "{{ from = {}, to = {}, step = {} }}",
+                quoted(from),
+                quoted(to),
+                quoted(step)
+            ),
+            Axis::IntRange { from, to } => format!("{{ from = {from}, to = {to} }}"),
+        }
+    }
+}
+
+impl Preset {
+    pub fn grid(&self, quick: bool) -> &Grid {
+        if quick {
+            &self.quick
+        } else {
+            &self.full
+        }
     }
 }
 
 /// The experiment text of a preset, with the paper's reference marks.
-pub fn text(p: &Preset, quick: bool, peers: Peers<'_>) -> String {
-    let body = if quick { p.quick } else { p.full };
-    let refs = match p.name {
-        "fig2" => FIG2_REFS,
-        "fig4" => FIG4_REFS,
-        _ => "",
-    };
-    // Top-level keys first: before any [table] of the preset.
-    let text = format!(
-        "server = \"{}\"\nclient = \"{}\"\n{body}{refs}",
-        peers.server, peers.client
-    );
-    match spdy(peers) {
-        "spdy3" => text.replace("\"SPDY\"", "\"spdy3\""),
-        other => text
-            .replace(", \"SPDY\", \"h2\"]", ", \"h2\"]")
-            .replace("\"SPDY\"", &format!("\"{other}\""))
-            .replace(
-                "description = \"",
-                &format!(
-                    "description = \"(server {}, client {}: no spdy3, so h2, SPDY's heir, stands in for it.) ",
-                    peers.server, peers.client
-                ),
-            ),
+pub fn text(p: &Preset, quick: bool, peers: Peers) -> String {
+    let g = p.grid(quick);
+    let spdy = spdy(peers);
+    let mut protocols: Vec<Protocol> = Vec::new();
+    for pp in g.protocols {
+        let proto = match *pp {
+            Is(proto) => proto,
+            Spdy => spdy,
+        };
+        if !protocols.contains(&proto) {
+            protocols.push(proto);
+        }
     }
+    let stand_in = if spdy == Protocol::Spdy3 {
+        String::new()
+    } else {
+        format!(
+            "(server {}, client {}: no spdy3, so {spdy}, SPDY's heir, stands in for it.) ",
+            peers.server, peers.client
+        )
+    };
+    // Top-level keys first: before any [table].
+    let mut t = String::new();
+    let _ = writeln!(t, "server = {}", quoted(peers.server.name()));
+    let _ = writeln!(t, "client = {}", quoted(peers.client.name()));
+    let _ = writeln!(t, "name = {}", quoted(g.name));
+    let _ = writeln!(
+        t,
+        "description = {}",
+        quoted(&format!("{stand_in}{}", g.description))
+    );
+    let _ = writeln!(t, "sites = {}", list(g.sites, |s| quoted(s)));
+    let _ = writeln!(t, "protocols = {}", list(&protocols, |p| quoted(p.name())));
+    let _ = writeln!(t, "reps = {}", g.reps);
+    if let Some(timeout) = g.timeout {
+        let _ = writeln!(t, "timeout = {}", quoted(timeout));
+    }
+    for (table, axes) in [("link", g.link), ("knobs", g.knobs)] {
+        if !axes.is_empty() {
+            let _ = writeln!(t, "[{table}]");
+            for (name, axis) in axes {
+                let _ = writeln!(t, "{name} = {}", axis.toml());
+            }
+        }
+    }
+    for m in p.marks {
+        t.push_str("\n[[reference]]\n");
+        if let Some(site) = m.site {
+            let _ = writeln!(t, "site = {}", quoted(site));
+        }
+        let _ = writeln!(t, "protocol = {}", quoted(spdy.name()));
+        if let Some((axis, at)) = m.at {
+            let _ = writeln!(t, "axis = {}\nat = {}", quoted(axis), quoted(at));
+        }
+        let _ = writeln!(t, "gain_pct = {}", m.gain_pct);
+        let _ = writeln!(t, "label = {}", quoted(m.label));
+    }
+    t
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use results::experiment::parse;
+    use results::PeerKind;
 
     #[test]
     fn every_preset_parses_and_the_quick_ones_are_small() {
         for p in PRESETS {
             for quick in [false, true] {
-                let e = crate::experiment::parse(p.name, &text(p, quick, Peers::default()))
+                let e = parse(p.name, &text(p, quick, Peers::default()))
                     .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+                assert!(e.protocols.contains(&Protocol::Spdy3), "{}", p.name);
                 let chromium = Peers {
-                    server: "nginx",
-                    client: "chromium",
+                    server: ServerKind::Peer(PeerKind::Nginx),
+                    client: ClientKind::Chromium,
                 };
                 let t = text(p, quick, chromium);
                 assert!(!t.contains("\"spdy3\""), "{}", p.name);
-                let e2 = crate::experiment::parse(p.name, &t)
-                    .unwrap_or_else(|e| panic!("{}: {e}", p.name));
-                assert_eq!(
-                    (e2.server.as_str(), e2.client.as_str()),
-                    ("nginx", "chromium")
-                );
+                let e2 = parse(p.name, &t).unwrap_or_else(|e| panic!("{}: {e}", p.name));
+                assert_eq!((e2.server, e2.client), (chromium.server, chromium.client));
+                assert_eq!(e2.protocols, [Protocol::Https, Protocol::H2], "{}", p.name);
+                assert!(e2
+                    .description
+                    .starts_with("(server nginx, client chromium: "));
                 assert_eq!(e.values("queue"), ["256p"], "{}", p.name);
+                assert_eq!(e.references.len(), p.marks.len());
+                assert!(e
+                    .references
+                    .iter()
+                    .all(|r| r.protocol.as_deref() == Some("spdy3")));
                 if quick {
                     assert!(e.trial_count() <= 80, "{}: {}", p.name, e.trial_count());
                 }

@@ -5,12 +5,15 @@
 //! reference marks, PLT CDFs, heatmaps for two-axis sweeps, HAR phase bars, a
 //! waterfall and the calibration table.
 
-pub mod load;
+pub mod loadtest;
 mod svg;
 
-use lab::campaign::{self, CalibrationEntry, StoredProbe};
-use lab::experiment::{self, point_key, Experiment, Kind, Point};
-use lab::stats::{gain_with_ci, mean, summarize, Summary};
+use results::experiment::{self, Kind};
+use results::stats::{gain, mean, Summary};
+use results::{
+    latest, point_key, read_calibration, read_probes, summarize_protocols, CalibrationEntry,
+    Experiment, Point, ProbeRecord, EXPERIMENT_FILE,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -18,8 +21,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use svg::{colour, esc, Bar, Mark, Series};
 
-pub const SUMMARY_FILE: &str = "summary.csv";
-pub const REPORT_FILE: &str = "report.html";
+pub use results::{REPORT_FILE, SUMMARY_FILE};
 
 /// The columns of summary.csv, in order (documented in docs/experiments.md).
 pub const SUMMARY_COLUMNS: &[&str] = &[
@@ -99,7 +101,7 @@ fn invalid(msg: String) -> io::Error {
 
 /// Reads DIR and writes DIR/summary.csv and DIR/report.html.
 pub fn write(dir: &Path, opts: &Options) -> io::Result<Written> {
-    let exp_path = dir.join(campaign::EXPERIMENT_FILE);
+    let exp_path = dir.join(EXPERIMENT_FILE);
     let text = std::fs::read_to_string(&exp_path).map_err(|e| {
         io::Error::new(
             e.kind(),
@@ -109,9 +111,10 @@ pub fn write(dir: &Path, opts: &Options) -> io::Result<Written> {
             ),
         )
     })?;
-    let exp = experiment::parse(&exp_path.display().to_string(), &text).map_err(invalid)?;
-    let probes = campaign::latest(campaign::read_probes(dir, false)?);
-    let calibration = campaign::read_calibration(dir)?;
+    let exp = experiment::parse(&exp_path.display().to_string(), &text)
+        .map_err(|e| invalid(e.to_string()))?;
+    let probes = latest(read_probes(dir, false)?);
+    let calibration = read_calibration(dir)?;
     let rows = aggregate(&exp, &probes);
 
     let csv = dir.join(SUMMARY_FILE);
@@ -133,9 +136,10 @@ pub fn write(dir: &Path, opts: &Options) -> io::Result<Written> {
     })
 }
 
-/// Groups the probes by point and protocol, in the experiment's order.
-pub fn aggregate(exp: &Experiment, probes: &[StoredProbe]) -> Vec<Row> {
-    let mut by_point: BTreeMap<String, Vec<&StoredProbe>> = BTreeMap::new();
+/// Groups the probes by point and protocol, in the experiment's order: each
+/// group summarized by `results::summarize_protocols`, against the baseline.
+pub fn aggregate(exp: &Experiment, probes: &[ProbeRecord]) -> Vec<Row> {
+    let mut by_point: BTreeMap<String, Vec<&ProbeRecord>> = BTreeMap::new();
     for p in probes {
         by_point.entry(point_key(&p.point)).or_default().push(p);
     }
@@ -145,31 +149,23 @@ pub fn aggregate(exp: &Experiment, probes: &[StoredProbe]) -> Vec<Row> {
         let Some(here) = by_point.get(&key) else {
             continue;
         };
-        let ok = |proto: &str| -> Vec<&StoredProbe> {
-            here.iter()
-                .copied()
-                .filter(|p| p.protocol == proto && p.error.is_none())
-                .collect()
+        let summaries = summarize_protocols(exp.baseline, &exp.protocols, here);
+        let Some(base) = summaries.iter().find(|s| s.protocol == exp.baseline) else {
+            continue;
         };
-        let base = ok(exp.baseline.name());
-        let base_plt: Vec<f64> = base.iter().map(|p| p.plt_ms).collect();
-        let base_tow: Vec<f64> = base.iter().map(|p| p.tow_ms).collect();
-        for proto in &exp.protocols {
-            let good = ok(proto.name());
-            let plt: Vec<f64> = good.iter().map(|p| p.plt_ms).collect();
-            let tow: Vec<f64> = good.iter().map(|p| p.tow_ms).collect();
-            let (gain, gain_ci) = if *proto == exp.baseline {
-                (0.0, [0.0, 0.0])
-            } else {
-                gain_with_ci(&base_plt, &plt, 2014)
-            };
-            let (tow_gain, _) = gain_with_ci(&base_tow, &tow, 2014);
+        for s in &summaries {
+            let is_baseline = s.protocol == exp.baseline;
+            let good: Vec<&ProbeRecord> = here
+                .iter()
+                .copied()
+                .filter(|p| p.protocol == s.protocol && p.error.is_none())
+                .collect();
             let mut phases = BTreeMap::new();
             for (name, _) in PHASES {
                 let v: Vec<f64> = good
                     .iter()
                     .map(|p| {
-                        let get = |k: &str| p.phases.get(k).copied().unwrap_or(0.0).max(0.0);
+                        let get = |k: &str| p.phases.get(k).max(0.0);
                         if *name == "connect" {
                             (get("connect") - get("ssl")).max(0.0)
                         } else {
@@ -182,29 +178,22 @@ pub fn aggregate(exp: &Experiment, probes: &[StoredProbe]) -> Vec<Row> {
             rows.push(Row {
                 point: point.clone(),
                 key: key.clone(),
-                protocol: proto.name().to_string(),
-                n: good.len(),
-                failed: here
-                    .iter()
-                    .filter(|p| p.protocol == proto.name() && p.error.is_some())
-                    .count(),
-                plt: summarize(&plt),
-                tow: summarize(&tow),
-                gain,
-                gain_ci,
-                tow_gain: if *proto == exp.baseline {
+                protocol: s.protocol.name().to_string(),
+                n: s.n,
+                failed: s.failed,
+                plt: s.plt_ms,
+                tow: s.tow_ms,
+                // The baseline's own gain is drawn and written as 0.
+                gain: if is_baseline { 0.0 } else { s.gain_pct },
+                gain_ci: if is_baseline { [0.0, 0.0] } else { s.gain_ci95 },
+                tow_gain: if is_baseline {
                     0.0
                 } else {
-                    tow_gain
+                    gain(base.tow_ms.mean, s.tow_ms.mean)
                 },
                 phases,
-                connections: mean(
-                    &good
-                        .iter()
-                        .map(|p| p.connections as f64)
-                        .collect::<Vec<_>>(),
-                ),
-                bytes_down: mean(&good.iter().map(|p| p.bytes_down as f64).collect::<Vec<_>>()),
+                connections: s.connections,
+                bytes_down: s.bytes_down,
             });
         }
     }
@@ -562,7 +551,7 @@ impl Html {
 fn render(
     dir: &Path,
     exp: &Experiment,
-    probes: &[StoredProbe],
+    probes: &[ProbeRecord],
     rows: &[Row],
     calibration: &[CalibrationEntry],
     headline: &[String],
@@ -694,7 +683,9 @@ fn render(
                 let v: Vec<f64> = probes
                     .iter()
                     .filter(|x| {
-                        x.protocol == *p && x.error.is_none() && x.point.get("site") == Some(&site)
+                        x.protocol.name() == p
+                            && x.error.is_none()
+                            && x.point.get("site") == Some(&site)
                     })
                     .map(|x| x.plt_ms)
                     .collect();
@@ -910,11 +901,11 @@ fn waterfalls(
     h: &mut Html,
     dir: &Path,
     exp: &Experiment,
-    probes: &[StoredProbe],
+    probes: &[ProbeRecord],
     rows: &[Row],
     opts: &Options,
 ) {
-    let chosen: Vec<&StoredProbe> = match &opts.waterfall {
+    let chosen: Vec<&ProbeRecord> = match &opts.waterfall {
         Some(trial) => probes.iter().filter(|p| p.trial == *trial).collect(),
         None => {
             // The first point with results: each protocol's median probe.
@@ -925,10 +916,10 @@ fn waterfalls(
             exp.protocols
                 .iter()
                 .filter_map(|proto| {
-                    let mut here: Vec<&StoredProbe> = probes
+                    let mut here: Vec<&ProbeRecord> = probes
                         .iter()
                         .filter(|p| {
-                            p.protocol == proto.name()
+                            p.protocol == *proto
                                 && p.error.is_none()
                                 && point_key(&p.point) == first.key
                         })

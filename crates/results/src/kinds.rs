@@ -14,6 +14,29 @@ pub enum PeerKind {
     Caddy,
 }
 
+/// A name that is none of the known ones (of a server, or a client).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownName {
+    /// What was being named: "server" or "client".
+    pub what: &'static str,
+    pub given: String,
+    pub known: &'static [&'static str],
+}
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown {} {:?}: one of {}",
+            self.what,
+            self.given,
+            self.known.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownName {}
+
 impl PeerKind {
     pub const ALL: [PeerKind; 4] = [
         PeerKind::Nginx,
@@ -21,6 +44,9 @@ impl PeerKind {
         PeerKind::H2o,
         PeerKind::Caddy,
     ];
+
+    /// Every real server, by name.
+    pub const NAMES: [&'static str; 4] = ["nginx", "apache", "h2o", "caddy"];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -55,7 +81,7 @@ impl ServerKind {
     }
 
     /// The server called `name` (one of [`ServerKind::NAMES`]).
-    pub fn parse(name: &str) -> Result<ServerKind, String> {
+    pub fn parse(name: &str) -> Result<ServerKind, UnknownName> {
         name.parse()
     }
 }
@@ -109,41 +135,43 @@ named!(PeerKind);
 named!(ServerKind);
 named!(ClientKind);
 
+fn unknown(what: &'static str, given: &str, known: &'static [&'static str]) -> UnknownName {
+    UnknownName {
+        what,
+        given: given.to_string(),
+        known,
+    }
+}
+
 impl FromStr for PeerKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<PeerKind, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<PeerKind, UnknownName> {
         PeerKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("unknown server {s:?}: one of nginx, apache, h2o, caddy"))
+            .ok_or_else(|| unknown("server", s, &PeerKind::NAMES))
     }
 }
 
 impl FromStr for ServerKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<ServerKind, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<ServerKind, UnknownName> {
         if s == "builtin" {
             return Ok(ServerKind::Builtin);
         }
-        s.parse().map(ServerKind::Peer).map_err(|_| {
-            format!(
-                "unknown server {s:?}: one of {}",
-                ServerKind::NAMES.join(", ")
-            )
-        })
+        s.parse()
+            .map(ServerKind::Peer)
+            .map_err(|_| unknown("server", s, &ServerKind::NAMES))
     }
 }
 
 impl FromStr for ClientKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<ClientKind, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<ClientKind, UnknownName> {
         match s {
             "model" => Ok(ClientKind::Model),
             "chromium" => Ok(ClientKind::Chromium),
-            _ => Err(format!(
-                "unknown client {s:?}: one of {}",
-                ClientKind::NAMES.join(", ")
-            )),
+            _ => Err(unknown("client", s, &ClientKind::NAMES)),
         }
     }
 }
@@ -160,10 +188,17 @@ mod tests {
         for name in ClientKind::NAMES {
             assert_eq!(name.parse::<ClientKind>().unwrap().name(), name);
         }
-        assert!("lighttpd"
-            .parse::<ServerKind>()
-            .unwrap_err()
-            .contains("builtin, nginx"));
+        assert_eq!(
+            "lighttpd".parse::<ServerKind>().unwrap_err().to_string(),
+            "unknown server \"lighttpd\": one of builtin, nginx, apache, h2o, caddy"
+        );
+        assert_eq!(
+            "lighttpd".parse::<PeerKind>().unwrap_err().to_string(),
+            "unknown server \"lighttpd\": one of nginx, apache, h2o, caddy"
+        );
+        for k in PeerKind::ALL {
+            assert_eq!(k.name().parse::<PeerKind>(), Ok(k));
+        }
         assert!("firefox".parse::<ClientKind>().is_err());
     }
 }

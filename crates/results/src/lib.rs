@@ -1,8 +1,26 @@
 //! What spdylab stores and reads back: the names a Trial is made of (server,
-//! client; the protocol is `proto::Protocol`), and the records of a campaign.
+//! client; the protocol is `proto::Protocol`), experiment files, the records of
+//! a campaign (probes.jsonl, calibration.json) and of a load test (load.jsonl),
+//! the file names, and the statistics every summary uses.
 //! No sockets, no processes: `report` reads results through this crate alone.
 
+pub mod calibration;
+pub mod experiment;
+pub mod files;
 mod kinds;
+pub mod loadtest;
+pub mod probe;
+pub mod stats;
+pub mod summary;
 
-pub use kinds::{ClientKind, PeerKind, ServerKind};
+pub use calibration::{calibration_json, read_calibration, CalibrationEntry};
+pub use experiment::{
+    differences, point_key, trial_key, Experiment, ExperimentError, Point, ValueError,
+};
+pub use files::{
+    CALIBRATION_FILE, EXPERIMENT_FILE, HAR_DIR, LOAD_FILE, PROBES_FILE, REPORT_FILE, SUMMARY_FILE,
+};
+pub use kinds::{ClientKind, PeerKind, ServerKind, UnknownName};
+pub use probe::{latest, read_probes, Measured, Phases, ProbeRecord};
 pub use proto::Protocol;
+pub use summary::{summarize_protocols, ProtocolSummary};

@@ -187,7 +187,7 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
         .unwrap_or_else(|| PathBuf::from(format!("load-{}", spec.site.name)));
     let (seconds, totals) = run_load(&spec, &out, !args.json, false)?;
     let derived = derive(&seconds, &args.at, spec.sla, args.cpu_at);
-    std::fs::write(out.join("summary.csv"), summary_csv(&derived))
+    std::fs::write(out.join(report::SUMMARY_FILE), summary_csv(&derived))
         .map_err(|e| Failure::Usage(format!("--out {}: {e}", out.display())))?;
     if args.json {
         println!(
@@ -223,7 +223,7 @@ pub fn run_load(
 ) -> Result<(Vec<Second>, Vec<Totals>), Failure> {
     std::fs::create_dir_all(out)
         .map_err(|e| Failure::Usage(format!("--out {}: {e}", out.display())))?;
-    let path = out.join("load.jsonl");
+    let path = out.join(report::loadtest::LOAD_FILE);
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
@@ -374,8 +374,8 @@ fn print_summary(spec: &LoadSpec, rows: &[Derived], totals: &[Totals], out: &std
     }
     println!(
         "records: {}, summary: {}",
-        out.join("load.jsonl").display(),
-        out.join("summary.csv").display()
+        out.join(report::loadtest::LOAD_FILE).display(),
+        out.join(report::SUMMARY_FILE).display()
     );
 }
 
@@ -442,10 +442,10 @@ pub fn paper_load(quick: bool, out: &std::path::Path) -> Result<i32, Failure> {
         totals.extend(t);
     }
     let derived = derive(&seconds, &[100, 120, 200, 777], base.sla, 88);
-    std::fs::write(out.join("summary.csv"), summary_csv(&derived))
+    std::fs::write(out.join(report::SUMMARY_FILE), summary_csv(&derived))
         .map_err(|e| Failure::Usage(format!("{}: {e}", out.display())))?;
     print_summary(&base, &derived, &totals, out);
-    let (html, _) = report::load::write_load(out, base.sla)?;
+    let (html, _) = report::loadtest::write_load(out, base.sla)?;
     eprintln!("report: {}", html.display());
     Ok(0)
 }

@@ -101,8 +101,8 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
         })?]
     };
     let peers = presets::Peers {
-        server: args.server.kind().name(),
-        client: args.client.kind().name(),
+        server: args.server.kind(),
+        client: args.client.kind(),
     };
     if args.print {
         for p in &chosen {
@@ -119,8 +119,8 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
     let mut worst = 0;
     for p in chosen {
         let text = presets::text(p, args.quick, peers);
-        let exp =
-            lab::experiment::parse(&format!("preset {}", p.name), &text).map_err(Failure::Usage)?;
+        let exp = lab::experiment::parse(&format!("preset {}", p.name), &text)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
         let dir = if args.figure == "all" {
             out.join(p.name)
         } else {

@@ -27,10 +27,10 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     // A load test's directory (`spdylab load`): its own report.
-    if args.dir.join(report::load::LOAD_FILE).exists()
+    if args.dir.join(report::loadtest::LOAD_FILE).exists()
         && !args.dir.join(lab::campaign::EXPERIMENT_FILE).exists()
     {
-        let (html, headline) = report::load::write_load(&args.dir, args.sla)
+        let (html, headline) = report::loadtest::write_load(&args.dir, args.sla)
             .map_err(|e| Failure::Usage(e.to_string()))?;
         for line in &headline {
             println!("{line}");

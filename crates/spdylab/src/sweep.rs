@@ -149,7 +149,7 @@ pub fn run(args: SweepArgs) -> Result<i32, Failure> {
         }
     }
     let exp = lab::experiment::parse(&args.experiment.display().to_string(), &text)
-        .map_err(Failure::Usage)?;
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let base = args
         .experiment
         .parent()

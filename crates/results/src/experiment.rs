@@ -5,13 +5,137 @@
 //!
 //! Every axis value is kept in its canonical text form (`150ms`, `1mbit`,
 //! `1%`, `256p`), so that a Point prints, compares and keys results the same
-//! way everywhere; `trial::settings` turns a Point into a testbed and knobs.
+//! way everywhere; lab's `trial::settings` turns a Point into a testbed and knobs.
 
+use crate::kinds::{ClientKind, ServerKind};
 use proto::Protocol;
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::time::Duration;
 use toml::Spanned;
+
+/// Why an experiment file was refused: each names the file, and the line and
+/// field where there is one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExperimentError {
+    /// Not TOML, or not the experiment's shape (a missing or unknown key).
+    Syntax {
+        file: String,
+        line: Option<usize>,
+        message: String,
+    },
+    /// A field holds a bad value.
+    Field {
+        file: String,
+        line: usize,
+        field: String,
+        message: String,
+    },
+    /// The cross product is too large to be meant.
+    TooManyTrials { file: String, trials: usize },
+}
+
+impl fmt::Display for ExperimentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExperimentError::Syntax {
+                file,
+                line: Some(line),
+                message,
+            } => write!(f, "{file}:{line}: {message}"),
+            ExperimentError::Syntax {
+                file,
+                line: None,
+                message,
+            } => write!(f, "{file}: {message}"),
+            ExperimentError::Field {
+                file,
+                line,
+                field,
+                message,
+            } => write!(f, "{file}:{line}: {field}: {message}"),
+            ExperimentError::TooManyTrials { file, trials } => write!(
+                f,
+                "{file}: {trials} Trials; more than {MAX_TRIALS} is refused as a likely mistake"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ExperimentError {}
+
+/// Why one axis value (or list, or range) was refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueError {
+    /// Not in the unit's forms (a duration, a loss, a queue).
+    Unit(link::units::UnitError),
+    /// Not a bit rate, nor `unlimited`.
+    Rate(link::units::UnitError),
+    Integer {
+        given: String,
+        min: i64,
+        max: i64,
+        default_ok: bool,
+    },
+    Choice {
+        given: String,
+        allowed: &'static [&'static str],
+    },
+    EmptySite,
+    /// The same value twice in a list.
+    Twice(String),
+    /// A list inside a list, or a table.
+    NotPlain,
+    /// Neither a value, a list nor a range.
+    NotAValue,
+    /// A range that cannot be expanded: why.
+    Range(&'static str),
+    RangeKey(String),
+    /// A range bound (`from`, `to`, `step`) that is not a value of the axis.
+    Bound {
+        key: String,
+        error: Box<ValueError>,
+    },
+    NotANumber {
+        key: String,
+    },
+}
+
+impl fmt::Display for ValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueError::Unit(e) => write!(f, "{e}"),
+            ValueError::Rate(e) => write!(f, "{e}, or unlimited"),
+            ValueError::Integer {
+                given,
+                min,
+                max,
+                default_ok,
+            } => write!(
+                f,
+                "'{given}' is not an integer in {min}..={max}{}",
+                if *default_ok { " or default" } else { "" }
+            ),
+            ValueError::Choice { given, allowed } => {
+                write!(f, "'{given}' is not one of {}", allowed.join(", "))
+            }
+            ValueError::EmptySite => f.write_str("a site name or file is empty"),
+            ValueError::Twice(v) => write!(f, "{v} is listed twice"),
+            ValueError::NotPlain => f.write_str("a list holds plain values"),
+            ValueError::NotAValue => f.write_str("expected a value, a list or { from, to, step }"),
+            ValueError::Range(why) => f.write_str(why),
+            ValueError::RangeKey(key) => write!(
+                f,
+                "unknown range key '{key}'; expected from, to, step or factor"
+            ),
+            ValueError::Bound { key, error } => write!(f, "{key}: {error}"),
+            ValueError::NotANumber { key } => write!(f, "{key}: not a number"),
+        }
+    }
+}
+
+impl std::error::Error for ValueError {}
 
 /// What kind of value an axis holds, and how its text is checked and ordered.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -221,8 +345,8 @@ pub struct Experiment {
     pub warmup: usize,
     pub seed: u64,
     pub site_seed: u64,
-    pub server: String,
-    pub client: String,
+    pub server: ServerKind,
+    pub client: ClientKind,
     #[serde(serialize_with = "ser_duration")]
     pub timeout: Duration,
     /// Every axis with its values, in FIELDS order.
@@ -275,13 +399,17 @@ fn line_of(text: &str, offset: usize) -> usize {
 pub const MAX_TRIALS: usize = 1_000_000;
 
 /// Parses and validates an experiment; `file` names the source in errors.
-pub fn parse(file: &str, text: &str) -> Result<Experiment, String> {
-    let doc: File = toml::from_str(text).map_err(|e| match e.span() {
-        Some(s) => format!("{file}:{}: {}", line_of(text, s.start), e.message().trim()),
-        None => format!("{file}: {}", e.message().trim()),
+pub fn parse(file: &str, text: &str) -> Result<Experiment, ExperimentError> {
+    let doc: File = toml::from_str(text).map_err(|e| ExperimentError::Syntax {
+        file: file.to_string(),
+        line: e.span().map(|s| line_of(text, s.start)),
+        message: e.message().trim().to_string(),
     })?;
-    let at = |span: std::ops::Range<usize>, field: &str, msg: &str| {
-        format!("{file}:{}: {field}: {msg}", line_of(text, span.start))
+    let at = |span: std::ops::Range<usize>, field: &str, msg: &str| ExperimentError::Field {
+        file: file.to_string(),
+        line: line_of(text, span.start),
+        field: field.to_string(),
+        message: msg.to_string(),
     };
 
     let mut protocols = Vec::new();
@@ -333,17 +461,26 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, String> {
         0,
         i64::MAX,
     )? as u64;
-    let choice = |v: &Option<Spanned<String>>, name: &str, allowed: &[&str]| match v {
-        None => Ok(allowed[0].to_string()),
-        Some(s) if allowed.contains(&s.get_ref().as_str()) => Ok(s.get_ref().clone()),
-        Some(s) => Err(at(
-            s.span(),
-            name,
-            &format!("'{}' is not one of {}", s.get_ref(), allowed.join(", ")),
-        )),
-    };
-    let server = choice(&doc.server, "server", &crate::compare::ServerKind::NAMES)?;
-    let client = choice(&doc.client, "client", &["model", "chromium"])?;
+    // A name not in `allowed` is refused; the first is the default.
+    fn choice<T: std::str::FromStr + Default>(
+        v: &Option<Spanned<String>>,
+        allowed: &[&str],
+    ) -> Result<T, (std::ops::Range<usize>, String)> {
+        match v {
+            None => Ok(T::default()),
+            Some(s) => match s.get_ref().parse() {
+                Ok(k) if allowed.contains(&s.get_ref().as_str()) => Ok(k),
+                _ => Err((
+                    s.span(),
+                    format!("'{}' is not one of {}", s.get_ref(), allowed.join(", ")),
+                )),
+            },
+        }
+    }
+    let server: ServerKind =
+        choice(&doc.server, &ServerKind::NAMES).map_err(|(s, e)| at(s, "server", &e))?;
+    let client: ClientKind =
+        choice(&doc.client, &ClientKind::NAMES).map_err(|(s, e)| at(s, "client", &e))?;
     let timeout = match &doc.timeout {
         None => Duration::from_secs(120),
         Some(s) => link::units::parse_duration(s.get_ref())
@@ -364,7 +501,9 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, String> {
         };
         let values = match given {
             None => vec![f.default.to_string()],
-            Some(v) => values(f.kind, v.get_ref()).map_err(|e| at(v.span(), &path, &e))?,
+            Some(v) => {
+                values(f.kind, v.get_ref()).map_err(|e| at(v.span(), &path, &e.to_string()))?
+            }
         };
         if values.is_empty() {
             let span = given.map(|v| v.span()).unwrap_or(0..0);
@@ -403,7 +542,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, String> {
             let Some(v) = &r.at else {
                 return Err(at(span, "reference.at", "missing (the axis value)"));
             };
-            canonical(f.kind, v).map_err(|e| at(span.clone(), "reference.at", &e))?;
+            canonical(f.kind, v).map_err(|e| at(span.clone(), "reference.at", &e.to_string()))?;
         }
         references.push(r);
     }
@@ -429,25 +568,26 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, String> {
     };
     let n = exp.trial_count();
     if n > MAX_TRIALS {
-        return Err(format!(
-            "{file}: {n} Trials; more than {MAX_TRIALS} is refused as a likely mistake"
-        ));
+        return Err(ExperimentError::TooManyTrials {
+            file: file.to_string(),
+            trials: n,
+        });
     }
     Ok(exp)
 }
 
 /// The values an axis takes: a value, a list, or a `{ from, to, step | factor }` range.
-fn values(kind: Kind, v: &toml::Value) -> Result<Vec<String>, String> {
+fn values(kind: Kind, v: &toml::Value) -> Result<Vec<String>, ValueError> {
     match v {
         toml::Value::Array(items) => {
             let mut out = Vec::new();
             for item in items {
                 if matches!(item, toml::Value::Array(_) | toml::Value::Table(_)) {
-                    return Err("a list holds plain values".into());
+                    return Err(ValueError::NotPlain);
                 }
                 let c = canonical(kind, &scalar(item)?)?;
                 if out.contains(&c) {
-                    return Err(format!("{c} is listed twice"));
+                    return Err(ValueError::Twice(c));
                 }
                 out.push(c);
             }
@@ -458,36 +598,36 @@ fn values(kind: Kind, v: &toml::Value) -> Result<Vec<String>, String> {
     }
 }
 
-fn scalar(v: &toml::Value) -> Result<String, String> {
+fn scalar(v: &toml::Value) -> Result<String, ValueError> {
     match v {
         toml::Value::String(s) => Ok(s.clone()),
         toml::Value::Integer(i) => Ok(i.to_string()),
         toml::Value::Float(f) => Ok(f.to_string()),
         toml::Value::Boolean(b) => Ok(b.to_string()),
-        _ => Err("expected a value, a list or { from, to, step }".into()),
+        _ => Err(ValueError::NotAValue),
     }
 }
 
 /// Checks one value and returns its canonical text.
-pub fn canonical(kind: Kind, s: &str) -> Result<String, String> {
+pub fn canonical(kind: Kind, s: &str) -> Result<String, ValueError> {
     let s = s.trim();
     match kind {
         Kind::Duration => link::units::parse_duration(s)
             .map(link::units::format_duration)
-            .map_err(|e| e.to_string()),
+            .map_err(ValueError::Unit),
         Kind::Rate if s == "unlimited" => Ok(s.into()),
         Kind::Rate => s
             .parse::<link::Bitrate>()
             .map(|r| r.to_string())
-            .map_err(|e| format!("{e}, or unlimited")),
+            .map_err(ValueError::Rate),
         Kind::Loss => s
             .parse::<link::LossModel>()
             .map(|l| l.to_string())
-            .map_err(|e| e.to_string()),
+            .map_err(ValueError::Unit),
         Kind::Queue => s
             .parse::<link::QueueSpec>()
             .map(|q| q.to_string())
-            .map_err(|e| e.to_string()),
+            .map_err(ValueError::Unit),
         Kind::Int {
             default_ok: true, ..
         } if s == "default" => Ok(s.into()),
@@ -497,14 +637,19 @@ pub fn canonical(kind: Kind, s: &str) -> Result<String, String> {
             default_ok,
         } => match s.parse::<i64>() {
             Ok(i) if (min..=max).contains(&i) => Ok(i.to_string()),
-            _ => Err(format!(
-                "'{s}' is not an integer in {min}..={max}{}",
-                if default_ok { " or default" } else { "" }
-            )),
+            _ => Err(ValueError::Integer {
+                given: s.to_string(),
+                min,
+                max,
+                default_ok,
+            }),
         },
         Kind::Choice(allowed) if allowed.contains(&s) => Ok(s.into()),
-        Kind::Choice(allowed) => Err(format!("'{s}' is not one of {}", allowed.join(", "))),
-        Kind::Site if s.is_empty() => Err("a site name or file is empty".into()),
+        Kind::Choice(allowed) => Err(ValueError::Choice {
+            given: s.to_string(),
+            allowed,
+        }),
+        Kind::Site if s.is_empty() => Err(ValueError::EmptySite),
         Kind::Site => Ok(s.into()),
     }
 }
@@ -544,66 +689,70 @@ fn from_magnitude(kind: Kind, m: f64) -> String {
     }
 }
 
-fn range(kind: Kind, t: &toml::map::Map<String, toml::Value>) -> Result<Vec<String>, String> {
+fn range(kind: Kind, t: &toml::map::Map<String, toml::Value>) -> Result<Vec<String>, ValueError> {
+    use ValueError::Range;
     if !matches!(
         kind,
         Kind::Duration | Kind::Rate | Kind::Loss | Kind::Int { .. }
     ) {
-        return Err("this axis takes a value or a list, not a range".into());
+        return Err(Range("this axis takes a value or a list, not a range"));
     }
     for key in t.keys() {
         if !["from", "to", "step", "factor"].contains(&key.as_str()) {
-            return Err(format!(
-                "unknown range key '{key}'; expected from, to, step or factor"
-            ));
+            return Err(ValueError::RangeKey(key.clone()));
         }
     }
-    let get = |key: &str| -> Result<Option<f64>, String> {
+    let get = |key: &str| -> Result<Option<f64>, ValueError> {
         t.get(key)
             .map(|v| {
-                let text = canonical(kind, &scalar(v)?).map_err(|e| format!("{key}: {e}"))?;
-                magnitude(kind, &text).ok_or_else(|| format!("{key}: not a number"))
+                let text = canonical(kind, &scalar(v)?).map_err(|e| ValueError::Bound {
+                    key: key.to_string(),
+                    error: Box::new(e),
+                })?;
+                magnitude(kind, &text).ok_or_else(|| ValueError::NotANumber {
+                    key: key.to_string(),
+                })
             })
             .transpose()
     };
-    let from = get("from")?.ok_or("a range needs from")?;
-    let to = get("to")?.ok_or("a range needs to")?;
+    let from = get("from")?.ok_or(Range("a range needs from"))?;
+    let to = get("to")?.ok_or(Range("a range needs to"))?;
     if to < from {
-        return Err("to is below from".into());
+        return Err(Range("to is below from"));
     }
     let mut out = Vec::new();
     match (t.get("step"), t.get("factor")) {
-        (Some(_), Some(_)) => return Err("give step or factor, not both".into()),
+        (Some(_), Some(_)) => return Err(Range("give step or factor, not both")),
         (None, Some(f)) => {
             let factor = match f {
                 toml::Value::Integer(i) => *i as f64,
                 toml::Value::Float(x) => *x,
-                _ => return Err("factor is a number such as 2".into()),
+                _ => return Err(Range("factor is a number such as 2")),
             };
             if !(factor > 1.0 && factor.is_finite()) || from <= 0.0 {
-                return Err("factor must be above 1, and from above 0".into());
+                return Err(Range("factor must be above 1, and from above 0"));
             }
             let mut x = from;
             while x <= to * (1.0 + 1e-9) {
                 out.push(canonical(kind, &from_magnitude(kind, x))?);
                 x *= factor;
                 if out.len() > 10_000 {
-                    return Err("more than 10000 values".into());
+                    return Err(Range("more than 10000 values"));
                 }
             }
         }
         (step, None) => {
             let step = match step {
                 None if matches!(kind, Kind::Int { .. }) => 1.0,
-                None => return Err("a range needs step (or factor)".into()),
+                None => return Err(Range("a range needs step (or factor)")),
                 Some(_) => get("step")?.unwrap_or(0.0),
             };
             if step <= 0.0 {
-                return Err("step must be above 0".into());
+                return Err(Range("step must be above 0"));
             }
             let n = ((to - from) / step + 1e-9).floor() as usize;
             if n >= 10_000 {
-                return Err("more than 10000 values".into());
+                return Err(Range("more than 10000 values"));
             }
             for i in 0..=n {
                 out.push(canonical(
@@ -679,6 +828,29 @@ pub fn point_key(p: &Point) -> String {
 /// A Trial's key: its point, protocol and repetition.
 pub fn trial_key(p: &Point, protocol: Protocol, rep: usize) -> String {
     format!("{} protocol={protocol} rep={rep}", point_key(p))
+}
+
+/// The top-level fields and axes in which two experiments differ.
+pub fn differences(a: &Experiment, b: &Experiment) -> Vec<String> {
+    let (ja, jb) = (
+        serde_json::to_value(a).unwrap_or_default(),
+        serde_json::to_value(b).unwrap_or_default(),
+    );
+    let mut out = Vec::new();
+    if let (Some(ma), Some(mb)) = (ja.as_object(), jb.as_object()) {
+        for (k, va) in ma {
+            if k == "axes" {
+                for ((name, x), (_, y)) in a.axes.iter().zip(&b.axes) {
+                    if x != y {
+                        out.push(name.clone());
+                    }
+                }
+            } else if mb.get(k) != Some(va) {
+                out.push(k.clone());
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -766,7 +938,36 @@ max_streams = [1, 6, 100]
             "sites = \"youtube\"\nprotocols = [\"https\"]\n[link]\nqueue = [\"codel:5ms,100ms\", \"codel:5ms,0.1s,1000p\"]\n",
         )
         .unwrap_err();
-        assert!(err.contains("codel:5ms,100ms is listed twice"), "{err}");
+        assert!(
+            err.to_string().contains("codel:5ms,100ms is listed twice"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn server_and_client_are_typed_and_differences_named() {
+        let base = "sites = \"youtube\"\nprotocols = [\"https\"]\n";
+        let e = parse("x.toml", base).unwrap();
+        assert_eq!(
+            (e.server, e.client),
+            (ServerKind::Builtin, ClientKind::Model)
+        );
+        let f = parse(
+            "x.toml",
+            &format!("server = \"nginx\"\nclient = \"chromium\"\n{base}reps = 2\n"),
+        )
+        .unwrap();
+        assert_eq!(f.server, ServerKind::Peer(crate::PeerKind::Nginx));
+        assert_eq!(f.client, ClientKind::Chromium);
+        let mut d = differences(&e, &f);
+        d.sort();
+        assert_eq!(d, ["client", "reps", "server"]);
+        let err = parse("x.toml", &format!("server = \"lighttpd\"\n{base}")).unwrap_err();
+        assert!(matches!(&err, ExperimentError::Field { line: 1, field, .. } if field == "server"));
+        assert_eq!(
+            err.to_string(),
+            "x.toml:1: server: 'lighttpd' is not one of builtin, nginx, apache, h2o, caddy"
+        );
     }
 
     #[test]
@@ -785,7 +986,7 @@ max_streams = [1, 6, 100]
             ("protocols = [\"https\"]\n", "x.toml:1: missing field `sites`"),
         ];
         for (text, want) in cases {
-            let err = parse("x.toml", text).unwrap_err();
+            let err = parse("x.toml", text).unwrap_err().to_string();
             assert!(err.starts_with(want), "{err:?} should start with {want:?}");
         }
     }

@@ -4,14 +4,13 @@
 
 use super::svg::{self, colour, esc, Mark, Series};
 use super::{page, Html, REPORT_FILE};
-use lab::load::{derive, Second};
+use results::loadtest::{derive, read_seconds, Second};
 use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The file `spdylab load` writes, one record a second.
-pub const LOAD_FILE: &str = "load.jsonl";
+pub use results::LOAD_FILE;
 
 /// Seed 000's response times (s) at 100/120/200/777 users: HTTP and SPDY.
 const SEED_RT: [(&str, [(f64, f64); 4]); 2] = [
@@ -25,28 +24,9 @@ const SEED_RT: [(&str, [(f64, f64); 4]); 2] = [
     ),
 ];
 
-/// Reads DIR/load.jsonl.
-pub fn read(dir: &Path) -> io::Result<Vec<Second>> {
-    let path = dir.join(LOAD_FILE);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    text.lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{}:{}: {e}", path.display(), i + 1),
-                )
-            })
-        })
-        .collect()
-}
-
 /// Writes DIR/report.html for a load test; returns it and a headline per protocol.
 pub fn write_load(dir: &Path, sla: Duration) -> io::Result<(PathBuf, Vec<String>)> {
-    let records = read(dir)?;
+    let records = read_seconds(dir)?;
     let mut keys: Vec<String> = Vec::new();
     for r in &records {
         let k = format!("{} {}", r.server, r.protocol);

@@ -1,0 +1,252 @@
+//! The probe record: one line of probes.jsonl, written by lab's campaigns and
+//! read back by resumption, `merge` and the report — one type for both, so the
+//! two cannot drift. Field order is the line's key order.
+
+use crate::experiment::Point;
+use crate::files::PROBES_FILE;
+use proto::Protocol;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::fs::OpenOptions;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+/// Sums over a page's resources of each HAR 1.2 phase, in ms (a phase that
+/// does not apply to a resource counts 0); `connect` includes `ssl`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Phases {
+    pub blocked: f64,
+    pub dns: f64,
+    pub connect: f64,
+    pub ssl: f64,
+    pub send: f64,
+    pub wait: f64,
+    pub receive: f64,
+}
+
+impl Phases {
+    /// A phase by its HAR name (0 for an unknown name).
+    pub fn get(&self, name: &str) -> f64 {
+        match name {
+            "blocked" => self.blocked,
+            "dns" => self.dns,
+            "connect" => self.connect,
+            "ssl" => self.ssl,
+            "send" => self.send,
+            "wait" => self.wait,
+            "receive" => self.receive,
+            _ => 0.0,
+        }
+    }
+}
+
+/// One line of probes.jsonl: the Trial, its point, and what its probe measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeRecord {
+    /// The Trial's key (`experiment::trial_key`).
+    pub trial: String,
+    pub point: Point,
+    #[serde(default)]
+    pub schema: u32,
+    pub protocol: Protocol,
+    pub rep: usize,
+    #[serde(default)]
+    pub plt_ms: f64,
+    /// First request packet to last response packet, at the client's side of the link.
+    #[serde(default)]
+    pub tow_ms: f64,
+    #[serde(default)]
+    pub connections: usize,
+    /// TCP SYNs the client sent during the probe.
+    #[serde(default)]
+    pub syns: u64,
+    #[serde(default)]
+    pub bytes_down: u64,
+    #[serde(default)]
+    pub bytes_up: u64,
+    #[serde(default)]
+    pub packets_down: u64,
+    #[serde(default)]
+    pub packets_up: u64,
+    #[serde(default)]
+    pub drops_queue: u64,
+    #[serde(default)]
+    pub drops_loss: u64,
+    #[serde(default)]
+    pub resources: usize,
+    #[serde(default)]
+    pub phases: Phases,
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Seconds since the Unix epoch when the probe started.
+    #[serde(default)]
+    pub started: f64,
+    /// The probe's HAR, relative to the campaign directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub har: Option<String>,
+}
+
+impl ProbeRecord {
+    /// The record as one line of probes.jsonl (without its newline).
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("a probe record serializes")
+    }
+}
+
+/// What a summary needs of a probe, whether just measured (lab's ProbeResult)
+/// or read back (a [`ProbeRecord`]).
+pub trait Measured {
+    fn protocol(&self) -> Protocol;
+    fn failed(&self) -> bool;
+    fn plt_ms(&self) -> f64;
+    fn tow_ms(&self) -> f64;
+    fn bytes_down(&self) -> u64;
+    fn connections(&self) -> usize;
+}
+
+impl Measured for ProbeRecord {
+    fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+    fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+    fn plt_ms(&self) -> f64 {
+        self.plt_ms
+    }
+    fn tow_ms(&self) -> f64 {
+        self.tow_ms
+    }
+    fn bytes_down(&self) -> u64 {
+        self.bytes_down
+    }
+    fn connections(&self) -> usize {
+        self.connections
+    }
+}
+
+impl<T: Measured + ?Sized> Measured for &T {
+    fn protocol(&self) -> Protocol {
+        (**self).protocol()
+    }
+    fn failed(&self) -> bool {
+        (**self).failed()
+    }
+    fn plt_ms(&self) -> f64 {
+        (**self).plt_ms()
+    }
+    fn tow_ms(&self) -> f64 {
+        (**self).tow_ms()
+    }
+    fn bytes_down(&self) -> u64 {
+        (**self).bytes_down()
+    }
+    fn connections(&self) -> usize {
+        (**self).connections()
+    }
+}
+
+/// Reads DIR/probes.jsonl (none: no records). A last line cut short by a kill
+/// is cut off the file (when `repair`) so that appending goes on cleanly; a
+/// bad complete line is an error naming the file and line.
+pub fn read_probes(dir: &Path, repair: bool) -> io::Result<Vec<ProbeRecord>> {
+    let path = dir.join(PROBES_FILE);
+    let mut file = match OpenOptions::new().read(true).write(repair).open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+    };
+    let mut out = Vec::new();
+    let mut good_len = 0u64;
+    let mut reader = BufReader::new(&mut file);
+    let mut line = String::new();
+    let mut number = 0;
+    loop {
+        line.clear();
+        let n = reader.read_line(&mut line)?;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        if !line.ends_with('\n') {
+            break; // cut short: dropped below
+        }
+        match serde_json::from_str::<ProbeRecord>(&line) {
+            Ok(p) => out.push(p),
+            Err(e) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{}:{number}: {e}", path.display()),
+                ))
+            }
+        }
+        good_len += n as u64;
+    }
+    drop(reader);
+    if repair && file.metadata()?.len() > good_len {
+        file.set_len(good_len)?;
+    }
+    Ok(out)
+}
+
+/// The last record of each Trial, in file order of first appearance.
+pub fn latest(probes: Vec<ProbeRecord>) -> Vec<ProbeRecord> {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<ProbeRecord> = Vec::new();
+    for p in probes {
+        match index.get(&p.trial) {
+            Some(&i) => out[i] = p,
+            None => {
+                index.insert(p.trial.clone(), out.len());
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line as campaigns have always written it (key order included).
+    const LINE: &str = r#"{"trial":"site=icons rtt=20ms protocol=h2 rep=0","point":{"rtt":"20ms","site":"icons"},"schema":1,"protocol":"h2","rep":0,"plt_ms":61.5,"tow_ms":60.25,"connections":1,"syns":1,"bytes_down":120000,"bytes_up":4000,"packets_down":90,"packets_up":50,"drops_queue":0,"drops_loss":0,"resources":12,"phases":{"blocked":0.5,"dns":0.0,"connect":40.0,"ssl":20.0,"send":1.0,"wait":100.0,"receive":30.0},"error":null,"started":1700000000.5,"har":"har/0011223344556677.har"}"#;
+
+    #[test]
+    fn a_line_reads_and_writes_back_byte_for_byte() {
+        let r: ProbeRecord = serde_json::from_str(LINE).unwrap();
+        assert_eq!(r.protocol, Protocol::H2);
+        assert_eq!(r.phases.get("ssl"), 20.0);
+        assert_eq!(r.to_line(), LINE);
+        let failed = ProbeRecord {
+            error: Some("testbed: boom".into()),
+            har: None,
+            ..r
+        };
+        let line = failed.to_line();
+        assert!(
+            line.ends_with(r#""error":"testbed: boom","started":1700000000.5}"#),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn cut_lines_are_repaired_and_bad_ones_named() {
+        let dir = std::env::temp_dir().join(format!("results-probes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(PROBES_FILE);
+        std::fs::write(&path, format!("{LINE}\n{LINE}\n{{\"trial\":\"x")).unwrap();
+        let all = read_probes(&dir, true).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(latest(all).len(), 1);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{LINE}\n{LINE}\n")
+        );
+        std::fs::write(&path, format!("{LINE}\nnot json\n")).unwrap();
+        let err = read_probes(&dir, false).unwrap_err().to_string();
+        assert!(err.contains("probes.jsonl:2: "), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
