@@ -6,7 +6,10 @@
 
 mod common;
 
-use common::{connections_per_host, entries, fails, hars, json_of, ok, probes, run_json, TempDir};
+use common::{
+    assert_loaded_whole, connections_per_host, entries, fails, hars, json_of, ok, probes, run_json,
+    TempDir,
+};
 
 /// Processes started for the spdylab with this pid: their command lines name
 /// its scratch directories (spdylab-<what>-<pid>-<n>).
@@ -113,17 +116,7 @@ fn chromium_loads_every_resource_over_the_protocol_asked() {
         assert_eq!(probes(&v).len(), 3);
         for p in probes(&v) {
             // An error here would also be a response over another protocol than asked.
-            assert!(p["error"].is_null(), "{p}");
-            assert_eq!(
-                p["resources"].as_u64().unwrap() as usize,
-                site.resources.len(),
-                "{p}"
-            );
-            // Every byte of the page crossed the link (plus headers and TLS).
-            assert!(
-                p["bytes_down"].as_u64().unwrap() as usize > site.total_bytes(),
-                "{p}"
-            );
+            assert_loaded_whole(p, &site);
             // Nothing arrives before a round trip of the link.
             let plt = p["plt_ms"].as_f64().unwrap();
             assert!(plt >= 20.0, "{p}");
@@ -276,11 +269,6 @@ fn a_real_server_gives_chromium_every_cross_origin_font_and_iframe() {
         "--json",
     ]);
     for p in probes(&v) {
-        assert!(p["error"].is_null(), "{p}");
-        assert_eq!(
-            p["resources"].as_u64().unwrap() as usize,
-            site.resources.len(),
-            "{p}"
-        );
+        assert_loaded_whole(p, &site);
     }
 }

@@ -4,10 +4,9 @@
 
 mod common;
 
-use common::{connections_per_host, entries, fails, hars, probes, run_json, TempDir};
+use common::{connections_per_host, entries, fails, hars, probes, python, run_json, TempDir};
 use std::collections::HashSet;
 use std::path::Path;
-use std::process::Command;
 
 fn compare(args: &[&str]) -> serde_json::Value {
     let mut all = vec!["compare"];
@@ -147,17 +146,7 @@ fn https_uses_up_to_six_connections_per_host_and_h2_one_per_address() {
     // Every HAR validates against the HAR 1.2 schema.
     let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/har-1.2.schema.json");
     let script = "import json, sys, glob, jsonschema\nschema = json.load(open(sys.argv[1]))\nfor f in glob.glob(sys.argv[2] + '/*.har'):\n    jsonschema.validate(json.load(open(f)), schema)\nprint('valid')\n";
-    let out = Command::new("/usr/bin/python3")
-        .args(["-c", script])
-        .arg(&schema)
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(python(script, &[&schema, &dir]).trim(), "valid");
 }
 
 #[test]

@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{entries, fails, hars, ok, probes, run_json, spdylab, TempDir};
+use common::{assert_loaded_whole, entries, fails, hars, ok, probes, run_json, spdylab, TempDir};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -114,16 +114,7 @@ fn each_real_server_serves_every_resource_over_each_of_its_protocols() {
         ]);
         let mut expected: BTreeMap<String, u64> = BTreeMap::new();
         for p in probes(&v) {
-            assert!(p["error"].is_null(), "{server}: {p}");
-            assert_eq!(
-                p["resources"].as_u64().unwrap() as usize,
-                site.resources.len(),
-                "{server}: {p}"
-            );
-            assert!(
-                p["bytes_down"].as_u64().unwrap() as usize > site.total_bytes(),
-                "{server}: {p}"
-            );
+            assert_loaded_whole(p, &site);
             let protocol = p["protocol"].as_str().unwrap();
             let conns = p["connections"].as_u64().unwrap();
             match protocol {

@@ -161,17 +161,7 @@ fn icons_decode_as_32_by_32_pngs_with_pillow() {
         std::fs::write(dir.join(format!("{i}.png")), model.body(i)).unwrap();
     }
     let script = "import sys, glob\nfrom PIL import Image\nn = 0\nfor f in glob.glob(sys.argv[1] + '/*.png'):\n    im = Image.open(f); im.load()\n    assert im.size == (32, 32), (f, im.size)\n    n += 1\nprint(n)\n";
-    let out = Command::new("/usr/bin/python3")
-        .args(["-c", script])
-        .arg(&dir.0)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "50");
+    assert_eq!(common::python(script, &[&dir.0]).trim(), "50");
 }
 
 fn h2spec() -> String {

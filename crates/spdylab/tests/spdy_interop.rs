@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::TempDir;
+use common::{resources_on, TempDir};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -180,9 +180,7 @@ fn the_independent_client_fetches_every_resource_byte_exact_from_our_server() {
             let tmp = TempDir::new("go-spdy");
             let out = tmp.join("out");
             std::fs::create_dir_all(&out).unwrap();
-            let ids: Vec<usize> = (0..site.resources.len())
-                .filter(|&i| site.resources[i].host == host)
-                .collect();
+            let ids = resources_on(&site, host);
             let result = Command::new(&bin)
                 .args(["client", &format!("127.0.0.1:{port}"), host])
                 .arg(&out)
@@ -238,9 +236,7 @@ fn netty_fetches(name: &str, serve_args: &[&str], concurrency: usize) {
     for host in site.hosts() {
         let tmp = TempDir::new("netty");
         let out = tmp.join("out");
-        let ids: Vec<usize> = (0..site.resources.len())
-            .filter(|&i| site.resources[i].host == host)
-            .collect();
+        let ids = resources_on(&site, host);
         let result = netty_spdy()
             .args(["client", &format!("127.0.0.1:{port}"), host])
             .arg(&out)
@@ -355,9 +351,7 @@ fn our_client_fetches_every_resource_byte_exact_from_nettys_server() {
 
     // Byte for byte, host by host, with SPDY's default 64 KiB windows.
     for host in site.hosts() {
-        let ids: Vec<usize> = (0..site.resources.len())
-            .filter(|&i| site.resources[i].host == host)
-            .collect();
+        let ids = resources_on(&site, host);
         let paths: Vec<String> = ids
             .iter()
             .map(|&i| site.resources[i].path.clone())

@@ -209,3 +209,37 @@ pub fn signal(pid: u32, sig: i32) {
     // SAFETY: a plain kill(2) on a process we started.
     assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
 }
+
+/// Asserts that a probe loaded the whole of `site`: no error, every resource,
+/// and at least every byte of it down the link (plus headers and TLS).
+pub fn assert_loaded_whole(p: &Value, site: &site::Site) {
+    assert!(p["error"].is_null(), "{p}");
+    assert_eq!(
+        p["resources"].as_u64().unwrap() as usize,
+        site.resources.len(),
+        "{p}"
+    );
+    assert!(
+        p["bytes_down"].as_u64().unwrap() as usize > site.total_bytes(),
+        "{p}"
+    );
+}
+
+/// The indices of `site`'s resources on `host`, in order.
+pub fn resources_on(site: &site::Site, host: &str) -> Vec<usize> {
+    (0..site.resources.len())
+        .filter(|&i| site.resources[i].host == host)
+        .collect()
+}
+
+/// Runs a Python 3 `script` with `args`, asserts that it succeeded, and
+/// returns what it printed.
+pub fn python(script: &str, args: &[&Path]) -> String {
+    let out = Command::new("/usr/bin/python3")
+        .args(["-c", script])
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(out.status.success(), "{}", describe(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
