@@ -11,7 +11,7 @@ mod recorder;
 pub use recorder::{devtools_protocol, Recorder};
 
 use client::LoadResult;
-use peers::Scratch;
+use netns::Scratch;
 use proto::Protocol;
 use std::io;
 use std::net::IpAddr;

@@ -184,7 +184,7 @@ pub fn run_plan(
     if let ServerKind::Peer(kind) = spec.server {
         // Before any testbed: a missing server names its Debian package.
         let (binary, package) = peers::Program::binary(kind);
-        peers::find_binary(binary, package)?;
+        netns::find_binary(binary, package)?;
     }
     let log = PacketLog::new();
     let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;

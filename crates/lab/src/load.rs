@@ -360,7 +360,7 @@ pub fn run(
     raise_fd_limit();
     if let ServerKind::Peer(kind) = spec.server {
         let (binary, package) = peers::Program::binary(kind);
-        peers::find_binary(binary, package)?;
+        netns::find_binary(binary, package)?;
         let knobs = peers::Knobs {
             max_streams: spec.max_streams,
             tls13_only: spec.tls13_only,

@@ -68,7 +68,7 @@ pub struct RunningServer {
     /// A real server's mod_status address (Apache).
     pub apache_status: Option<SocketAddr>,
     /// A real server's directory (config, logs) and its docroot.
-    files: Option<(peers::Scratch, peers::Scratch)>,
+    files: Option<(netns::Scratch, netns::Scratch)>,
 }
 
 impl RunningServer {
@@ -157,7 +157,7 @@ pub fn start(
             })
         }
         ServerKind::Peer(kind) => {
-            let docroot = peers::Scratch::new("docroot")?;
+            let docroot = netns::Scratch::new("docroot")?;
             peers::write_docroot(setup.site, &docroot.0)?;
             let mut names: Vec<String> = setup.site.hosts().iter().map(|h| h.to_string()).collect();
             names.extend(addresses.iter().map(|a| a.to_string()));

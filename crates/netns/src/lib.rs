@@ -1,6 +1,8 @@
 //! Linux plumbing for spdylab: anonymous network namespaces held by file
 //! descriptors, TUN devices, the emulator thread that runs a `link::Link` on real
-//! packets, confined child processes, and pcap output of the packet log.
+//! packets, confined child processes, and pcap output of the packet log; and
+//! the plumbing of the programs it starts: private scratch directories (a
+//! private mount), finding binaries, children tied to us, free ports.
 //!
 //! Nothing here outlives the process: namespaces vanish with their last fd,
 //! TUN devices with their namespace, and children die with us (PDEATHSIG and a
@@ -11,12 +13,18 @@ mod emulator;
 mod namespace;
 pub mod pcap;
 mod process;
+mod programs;
+mod scratch;
 mod sys;
 mod testbed;
 mod tun;
 pub mod userns;
 
 pub use namespace::NetNs;
+pub use programs::{
+    find_binary, find_binary_in, free_port, free_ports, spawn_tied, wait_listening,
+};
+pub use scratch::{private_scratch_root, Scratch};
 pub use testbed::{
     server_addr, CongestionControl, LinkHandle, Side, Testbed, TestbedSpec, CLIENT_ADDR, MAX_SHARDS,
 };

@@ -4,7 +4,9 @@
 //! when dropped. A server that fails to start shows its own error log; a
 //! missing binary names the Debian package. nginx, Apache (worker MPM), h2o and
 //! caddy share one set of options ([`PeerOptions`]), one [`Prepared`] and one
-//! capability table ([`Program::capabilities`]).
+//! capability table ([`Program::capabilities`]). The OS plumbing under them
+//! (scratch directories, finding binaries, tied children, free ports) is
+//! `netns`'s.
 
 mod apache;
 mod caddy;
@@ -20,7 +22,9 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use netns::{find_binary, spawn_tied, wait_listening, Scratch};
 
 pub use results::PeerKind;
 
@@ -346,156 +350,4 @@ pub fn write_docroot(site: &site::Site, dir: &Path) -> io::Result<()> {
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
     }
     Ok(())
-}
-
-/// Where Scratch directories go when `private_scratch_root` succeeded.
-static SCRATCH_ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-
-/// The mount point of the private scratch tmpfs (an empty directory on the host).
-const SCRATCH_MOUNT: &str = "/run/spdylab";
-
-/// Gives this process a private mount namespace with a fresh tmpfs at
-/// /run/spdylab for every Scratch directory (servers' configs, docroots and
-/// logs; Chromium's profiles): the servers and browsers we confine see it, the
-/// host does not, and it vanishes with the last of us — even after `kill -9`,
-/// where no destructor runs. Must be called before any thread exists. Returns
-/// false (and Scratch falls back to the temp directory, cleaned on drop) where
-/// it cannot be done, e.g. without root.
-pub fn private_scratch_root() -> bool {
-    let dir = PathBuf::from(SCRATCH_MOUNT);
-    // SAFETY: plain system calls with valid C strings.
-    let ok = unsafe {
-        libc::geteuid() == 0
-            && libc::unshare(libc::CLONE_NEWNS) == 0
-            // Nothing we mount propagates back to the host.
-            && libc::mount(
-                std::ptr::null(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) == 0
-            && std::fs::create_dir_all(&dir).is_ok()
-            && libc::mount(
-                c"spdylab".as_ptr(),
-                c"/run/spdylab".as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                c"mode=0755".as_ptr().cast(),
-            ) == 0
-    };
-    ok && SCRATCH_ROOT.set(dir).is_ok()
-}
-
-/// A private directory for a server's config, docroot and logs, removed on drop;
-/// readable by the unprivileged workers servers drop to.
-pub struct Scratch(pub PathBuf);
-
-impl Scratch {
-    pub fn new(what: &str) -> io::Result<Scratch> {
-        static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let root = SCRATCH_ROOT
-            .get()
-            .cloned()
-            .unwrap_or_else(std::env::temp_dir);
-        let dir = root.join(format!("spdylab-{what}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&root)?;
-        // Ours alone: creating fails if someone made it in between.
-        std::fs::create_dir(&dir)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
-        Ok(Scratch(dir))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Finds `binary` on PATH (or in /usr/sbin), or says which package has it.
-pub fn find_binary(binary: &str, package: &str) -> io::Result<PathBuf> {
-    find_binary_in(
-        &std::env::var_os("PATH").unwrap_or_default(),
-        binary,
-        package,
-    )
-}
-
-/// Finds `binary` in the directories of `path` (as PATH), or in /usr/sbin, or says which package has it.
-pub fn find_binary_in(path: &std::ffi::OsStr, binary: &str, package: &str) -> io::Result<PathBuf> {
-    std::env::split_paths(path)
-        .chain(["/usr/sbin".into(), "/sbin".into()])
-        .map(|d| d.join(binary))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{binary} not found: install the Debian package `{package}` (apt-get install {package})"),
-            )
-        })
-}
-
-/// Starts `cmd` so that it dies with us (PR_SET_PDEATHSIG) in its own process group.
-pub fn spawn_tied(mut cmd: Command) -> io::Result<Child> {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if libc::getppid() == 1 {
-                return Err(io::Error::other("parent already gone"));
-            }
-            Ok(())
-        });
-    }
-    cmd.process_group(0).spawn()
-}
-
-/// Waits until every address accepts a TCP connection, or the child exits, or `limit` passes.
-pub fn wait_listening(
-    child: &mut Child,
-    addrs: &[std::net::SocketAddr],
-    limit: Duration,
-) -> io::Result<()> {
-    let until = Instant::now() + limit;
-    for a in addrs {
-        loop {
-            if let Some(status) = child.try_wait()? {
-                return Err(io::Error::other(format!(
-                    "exited with {status} before listening on {a}"
-                )));
-            }
-            if std::net::TcpStream::connect_timeout(a, Duration::from_millis(200)).is_ok() {
-                break;
-            }
-            if Instant::now() > until {
-                return Err(io::Error::other(format!(
-                    "not listening on {a} after {limit:?}"
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-    Ok(())
-}
-
-/// A free TCP port on 127.0.0.1 (bound, then released).
-pub fn free_port() -> io::Result<u16> {
-    Ok(free_ports(1)?[0])
-}
-
-/// `n` distinct free TCP ports on 127.0.0.1: all bound at once (so that the
-/// kernel cannot hand out one twice), then released for the server to take.
-pub fn free_ports(n: usize) -> io::Result<Vec<u16>> {
-    let held: Vec<std::net::TcpListener> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-        .collect::<io::Result<_>>()?;
-    held.iter().map(|l| Ok(l.local_addr()?.port())).collect()
 }

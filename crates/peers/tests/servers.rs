@@ -12,18 +12,18 @@ use std::time::Duration;
 
 struct Fixture {
     site: site::Site,
-    docroot: peers::Scratch,
+    docroot: netns::Scratch,
     cert: String,
     key: String,
-    _dir: peers::Scratch,
+    _dir: netns::Scratch,
 }
 
 fn fixture() -> Fixture {
     let site = site::builtin("icons", site::DEFAULT_SEED).unwrap();
-    let docroot = peers::Scratch::new("test-docroot").unwrap();
+    let docroot = netns::Scratch::new("test-docroot").unwrap();
     peers::write_docroot(&site, &docroot.0).unwrap();
     // A self-signed certificate is enough here: the clients are told to skip verification.
-    let dir = peers::Scratch::new("test-cert").unwrap();
+    let dir = netns::Scratch::new("test-cert").unwrap();
     let (cert, key) = (dir.0.join("c.pem"), dir.0.join("k.pem"));
     let ok = Command::new("openssl")
         .args([
@@ -149,7 +149,7 @@ fn each_peer_serves_as_its_capability_table_says() {
     for kind in PeerKind::ALL {
         assert!(installed(kind));
         let caps = kind.capabilities();
-        let p = peers::free_ports(3).unwrap();
+        let p = netns::free_ports(3).unwrap();
         let peer = Peer::start(kind, &options(&f, &p, None)).unwrap();
         let h2c = if kind == PeerKind::Nginx { p[2] } else { p[0] };
         let mut expected = std::collections::BTreeMap::new();
@@ -231,7 +231,7 @@ fn each_peer_serves_as_its_capability_table_says() {
             if honoured.is_some() {
                 continue;
             }
-            let p = peers::free_ports(3).unwrap();
+            let p = netns::free_ports(3).unwrap();
             let peer = Peer::start(kind, &options(&f, &p, tls13_only)).unwrap();
             let (v12, v13) = (negotiated(p[1], "-tls1_2"), negotiated(p[1], "-tls1_3"));
             assert_eq!(
@@ -248,7 +248,7 @@ fn each_peer_serves_as_its_capability_table_says() {
 fn a_missing_server_names_its_package() {
     let nowhere = std::ffi::OsStr::new("/nonexistent");
     for (binary, package) in [("h2o", "h2o"), ("caddy", "caddy")] {
-        let msg = peers::find_binary_in(nowhere, binary, package)
+        let msg = netns::find_binary_in(nowhere, binary, package)
             .unwrap_err()
             .to_string();
         assert!(msg.contains(&format!("apt-get install {package}")), "{msg}");

@@ -17,7 +17,8 @@
 //! reveal = "head"                # head, body (HTML), css (url()), script (injected)
 //! ```
 
-use crate::model::{Kind, Resource, Reveal, Site};
+use crate::model::{Kind, Resource, Reveal};
+use crate::tree::Site;
 use serde::Deserialize;
 use toml::Spanned;
 

@@ -6,7 +6,9 @@ pub mod content;
 mod file;
 mod model;
 mod profiles;
+mod tree;
 
 pub use file::parse as parse_toml;
-pub use model::{Kind, Resource, Reveal, Site, SiteError};
+pub use model::{Kind, Resource, Reveal, SiteError};
 pub use profiles::{builtin, BUILTIN, DEFAULT_SEED};
+pub use tree::Site;

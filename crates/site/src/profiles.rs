@@ -20,7 +20,8 @@
 //!   them, not figures copied from the archive; its medians are smaller. Check
 //!   them against the archive before citing them.
 
-use crate::model::{Kind, Resource, Reveal, Site};
+use crate::model::{Kind, Resource, Reveal};
+use crate::tree::Site;
 use std::collections::HashMap;
 use std::ops::Range;
 

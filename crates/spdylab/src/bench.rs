@@ -707,10 +707,10 @@ pub fn pipelining_matrix(
             let (ts, der, stop2) = start_builtin(site.clone(), true, Some(1))?;
             (t.addr, ts.addr, t.addr, vec![stop, stop2], None, None, der)
         } else {
-            let docroot = peers::Scratch::new("docroot")?;
+            let docroot = netns::Scratch::new("docroot")?;
             peers::write_docroot(&site, &docroot.0)?;
             let (cert, key) = ca.issue_pem(&[host.clone(), "127.0.0.1".into()])?;
-            let p = peers::free_ports(3)?;
+            let p = netns::free_ports(3)?;
             let ports = (p[0], p[1], p[2]);
             let ng = peers::Peer::start(
                 peers::PeerKind::Nginx,

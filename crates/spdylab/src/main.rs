@@ -68,7 +68,7 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     // Servers' and browsers' files on a tmpfs that dies with us (kill -9 too).
-    peers::private_scratch_root();
+    netns::private_scratch_root();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version

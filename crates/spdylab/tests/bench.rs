@@ -1,106 +1,145 @@
 //! `spdylab bench` against real servers on loopback: a server stalled for a
 //! second shows in the open loop's tail latency (coordinated omission
-//! corrected) but barely in the closed loop's; servers that answer with the
-//! wrong length or out of order are counted as errors, never as successes.
+//! corrected: more slow requests than its connections could have carried one
+//! after another) but not in the closed loop's, whose connections only ever
+//! wait one at a time; servers that answer with the wrong length or out of
+//! order are counted as errors, never as successes.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use common::{fails, json_of, serve, signal, spdylab, Served, TempDir};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
-
-fn serve_icons() -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .args([
-            "serve",
-            "--site",
-            "icons",
-            "--listen",
-            "127.0.0.1:0",
-            "--tls-listen",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("serve prints its addresses").unwrap();
-        if line.trim_start().starts_with("http://") {
-            break line.rsplit(" on ").next().unwrap().trim().to_string();
-        }
-    };
-    // Keep draining stdout so that the server never blocks on it.
-    std::thread::spawn(move || for _ in lines {});
-    (child, addr)
-}
+use std::time::{Duration, Instant};
 
 fn bench(args: &[&str]) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .arg("bench")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    let mut all = vec!["bench"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    json_of(&spdylab(&all))
 }
 
-fn signal(child: &Child, sig: i32) {
-    // SAFETY: a plain kill(2) on our own child.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+/// TCP connections established to `port` on loopback (as /proc/net/tcp lists them).
+fn established_to(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let local = format!("0100007F:{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[1] == local && f[3] == "01"
+        })
+        .count()
 }
 
-/// Runs `bench` while the server is stopped for one second, 1.5 s after the start.
-fn with_stall(args: &[&str]) -> serde_json::Value {
-    let (mut server, addr) = serve_icons();
-    let url = format!("http://{addr}/");
-    let mut all = vec![
+/// At least how many requests of the run took `ms` or more, from `--hdr-out`'s
+/// distribution (rows of value, quantile, count so far): those above the first
+/// row at or above `ms`.
+fn slower_than(hdr: &str, ms: f64) -> u64 {
+    let rows: Vec<(f64, u64)> = hdr
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((f.first()?.parse().ok()?, f.get(2)?.parse().ok()?))
+        })
+        .collect();
+    let total = rows.last().map_or(0, |r| r.1);
+    total - rows.iter().find(|r| r.0 >= ms).map_or(total, |r| r.1)
+}
+
+const CONNECTIONS: u64 = 4;
+const STALL: Duration = Duration::from_secs(1);
+
+/// Runs `bench` against the built-in server, which is stopped (SIGSTOP) for
+/// `STALL` once the bench's connections are up and its warmup is over; returns
+/// the JSON and the latency distribution.
+fn with_stall(args: &[&str]) -> (serde_json::Value, String) {
+    let server: Served = serve(&["--site", "icons"]);
+    let url = format!("http://{}/", server.http.unwrap());
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let hdr = std::env::temp_dir().join(format!("spdylab-bench-hdr-{}-{run}", std::process::id()));
+    let mut all: Vec<String> = [
         url.as_str(),
         "--host",
         "icons.spdylab.test",
         "-c",
-        "4",
+        &CONNECTIONS.to_string(),
         "--warmup",
         "500ms",
         "-d",
         "4s",
-    ];
-    all.extend_from_slice(args);
-    let owned: Vec<String> = all.iter().map(|s| s.to_string()).collect();
+        "--hdr-out",
+        hdr.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    all.extend(args.iter().map(|s| s.to_string()));
     let runner = std::thread::spawn(move || {
-        let refs: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
         bench(&refs)
     });
-    std::thread::sleep(Duration::from_millis(1500));
-    signal(&server, libc::SIGSTOP);
-    std::thread::sleep(Duration::from_secs(1));
-    signal(&server, libc::SIGCONT);
+    // The stall must fall inside the measured 4 s: after the connections are up
+    // and the warmup is over, well before the end.
+    let port = server.http.unwrap().port();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while established_to(port) < CONNECTIONS as usize {
+        assert!(Instant::now() < deadline, "the bench never connected");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    signal(server.pid(), libc::SIGSTOP);
+    std::thread::sleep(STALL);
+    signal(server.pid(), libc::SIGCONT);
     let v = runner.join().unwrap();
-    server.kill().unwrap();
-    server.wait().unwrap();
-    v
+    let dist = std::fs::read_to_string(&hdr).unwrap_or_else(|e| panic!("--hdr-out: {e}: {v}"));
+    let _ = std::fs::remove_file(&hdr);
+    (v, dist)
 }
 
 #[test]
 fn a_stall_shows_in_the_open_loop_tail_and_not_in_the_closed_loop() {
-    let open = with_stall(&["--rate", "1000"]);
-    let closed = with_stall(&[]);
+    let rate = 1000.0;
+    let (open, open_hdr) = with_stall(&["--rate", "1000"]);
+    let (closed, closed_hdr) = with_stall(&[]);
     let (o, c) = (&open["latency_ms"], &closed["latency_ms"]);
     assert!(open["errors"].as_object().unwrap().is_empty(), "{open}");
     assert!(closed["errors"].as_object().unwrap().is_empty(), "{closed}");
-    // About a quarter of the open loop's requests were due during the stall.
-    assert!(o["max"].as_f64().unwrap() >= 900.0, "open loop: {o}");
-    assert!(o["p99"].as_f64().unwrap() >= 500.0, "open loop: {o}");
-    assert!(o["p999"].as_f64().unwrap() >= 500.0, "open loop: {o}");
-    // The closed loop sent nothing while stalled: only 4 requests waited.
-    assert!(c["max"].as_f64().unwrap() >= 900.0, "closed loop: {c}");
-    assert!(c["p99"].as_f64().unwrap() < 500.0, "closed loop: {c}");
+    let half = STALL.as_secs_f64() * 1e3 / 2.0;
+    // A closed loop's connections each wait for one request at a time, so the
+    // latencies on one connection add up to at most the run (plus the request
+    // that straddles the warmup's end): at most this many requests of `half` or
+    // more, however slow the machine.
+    let ceiling = |v: &serde_json::Value| {
+        CONNECTIONS * ((v["seconds"].as_f64().unwrap() * 1e3 / half).floor() as u64 + 1)
+    };
+    // Open loop: every request due in the stall's first half was answered after
+    // it, and its latency counts from when it was due. At least half of those
+    // (`rate` × `half`), far more than any closed loop over as many
+    // connections could have shown.
+    let open_slow = slower_than(&open_hdr, half);
+    assert!(
+        open_slow as f64 >= rate * half / 1e3 / 2.0,
+        "open loop: {open_slow} requests of {half} ms or more: {o}"
+    );
+    assert!(open_slow > ceiling(&open), "open loop: {open_slow}: {open}");
+    // The first request due after the server stopped (1/rate later at most)
+    // waited until it went on.
+    assert!(
+        o["max"].as_f64().unwrap() >= STALL.as_secs_f64() * 1e3 - 1e3 / rate,
+        "open loop: {o}"
+    );
+    // Closed loop: the stall shows only in the requests in flight at the time.
+    let closed_slow = slower_than(&closed_hdr, half);
+    assert!(
+        closed_slow <= ceiling(&closed),
+        "closed loop: {closed_slow} requests of {half} ms or more: {closed}"
+    );
+    // A request sent after the server stopped waited at least until it went
+    // on (less the moment the client took to send it, half the stall at most).
+    assert!(c["max"].as_f64().unwrap() >= half, "closed loop: {c}");
 }
 
 /// A server that answers every request on /a with 100 bytes and /b with 200,
@@ -161,8 +200,7 @@ fn serve_broken(mut s: TcpStream, mode: &str) {
 
 #[test]
 fn wrong_lengths_and_wrong_order_are_errors_not_successes() {
-    let dir = std::env::temp_dir().join(format!("spdylab-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("bench");
     let paths = dir.join("paths");
     std::fs::write(&paths, "/a 100\n/b 200\n").unwrap();
     let paths = paths.display().to_string();
@@ -212,7 +250,6 @@ fn wrong_lengths_and_wrong_order_are_errors_not_successes() {
     // before the framing breaks (one error); a cycle cut by the end of the run
     // may count its success without its error: at most one per connection.
     assert!(v["requests"].as_u64().unwrap() <= errors + 2, "{v}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -226,14 +263,9 @@ fn bad_input_is_a_clear_error() {
         (vec!["https://127.0.0.1:1/", "--protocol", "http"], "TLS"),
         (vec!["http://127.0.0.1:1/", "--rate", "0"], "--rate"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-            .arg("bench")
-            .args(&args)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let msg = String::from_utf8_lossy(&out.stderr);
-        assert!(msg.contains(want), "{args:?}: {msg}");
+        let mut all = vec!["bench"];
+        all.extend_from_slice(&args);
+        fails(&all, 2, want);
     }
 }
 

@@ -1,31 +1,26 @@
 //! `spdylab calibrate --json`: the schema users and scripts rely on, and bounds
 //! the physics guarantees.
 
-use std::process::Command;
+mod common;
 
 #[test]
 fn calibrate_json_reports_spec_and_measured() {
-    let o = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .args([
-            "calibrate",
-            "--rtt",
-            "20ms",
-            "--rate",
-            "8mbit",
-            "--loss",
-            "3%",
-            "--echo-samples",
-            "10",
-            "--bulk-time",
-            "1s",
-            "--datagrams",
-            "2000",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = common::run_json(&[
+        "calibrate",
+        "--rtt",
+        "20ms",
+        "--rate",
+        "8mbit",
+        "--loss",
+        "3%",
+        "--echo-samples",
+        "10",
+        "--bulk-time",
+        "1s",
+        "--datagrams",
+        "2000",
+        "--json",
+    ]);
     assert_eq!(v["schema"], 1);
     for key in ["rtt_ms", "down_bps", "up_bps", "loss"] {
         assert!(v[key]["spec"].is_number(), "{key}: {v}");
@@ -51,23 +46,20 @@ fn calibrate_json_reports_spec_and_measured() {
 #[test]
 fn goodput_never_exceeds_the_rate_beyond_its_stated_error() {
     for run in 0..2 {
-        let o = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-            .args([
-                "calibrate",
-                "--rtt",
-                "150ms",
-                "--rate",
-                "8mbit",
-                "--echo-samples",
-                "10",
-                "--bulk-time",
-                "2s",
-                "--datagrams",
-                "1000",
-                "--json",
-            ])
-            .output()
-            .unwrap();
+        let o = common::spdylab(&[
+            "calibrate",
+            "--rtt",
+            "150ms",
+            "--rate",
+            "8mbit",
+            "--echo-samples",
+            "10",
+            "--bulk-time",
+            "2s",
+            "--datagrams",
+            "1000",
+            "--json",
+        ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         for dir in ["down_bps", "up_bps"] {

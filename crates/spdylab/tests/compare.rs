@@ -2,24 +2,17 @@
 //! flake, connection counts seen in the HAR *and* in the link's SYNs, HAR files
 //! valid against the HAR 1.2 schema with phases that add up.
 
-use std::collections::{HashMap, HashSet};
+mod common;
+
+use common::{connections_per_host, entries, fails, hars, probes, python, run_json, TempDir};
+use std::collections::HashSet;
 use std::path::Path;
-use std::process::Command;
 
 fn compare(args: &[&str]) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .arg("compare")
-        .args(args)
-        .args(["--json", "--warmup", "0"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut all = vec!["compare"];
+    all.extend_from_slice(args);
+    all.extend(["--json", "--warmup", "0"]);
+    run_json(&all)
 }
 
 #[test]
@@ -43,7 +36,7 @@ fn page_load_times_respect_physical_bounds() {
         "1",
     ]);
     let rtt = 100.0;
-    for p in v["probes"].as_array().unwrap() {
+    for p in probes(&v) {
         let protocol = p["protocol"].as_str().unwrap();
         let plt = p["plt_ms"].as_f64().unwrap();
         let tow = p["tow_ms"].as_f64().unwrap();
@@ -62,7 +55,8 @@ fn page_load_times_respect_physical_bounds() {
         assert!(plt >= chain_bound, "{protocol}: PLT {plt} < {chain_bound}");
         assert!(tow <= plt && tow > 0.0, "{protocol}: ToW {tow}, PLT {plt}");
     }
-    // With no delay and no rate limit, the page loads in well under a second.
+    // With no delay and no rate limit: every resource, no error, the time on
+    // the wire within the page load, and the summary's documented fields.
     let v = compare(&[
         "--site",
         "twitter",
@@ -71,8 +65,16 @@ fn page_load_times_respect_physical_bounds() {
         "--reps",
         "1",
     ]);
-    for p in v["probes"].as_array().unwrap() {
-        assert!(p["plt_ms"].as_f64().unwrap() < 1000.0, "{p}");
+    assert_eq!(probes(&v).len(), 2);
+    for p in probes(&v) {
+        assert!(p["error"].is_null(), "{p}");
+        assert_eq!(
+            p["resources"].as_u64().unwrap() as usize,
+            site.resources.len(),
+            "{p}"
+        );
+        let (plt, tow) = (p["plt_ms"].as_f64().unwrap(), p["tow_ms"].as_f64().unwrap());
+        assert!(tow > 0.0 && tow <= plt, "ToW {tow}, PLT {plt}: {p}");
     }
     assert_eq!(v["schema"], 1);
     let s = &v["summary"][1];
@@ -82,26 +84,10 @@ fn page_load_times_respect_physical_bounds() {
     assert!(s["plt_ms"]["ci95"].as_array().unwrap().len() == 2);
 }
 
-fn hars(dir: &Path) -> Vec<(String, serde_json::Value)> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let p = e.unwrap().path();
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (
-                name,
-                serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap(),
-            )
-        })
-        .collect();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    v
-}
-
 #[test]
 fn https_uses_up_to_six_connections_per_host_and_h2_one_per_address() {
-    let dir = std::env::temp_dir().join(format!("spdylab-har-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = TempDir::new("har");
+    let dir = tmp.join("har");
     let v = compare(&[
         "--site",
         "youtube",
@@ -116,20 +102,12 @@ fn https_uses_up_to_six_connections_per_host_and_h2_one_per_address() {
         "--har-dir",
         dir.to_str().unwrap(),
     ]);
-    let probes = v["probes"].as_array().unwrap();
     let files = hars(&dir);
     assert_eq!(files.len(), 2);
     for (name, har) in &files {
-        let entries = har["log"]["entries"].as_array().unwrap();
-        assert_eq!(entries.len(), 50, "{name}");
-        let mut per_host: HashMap<String, HashSet<String>> = HashMap::new();
-        for e in entries {
-            let url = e["request"]["url"].as_str().unwrap();
-            let host = url.split('/').nth(2).unwrap().to_string();
-            per_host
-                .entry(host)
-                .or_default()
-                .insert(e["connection"].as_str().unwrap().to_string());
+        assert_eq!(entries(har).len(), 50, "{name}");
+        let per_host = connections_per_host(har);
+        for e in entries(har) {
             // Phases add up to the entry's time (within 1 ms).
             let t = &e["timings"];
             let sum: f64 = ["blocked", "dns", "connect", "send", "wait", "receive"]
@@ -142,7 +120,7 @@ fn https_uses_up_to_six_connections_per_host_and_h2_one_per_address() {
             );
         }
         let all: HashSet<&String> = per_host.values().flatten().collect();
-        let probe = probes
+        let probe = probes(&v)
             .iter()
             .find(|p| name.contains(&format!("-{}-", p["protocol"].as_str().unwrap())))
             .unwrap();
@@ -168,18 +146,7 @@ fn https_uses_up_to_six_connections_per_host_and_h2_one_per_address() {
     // Every HAR validates against the HAR 1.2 schema.
     let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/har-1.2.schema.json");
     let script = "import json, sys, glob, jsonschema\nschema = json.load(open(sys.argv[1]))\nfor f in glob.glob(sys.argv[2] + '/*.har'):\n    jsonschema.validate(json.load(open(f)), schema)\nprint('valid')\n";
-    let out = Command::new("/usr/bin/python3")
-        .args(["-c", script])
-        .arg(&schema)
-        .arg(&dir)
-        .output()
-        .unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(python(script, &[&schema, &dir]).trim(), "valid");
 }
 
 #[test]
@@ -196,37 +163,33 @@ fn pipelining_and_bad_input() {
         "--depth",
         "4",
     ]);
-    for p in v["probes"].as_array().unwrap() {
+    for p in probes(&v) {
         assert!(p["error"].is_null(), "{p}");
         assert_eq!(p["resources"], 51);
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .args(["compare", "--site", "icons", "--protocols", "https,spdy4"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--protocols"));
+    fails(
+        &["compare", "--site", "icons", "--protocols", "https,spdy4"],
+        2,
+        "--protocols",
+    );
 }
 
 /// One repetition has no interval: the table says "n/a" (and why), never NaN.
 #[test]
 fn one_repetition_prints_na_not_nan() {
-    let out = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .args([
-            "compare",
-            "--site",
-            "icons",
-            "--protocols",
-            "http,h2c",
-            "--reps",
-            "1",
-            "--rtt",
-            "20ms",
-            "--rate",
-            "8mbit",
-        ])
-        .output()
-        .unwrap();
+    let out = common::spdylab(&[
+        "compare",
+        "--site",
+        "icons",
+        "--protocols",
+        "http,h2c",
+        "--reps",
+        "1",
+        "--rtt",
+        "20ms",
+        "--rate",
+        "8mbit",
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

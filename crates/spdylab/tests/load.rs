@@ -3,31 +3,17 @@
 //! records add up to the totals; a server that goes away mid-run leaves errors
 //! in the records, and the load goes on to the end. No timing assertions.
 
+mod common;
+
+use common::{ok, run_json, spdylab, TempDir};
 use serde_json::Value;
-use std::process::Command;
 
 fn load(args: &[&str], out: &std::path::Path) -> (Value, Vec<Value>) {
-    let res = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .arg("load")
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        res.status.success(),
-        "spdylab load failed: {}\n{}",
-        String::from_utf8_lossy(&res.stdout),
-        String::from_utf8_lossy(&res.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&res.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&res.stdout),
-            String::from_utf8_lossy(&res.stderr)
-        )
-    });
+    let out_s = out.display().to_string();
+    let mut all = vec!["load"];
+    all.extend_from_slice(args);
+    all.extend(["--out", &out_s, "--json"]);
+    let doc = run_json(&all);
     let records = std::fs::read_to_string(out.join("load.jsonl"))
         .unwrap()
         .lines()
@@ -44,15 +30,10 @@ fn sum(records: &[Value], protocol: &str, field: &str) -> u64 {
         .sum()
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("spdylab-load-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
 #[test]
 fn pages_arrive_complete_and_seconds_add_up() {
-    let dir = scratch("complete");
+    let tmp = TempDir::new("load-complete");
+    let dir = tmp.join("out");
     let (doc, records) = load(
         &[
             "--site",
@@ -113,24 +94,15 @@ fn pages_arrive_complete_and_seconds_add_up() {
     let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     assert_eq!(summary.lines().count(), 3, "{summary}");
     // The report of a load directory: users against response time and the rest.
-    let rep = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .arg("report")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        rep.status.success(),
-        "{}",
-        String::from_utf8_lossy(&rep.stderr)
-    );
+    ok(&spdylab(&["report", &dir.display().to_string()]));
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("Page response time") && html.contains("builtin h2"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_server_gone_mid_run_is_counted_not_fatal() {
-    let dir = scratch("refused");
+    let tmp = TempDir::new("load-refused");
+    let dir = tmp.join("out");
     let (doc, records) = load(
         &[
             "--site",
@@ -166,5 +138,4 @@ fn a_server_gone_mid_run_is_counted_not_fatal() {
         sum(&records, "https", "errors"),
         t["errors"].as_u64().unwrap()
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

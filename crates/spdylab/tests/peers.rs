@@ -14,22 +14,17 @@
 //! shown by the page being discovered completely (resources == the site's).
 //! `crates/peers/tests/servers.rs` compares bodies byte for byte with curl.
 
+mod common;
+
+use common::{assert_loaded_whole, entries, fails, hars, ok, probes, run_json, spdylab, TempDir};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::process::Command;
 
 /// One test at a time: each counts the servers' processes, which another's would disturb.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn spdylab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 fn processes(comm: &str) -> usize {
@@ -60,17 +55,9 @@ fn check_hars(dir: &Path, site: &site::Site, server: &str) -> usize {
         })
         .collect();
     let mut files = 0;
-    for f in std::fs::read_dir(dir).unwrap().flatten() {
-        let har: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(f.path()).unwrap()).unwrap();
-        let entries = har["log"]["entries"].as_array().unwrap();
-        assert_eq!(
-            entries.len(),
-            site.resources.len(),
-            "{server} {:?}",
-            f.path()
-        );
-        for e in entries {
+    for (name, har) in hars(dir) {
+        assert_eq!(entries(&har).len(), site.resources.len(), "{server} {name}");
+        for e in entries(&har) {
             let url = e["request"]["url"].as_str().unwrap();
             let key = url.split_once("://").unwrap().1;
             assert_eq!(e["response"]["status"], 200, "{server} {url}");
@@ -101,13 +88,9 @@ fn each_real_server_serves_every_resource_over_each_of_its_protocols() {
         ("caddy", "caddy", all),
     ] {
         let before = processes(comm);
-        let scratch = std::env::temp_dir().join(format!(
-            "spdylab-test-peers-{server}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&scratch);
+        let scratch = TempDir::new(&format!("peers-{server}"));
         let (har, log) = (scratch.join("har"), scratch.join("log"));
-        let out = spdylab(&[
+        let v = run_json(&[
             "compare",
             "--site",
             "youtube",
@@ -129,24 +112,9 @@ fn each_real_server_serves_every_resource_over_each_of_its_protocols() {
             "--keep-server-log",
             log.to_str().unwrap(),
         ]);
-        assert!(
-            out.status.success(),
-            "{server}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let mut expected: BTreeMap<String, u64> = BTreeMap::new();
-        for p in v["probes"].as_array().unwrap() {
-            assert!(p["error"].is_null(), "{server}: {p}");
-            assert_eq!(
-                p["resources"].as_u64().unwrap() as usize,
-                site.resources.len(),
-                "{server}: {p}"
-            );
-            assert!(
-                p["bytes_down"].as_u64().unwrap() as usize > site.total_bytes(),
-                "{server}: {p}"
-            );
+        for p in probes(&v) {
+            assert_loaded_whole(p, &site);
             let protocol = p["protocol"].as_str().unwrap();
             let conns = p["connections"].as_u64().unwrap();
             match protocol {
@@ -169,7 +137,6 @@ fn each_real_server_serves_every_resource_over_each_of_its_protocols() {
             "{server}'s access log"
         );
         assert_eq!(processes(comm), before, "{server} is gone with the testbed");
-        let _ = std::fs::remove_dir_all(&scratch);
     }
 }
 
@@ -192,13 +159,10 @@ fn what_a_server_cannot_do_exactly_is_refused_up_front() {
     ] {
         let mut a = vec!["compare", "--site", "twitter", "--server", server];
         a.extend_from_slice(args);
-        let out = spdylab(&a);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{server} {args:?}: {stderr}");
-        assert!(stderr.contains(why), "{server} {args:?}: {stderr}");
+        fails(&a, 2, why);
     }
     // What it can do is not refused: HTTP/1.1 has no streams to limit.
-    let out = spdylab(&[
+    ok(&spdylab(&[
         "compare",
         "--site",
         "twitter",
@@ -216,31 +180,25 @@ fn what_a_server_cannot_do_exactly_is_refused_up_front() {
         "20ms",
         "--rate",
         "20mbit",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ]));
 }
 
 #[test]
 fn a_missing_server_names_its_debian_package() {
     let _serial = serial();
     for (server, package) in [("h2o", "h2o"), ("caddy", "caddy")] {
-        let out = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-            .args([
-                "compare",
-                "--site",
-                "twitter",
-                "--server",
-                server,
-                "--protocols",
-                "https",
-            ])
-            .env("PATH", "/nonexistent")
-            .output()
-            .unwrap();
+        let out = common::command(&[
+            "compare",
+            "--site",
+            "twitter",
+            "--server",
+            server,
+            "--protocols",
+            "https",
+        ])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{server}: {stderr}");
         assert!(
@@ -252,9 +210,7 @@ fn a_missing_server_names_its_debian_package() {
 
 #[test]
 fn peers_prints_the_capability_table() {
-    let out = spdylab(&["peers", "--json"]);
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = run_json(&["peers", "--json"]);
     let servers = v["servers"].as_array().unwrap();
     let names: Vec<&str> = servers
         .iter()

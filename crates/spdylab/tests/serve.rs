@@ -3,77 +3,38 @@
 //! of every built-in site byte for byte, trusting only the generated CA; h2spec;
 //! nghttp and the stream limit; hostile input; PNGs decoded by Pillow.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use common::TempDir;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+/// `spdylab serve` on loopback, its CA certificate written where curl can trust it.
 struct Served {
-    child: Child,
+    _server: common::Served,
     http: u16,
     https: u16,
     ca: PathBuf,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.ca);
-    }
+    _dir: TempDir,
 }
 
 fn serve(extra: &[&str]) -> Served {
-    let ca = std::env::temp_dir().join(format!(
-        "spdylab-test-ca-{}-{}.pem",
-        std::process::id(),
-        extra.join("").len() * 1000 + rand_suffix()
-    ));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--tls-listen",
-            "127.0.0.1:0",
-            "--ca",
-        ])
-        .arg(&ca)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = BufReader::new(child.stdout.take().unwrap());
-    let (mut http, mut https) = (0, 0);
-    for line in out.lines() {
-        let line = line.unwrap();
-        let port = |l: &str| l.rsplit(':').next().unwrap().parse::<u16>().unwrap();
-        if line.trim_start().starts_with("http://") && http == 0 {
-            http = port(&line);
-        } else if line.trim_start().starts_with("https://") && https == 0 {
-            https = port(&line);
-        }
-        if line.starts_with("try:")
-            || (http != 0 && !extra.contains(&"http,https,h2,h2c") && https != 0)
-        {
-            break;
-        }
-    }
+    let dir = TempDir::new("ca");
+    let ca = dir.join("ca.pem");
+    let ca_arg = ca.display().to_string();
+    let mut args = vec!["--ca", ca_arg.as_str()];
+    args.extend_from_slice(extra);
+    let server = common::serve(&args);
     Served {
-        child,
-        http,
-        https,
+        http: server.http_port(),
+        https: server.https_port(),
+        _server: server,
         ca,
+        _dir: dir,
     }
-}
-
-fn rand_suffix() -> usize {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos() as usize
-        % 1000
 }
 
 /// Fetches every resource of `site` with one curl run; returns (http_version, status, body) per resource.
@@ -83,12 +44,7 @@ fn fetch_all(
     scheme: &str,
     flags: &[&str],
 ) -> Vec<(String, u16, Vec<u8>)> {
-    let dir = std::env::temp_dir().join(format!(
-        "spdylab-fetch-{}-{}",
-        std::process::id(),
-        rand_suffix()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("fetch");
     let port = if scheme == "https" { s.https } else { s.http };
     let one_each = flags.contains(&"--one-per-connection");
     let flags: Vec<&str> = flags
@@ -136,7 +92,6 @@ fn fetch_all(
             )
         })
         .collect();
-    std::fs::remove_dir_all(&dir).unwrap();
     result
 }
 
@@ -201,24 +156,12 @@ fn only_the_generated_ca_is_trusted() {
 #[test]
 fn icons_decode_as_32_by_32_pngs_with_pillow() {
     let model = site::builtin("icons", site::DEFAULT_SEED).unwrap();
-    let dir = std::env::temp_dir().join(format!("spdylab-icons-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("icons");
     for i in 1..model.resources.len() {
         std::fs::write(dir.join(format!("{i}.png")), model.body(i)).unwrap();
     }
     let script = "import sys, glob\nfrom PIL import Image\nn = 0\nfor f in glob.glob(sys.argv[1] + '/*.png'):\n    im = Image.open(f); im.load()\n    assert im.size == (32, 32), (f, im.size)\n    n += 1\nprint(n)\n";
-    let out = Command::new("/usr/bin/python3")
-        .args(["-c", script])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "50");
+    assert_eq!(common::python(script, &[&dir.0]).trim(), "50");
 }
 
 fn h2spec() -> String {

@@ -2,8 +2,10 @@
 //!
 //! - Netty 4.1's SPDY codec (interop/netty-spdy, built with Maven): its client,
 //!   with its own flow control and 64 KiB windows, fetches every resource of
-//!   youtube and twitter byte-exact from our server, also under a limit of 4
-//!   concurrent streams; our client fetches every resource of youtube from its
+//!   youtube and twitter byte-exact from our server; told to ignore our
+//!   SETTINGS_MAX_CONCURRENT_STREAMS, it opens every stream of icons at once and
+//!   our server serves as many as its limit and refuses the rest with
+//!   RST_STREAM REFUSED_STREAM, as SPDY/3.1 says; our client fetches every resource of youtube from its
 //!   server byte-exact (with 64 KiB windows, so Netty waits for our
 //!   WINDOW_UPDATEs) and the model client loads the page from it.
 //! - go-spdy (interop/go-spdy), on the SPDY framer of github.com/moby/spdystream
@@ -11,6 +13,9 @@
 //!
 //! youtube's page is 92 kB and twitter has a 90 kB script: more than a window.
 
+mod common;
+
+use common::{resources_on, TempDir};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -79,37 +84,90 @@ fn netty_spdy() -> Command {
     java
 }
 
-fn serve(site: &str) -> (Killed, u16) {
-    serve_with(site, &[])
+/// Our server, SPDY/3.1 only, on loopback; its TLS port.
+fn serve(site: &str, more: &[&str]) -> (common::Served, u16) {
+    let mut args = vec!["--site", site, "--proto", "spdy3"];
+    args.extend_from_slice(more);
+    let server = common::serve(&args);
+    let port = server.https_port();
+    (server, port)
 }
 
-fn serve_with(site: &str, more: &[&str]) -> (Killed, u16) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .args([
-            "serve",
-            "--site",
-            site,
-            "--proto",
-            "spdy3",
-            "--listen",
-            "127.0.0.1:0",
-            "--tls-listen",
-            "127.0.0.1:0",
-        ])
-        .args(more)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let port = loop {
-        let line = lines.next().expect("serve prints its addresses").unwrap();
-        if line.trim_start().starts_with("https://") {
-            break line.rsplit(':').next().unwrap().trim().parse().unwrap();
-        }
+/// A docroot of `site` and a certificate for its hosts (and 127.0.0.1) from
+/// a new CA, as the independent servers take them: (dir, CA, www, cert, key).
+fn docroot_and_certificate(site: &site::Site) -> (TempDir, server::Ca, [PathBuf; 3]) {
+    let dir = TempDir::new("spdy-interop");
+    peers::write_docroot(site, &dir.join("www")).unwrap();
+    let ca = server::Ca::new().unwrap();
+    let mut names: Vec<String> = site.hosts().iter().map(|h| h.to_string()).collect();
+    names.push("127.0.0.1".into());
+    let (cert, key) = ca.issue_pem(&names).unwrap();
+    std::fs::write(dir.join("cert.pem"), cert).unwrap();
+    std::fs::write(dir.join("key.pem"), key).unwrap();
+    let files = [dir.join("www"), dir.join("cert.pem"), dir.join("key.pem")];
+    (dir, ca, files)
+}
+
+/// The model client loads `site` over SPDY/3.1 from 127.0.0.1:`port`: every
+/// resource discovered and loaded, 200 and its length, on one session.
+fn model_loads(rt: &tokio::runtime::Runtime, site: &site::Site, ca: &server::Ca, port: u16) {
+    let root = site.root();
+    let cfg = client::LoadConfig {
+        protocol: proto::Protocol::Spdy3,
+        conns_per_host: 6,
+        depth: 1,
+        root: (root.host.clone(), root.path.clone()),
+        resolve: site
+            .hosts()
+            .iter()
+            .map(|h| (h.to_string(), [127, 0, 0, 1].into()))
+            .collect(),
+        ca: ca.der(),
+        tls13_only: None,
+        http_port: 0,
+        https_port: port,
+        timeout: Duration::from_secs(60),
     };
-    std::thread::spawn(move || for _ in lines {});
-    (Killed(child), port)
+    let result = rt.block_on(client::load(&cfg));
+    assert!(result.error.is_none(), "{:?}", result.error);
+    assert_eq!(
+        result.entries.len(),
+        site.resources.len(),
+        "every resource discovered and loaded"
+    );
+    assert_eq!(
+        result.connections, 1,
+        "one SPDY session for the one address"
+    );
+    for e in &result.entries {
+        let i = site.find(&e.host, &e.path).expect("a resource of the site");
+        assert_eq!(e.status, 200, "{}{}", e.host, e.path);
+        assert_eq!(
+            e.body_bytes as usize, site.resources[i].size,
+            "{}{}",
+            e.host, e.path
+        );
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    server::install_crypto_provider();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The port in an independent server's first line, "listening [ADDR:]PORT".
+fn listening_port(child: &mut Child) -> u16 {
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    first
+        .strip_prefix("listening ")
+        .and_then(|p| p.trim().rsplit(':').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("the independent server said {first:?}"))
 }
 
 #[test]
@@ -117,14 +175,12 @@ fn the_independent_client_fetches_every_resource_byte_exact_from_our_server() {
     let bin = go_spdy();
     for name in ["youtube", "twitter"] {
         let site = site::builtin(name, site::DEFAULT_SEED).unwrap();
-        let (_server, port) = serve(name);
-        let out = std::env::temp_dir().join(format!("spdy-interop-{name}-{}", std::process::id()));
+        let (_server, port) = serve(name, &[]);
         for host in site.hosts() {
-            let _ = std::fs::remove_dir_all(&out);
+            let tmp = TempDir::new("go-spdy");
+            let out = tmp.join("out");
             std::fs::create_dir_all(&out).unwrap();
-            let ids: Vec<usize> = (0..site.resources.len())
-                .filter(|&i| site.resources[i].host == host)
-                .collect();
+            let ids = resources_on(&site, host);
             let result = Command::new(&bin)
                 .args(["client", &format!("127.0.0.1:{port}"), host])
                 .arg(&out)
@@ -152,7 +208,6 @@ fn the_independent_client_fetches_every_resource_byte_exact_from_our_server() {
                 "{listing}"
             );
         }
-        let _ = std::fs::remove_dir_all(&out);
     }
 }
 
@@ -160,89 +215,28 @@ fn the_independent_client_fetches_every_resource_byte_exact_from_our_server() {
 fn our_client_loads_youtube_from_the_independent_server() {
     let bin = go_spdy();
     let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
-    let dir = peers::Scratch::new("spdy-interop").unwrap();
-    peers::write_docroot(&site, &dir.0.join("www")).unwrap();
-    let ca = server::Ca::new().unwrap();
-    let mut names: Vec<String> = site.hosts().iter().map(|h| h.to_string()).collect();
-    names.push("127.0.0.1".into());
-    let (cert, key) = ca.issue_pem(&names).unwrap();
-    std::fs::write(dir.0.join("cert.pem"), cert).unwrap();
-    std::fs::write(dir.0.join("key.pem"), key).unwrap();
-    let port = peers::free_port().unwrap();
+    let (_dir, ca, [www, cert, key]) = docroot_and_certificate(&site);
     let mut child = Command::new(&bin)
-        .args(["server", &format!("127.0.0.1:{port}")])
-        .arg(dir.0.join("www"))
-        .arg(dir.0.join("cert.pem"))
-        .arg(dir.0.join("key.pem"))
+        .args(["server", "127.0.0.1:0"])
+        .args([&www, &cert, &key])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    assert!(first.starts_with("listening"), "{first}");
+    let port = listening_port(&mut child);
     let _server = Killed(child);
-
-    let root = site.root();
-    let cfg = client::LoadConfig {
-        protocol: proto::Protocol::Spdy3,
-        conns_per_host: 6,
-        depth: 1,
-        root: (root.host.clone(), root.path.clone()),
-        resolve: site
-            .hosts()
-            .iter()
-            .map(|h| (h.to_string(), [127, 0, 0, 1].into()))
-            .collect(),
-        ca: ca.der(),
-        tls13_only: None,
-        http_port: 0,
-        https_port: port,
-        timeout: Duration::from_secs(60),
-    };
-    server::install_crypto_provider();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let result = rt.block_on(client::load(&cfg));
-    assert!(result.error.is_none(), "{:?}", result.error);
-    assert_eq!(
-        result.entries.len(),
-        site.resources.len(),
-        "every resource discovered and loaded"
-    );
-    assert_eq!(
-        result.connections, 1,
-        "one SPDY session for the one address"
-    );
-    for e in &result.entries {
-        let i = site.find(&e.host, &e.path).expect("a resource of the site");
-        assert_eq!(e.status, 200, "{}{}", e.host, e.path);
-        assert_eq!(
-            e.body_bytes as usize, site.resources[i].size,
-            "{}{}",
-            e.host, e.path
-        );
-    }
+    model_loads(&runtime(), &site, &ca, port);
 }
 
 /// Netty's client fetches every resource of `name`, host by host, with at most
 /// `concurrency` streams open; each body must be the site's, byte for byte.
 fn netty_fetches(name: &str, serve_args: &[&str], concurrency: usize) {
     let site = site::builtin(name, site::DEFAULT_SEED).unwrap();
-    let (_server, port) = serve_with(name, serve_args);
-    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let out =
-        std::env::temp_dir().join(format!("netty-interop-{name}-{}-{run}", std::process::id()));
+    let (_server, port) = serve(name, serve_args);
     let mut fetched = 0;
     for host in site.hosts() {
-        let _ = std::fs::remove_dir_all(&out);
-        let ids: Vec<usize> = (0..site.resources.len())
-            .filter(|&i| site.resources[i].host == host)
-            .collect();
+        let tmp = TempDir::new("netty");
+        let out = tmp.join("out");
+        let ids = resources_on(&site, host);
         let result = netty_spdy()
             .args(["client", &format!("127.0.0.1:{port}"), host])
             .arg(&out)
@@ -273,7 +267,6 @@ fn netty_fetches(name: &str, serve_args: &[&str], concurrency: usize) {
         }
     }
     assert_eq!(fetched, site.resources.len());
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -284,51 +277,81 @@ fn nettys_client_fetches_every_resource_byte_exact_from_our_server() {
 }
 
 #[test]
-fn nettys_client_keeps_to_our_stream_limit() {
-    // Netty refuses to open more streams than our SETTINGS allow: with 4 it
-    // fetches everything 4 at a time.
-    netty_fetches("youtube", &["--max-streams", "4"], 4);
+fn our_server_refuses_the_streams_beyond_its_limit_of_a_client_that_ignores_it() {
+    // Netty keeps to the SETTINGS_MAX_CONCURRENT_STREAMS it is told (it fails
+    // its own writes beyond it), so here it is not told: the limit is taken out
+    // of our SETTINGS before its session sees them, and all 51 streams of icons
+    // go out in one write. Our server accepts streams while fewer than its limit
+    // are open and refuses every other with RST_STREAM REFUSED_STREAM (SPDY/3.1,
+    // 2.3.3 and 2.6.9; the client may retry it later). Its think time keeps the
+    // first 4 open while the rest arrive, all in that one write: exactly 4 are
+    // served, in order, byte for byte, and the 47 others refused.
+    let limit = 4;
+    let site = site::builtin("icons", site::DEFAULT_SEED).unwrap();
+    assert_eq!(site.hosts().len(), 1);
+    let host = site.hosts()[0];
+    let (_server, port) = serve(
+        "icons",
+        &[
+            "--max-streams",
+            &limit.to_string(),
+            "--server-delay",
+            "200ms",
+        ],
+    );
+    let tmp = TempDir::new("netty-refused");
+    let out = tmp.join("out");
+    let result = netty_spdy()
+        .args(["client", &format!("127.0.0.1:{port}"), host])
+        .arg(&out)
+        .arg("--ignore-stream-limit")
+        .args(site.resources.iter().map(|r| r.path.as_str()))
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{listing}{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let mut lines = listing.lines();
+    // What our server advertised (and Netty was kept from learning).
+    assert_eq!(
+        lines.next(),
+        Some(format!("settings MAX_CONCURRENT_STREAMS {limit}").as_str()),
+        "{listing}"
+    );
+    let lines: Vec<Vec<&str>> = lines.map(|l| l.split(' ').collect()).collect();
+    assert_eq!(lines.len(), site.resources.len(), "{listing}");
+    for (i, (r, fields)) in site.resources.iter().zip(&lines).enumerate() {
+        assert_eq!(fields[0], r.path, "{listing}");
+        if i < limit {
+            assert_eq!(fields[1..3], ["200", &r.size.to_string()], "{listing}");
+            let got = std::fs::read(out.join(i.to_string())).unwrap();
+            assert!(got == site.body(i), "{} differs", r.path);
+        } else {
+            assert_eq!(fields[1..], ["RST_STREAM", "REFUSED_STREAM"], "{listing}");
+        }
+    }
 }
 
 #[test]
 fn our_client_fetches_every_resource_byte_exact_from_nettys_server() {
     let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
-    let dir = peers::Scratch::new("netty-interop").unwrap();
-    peers::write_docroot(&site, &dir.0.join("www")).unwrap();
-    let ca = server::Ca::new().unwrap();
-    let mut names: Vec<String> = site.hosts().iter().map(|h| h.to_string()).collect();
-    names.push("127.0.0.1".into());
-    let (cert, key) = ca.issue_pem(&names).unwrap();
-    std::fs::write(dir.0.join("cert.pem"), cert).unwrap();
-    std::fs::write(dir.0.join("key.pem"), key).unwrap();
+    let (_dir, ca, [www, cert, key]) = docroot_and_certificate(&site);
     let mut child = netty_spdy()
         .args(["server", "127.0.0.1:0"])
-        .arg(dir.0.join("www"))
-        .arg(dir.0.join("cert.pem"))
-        .arg(dir.0.join("key.pem"))
+        .args([&www, &cert, &key])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    let port = listening_port(&mut child);
     let _server = Killed(child);
-    let port: u16 = first
-        .strip_prefix("listening ")
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("netty-spdy server: {first}"));
-    server::install_crypto_provider();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
 
     // Byte for byte, host by host, with SPDY's default 64 KiB windows.
     for host in site.hosts() {
-        let ids: Vec<usize> = (0..site.resources.len())
-            .filter(|&i| site.resources[i].host == host)
-            .collect();
+        let ids = resources_on(&site, host);
         let paths: Vec<String> = ids
             .iter()
             .map(|&i| site.resources[i].path.clone())
@@ -355,30 +378,5 @@ fn our_client_fetches_every_resource_byte_exact_from_nettys_server() {
     }
 
     // And the page, as the model client loads it (Chrome's windows and priorities).
-    let root = site.root();
-    let cfg = client::LoadConfig {
-        protocol: proto::Protocol::Spdy3,
-        conns_per_host: 6,
-        depth: 1,
-        root: (root.host.clone(), root.path.clone()),
-        resolve: site
-            .hosts()
-            .iter()
-            .map(|h| (h.to_string(), [127, 0, 0, 1].into()))
-            .collect(),
-        ca: ca.der(),
-        tls13_only: None,
-        http_port: 0,
-        https_port: port,
-        timeout: Duration::from_secs(60),
-    };
-    let result = rt.block_on(client::load(&cfg));
-    assert!(result.error.is_none(), "{:?}", result.error);
-    assert_eq!(result.entries.len(), site.resources.len());
-    assert_eq!(result.connections, 1);
-    for e in &result.entries {
-        let i = site.find(&e.host, &e.path).expect("a resource of the site");
-        assert_eq!(e.status, 200, "{}{}", e.host, e.path);
-        assert_eq!(e.body_bytes as usize, site.resources[i].size);
-    }
+    model_loads(&rt, &site, &ca, port);
 }

@@ -4,9 +4,12 @@
 //! documented columns and report.html renders every plot in headless Chromium
 //! with no console message.
 
+mod common;
+
+use common::{ok, spdylab, TempDir};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const EXPERIMENT: &str = r#"
@@ -21,21 +24,7 @@ rate = "8mbit"
 "#;
 const TRIALS: usize = 2 * 2 * 4;
 
-fn spdylab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("spdylab-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write_experiment(dir: &Path, text: &str) -> String {
+fn write_experiment(dir: &TempDir, text: &str) -> String {
     let path = dir.join("exp.toml");
     std::fs::write(&path, text).unwrap();
     path.display().to_string()
@@ -54,35 +43,25 @@ fn records(dir: &Path) -> HashMap<String, usize> {
     out
 }
 
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-}
-
 #[test]
 fn a_sweep_killed_midway_resumes_with_one_result_per_trial() {
-    let dir = scratch("kill");
+    let dir = TempDir::new("kill");
     let exp = write_experiment(&dir, EXPERIMENT);
     let out = dir.join("out");
     let out_s = out.display().to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spdylab"))
-        .args([
-            "sweep",
-            &exp,
-            "--out",
-            &out_s,
-            "--jobs",
-            "2",
-            "--no-calibration",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = common::command(&[
+        "sweep",
+        &exp,
+        "--out",
+        &out_s,
+        "--jobs",
+        "2",
+        "--no-calibration",
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
     // Kill it once some, but not all, probes are in.
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
@@ -152,12 +131,11 @@ fn a_sweep_killed_midway_resumes_with_one_result_per_trial() {
         msg.contains("different experiment") && msg.contains("reps"),
         "{msg}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn slices_merge_and_the_report_renders_in_chromium() {
-    let dir = scratch("merge");
+    let dir = TempDir::new("merge");
     let exp = write_experiment(&dir, &EXPERIMENT.replace("reps = 4", "reps = 2"));
     let trials = TRIALS / 2;
     let mut slices = Vec::new();
@@ -287,12 +265,11 @@ fn slices_merge_and_the_report_renders_in_chromium() {
     );
     let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
     assert!(console.is_empty(), "console messages: {console:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn bad_experiment_files_name_file_line_and_field() {
-    let dir = scratch("bad");
+    let dir = TempDir::new("bad");
     let exp = write_experiment(
         &dir,
         "sites = [\"twitter\"]\nprotocols = [\"https\"]\n[link]\nrtt = \"fast\"\n",
@@ -319,5 +296,4 @@ fn bad_experiment_files_name_file_line_and_field() {
         "{msg}"
     );
     assert!(!dir.join("o2").join("probes.jsonl").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,10 +3,16 @@
 // control, SpdyHttpEncoder/Decoder; SpdyVersion.SPDY_3_1), over TLS with the
 // JDK's ALPN offering only "spdy/3.1". Nothing here comes from spdylab's code.
 //
-//   client ADDR:PORT HOST OUTDIR [--concurrency N] PATH...
+//   client ADDR:PORT HOST OUTDIR [--concurrency N] [--ignore-stream-limit] PATH...
 //       fetch each path on one session (Netty's default 64 KiB windows, at most
 //       N streams at once, default 16) into OUTDIR/<n>; print one line per path:
-//       "<path> <status> <length> <sha256>"
+//       "<path> <status> <length> <sha256>", or "<path> RST_STREAM <status>" for a
+//       stream the server reset.
+//       --ignore-stream-limit: a client that breaks the rules on purpose. The
+//       server's SETTINGS_MAX_CONCURRENT_STREAMS is taken out of its SETTINGS
+//       before Netty's session sees it (so Netty does not hold back), and every
+//       path is requested at once, in one write; prints first
+//       "settings MAX_CONCURRENT_STREAMS <n>" (what the server advertised, or -1).
 //   server ADDR:PORT DOCROOT CERT.pem KEY.pem
 //       serve DOCROOT/<host>/<path> (index.html for a path ending in /) until
 //       killed; print "listening <port>" once bound (port 0 picks one)
@@ -22,6 +28,7 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
@@ -45,7 +52,9 @@ import io.netty.handler.codec.spdy.SpdyHttpDecoder;
 import io.netty.handler.codec.spdy.SpdyHttpEncoder;
 import io.netty.handler.codec.spdy.SpdyHttpHeaders;
 import io.netty.handler.codec.spdy.SpdyHttpResponseStreamIdHandler;
+import io.netty.handler.codec.spdy.SpdyRstStreamFrame;
 import io.netty.handler.codec.spdy.SpdySessionHandler;
+import io.netty.handler.codec.spdy.SpdySettingsFrame;
 import io.netty.handler.codec.spdy.SpdySynStreamFrame;
 import io.netty.handler.codec.spdy.SpdyVersion;
 import io.netty.handler.ssl.ApplicationProtocolConfig;
@@ -80,15 +89,18 @@ public final class NettySpdy {
             case "client" -> {
                 if (args.length < 4) usage();
                 int concurrency = 16;
+                boolean ignoreLimit = false;
                 List<String> paths = new ArrayList<>();
                 for (int i = 4; i < args.length; i++) {
                     if (args[i].equals("--concurrency") && i + 1 < args.length) {
                         concurrency = Integer.parseInt(args[++i]);
+                    } else if (args[i].equals("--ignore-stream-limit")) {
+                        ignoreLimit = true;
                     } else {
                         paths.add(args[i]);
                     }
                 }
-                System.exit(client(args[1], args[2], Paths.get(args[3]), concurrency, paths));
+                System.exit(client(args[1], args[2], Paths.get(args[3]), concurrency, ignoreLimit, paths));
             }
             case "server" -> {
                 if (args.length != 5) usage();
@@ -100,7 +112,7 @@ public final class NettySpdy {
     }
 
     static void usage() {
-        System.err.println("usage: client ADDR:PORT HOST OUTDIR [--concurrency N] PATH... | server ADDR:PORT DOCROOT CERT KEY | vector");
+        System.err.println("usage: client ADDR:PORT HOST OUTDIR [--concurrency N] [--ignore-stream-limit] PATH... | server ADDR:PORT DOCROOT CERT KEY | vector");
         System.exit(2);
     }
 
@@ -121,11 +133,29 @@ public final class NettySpdy {
 
     static final class Fetch {
         final String path;
+        /** The response, or null when the server reset the stream (see `reset`). */
         final CompletableFuture<FullHttpResponse> done = new CompletableFuture<>();
+        volatile String reset;
         Fetch(String path) { this.path = path; }
     }
 
-    static int client(String addr, String host, Path outdir, int concurrency, List<String> paths) throws Exception {
+    /** Takes SETTINGS_MAX_CONCURRENT_STREAMS out of the server's SETTINGS, noting its value. */
+    static final class HideStreamLimit extends ChannelInboundHandlerAdapter {
+        final CompletableFuture<Integer> advertised = new CompletableFuture<>();
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof SpdySettingsFrame s) {
+                int n = s.getValue(SpdySettingsFrame.SETTINGS_MAX_CONCURRENT_STREAMS);
+                s.removeValue(SpdySettingsFrame.SETTINGS_MAX_CONCURRENT_STREAMS);
+                advertised.complete(n);
+            }
+            ctx.fireChannelRead(msg);
+        }
+    }
+
+    static int client(String addr, String host, Path outdir, int concurrency, boolean ignoreLimit,
+                      List<String> paths) throws Exception {
         SslContext ssl = SslContextBuilder.forClient()
                 .sslProvider(SslProvider.JDK)
                 .trustManager(InsecureTrustManagerFactory.INSTANCE) // the testbed's own CA
@@ -135,6 +165,8 @@ public final class NettySpdy {
         int port = Integer.parseInt(hp[1]);
         List<Fetch> fetches = new ArrayList<>();
         for (String p : paths) fetches.add(new Fetch(p));
+        HideStreamLimit hide = new HideStreamLimit();
+        if (ignoreLimit) concurrency = Integer.MAX_VALUE;
         EventLoopGroup group = new NioEventLoopGroup(1);
         try {
             Channel ch = new Bootstrap().group(group).channel(NioSocketChannel.class)
@@ -144,7 +176,22 @@ public final class NettySpdy {
                             ChannelPipeline p = c.pipeline();
                             p.addLast(ssl.newHandler(c.alloc(), host, port)); // SNI = host
                             p.addLast(new SpdyFrameCodec(V));
+                            if (ignoreLimit) p.addLast(hide);
                             p.addLast(new SpdySessionHandler(V, false));
+                            // A reset stream has no response for SpdyHttpDecoder to pass on: note it here.
+                            p.addLast(new ChannelInboundHandlerAdapter() {
+                                @Override
+                                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                    if (msg instanceof SpdyRstStreamFrame r) {
+                                        int n = (r.streamId() - 1) / 2;
+                                        if (r.streamId() > 0 && n < fetches.size()) {
+                                            fetches.get(n).reset = r.status().toString();
+                                            fetches.get(n).done.complete(null);
+                                        }
+                                    }
+                                    ctx.fireChannelRead(msg);
+                                }
+                            });
                             p.addLast(new SpdyHttpEncoder(V));
                             p.addLast(new SpdyHttpDecoder(V, MAX_BODY));
                             p.addLast(new SimpleChannelInboundHandler<FullHttpResponse>() {
@@ -181,8 +228,15 @@ public final class NettySpdy {
             int finished = 0;
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             Files.createDirectories(outdir);
+            if (ignoreLimit) {
+                // The server's SETTINGS come first on the session: wait for them, so
+                // that Netty has seen (and not learnt) the limit before we write.
+                int n = hide.advertised.get(60, TimeUnit.SECONDS);
+                System.out.println("settings MAX_CONCURRENT_STREAMS " + n);
+            }
             while (finished < fetches.size()) {
-                // Keep at most `concurrency` streams open.
+                // Keep at most `concurrency` streams open (all at once, in one write, when
+                // ignoring the server's limit).
                 while (sent < fetches.size() && sent - finished < concurrency) {
                     Fetch f = fetches.get(sent);
                     FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, f.path);
@@ -190,13 +244,19 @@ public final class NettySpdy {
                     req.headers().set(SpdyHttpHeaders.Names.STREAM_ID, 2 * sent + 1);
                     req.headers().set(SpdyHttpHeaders.Names.PRIORITY, 3);
                     req.headers().set(SpdyHttpHeaders.Names.SCHEME, "https");
-                    ch.writeAndFlush(req).addListener(w -> {
+                    ch.write(req).addListener(w -> {
                         if (!w.isSuccess()) f.done.completeExceptionally(w.cause());
                     });
                     sent++;
                 }
+                ch.flush();
                 Fetch f = fetches.get(finished);
                 FullHttpResponse r = f.done.get(60, TimeUnit.SECONDS);
+                if (r == null) {
+                    System.out.println(f.path + " RST_STREAM " + f.reset);
+                    finished++;
+                    continue;
+                }
                 byte[] body = ByteBufUtil.getBytes(r.content());
                 r.release();
                 Files.write(outdir.resolve(Integer.toString(finished)), body);

@@ -1,0 +1,91 @@
+//! Finding and starting the programs spdylab runs beside itself: a binary on
+//! PATH (or the Debian package that has it), a child tied to our life in its
+//! own process group, waiting until it listens, and free loopback ports.
+
+use std::io;
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+/// Finds `binary` on PATH (or in /usr/sbin), or says which package has it.
+pub fn find_binary(binary: &str, package: &str) -> io::Result<PathBuf> {
+    find_binary_in(
+        &std::env::var_os("PATH").unwrap_or_default(),
+        binary,
+        package,
+    )
+}
+
+/// Finds `binary` in the directories of `path` (as PATH), or in /usr/sbin, or says which package has it.
+pub fn find_binary_in(path: &std::ffi::OsStr, binary: &str, package: &str) -> io::Result<PathBuf> {
+    std::env::split_paths(path)
+        .chain(["/usr/sbin".into(), "/sbin".into()])
+        .map(|d| d.join(binary))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{binary} not found: install the Debian package `{package}` (apt-get install {package})"),
+            )
+        })
+}
+
+/// Starts `cmd` so that it dies with us (PR_SET_PDEATHSIG) in its own process group.
+pub fn spawn_tied(mut cmd: Command) -> io::Result<Child> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() == 1 {
+                return Err(io::Error::other("parent already gone"));
+            }
+            Ok(())
+        });
+    }
+    cmd.process_group(0).spawn()
+}
+
+/// Waits until every address accepts a TCP connection, or the child exits, or `limit` passes.
+pub fn wait_listening(
+    child: &mut Child,
+    addrs: &[std::net::SocketAddr],
+    limit: Duration,
+) -> io::Result<()> {
+    let until = Instant::now() + limit;
+    for a in addrs {
+        loop {
+            if let Some(status) = child.try_wait()? {
+                return Err(io::Error::other(format!(
+                    "exited with {status} before listening on {a}"
+                )));
+            }
+            if std::net::TcpStream::connect_timeout(a, Duration::from_millis(200)).is_ok() {
+                break;
+            }
+            if Instant::now() > until {
+                return Err(io::Error::other(format!(
+                    "not listening on {a} after {limit:?}"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    Ok(())
+}
+
+/// A free TCP port on 127.0.0.1 (bound, then released).
+pub fn free_port() -> io::Result<u16> {
+    Ok(free_ports(1)?[0])
+}
+
+/// `n` distinct free TCP ports on 127.0.0.1: all bound at once (so that the
+/// kernel cannot hand out one twice), then released for the server to take.
+pub fn free_ports(n: usize) -> io::Result<Vec<u16>> {
+    let held: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<io::Result<_>>()?;
+    held.iter().map(|l| Ok(l.local_addr()?.port())).collect()
+}

@@ -1,0 +1,76 @@
+//! Private scratch space for what spdylab starts (servers' configs, docroots
+//! and logs; Chromium's profiles): a tmpfs in a private mount namespace where
+//! there is root, the temporary directory otherwise; each directory removed
+//! on drop.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Where Scratch directories go when `private_scratch_root` succeeded.
+static SCRATCH_ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// The mount point of the private scratch tmpfs (an empty directory on the host).
+const SCRATCH_MOUNT: &str = "/run/spdylab";
+
+/// Gives this process a private mount namespace with a fresh tmpfs at
+/// /run/spdylab for every Scratch directory (servers' configs, docroots and
+/// logs; Chromium's profiles): the servers and browsers we confine see it, the
+/// host does not, and it vanishes with the last of us — even after `kill -9`,
+/// where no destructor runs. Must be called before any thread exists. Returns
+/// false (and Scratch falls back to the temp directory, cleaned on drop) where
+/// it cannot be done, e.g. without root.
+pub fn private_scratch_root() -> bool {
+    let dir = PathBuf::from(SCRATCH_MOUNT);
+    // SAFETY: plain system calls with valid C strings.
+    let ok = unsafe {
+        libc::geteuid() == 0
+            && libc::unshare(libc::CLONE_NEWNS) == 0
+            // Nothing we mount propagates back to the host.
+            && libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) == 0
+            && std::fs::create_dir_all(&dir).is_ok()
+            && libc::mount(
+                c"spdylab".as_ptr(),
+                c"/run/spdylab".as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                c"mode=0755".as_ptr().cast(),
+            ) == 0
+    };
+    ok && SCRATCH_ROOT.set(dir).is_ok()
+}
+
+/// A private directory for a server's config, docroot and logs, removed on drop;
+/// readable by the unprivileged workers servers drop to.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(what: &str) -> io::Result<Scratch> {
+        static COUNT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let root = SCRATCH_ROOT
+            .get()
+            .cloned()
+            .unwrap_or_else(std::env::temp_dir);
+        let dir = root.join(format!("spdylab-{what}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&root)?;
+        // Ours alone: creating fails if someone made it in between.
+        std::fs::create_dir(&dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
