@@ -7,7 +7,7 @@
 //! i-th pipelined response is matched to the i-th request), so that a broken
 //! server cannot look fast.
 
-pub mod h1;
+use proto::h1;
 
 use bytes::Bytes;
 use hdrhistogram::Histogram;
