@@ -160,13 +160,7 @@ pub fn client_tls(
     let mut c = rustls::ClientConfig::builder_with_protocol_versions(versions)
         .with_root_certificates(roots)
         .with_no_client_auth();
-    c.alpn_protocols = if protocol == Protocol::Spdy3 {
-        vec![proto::spdy3::ALPN.to_vec()]
-    } else if protocol.multiplexed() {
-        vec![b"h2".to_vec()]
-    } else {
-        vec![b"http/1.1".to_vec()]
-    };
+    c.alpn_protocols = vec![protocol.alpn().to_vec()];
     c.resumption = rustls::client::Resumption::disabled();
     Arc::new(c)
 }
