@@ -4,7 +4,7 @@
 //! are all there). `serve` runs it over the connection, asking the site's
 //! `Content` for each request.
 
-use super::{BoxIo, Protocol, ServeFuture};
+use super::{BoxIo, ServeFuture, ServeProtocol};
 use crate::Ctx;
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 pub struct Spdy3;
 
-impl Protocol for Spdy3 {
+impl ServeProtocol for Spdy3 {
     fn alpn(&self) -> &'static [u8] {
         proto::spdy3::ALPN
     }
