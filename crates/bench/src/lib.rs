@@ -552,7 +552,10 @@ async fn h1_loop(
             // Announced: a reconnect, not an error; but what was pipelined
             // behind the closing response is lost, and each loss is an error.
             for (_, since, _) in in_flight.drain(..) {
-                shared.error("server-closed", since >= window.measure && now <= window.end);
+                shared.error(
+                    "server-closed",
+                    since >= window.measure && now <= window.end,
+                );
             }
             return Ok(());
         }

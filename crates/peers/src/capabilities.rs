@@ -203,12 +203,16 @@ mod tests {
             "no streams in HTTP/1.1"
         );
         assert_eq!(PeerKind::Apache.refuses(Protocol::H2, &k), None);
-        let why = PeerKind::Nginx.refuses(Protocol::H2c, &knobs(100, None)).unwrap();
+        let why = PeerKind::Nginx
+            .refuses(Protocol::H2c, &knobs(100, None))
+            .unwrap();
         assert!(
             why.ends_with("h2c needs --server builtin, apache, h2o or caddy"),
             "{why}"
         );
-        let why = PeerKind::Caddy.refuses(Protocol::Spdy3, &knobs(100, None)).unwrap();
+        let why = PeerKind::Caddy
+            .refuses(Protocol::Spdy3, &knobs(100, None))
+            .unwrap();
         assert!(why.ends_with("spdy3 needs --server builtin"), "{why}");
         let why = PeerKind::H2o
             .refuses(Protocol::H2, &knobs(100, Some(false)))
@@ -217,7 +221,10 @@ mod tests {
             why.contains("--tls 1.2 needs --server builtin, nginx, apache or caddy"),
             "{why}"
         );
-        assert_eq!(PeerKind::H2o.refuses(Protocol::H2, &knobs(100, Some(true))), None);
+        assert_eq!(
+            PeerKind::H2o.refuses(Protocol::H2, &knobs(100, Some(true))),
+            None
+        );
         assert_eq!(
             PeerKind::H2o.refuses(Protocol::Http, &knobs(100, Some(false))),
             None,
@@ -236,13 +243,21 @@ mod tests {
     #[test]
     fn a_stream_limit_above_the_page_is_any_limit() {
         // caddy's 250 against the default 100: a 60-resource page never has more open.
-        assert_eq!(PeerKind::Caddy.refuses(Protocol::H2, &knobs(100, None)), None);
+        assert_eq!(
+            PeerKind::Caddy.refuses(Protocol::H2, &knobs(100, None)),
+            None
+        );
         let big = Knobs {
             resources: 300,
             ..knobs(100, None)
         };
         assert!(PeerKind::Caddy.refuses(Protocol::H2, &big).is_some());
-        assert_eq!(PeerKind::Caddy.refuses(Protocol::H2, &knobs(250, None)), None);
-        assert!(PeerKind::H2o.refuses(Protocol::H2c, &knobs(50, None)).is_some());
+        assert_eq!(
+            PeerKind::Caddy.refuses(Protocol::H2, &knobs(250, None)),
+            None
+        );
+        assert!(PeerKind::H2o
+            .refuses(Protocol::H2c, &knobs(50, None))
+            .is_some());
     }
 }

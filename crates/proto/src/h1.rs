@@ -380,10 +380,7 @@ fn parse_head(b: &[u8], on_part: &mut dyn FnMut(Part)) -> Result<Option<Head>, D
         status,
         headers: resp.headers,
     });
-    Ok(Some((
-        n,
-        (status, close, length),
-    )))
+    Ok(Some((n, (status, close, length))))
 }
 
 #[cfg(test)]

@@ -338,6 +338,9 @@ fn an_announced_close_is_a_reconnect_and_requests_lost_behind_it_are_errors() {
     assert!(v["reconnects"].as_u64().unwrap() > 0, "{v}");
     // Pipelined: what was sent behind the closing response is lost, each an error.
     let v = run("http-pipelined", "8");
-    assert!(v["errors"]["server-closed"].as_u64().unwrap_or(0) > 0, "{v}");
+    assert!(
+        v["errors"]["server-closed"].as_u64().unwrap_or(0) > 0,
+        "{v}"
+    );
     assert!(v["reconnects"].as_u64().unwrap() > 0, "{v}");
 }

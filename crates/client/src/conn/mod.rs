@@ -47,7 +47,10 @@ pub enum Error {
     /// The HTTP/2 handshake failed.
     H2Handshake(::h2::Error),
     /// An HTTP/2 request failed, at the named step (stream, send, response, body).
-    H2 { step: &'static str, source: ::h2::Error },
+    H2 {
+        step: &'static str,
+        source: ::h2::Error,
+    },
     /// The request could not be built.
     Request(String),
     /// Writing a request failed.

@@ -5,11 +5,11 @@
 
 use super::{client_tls, dial, Error, Event, Io};
 use crate::schedule::{ConnId, ReqId};
+use proto::spdy3::client::Event as SessionEvent;
+use proto::spdy3::{ClientSession, Headers};
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
 use std::net::SocketAddr;
-use proto::spdy3::client::Event as SessionEvent;
-use proto::spdy3::{ClientSession, Headers};
 use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -56,7 +56,11 @@ fn headers_of(job: &Job) -> Headers {
 }
 
 /// Passes the session's events on to the owner.
-fn forward(conn: ConnId, session: &mut ClientSession<ReqId>, events: &mpsc::UnboundedSender<Event>) {
+fn forward(
+    conn: ConnId,
+    session: &mut ClientSession<ReqId>,
+    events: &mpsc::UnboundedSender<Event>,
+) {
     while let Some(e) = session.poll_event() {
         let ev = match e {
             SessionEvent::Sent(req) => Event::Sent {
@@ -203,13 +207,7 @@ pub async fn fetch(
         });
     }
     drop(jobs_tx);
-    tokio::spawn(connection(
-        0,
-        Box::new(io),
-        jobs_rx,
-        events_tx,
-        window,
-    ));
+    tokio::spawn(connection(0, Box::new(io), jobs_rx, events_tx, window));
     let mut out = vec![
         Fetched {
             status: 0,
@@ -475,8 +473,9 @@ mod tests {
         srv.send(&[reply(1, false), data(1, true, 70_000)]).await;
         assert!(matches!(srv.next().await, Frame::GoAway { .. }));
         client.await.unwrap();
-        let failed = std::iter::from_fn(|| events.try_recv().ok())
-            .any(|e| matches!(e, Event::Failed { error, .. } if error.to_string().contains("window")));
+        let failed = std::iter::from_fn(|| events.try_recv().ok()).any(
+            |e| matches!(e, Event::Failed { error, .. } if error.to_string().contains("window")),
+        );
         assert!(failed);
     }
 

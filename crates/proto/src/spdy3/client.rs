@@ -23,7 +23,11 @@ pub enum Event<T> {
     /// The request went out (its SYN_STREAM is in the output).
     Sent(T),
     /// The response's SYN_REPLY: its status code (0 if it has none) and headers.
-    Head { req: T, status: u16, headers: Headers },
+    Head {
+        req: T,
+        status: u16,
+        headers: Headers,
+    },
     /// Body bytes (never empty).
     Data { req: T, data: Vec<u8> },
     /// The response is complete.
@@ -493,7 +497,11 @@ mod tests {
             self.dec.feed(out);
             out.clear();
             let mut frames = Vec::new();
-            while let Some(f) = self.dec.next_frame().expect("the client writes valid frames") {
+            while let Some(f) = self
+                .dec
+                .next_frame()
+                .expect("the client writes valid frames")
+            {
                 match f {
                     Frame::WindowUpdate {
                         stream_id: 0,
@@ -702,7 +710,10 @@ mod tests {
         ));
         assert!(events(&mut c).iter().any(|e| matches!(
             e,
-            Event::Failed { req: 0, error: StreamError::Session(_) }
+            Event::Failed {
+                req: 0,
+                error: StreamError::Session(_)
+            }
         )));
         // Garbage: GOAWAY, never a panic.
         let mut c = ClientSession::<usize>::new(INITIAL_WINDOW);

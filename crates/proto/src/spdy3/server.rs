@@ -9,8 +9,8 @@
 //! (`server::protocols::spdy3`) runs it over a connection.
 
 use super::{rst, settings, Decoder, Encoder, Frame, Headers, INITIAL_WINDOW};
-use bytes::Bytes;
 use crate::flow::{RecvWindow, SendWindow};
+use bytes::Bytes;
 use std::collections::{BTreeMap, HashMap};
 
 /// Largest DATA frame we send.
