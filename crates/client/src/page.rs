@@ -35,6 +35,42 @@ pub struct LoadConfig {
     pub timeout: Duration,
 }
 
+/// Why a page did not load (its words are `LoadResult::error`).
+#[derive(Debug)]
+pub enum Error {
+    /// A host not in the resolve map.
+    Unresolved(String),
+    /// A connection could not be opened.
+    Connection { conn: ConnId, error: conn::Error },
+    /// A request failed.
+    Request {
+        host: String,
+        path: String,
+        error: conn::Error,
+    },
+    /// Every connection ended with requests still to go.
+    ConnectionsEnded,
+    /// The scheduler chose a connection that has no sender (a bug).
+    Unconnected,
+    /// Not loaded within the timeout.
+    Timeout(Duration),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Unresolved(host) => write!(f, "cannot resolve {host}"),
+            Error::Connection { conn, error } => write!(f, "connection {conn}: {error}"),
+            Error::Request { host, path, error } => write!(f, "{host}{path}: {error}"),
+            Error::ConnectionsEnded => f.write_str("all connections ended"),
+            Error::Unconnected => f.write_str("a request was scheduled on a closed connection"),
+            Error::Timeout(t) => write!(f, "the page did not load within {t:?}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
 /// HAR 1.2 phases in milliseconds; -1 where a phase does not apply.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Timings {
@@ -109,8 +145,8 @@ pub async fn load(cfg: &LoadConfig) -> LoadResult {
     let outcome = tokio::time::timeout(cfg.timeout, state.run()).await;
     let error = match outcome {
         Ok(Ok(())) => None,
-        Ok(Err(e)) => Some(e),
-        Err(_) => Some(format!("the page did not load within {:?}", cfg.timeout)),
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(_) => Some(Error::Timeout(cfg.timeout).to_string()),
     };
     state.result(error)
 }
@@ -155,20 +191,20 @@ impl<'a> State<'a> {
         }
     }
 
-    fn pool_of(&self, host: &str) -> Result<String, String> {
+    fn pool_of(&self, host: &str) -> Result<String, Error> {
         if self.cfg.protocol.multiplexed() {
             // One connection per origin address.
             self.cfg
                 .resolve
                 .get(host)
                 .map(|a| a.to_string())
-                .ok_or_else(|| format!("cannot resolve {host}"))
+                .ok_or_else(|| Error::Unresolved(host.to_string()))
         } else {
             Ok(host.to_string())
         }
     }
 
-    fn discover(&mut self, found: Found) -> Result<(), String> {
+    fn discover(&mut self, found: Found) -> Result<(), Error> {
         let key = (found.host.clone(), found.path.clone());
         if self.seen.contains_key(&key) {
             return Ok(());
@@ -186,7 +222,7 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    async fn run(&mut self) -> Result<(), String> {
+    async fn run(&mut self) -> Result<(), Error> {
         let (host, path) = self.cfg.root.clone();
         self.discover(Found { host, path })?;
         loop {
@@ -195,13 +231,13 @@ impl<'a> State<'a> {
                 return Ok(());
             }
             let Some(ev) = self.rx.recv().await else {
-                return Err("all connections ended".into());
+                return Err(Error::ConnectionsEnded);
             };
             self.handle(ev)?;
         }
     }
 
-    fn act(&mut self) -> Result<(), String> {
+    fn act(&mut self) -> Result<(), Error> {
         while let Some(action) = self.sched.poll_action() {
             match action {
                 Action::Open { conn, pool } => {
@@ -220,7 +256,7 @@ impl<'a> State<'a> {
                         .resolve
                         .get(&first_host)
                         .copied()
-                        .ok_or_else(|| format!("cannot resolve {first_host}"))?;
+                        .ok_or_else(|| Error::Unresolved(first_host.clone()))?;
                     self.conns.push(Conn {
                         opened: Instant::now(),
                         ready: None,
@@ -270,7 +306,7 @@ impl<'a> State<'a> {
                                 self.tx.clone(),
                             ));
                         }
-                        None => return Err("a request was scheduled on a closed connection".into()),
+                        None => return Err(Error::Unconnected),
                     }
                 }
             }
@@ -278,7 +314,7 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    fn handle(&mut self, ev: Event) -> Result<(), String> {
+    fn handle(&mut self, ev: Event) -> Result<(), Error> {
         match ev {
             Event::Connected {
                 conn,
@@ -296,7 +332,7 @@ impl<'a> State<'a> {
             // opens another for what is still to come.
             Event::Closed { conn } => self.sched.closed(conn),
             Event::ConnFailed { conn, error } => {
-                return Err(format!("connection {conn}: {error}"));
+                return Err(Error::Connection { conn, error });
             }
             Event::Sent { req, at } => self.reqs[req].sent = Some(at),
             Event::Head {
@@ -349,7 +385,11 @@ impl<'a> State<'a> {
             }
             Event::Failed { req, error } => {
                 let r = &self.reqs[req];
-                return Err(format!("{}{}: {error}", r.host, r.path));
+                return Err(Error::Request {
+                    host: r.host.clone(),
+                    path: r.path.clone(),
+                    error,
+                });
             }
         }
         Ok(())
