@@ -5,9 +5,14 @@
 //! pipelining depth, HTTP/2 with concurrent streams, either over TLS. Every
 //! response is checked (status, and body length against the expected one; the
 //! i-th pipelined response is matched to the i-th request), so that a broken
-//! server cannot look fast.
+//! server cannot look fast. A close the server announces (HTTP/1.1
+//! `Connection: close`, an HTTP/2 or SPDY GOAWAY without error) is a
+//! reconnect, not an error, as wrk takes it; requests it leaves unanswered
+//! (pipelined behind the close, or streams above the GOAWAY's last one) are
+//! errors. The framing and the SPDY session are proto's (`h1`, `spdy3`).
 
-pub mod h1;
+use proto::h1;
+use proto::Protocol;
 
 use bytes::Bytes;
 use hdrhistogram::Histogram;
@@ -19,30 +24,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-/// The wire protocol of a benchmark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wire {
-    Http1,
-    H2,
-    Spdy3,
-}
-
-impl Wire {
-    /// The ALPN token that selects it over TLS.
-    pub fn alpn(self) -> &'static [u8] {
-        match self {
-            Wire::Http1 => b"http/1.1",
-            Wire::H2 => b"h2",
-            Wire::Spdy3 => proto::spdy3::ALPN,
-        }
-    }
-
-    /// Requests in flight per connection: streams when multiplexed, else the pipelining depth.
-    pub fn multiplexed(self) -> bool {
-        !matches!(self, Wire::Http1)
-    }
-}
 
 /// One path to request, and the body length a correct server sends for it
 /// (None: the first response's length, which every later one must match).
@@ -58,7 +39,8 @@ pub struct BenchSpec {
     /// Host header / :authority, and the TLS server name.
     pub host: String,
     pub tls: Option<Arc<rustls::ClientConfig>>,
-    pub wire: Wire,
+    /// HTTP/1.1 (with or without TLS, pipelined by `depth`), h2, h2c or spdy3.
+    pub protocol: Protocol,
     pub connections: usize,
     /// HTTP/1.1 requests in flight per connection (1 = no pipelining).
     pub depth: usize,
@@ -316,8 +298,11 @@ async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, wind
                 continue;
             }
         };
-        let result = match spec.wire {
-            Wire::Http1 => {
+        let result = match spec.protocol {
+            Protocol::Http
+            | Protocol::Https
+            | Protocol::HttpPipelined
+            | Protocol::HttpsPipelined => {
                 h1_loop(
                     io,
                     &spec,
@@ -329,7 +314,7 @@ async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, wind
                 )
                 .await
             }
-            Wire::Spdy3 => {
+            Protocol::Spdy3 => {
                 spdy_loop(
                     io,
                     &spec,
@@ -341,7 +326,7 @@ async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, wind
                 )
                 .await
             }
-            Wire::H2 => {
+            Protocol::H2 | Protocol::H2c => {
                 h2_loop(
                     io,
                     &spec,
@@ -550,24 +535,35 @@ async fn h1_loop(
         let mut result = Ok(());
         let mut close = false;
         let decoded = decoder.decode(&buf[..n], &mut |r| {
-            if result.is_err() {
+            if result.is_err() || close {
                 return;
             }
             let Some((path, since, _)) = in_flight.pop_front() else {
                 result = Err("unrequested-response");
                 return;
             };
-            close |= r.close;
+            close = r.close;
             result = rec.finish(spec, shared, window, path, since, now, r.status, r.body);
         });
         rec.flush(shared);
         decoded.map_err(|_| "bad-response")?;
         result?;
         if close {
-            return Err("server-closed");
+            // Announced: a reconnect, not an error; but what was pipelined
+            // behind the closing response is lost, and each loss is an error.
+            for (_, since, _) in in_flight.drain(..) {
+                shared.error(
+                    "server-closed",
+                    since >= window.measure && now <= window.end,
+                );
+            }
+            return Ok(());
         }
     }
 }
+
+/// An HTTP/2 request not sent because the server is going away gracefully.
+const GOING_AWAY: &str = "going-away";
 
 /// HTTP/2: `streams` workers on one connection, each sending its next request
 /// as soon as its last one is answered (or, open loop, when the next is due).
@@ -640,11 +636,19 @@ async fn h2_loop(
                     let path =
                         (next_path.fetch_add(1, Ordering::Relaxed) % uris.len() as u64) as usize;
                     let work = async {
-                        send = send.clone().ready().await.map_err(|_| "h2-reset")?;
+                        // Refused before it went out by a graceful GOAWAY: not lost.
+                        let unsent = |e: h2::Error| {
+                            if e.is_go_away() && e.reason() == Some(h2::Reason::NO_ERROR) {
+                                GOING_AWAY
+                            } else {
+                                "h2-reset"
+                            }
+                        };
+                        send = send.clone().ready().await.map_err(unsent)?;
                         let req = http::Request::get(uris[path].clone())
                             .body(())
                             .map_err(|_| "request")?;
-                        let (resp, _) = send.send_request(req, true).map_err(|_| "h2-reset")?;
+                        let (resp, _) = send.send_request(req, true).map_err(unsent)?;
                         let resp = resp.await.map_err(|_| "h2-reset")?;
                         let status = resp.status().as_u16();
                         let mut body = resp.into_body();
@@ -675,9 +679,14 @@ async fn h2_loop(
                 }
             }
             .await;
-            if let Err(kind) = outcome {
-                broken.store(true, Ordering::Relaxed);
-                failed.lock().unwrap().get_or_insert(kind);
+            match outcome {
+                // The server is closing the connection gracefully: reconnect.
+                Err(GOING_AWAY) => broken.store(true, Ordering::Relaxed),
+                Err(kind) => {
+                    broken.store(true, Ordering::Relaxed);
+                    failed.lock().unwrap().get_or_insert(kind);
+                }
+                Ok(()) => {}
             }
             rec
         });
@@ -694,8 +703,9 @@ async fn h2_loop(
     kind.map_or(Ok(()), Err)
 }
 
-/// SPDY/3.1 on our sans-I/O codec: `streams` requests in flight on one
-/// session, Chrome's 10 MiB receive windows kept open.
+/// SPDY/3.1 on proto's sans-I/O session: `streams` requests in flight on one
+/// session, Chrome's 10 MiB receive windows kept open. A stream the server
+/// refuses is an error (and the session keeps below its limit from then on).
 async fn spdy_loop(
     io: Box<dyn Io>,
     spec: &BenchSpec,
@@ -705,26 +715,13 @@ async fn spdy_loop(
     schedule: &Option<Arc<Mutex<Schedule>>>,
     counter: &mut usize,
 ) -> Result<(), &'static str> {
-    use proto::spdy3::{rst, settings, Decoder, Encoder, Frame, Headers, INITIAL_WINDOW};
+    use proto::spdy3::client::{Event, StreamError};
+    use proto::spdy3::{ClientSession, Headers};
     const RECEIVE_WINDOW: u32 = 10 * 1024 * 1024;
     let (mut rd, mut wr) = tokio::io::split(io);
-    let mut dec = Decoder::default();
-    let mut enc = Encoder::default();
-    let mut out = Vec::with_capacity(16 * 1024);
-    enc.encode(
-        &Frame::Settings {
-            clear: false,
-            entries: vec![(0, settings::INITIAL_WINDOW_SIZE, RECEIVE_WINDOW)],
-        },
-        &mut out,
-    );
-    enc.encode(
-        &Frame::WindowUpdate {
-            stream_id: 0,
-            delta: RECEIVE_WINDOW - INITIAL_WINDOW,
-        },
-        &mut out,
-    );
+    let mut session = ClientSession::<u64>::new(RECEIVE_WINDOW)
+        .with_max_streams(spec.streams)
+        .report_refused();
     let scheme = if spec.tls.is_some() { "https" } else { "http" };
     let headers: Vec<Headers> = spec
         .paths
@@ -743,13 +740,11 @@ async fn spdy_loop(
             .collect()
         })
         .collect();
-    // stream → (path, counted from, status, body bytes)
-    let mut open: std::collections::HashMap<u32, (usize, Instant, u16, u64)> =
+    // request → (path, counted from, status, body bytes)
+    let mut open: std::collections::HashMap<u64, (usize, Instant, u16, u64)> =
         std::collections::HashMap::new();
+    let mut next_req = 0u64;
     let mut due: VecDeque<Instant> = VecDeque::new();
-    let mut limit = spec.streams;
-    let mut next_id = 1u32;
-    let mut unacked = 0u32;
     let mut buf = vec![0u8; 256 * 1024];
     loop {
         let now = Instant::now();
@@ -762,7 +757,11 @@ async fn spdy_loop(
                 due.push_back(s.take());
             }
         }
-        while open.len() < limit {
+        // A graceful GOAWAY: no new streams; reconnect once the last one is in.
+        if session.going_away() && open.is_empty() {
+            return Ok(());
+        }
+        while !session.going_away() && session.in_flight() < session.max_open() {
             let since = match schedule {
                 None => now,
                 Some(_) => match due.pop_front() {
@@ -772,30 +771,24 @@ async fn spdy_loop(
             };
             let path = *counter % headers.len();
             *counter += 1;
-            enc.encode(
-                &Frame::SynStream {
-                    stream_id: next_id,
-                    associated_to: 0,
-                    priority: 0,
-                    fin: true,
-                    unidirectional: false,
-                    headers: headers[path].clone(),
-                },
-                &mut out,
-            );
-            open.insert(next_id, (path, since, 0, 0));
-            next_id += 2;
-            if next_id > 0x7fff_0000 {
+            if next_req >= 0x3fff_8000 {
                 return Err("stream-ids-exhausted");
             }
+            session.request(next_req, 0, headers[path].clone());
+            open.insert(next_req, (path, since, 0, 0));
+            next_req += 1;
         }
+        session.start();
+        let out = session.output();
         if !out.is_empty() {
-            wr.write_all(&out).await.map_err(|_| "write")?;
+            wr.write_all(out).await.map_err(|_| "write")?;
             wr.flush().await.map_err(|_| "write")?;
             out.clear();
         }
         let wake = match schedule {
-            Some(s) if open.len() < limit => s.lock().unwrap().next.min(window.end),
+            Some(s) if session.in_flight() < session.max_open() => {
+                s.lock().unwrap().next.min(window.end)
+            }
             _ => window.end,
         };
         let n = tokio::select! {
@@ -809,78 +802,46 @@ async fn spdy_loop(
             _ = tokio::time::sleep(spec.timeout), if !open.is_empty() => return Err("timeout"),
         };
         let now = Instant::now();
-        dec.feed(&buf[..n]);
-        loop {
-            let frame = match dec.next_frame() {
-                Ok(Some(f)) => f,
-                Ok(None) => break,
-                Err(_) => return Err("bad-response"),
-            };
-            let (stream_id, fin) = match frame {
-                Frame::SynReply {
-                    stream_id,
-                    fin,
-                    headers,
-                } => {
-                    if let Some(s) = open.get_mut(&stream_id) {
-                        s.2 = headers
-                            .iter()
-                            .find(|(k, _)| k == ":status")
-                            .and_then(|(_, v)| v.split(' ').next()?.parse().ok())
-                            .unwrap_or(0);
+        let counted = now >= window.measure && now <= window.end;
+        session.receive(&buf[..n]);
+        while let Some(event) = session.poll_event() {
+            match event {
+                Event::Head { req, status, .. } => {
+                    if let Some(s) = open.get_mut(&req) {
+                        s.2 = status;
                     }
-                    (stream_id, fin)
                 }
-                Frame::Data {
-                    stream_id,
-                    fin,
-                    data,
-                } => {
-                    unacked += data.len() as u32;
-                    if let Some(s) = open.get_mut(&stream_id) {
+                Event::Data { req, data } => {
+                    if let Some(s) = open.get_mut(&req) {
                         s.3 += data.len() as u64;
                     }
-                    (stream_id, fin)
                 }
-                Frame::RstStream { stream_id, status } if status == rst::REFUSED_STREAM => {
-                    // Over the server's limit: count it as an error and keep below it.
-                    open.remove(&stream_id);
-                    limit = limit.min(open.len().max(1));
-                    shared.error("refused", now >= window.measure && now <= window.end);
-                    continue;
-                }
-                Frame::RstStream { .. } => return Err("stream-reset"),
-                Frame::Settings { entries, .. } => {
-                    for (_, id, value) in entries {
-                        if id == settings::MAX_CONCURRENT_STREAMS {
-                            limit = limit.min(value.max(1) as usize);
-                        }
+                Event::Done(req) => {
+                    if let Some((path, since, status, body)) = open.remove(&req) {
+                        rec.finish(spec, shared, window, path, since, now, status, body)?;
                     }
-                    continue;
                 }
-                Frame::Ping { id } => {
-                    enc.encode(&Frame::Ping { id }, &mut out);
-                    continue;
+                Event::Refused(req) => {
+                    // Over the server's limit: an error, and the session keeps below it.
+                    open.remove(&req);
+                    shared.error("refused", counted);
                 }
-                Frame::GoAway { .. } => return Err("goaway"),
-                _ => continue,
-            };
-            if fin {
-                if let Some((path, since, status, body)) = open.remove(&stream_id) {
-                    rec.finish(spec, shared, window, path, since, now, status, body)?;
+                Event::GoAway { status, .. } if status != 0 => return Err("goaway"),
+                Event::Failed {
+                    req,
+                    error: StreamError::GoneAway(_),
+                } => {
+                    // Lost to a graceful GOAWAY: this request is an error.
+                    open.remove(&req);
+                    shared.error("goaway", counted);
                 }
+                Event::Failed {
+                    error: StreamError::Session(_),
+                    ..
+                } => return Err("bad-response"),
+                Event::Failed { .. } => return Err("stream-reset"),
+                Event::Sent(_) | Event::GoAway { .. } => {}
             }
-        }
-        // The session window (and, with 10 MiB each, the stream windows) kept open.
-        if unacked >= RECEIVE_WINDOW / 2 {
-            enc.encode(
-                &Frame::WindowUpdate {
-                    stream_id: 0,
-                    delta: unacked,
-                },
-                &mut out,
-            );
-            unacked = 0;
         }
         rec.flush(shared);
     }

@@ -1,10 +1,14 @@
 //! spdylab's browser model: loads a Site's page as a browser of 2014 did —
 //! discovering resources from the bytes that arrive, scheduling them on
-//! connections per protocol — over real TCP and TLS, and reports timings.
+//! connections per protocol — over real TCP and TLS, and reports timings
+//! (`page`); virtual users for load tests (`users`); the connections both use
+//! (`conn`).
 
+pub mod conn;
 pub mod discover;
-mod load;
+pub mod page;
 pub mod schedule;
+pub mod users;
 
-pub use load::users;
-pub use load::{fetch_spdy3, load, Entry, Fetched, LoadConfig, LoadResult, Timings};
+pub use conn::spdy3::{fetch as fetch_spdy3, FetchError, Fetched};
+pub use page::{load, Entry, LoadConfig, LoadResult, Timings};

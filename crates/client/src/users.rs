@@ -7,11 +7,12 @@
 //! error of its kind and the connections are dropped (the next page reconnects).
 //!
 //! Every connection may bind to a source address of its own (each user its
-//! client address), and reuses the browser model's connection code (`load.rs`):
-//! the HTTP/1.1 reader, `h2_request`, and the SPDY/3.1 session.
+//! client address), and is the browser model's (`conn`). A connection the
+//! server closes after announcing it (`Connection: close`) is a reconnect, not
+//! an error; errors are classified by the variant of `conn::Error`.
 
-use super::{client_tls, h1_connection, h2_request, spdy, ConnId, Event, Link, ReqId};
-use bytes::Bytes;
+use crate::conn::{self, client_tls, Event, RequestSender};
+use crate::schedule::{ConnId, ReqId};
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
 use std::collections::{HashMap, VecDeque};
@@ -93,26 +94,30 @@ impl ErrorKind {
         }
     }
 
-    /// The kind an error message of the connection code names.
-    pub fn classify(error: &str) -> ErrorKind {
-        let e = error.to_ascii_lowercase();
-        if e.contains("refused") {
-            ErrorKind::Refused
-        } else if e.contains("timed out") || e.contains("timeout") {
-            ErrorKind::Timeout
-        } else if e.starts_with("tls") || e.contains("alpn") {
-            ErrorKind::Tls
-        } else if e.contains("reset")
-            || e.contains("closed")
-            || e.contains("broken pipe")
-            || e.contains("write failed")
-            || e.contains("goaway")
-            || e.contains("stream")
-            || e.contains("handshake")
-        {
-            ErrorKind::Reset
-        } else {
-            ErrorKind::Other
+    /// The kind of a connection's error.
+    pub fn of(error: &conn::Error) -> ErrorKind {
+        use conn::Error as E;
+        use proto::spdy3::client::StreamError;
+        use std::io::ErrorKind as Io;
+        let io = |e: &std::io::Error| match e.kind() {
+            Io::ConnectionRefused => ErrorKind::Refused,
+            Io::TimedOut => ErrorKind::Timeout,
+            Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe => ErrorKind::Reset,
+            _ => ErrorKind::Other,
+        };
+        match error {
+            E::Connect { source, .. } | E::Bind { source, .. } => io(source),
+            E::Tls { source, .. } if source.kind() == Io::TimedOut => ErrorKind::Timeout,
+            E::ServerName { .. } | E::Tls { .. } | E::Alpn { .. } => ErrorKind::Tls,
+            E::H2Handshake(_)
+            | E::H2 { .. }
+            | E::Write(_)
+            | E::Closed
+            | E::ClosedMidBody
+            | E::SpdySession(_) => ErrorKind::Reset,
+            E::Spdy(StreamError::Session(_)) => ErrorKind::Other,
+            E::Spdy(_) => ErrorKind::Reset,
+            E::Unresolved(_) | E::Request(_) | E::BadResponse(_) => ErrorKind::Other,
         }
     }
 }
@@ -139,7 +144,7 @@ pub struct PageOutcome {
 
 struct UConn {
     host: String,
-    link: Option<Link>,
+    sender: Option<RequestSender>,
     /// An HTTP/1.1 request in flight on it.
     busy: Option<usize>,
     /// The page generation it was opened in.
@@ -257,13 +262,18 @@ impl User {
             };
             let own = |req: ReqId| req >= base && req < base + n;
             match ev {
-                Event::Connected { conn, link, .. } => {
+                Event::Connected { conn, sender, .. } => {
                     if let Some(c) = self.conns.get_mut(&conn) {
-                        c.link = Some(link);
+                        c.sender = Some(sender);
                     }
                 }
                 Event::ConnFailed { conn, error } if self.conns.remove(&conn).is_some() => {
-                    fail(&mut out, ErrorKind::classify(&error), error);
+                    fail(&mut out, ErrorKind::of(&error), error.to_string());
+                }
+                // The server closes it after the response now ending (announced):
+                // no more requests on it; the next one opens a new connection.
+                Event::Closed { conn } => {
+                    self.conns.remove(&conn);
                 }
                 Event::Head { req, status, .. } if own(req) => reqs[req - base].status = status,
                 Event::Data { req, data } if own(req) => {
@@ -351,7 +361,7 @@ impl User {
                         pending.push_front(i);
                     } else {
                         reqs[i].finished = true;
-                        let kind = ErrorKind::classify(&error);
+                        let kind = ErrorKind::of(&error);
                         fail(
                             &mut out,
                             kind,
@@ -390,17 +400,17 @@ impl User {
             let path = self.cfg.page[i].path.clone();
             let req = base + i;
             let ready = self.conns.iter_mut().find(|(_, c)| {
-                c.host == host && c.link.is_some() && (multiplexed || c.busy.is_none())
+                c.host == host && c.sender.is_some() && (multiplexed || c.busy.is_none())
             });
             if let Some((&id, c)) = ready {
                 let born = c.born;
-                match c.link.as_ref().expect("ready") {
-                    Link::H1(tx) => {
+                match c.sender.as_ref().expect("ready") {
+                    RequestSender::H1(tx) => {
                         c.busy = Some(i);
                         let _ = tx.send((req, host, path));
                     }
-                    Link::Spdy(tx) => {
-                        let job = spdy::Job {
+                    RequestSender::Spdy3(tx) => {
+                        let job = conn::spdy3::Job {
                             req,
                             host: host.clone(),
                             path,
@@ -412,8 +422,8 @@ impl User {
                             continue;
                         }
                     }
-                    Link::H2(send) => {
-                        let t = tokio::spawn(h2_request(
+                    RequestSender::H2(send) => {
+                        let t = tokio::spawn(conn::h2::request(
                             send.clone(),
                             req,
                             id,
@@ -440,7 +450,7 @@ impl User {
             let connecting = self
                 .conns
                 .values()
-                .filter(|c| c.host == host && c.link.is_none())
+                .filter(|c| c.host == host && c.sender.is_none())
                 .count();
             let waiting_here = waiting
                 .iter()
@@ -465,7 +475,7 @@ impl User {
             cfg.http_port
         };
         let task = match cfg.resolve.get(host) {
-            Some(ip) => tokio::spawn(open(
+            Some(ip) => tokio::spawn(conn::open(
                 id,
                 cfg.protocol,
                 SocketAddr::new(*ip, port),
@@ -477,7 +487,7 @@ impl User {
             None => {
                 let _ = self.tx.send(Event::ConnFailed {
                     conn: id,
-                    error: format!("{host} is not in the hosts map"),
+                    error: conn::Error::Unresolved(host.to_string()),
                 });
                 tokio::spawn(async {})
             }
@@ -486,61 +496,13 @@ impl User {
             id,
             UConn {
                 host: host.to_string(),
-                link: None,
+                sender: None,
                 busy: None,
                 born: self.generation,
                 task,
                 extra: Vec::new(),
             },
         );
-    }
-}
-
-/// A connection of a user: TCP (from `bind`), TLS if the protocol wants it,
-/// then HTTP/1.1, HTTP/2 or SPDY/3.1 until aborted or closed.
-async fn open(
-    conn: ConnId,
-    protocol: Protocol,
-    addr: SocketAddr,
-    bind: Option<IpAddr>,
-    sni: String,
-    tls: Arc<rustls::ClientConfig>,
-    events: mpsc::UnboundedSender<Event>,
-) {
-    let fail = |e: String| {
-        let _ = events.send(Event::ConnFailed { conn, error: e });
-    };
-    let (io, _) = match super::dial(addr, bind, protocol, &sni, tls).await {
-        Ok(d) => d,
-        Err(e) => return fail(e),
-    };
-    let connected = |link: Link| Event::Connected {
-        conn,
-        at: Instant::now(),
-        tls_ms: -1.0,
-        link,
-    };
-    if protocol == Protocol::Spdy3 {
-        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
-        let _ = events.send(connected(Link::Spdy(jobs_tx)));
-        spdy::connection(conn, io, jobs_rx, events, spdy::CHROME_RECEIVE_WINDOW).await;
-    } else if protocol.multiplexed() {
-        let mut builder = h2::client::Builder::new();
-        builder
-            .initial_window_size(6 * 1024 * 1024)
-            .initial_connection_window_size(15 * 1024 * 1024);
-        match builder.handshake::<_, Bytes>(io).await {
-            Ok((send, connection)) => {
-                let _ = events.send(connected(Link::H2(send)));
-                // Driven here: aborting this task closes the connection.
-                let _ = connection.await;
-            }
-            Err(e) => fail(format!("HTTP/2 handshake: {e}")),
-        }
-    } else {
-        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
-        let _ = events.send(connected(Link::H1(jobs_tx)));
-        h1_connection(conn, io, jobs_rx, events).await;
     }
 }
 

@@ -57,7 +57,7 @@ pub fn server_refuses(server: ServerKind, p: Protocol, knobs: &peers::Knobs) -> 
     use peers::Program;
     match server {
         ServerKind::Builtin => None,
-        ServerKind::Peer(k) => k.refuses(p.name(), knobs),
+        ServerKind::Peer(k) => k.refuses(p, knobs),
     }
 }
 

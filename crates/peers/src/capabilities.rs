@@ -6,17 +6,7 @@
 //! reason, never measured as something else.
 
 use crate::{PeerKind, Program};
-
-/// spdylab's protocols, by the names of `proto::Protocol`.
-pub const PROTOCOLS: [&str; 7] = [
-    "http",
-    "https",
-    "http-pipelined",
-    "https-pipelined",
-    "spdy3",
-    "h2",
-    "h2c",
-];
+use proto::Protocol;
 
 /// The HTTP/2 stream limit a server advertises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,12 +20,20 @@ pub enum StreamLimit {
 /// One server's row of the table: None where it does as asked, Some(why not) where not.
 #[derive(Debug, Clone, Copy)]
 pub struct Capabilities {
-    /// Per protocol of [`PROTOCOLS`] (same order).
-    pub protocols: [Option<&'static str>; 7],
+    /// Per protocol of `Protocol::ALL` (same order): see [`Capabilities::protocol`].
+    pub protocols: [Option<&'static str>; Protocol::ALL.len()],
     pub max_streams: StreamLimit,
     pub tls12_only: Option<&'static str>,
     pub tls13_only: Option<&'static str>,
     pub server_delay: Option<&'static str>,
+}
+
+impl Capabilities {
+    /// None where the server serves `protocol` as asked, else why not.
+    pub fn protocol(&self, protocol: Protocol) -> Option<&'static str> {
+        let i = Protocol::ALL.iter().position(|p| *p == protocol)?;
+        self.protocols[i]
+    }
 }
 
 /// The knobs of a Trial that a server may not honour.
@@ -119,15 +117,9 @@ pub(crate) fn row(kind: PeerKind) -> Capabilities {
         }
 }
 
-/// Whether `kind` serves `protocol` (a name of [`PROTOCOLS`]): None if so, else why not.
-fn protocol_refused(kind: PeerKind, protocol: &str) -> Option<&'static str> {
-    let i = PROTOCOLS.iter().position(|p| *p == protocol)?;
-    row(kind).protocols[i]
-}
-
 /// Why `kind` cannot serve `protocol` with `knobs` exactly, if it cannot; the
 /// message names the servers that can.
-pub(crate) fn refuses(kind: PeerKind, protocol: &str, knobs: &Knobs) -> Option<String> {
+pub(crate) fn refuses(kind: PeerKind, protocol: Protocol, knobs: &Knobs) -> Option<String> {
     let caps = row(kind);
     let others = |ok: &dyn Fn(&Capabilities) -> bool| -> String {
         let mut names = vec!["builtin"];
@@ -142,15 +134,14 @@ pub(crate) fn refuses(kind: PeerKind, protocol: &str, knobs: &Knobs) -> Option<S
             _ => names.join(""),
         }
     };
-    if let Some(why) = protocol_refused(kind, protocol) {
-        let i = PROTOCOLS.iter().position(|p| *p == protocol).unwrap_or(0);
+    if let Some(why) = caps.protocol(protocol) {
         return Some(format!(
             "{why}: {protocol} needs --server {}",
-            others(&|c| c.protocols[i].is_none())
+            others(&|c| c.protocol(protocol).is_none())
         ));
     }
-    let tls = !matches!(protocol, "http" | "http-pipelined" | "h2c");
-    let multiplexed = matches!(protocol, "h2" | "h2c" | "spdy3");
+    let tls = protocol.tls();
+    let multiplexed = protocol.multiplexed();
     if knobs.server_delay {
         if let Some(why) = caps.server_delay {
             return Some(format!(
@@ -204,31 +195,38 @@ mod tests {
     #[test]
     fn refusals_name_the_servers_that_can() {
         let k = knobs(6, None);
-        let why = PeerKind::H2o.refuses("h2", &k).unwrap();
+        let why = PeerKind::H2o.refuses(Protocol::H2, &k).unwrap();
         assert!(why.starts_with("h2o advertises 100 concurrent streams and cannot change it: --max-streams 6 needs --server builtin, nginx or apache"), "{why}");
         assert_eq!(
-            PeerKind::H2o.refuses("https", &k),
+            PeerKind::H2o.refuses(Protocol::Https, &k),
             None,
             "no streams in HTTP/1.1"
         );
-        assert_eq!(PeerKind::Apache.refuses("h2", &k), None);
-        let why = PeerKind::Nginx.refuses("h2c", &knobs(100, None)).unwrap();
+        assert_eq!(PeerKind::Apache.refuses(Protocol::H2, &k), None);
+        let why = PeerKind::Nginx
+            .refuses(Protocol::H2c, &knobs(100, None))
+            .unwrap();
         assert!(
             why.ends_with("h2c needs --server builtin, apache, h2o or caddy"),
             "{why}"
         );
-        let why = PeerKind::Caddy.refuses("spdy3", &knobs(100, None)).unwrap();
+        let why = PeerKind::Caddy
+            .refuses(Protocol::Spdy3, &knobs(100, None))
+            .unwrap();
         assert!(why.ends_with("spdy3 needs --server builtin"), "{why}");
         let why = PeerKind::H2o
-            .refuses("h2", &knobs(100, Some(false)))
+            .refuses(Protocol::H2, &knobs(100, Some(false)))
             .unwrap();
         assert!(
             why.contains("--tls 1.2 needs --server builtin, nginx, apache or caddy"),
             "{why}"
         );
-        assert_eq!(PeerKind::H2o.refuses("h2", &knobs(100, Some(true))), None);
         assert_eq!(
-            PeerKind::H2o.refuses("http", &knobs(100, Some(false))),
+            PeerKind::H2o.refuses(Protocol::H2, &knobs(100, Some(true))),
+            None
+        );
+        assert_eq!(
+            PeerKind::H2o.refuses(Protocol::Http, &knobs(100, Some(false))),
             None,
             "no TLS"
         );
@@ -237,7 +235,7 @@ mod tests {
             ..knobs(100, None)
         };
         assert!(PeerKind::Apache
-            .refuses("http", &delay)
+            .refuses(Protocol::Http, &delay)
             .unwrap()
             .contains("--server-delay needs --server builtin"));
     }
@@ -245,13 +243,21 @@ mod tests {
     #[test]
     fn a_stream_limit_above_the_page_is_any_limit() {
         // caddy's 250 against the default 100: a 60-resource page never has more open.
-        assert_eq!(PeerKind::Caddy.refuses("h2", &knobs(100, None)), None);
+        assert_eq!(
+            PeerKind::Caddy.refuses(Protocol::H2, &knobs(100, None)),
+            None
+        );
         let big = Knobs {
             resources: 300,
             ..knobs(100, None)
         };
-        assert!(PeerKind::Caddy.refuses("h2", &big).is_some());
-        assert_eq!(PeerKind::Caddy.refuses("h2", &knobs(250, None)), None);
-        assert!(PeerKind::H2o.refuses("h2c", &knobs(50, None)).is_some());
+        assert!(PeerKind::Caddy.refuses(Protocol::H2, &big).is_some());
+        assert_eq!(
+            PeerKind::Caddy.refuses(Protocol::H2, &knobs(250, None)),
+            None
+        );
+        assert!(PeerKind::H2o
+            .refuses(Protocol::H2c, &knobs(50, None))
+            .is_some());
     }
 }

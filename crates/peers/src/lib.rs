@@ -15,7 +15,7 @@ mod h2o;
 mod nginx;
 
 pub use apache::{apache_status, fetch_apache_status, wait_apache_settled};
-pub use capabilities::{Capabilities, Knobs, StreamLimit, PROTOCOLS};
+pub use capabilities::{Capabilities, Knobs, StreamLimit};
 
 use std::collections::BTreeMap;
 use std::io;
@@ -38,7 +38,7 @@ pub trait Program {
     /// This server's row of the capability table.
     fn capabilities(self) -> Capabilities;
     /// Why this server cannot serve `protocol` exactly as the knobs ask, if it cannot.
-    fn refuses(self, protocol: &str, knobs: &Knobs) -> Option<String>;
+    fn refuses(self, protocol: proto::Protocol, knobs: &Knobs) -> Option<String>;
 }
 
 impl Program for PeerKind {
@@ -83,7 +83,7 @@ impl Program for PeerKind {
         capabilities::row(self)
     }
 
-    fn refuses(self, protocol: &str, knobs: &Knobs) -> Option<String> {
+    fn refuses(self, protocol: proto::Protocol, knobs: &Knobs) -> Option<String> {
         capabilities::refuses(self, protocol, knobs)
     }
 }

@@ -1,8 +1,12 @@
-//! Wire codecs spdylab owns, sans-I/O (bytes in, events out; frames in, bytes
-//! out; no sockets, no clocks): SPDY/3.1 framing with its header compression,
-//! SPDY/3.1 flow-control windows, and the names of the protocols.
+//! spdylab's protocol logic, sans-I/O (bytes in, events out; frames in, bytes
+//! out; no sockets, no clocks): the names of the protocols (`Protocol`), the
+//! HTTP/1.1 response decoder (`h1`), SPDY/3.1 framing with its header
+//! compression and the client and server sessions on it (`spdy3`), and SPDY/3.1
+//! flow-control windows (`flow`). The crates that do I/O (server, client,
+//! bench) keep only thin async shells around these.
 
 pub mod flow;
+pub mod h1;
 mod protocol;
 pub mod spdy3;
 

@@ -60,6 +60,15 @@ impl Protocol {
         matches!(self, Protocol::HttpPipelined | Protocol::HttpsPipelined)
     }
 
+    /// The ALPN token that selects it over TLS.
+    pub fn alpn(self) -> &'static [u8] {
+        match self {
+            Protocol::Spdy3 => crate::spdy3::ALPN,
+            Protocol::H2 | Protocol::H2c => b"h2",
+            _ => b"http/1.1",
+        }
+    }
+
     /// The HAR `httpVersion` of its requests.
     pub fn http_version(self) -> &'static str {
         if self == Protocol::Spdy3 {

@@ -13,7 +13,8 @@ mod protocols;
 pub use ca::Ca;
 pub use content::Content;
 
-use protocols::{Protocol, H2, H2_PREFACE};
+use proto::Protocol;
+use protocols::{ServeProtocol, H2, H2_PREFACE};
 use std::future::Future;
 use std::io;
 use std::net::IpAddr;
@@ -21,57 +22,72 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 
-/// The protocols a server offers (the DESIGN's names).
+/// The protocols a server offers, named by `proto::Protocol`. Pipelining is
+/// the client's choice, so `http-pipelined` and `https-pipelined` are offered
+/// with `http` and `https` and are not names of their own here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Offer {
-    pub http: bool,
-    pub https: bool,
-    pub h2: bool,
-    pub h2c: bool,
-    pub spdy3: bool,
+    /// One bit per protocol, by its place in the enum.
+    bits: u8,
 }
 
 impl Offer {
-    pub const ALL: Offer = Offer {
-        http: true,
-        https: true,
-        h2: true,
-        h2c: true,
-        spdy3: true,
-    };
+    /// What a server can offer, in the order of `spdylab serve --proto`'s names.
+    pub const OFFERABLE: [Protocol; 5] = [
+        Protocol::Http,
+        Protocol::Https,
+        Protocol::H2,
+        Protocol::H2c,
+        Protocol::Spdy3,
+    ];
+
+    pub const ALL: Offer = Offer::of(&Offer::OFFERABLE);
+
+    /// An offer of `protocols`.
+    pub const fn of(protocols: &[Protocol]) -> Offer {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < protocols.len() {
+            bits |= 1 << protocols[i] as u8;
+            i += 1;
+        }
+        Offer { bits }
+    }
 
     /// Parses `http,https,h2,h2c`; names the unknown one.
     pub fn parse(list: &str) -> Result<Offer, String> {
-        let mut o = Offer {
-            http: false,
-            https: false,
-            h2: false,
-            h2c: false,
-            spdy3: false,
-        };
+        let mut offered = Vec::new();
         for name in list.split(',').map(str::trim) {
-            match name {
-                "http" => o.http = true,
-                "https" => o.https = true,
-                "h2" => o.h2 = true,
-                "h2c" => o.h2c = true,
-                "spdy3" => o.spdy3 = true,
-                other => {
+            match name.parse::<Protocol>() {
+                Ok(p) if Offer::OFFERABLE.contains(&p) => offered.push(p),
+                _ => {
+                    let names: Vec<&str> = Offer::OFFERABLE.iter().map(|p| p.name()).collect();
                     return Err(format!(
-                    "'{other}' is not a protocol this server offers (http, https, h2, h2c, spdy3)"
-                ))
+                        "'{name}' is not a protocol this server offers ({})",
+                        names.join(", ")
+                    ));
                 }
             }
         }
-        Ok(o)
+        Ok(Offer::of(&offered))
+    }
+
+    /// Whether `protocol` is offered (a pipelined one with its plain one).
+    pub fn offers(&self, protocol: Protocol) -> bool {
+        let plain = match protocol {
+            Protocol::HttpPipelined => Protocol::Http,
+            Protocol::HttpsPipelined => Protocol::Https,
+            p => p,
+        };
+        self.bits & (1 << plain as u8) != 0
     }
 
     pub fn cleartext(&self) -> bool {
-        self.http || self.h2c
+        self.offers(Protocol::Http) || self.offers(Protocol::H2c)
     }
 
     pub fn tls(&self) -> bool {
-        self.https || self.h2 || self.spdy3
+        self.offers(Protocol::Https) || self.offers(Protocol::H2) || self.offers(Protocol::Spdy3)
     }
 }
 
@@ -153,13 +169,13 @@ impl Server {
             let mut config = rustls::ServerConfig::builder_with_protocol_versions(versions)
                 .with_no_client_auth()
                 .with_cert_resolver(Arc::new(resolver));
-            if opts.offer.h2 {
+            if opts.offer.offers(Protocol::H2) {
                 config.alpn_protocols.push(H2.alpn().to_vec());
             }
-            if opts.offer.spdy3 {
+            if opts.offer.offers(Protocol::Spdy3) {
                 config.alpn_protocols.push(protocols::Spdy3.alpn().to_vec());
             }
-            if opts.offer.https {
+            if opts.offer.offers(Protocol::Https) {
                 config.alpn_protocols.push(protocols::Http1.alpn().to_vec());
             }
             Some(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
@@ -169,8 +185,8 @@ impl Server {
         let ctx = Arc::new(Ctx {
             content: Content::new(site, opts.server_delay),
             max_streams: opts.max_streams,
-            h2c: opts.offer.h2c,
-            http: opts.offer.http,
+            h2c: opts.offer.offers(Protocol::H2c),
+            http: opts.offer.offers(Protocol::Http),
             cc: opts.cc,
         });
         Ok(Server { ctx, tls })
@@ -324,4 +340,23 @@ pub fn set_congestion_control(sock: &impl std::os::fd::AsRawFd, name: &str) -> i
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_offer_names_protocols_as_proto_does() {
+        let o = Offer::parse("http,h2").unwrap();
+        assert!(o.offers(Protocol::Http) && o.offers(Protocol::HttpPipelined));
+        assert!(o.offers(Protocol::H2) && !o.offers(Protocol::Https));
+        assert!(o.cleartext() && o.tls());
+        assert_eq!(Offer::parse("http,https,spdy3,h2,h2c").unwrap(), Offer::ALL);
+        assert_eq!(
+            Offer::parse("http,h3").unwrap_err(),
+            "'h3' is not a protocol this server offers (http, https, h2, h2c, spdy3)"
+        );
+        assert!(Offer::parse("http-pipelined").is_err());
+    }
 }

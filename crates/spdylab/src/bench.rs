@@ -2,7 +2,7 @@
 //! every protocol measured the same way (see the `bench` crate).
 
 use crate::Failure;
-use bench::{BenchSpec, PathSpec, Wire};
+use bench::{BenchSpec, PathSpec};
 use clap::Args;
 use link::units::parse_duration;
 use proto::Protocol;
@@ -242,7 +242,7 @@ fn read_paths(file: &PathBuf) -> Result<Vec<PathSpec>, String> {
 
 fn tls_config(
     args: &BenchArgs,
-    wire: Wire,
+    wire: Protocol,
     ca: Option<rustls::pki_types::CertificateDer<'static>>,
 ) -> Result<Arc<rustls::ClientConfig>, String> {
     server::install_crypto_provider();
@@ -391,18 +391,9 @@ fn serve_builtin(
     ))
 }
 
-/// The bench's wire for a protocol.
-fn wire_of(protocol: Protocol) -> Wire {
-    match protocol {
-        Protocol::Spdy3 => Wire::Spdy3,
-        p if p.multiplexed() => Wire::H2,
-        _ => Wire::Http1,
-    }
-}
-
 pub fn run(args: BenchArgs) -> Result<i32, Failure> {
     let protocol = args.protocol;
-    let wire = wire_of(protocol);
+    let wire = protocol;
     let depth = match (args.depth, protocol.pipelined()) {
         (Some(d), true) => d as usize,
         (None, true) => 8,
@@ -501,7 +492,7 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
         addr: target.addr,
         host: target.host.clone(),
         tls,
-        wire,
+        protocol: wire,
         connections: args.connections as usize,
         depth,
         streams: args.streams as usize,
@@ -765,7 +756,7 @@ pub fn pipelining_matrix(
                     });
                     continue;
                 }
-                let wire = wire_of(protocol);
+                let wire = protocol;
                 let addr = if protocol == Protocol::H2c {
                     h2c
                 } else if protocol.tls() {
@@ -790,7 +781,7 @@ pub fn pipelining_matrix(
                     addr,
                     host: host.clone(),
                     tls: tls_config,
-                    wire,
+                    protocol: wire,
                     connections,
                     depth: if wire.multiplexed() { 1 } else { depth },
                     streams: if wire.multiplexed() { depth } else { 1 },

@@ -4,7 +4,8 @@
 
 use crate::Failure;
 use clap::Args;
-use peers::{PeerKind, Program, StreamLimit, PROTOCOLS};
+use peers::{PeerKind, Program, StreamLimit};
+use proto::Protocol;
 use serde_json::{json, Value};
 
 /// What each server (--server) serves and honours, and whether it is installed
@@ -66,12 +67,12 @@ type Cell = (String, Option<&'static str>);
 /// Row label, then a cell per column.
 fn rows(cols: &[Column]) -> Vec<(String, Vec<Cell>)> {
     let mut out = Vec::new();
-    for (i, p) in PROTOCOLS.iter().enumerate() {
+    for p in Protocol::ALL {
         out.push((
             p.to_string(),
             cols.iter()
                 .map(
-                    |c| match c.kind.and_then(|k| k.capabilities().protocols[i]) {
+                    |c| match c.kind.and_then(|k| k.capabilities().protocol(p)) {
                         None => ("yes".to_string(), None),
                         Some(why) => ("no".to_string(), Some(why)),
                     },

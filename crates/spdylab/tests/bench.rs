@@ -302,3 +302,77 @@ fn through_an_emulated_link_every_request_takes_at_least_a_round_trip() {
         );
     }
 }
+
+/// A server that closes each connection after `keepalive` responses, as
+/// nginx's `keepalive_requests` does: the last one says `Connection: close`.
+/// Bodies are chunked (100 bytes in two chunks).
+fn closing_server(keepalive: usize) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || serve_closing(stream, keepalive));
+        }
+    });
+    addr
+}
+
+fn serve_closing(mut s: TcpStream, keepalive: usize) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let mut answered = 0;
+    loop {
+        let Ok(n) = s.read(&mut chunk) else { return };
+        if n == 0 {
+            return;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            buf.drain(..end + 4);
+            answered += 1;
+            let last = answered == keepalive;
+            let close = if last { "Connection: close\r\n" } else { "" };
+            let body = "28\r\n".to_string() + &"x".repeat(40) + "\r\n3c\r\n" + &"y".repeat(60);
+            let r = format!(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n{close}\r\n{body}\r\n0\r\n\r\n"
+            );
+            if s.write_all(r.as_bytes()).is_err() || last {
+                let _ = s.shutdown(std::net::Shutdown::Both);
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn an_announced_close_is_a_reconnect_and_requests_lost_behind_it_are_errors() {
+    let addr = closing_server(5);
+    let url = format!("http://{addr}/");
+    let run = |protocol: &str, depth: &str| {
+        bench(&[
+            &url,
+            "--protocol",
+            protocol,
+            "--depth",
+            depth,
+            "-c",
+            "4",
+            "-d",
+            "1s",
+            "--warmup",
+            "0s",
+        ])
+    };
+    // One request at a time: every close comes with nothing in flight.
+    let v = run("http", "1");
+    assert!(v["errors"].as_object().unwrap().is_empty(), "{v}");
+    assert!(v["requests"].as_u64().unwrap() >= 5, "{v}");
+    assert!(v["reconnects"].as_u64().unwrap() > 0, "{v}");
+    // Pipelined: what was sent behind the closing response is lost, each an error.
+    let v = run("http-pipelined", "8");
+    assert!(
+        v["errors"]["server-closed"].as_u64().unwrap_or(0) > 0,
+        "{v}"
+    );
+    assert!(v["reconnects"].as_u64().unwrap() > 0, "{v}");
+}

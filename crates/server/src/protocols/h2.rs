@@ -2,7 +2,7 @@
 //! concurrent streams advertised in SETTINGS. Protocol errors end in GOAWAY with
 //! the right code (the `h2` crate's connection state machine).
 
-use super::{BoxIo, Protocol, ServeFuture};
+use super::{BoxIo, ServeFuture, ServeProtocol};
 use crate::Ctx;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -37,7 +37,7 @@ impl H2 {
     }
 }
 
-impl Protocol for H2 {
+impl ServeProtocol for H2 {
     fn alpn(&self) -> &'static [u8] {
         b"h2"
     }

@@ -4,7 +4,7 @@
 //! (hyper's `pipeline_flush` stays off: with it, the automatic 400/431 is never
 //! flushed to the client.)
 
-use super::{h2c_upgrade, BoxIo, Protocol, ServeFuture};
+use super::{h2c_upgrade, BoxIo, ServeFuture, ServeProtocol};
 use crate::Ctx;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -19,7 +19,7 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Headers larger than this get 431.
 const MAX_HEADER_BYTES: usize = 16 * 1024;
 
-impl Protocol for Http1 {
+impl ServeProtocol for Http1 {
     fn alpn(&self) -> &'static [u8] {
         b"http/1.1"
     }

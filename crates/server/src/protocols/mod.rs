@@ -1,4 +1,4 @@
-//! One module per protocol, each behind the `Protocol` trait: the listener hands a
+//! One module per protocol, each behind the `ServeProtocol` trait: the listener hands a
 //! connection (already TLS-terminated where needed) to the protocol chosen by
 //! ALPN or by the first bytes, so spdy3 and h3 slot in beside these.
 
@@ -24,7 +24,8 @@ pub type BoxIo = Box<dyn Io>;
 
 pub type ServeFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-pub trait Protocol: Send + Sync {
+/// How the server serves one protocol (the protocols' names are `proto::Protocol`).
+pub trait ServeProtocol: Send + Sync {
     /// The ALPN identifier that selects it over TLS.
     fn alpn(&self) -> &'static [u8];
     /// Serves one connection until it closes.
@@ -32,10 +33,10 @@ pub trait Protocol: Send + Sync {
 }
 
 /// The protocols that TLS connections may choose by ALPN, in order of preference.
-pub const OVER_TLS: [&dyn Protocol; 3] = [&H2, &Spdy3, &Http1];
+pub const OVER_TLS: [&dyn ServeProtocol; 3] = [&H2, &Spdy3, &Http1];
 
 /// The protocol a TLS connection negotiated; HTTP/1.1 when ALPN chose none.
-pub fn by_alpn(alpn: Option<&[u8]>) -> &'static dyn Protocol {
+pub fn by_alpn(alpn: Option<&[u8]>) -> &'static dyn ServeProtocol {
     OVER_TLS
         .into_iter()
         .find(|p| Some(p.alpn()) == alpn)

@@ -1,16 +1,28 @@
-//! SPDY/3.1 framing (draft-mbelshe-httpbis-spdy-00 with the 3.1 session flow
-//! control), sans-I/O: a `Decoder` fed bytes yields `Frame`s, an `Encoder`
-//! turns `Frame`s into bytes. Header blocks are compressed with zlib primed
-//! with the SPDY/3 dictionary, one compression context per direction of a
-//! session (so the Decoder and the Encoder each keep theirs for the session's
-//! life). Hostile input ends in an error, never a panic or unbounded memory:
-//! frames are limited in length and header blocks in decompressed size (a zlib
-//! bomb is stopped at the limit).
+//! SPDY/3.1 (draft-mbelshe-httpbis-spdy-00 with the 3.1 session flow
+//! control), sans-I/O: framing here, the sessions in `client` and `server`.
+//! A `Decoder` fed bytes yields `Frame`s, an `Encoder` turns `Frame`s into
+//! bytes. Header blocks are compressed with zlib primed with the SPDY/3
+//! dictionary, one compression context per direction of a session (so the
+//! Decoder and the Encoder each keep theirs for the session's life). Hostile
+//! input ends in an error, never a panic or unbounded memory: frames are
+//! limited in length and header blocks in decompressed size (a zlib bomb is
+//! stopped at the limit).
+//!
+//! Hand-written on purpose: SPDY was retired by its browsers in 2016 and no
+//! maintained Rust crate speaks SPDY/3.1, while the lab needs exact control of
+//! what goes on the wire (priorities, windows, SETTINGS) to reproduce the 2014
+//! measurements.
+
+pub mod client;
+pub mod server;
+
+pub use client::ClientSession;
+pub use server::ServerSession;
 
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 /// The SPDY/3 header-compression dictionary (from the spec), byte for byte.
-pub const DICTIONARY: &[u8] = include_bytes!("spdy3_dictionary.bin");
+pub const DICTIONARY: &[u8] = include_bytes!("dictionary.bin");
 pub const VERSION: u16 = 3;
 /// The ALPN (and NPN) token.
 pub const ALPN: &[u8] = b"spdy/3.1";

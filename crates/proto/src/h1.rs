@@ -1,8 +1,13 @@
-//! A sans-I/O HTTP/1.1 response decoder for pipelined connections: bytes in,
-//! one `Response` out per complete response, in order, with its status and
-//! body length checked against what the request expected. It never buffers a
-//! body (only counts it), so it runs at line rate; it rejects what it cannot
-//! frame (no length, bad chunk sizes, oversized heads) instead of guessing.
+//! A sans-I/O HTTP/1.1 response decoder for keep-alive and pipelined
+//! connections: bytes in, the parts of each response out, in order — its head
+//! (status and headers), its body as it arrives (Content-Length or chunked),
+//! and its end with the status, the body's length and whether the server
+//! announced a close. It never buffers a body (only passes it through or counts
+//! it), so it runs at line rate; it rejects what it cannot frame (no length,
+//! bad chunk sizes, oversized heads) instead of guessing. Used by the browser
+//! model, the load users and bench.
+
+pub use httparse::Header;
 
 /// A complete response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,6 +17,28 @@ pub struct Response {
     pub body: u64,
     /// The server asked to close the connection after it.
     pub close: bool,
+}
+
+/// A piece of a response, as the decoder meets it.
+#[derive(Debug)]
+pub enum Part<'a> {
+    /// The head: status and headers (the body follows).
+    Head {
+        status: u16,
+        headers: &'a [Header<'a>],
+    },
+    /// Body bytes (chunked framing removed).
+    Body(&'a [u8]),
+    /// The response is complete.
+    End(Response),
+}
+
+/// The value of header `name` (case-insensitive), if the head has it.
+pub fn header<'a>(headers: &'a [Header<'a>], name: &str) -> Option<&'a [u8]> {
+    headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case(name))
+        .map(|h| h.value)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,15 +119,28 @@ impl Decoder {
     /// Consumes `input`, calling `on_response` for each complete response.
     pub fn decode(
         &mut self,
-        mut input: &[u8],
+        input: &[u8],
         on_response: &mut dyn FnMut(Response),
+    ) -> Result<(), DecodeError> {
+        self.decode_parts(input, &mut |part| {
+            if let Part::End(r) = part {
+                on_response(r)
+            }
+        })
+    }
+
+    /// Consumes `input`, calling `on_part` for each head, piece of body and end.
+    pub fn decode_parts(
+        &mut self,
+        mut input: &[u8],
+        on_part: &mut dyn FnMut(Part),
     ) -> Result<(), DecodeError> {
         while !input.is_empty() {
             match &mut self.state {
                 State::Head => {
                     // Parse from the pending bytes plus the new ones, without copying when possible.
                     let (head_len, parsed) = if self.pending.is_empty() {
-                        match parse_head(input)? {
+                        match parse_head(input, on_part)? {
                             Some(p) => p,
                             None => {
                                 if input.len() > MAX_HEAD {
@@ -114,7 +154,7 @@ impl Decoder {
                         let before = self.pending.len();
                         let take = input.len().min(MAX_HEAD + 4 - before.min(MAX_HEAD));
                         self.pending.extend_from_slice(&input[..take]);
-                        match parse_head(&self.pending)? {
+                        match parse_head(&self.pending, on_part)? {
                             Some((n, p)) => {
                                 self.pending.clear();
                                 (n - before, p)
@@ -135,11 +175,11 @@ impl Decoder {
                     let (status, close, length) = parsed;
                     self.state = match length {
                         Length::Bytes(0) => {
-                            on_response(Response {
+                            on_part(Part::End(Response {
                                 status,
                                 body: 0,
                                 close,
-                            });
+                            }));
                             State::Head
                         }
                         Length::Bytes(n) => State::Body {
@@ -164,13 +204,14 @@ impl Decoder {
                     let take = (*left).min(input.len() as u64);
                     *left -= take;
                     *total += take;
+                    on_part(Part::Body(&input[..take as usize]));
                     input = &input[take as usize..];
                     if *left == 0 {
-                        on_response(Response {
+                        on_part(Part::End(Response {
                             status: *status,
                             body: *total,
                             close: *close,
-                        });
+                        }));
                         self.state = State::Head;
                     }
                 }
@@ -212,6 +253,7 @@ impl Decoder {
                     let take = (*left).min(input.len() as u64);
                     *left -= take;
                     *total += take;
+                    on_part(Part::Body(&input[..take as usize]));
                     input = &input[take as usize..];
                     if *left == 0 {
                         self.state = State::ChunkDataEnd {
@@ -249,11 +291,11 @@ impl Decoder {
                         return Ok(());
                     };
                     if line.is_empty() {
-                        on_response(Response {
+                        on_part(Part::End(Response {
                             status,
                             body: total,
                             close,
-                        });
+                        }));
                         self.state = State::Head;
                     }
                 }
@@ -301,7 +343,7 @@ enum Length {
 /// A parsed head: its length in bytes, then (status, close, body length).
 type Head = (usize, (u16, bool, Length));
 
-fn parse_head(b: &[u8]) -> Result<Option<Head>, DecodeError> {
+fn parse_head(b: &[u8], on_part: &mut dyn FnMut(Part)) -> Result<Option<Head>, DecodeError> {
     let mut headers = [httparse::EMPTY_HEADER; 48];
     let mut resp = httparse::Response::new(&mut headers);
     let n = match resp.parse(b) {
@@ -333,10 +375,12 @@ fn parse_head(b: &[u8]) -> Result<Option<Head>, DecodeError> {
     if status < 200 || status == 204 || status == 304 {
         length = Some(Length::Bytes(0));
     }
-    Ok(Some((
-        n,
-        (status, close, length.ok_or(DecodeError::NoLength)?),
-    )))
+    let length = length.ok_or(DecodeError::NoLength)?;
+    on_part(Part::Head {
+        status,
+        headers: resp.headers,
+    });
+    Ok(Some((n, (status, close, length))))
 }
 
 #[cfg(test)]
@@ -380,6 +424,39 @@ mod tests {
         ];
         for split in 1..=STREAM.len() {
             assert_eq!(all(STREAM, split).unwrap(), want, "split {split}");
+        }
+    }
+
+    #[test]
+    fn heads_and_bodies_come_out_whole_at_every_split() {
+        for split in 1..=STREAM.len() {
+            let mut d = Decoder::default();
+            // (status, content-length header, body) per response.
+            let mut got: Vec<(u16, Option<Vec<u8>>, Vec<u8>)> = Vec::new();
+            let mut ends = 0;
+            for chunk in STREAM.chunks(split) {
+                d.decode_parts(chunk, &mut |p| match p {
+                    Part::Head { status, headers } => got.push((
+                        status,
+                        header(headers, "Content-Length").map(<[u8]>::to_vec),
+                        Vec::new(),
+                    )),
+                    Part::Body(b) => got.last_mut().unwrap().2.extend_from_slice(b),
+                    Part::End(_) => ends += 1,
+                })
+                .unwrap();
+            }
+            assert_eq!(ends, 4, "split {split}");
+            assert_eq!(
+                got,
+                vec![
+                    (200, Some(b"5".to_vec()), b"hello".to_vec()),
+                    (404, Some(b"0".to_vec()), vec![]),
+                    (200, None, b"abcdefg".to_vec()),
+                    (200, Some(b"2".to_vec()), b"ok".to_vec()),
+                ],
+                "split {split}"
+            );
         }
     }
 

@@ -1,0 +1,95 @@
+//! HTTP/2 on the `h2` crate: the handshake with Chrome's large windows, and
+//! one request (waiting for a stream slot under the server's limit, sending,
+//! reading the body and giving its flow-control capacity back).
+
+use super::{Error, Event, Io};
+use crate::schedule::{ConnId, ReqId};
+use bytes::Bytes;
+use proto::Protocol;
+use std::time::Instant;
+use tokio::sync::mpsc;
+
+/// The client side of the handshake: the request sender and the connection
+/// future, which the caller drives.
+pub async fn handshake(
+    io: Box<dyn Io>,
+) -> Result<
+    (
+        h2::client::SendRequest<Bytes>,
+        h2::client::Connection<Box<dyn Io>, Bytes>,
+    ),
+    h2::Error,
+> {
+    let mut builder = h2::client::Builder::new();
+    // As Chrome: large stream and connection windows.
+    builder
+        .initial_window_size(6 * 1024 * 1024)
+        .initial_connection_window_size(15 * 1024 * 1024);
+    builder.handshake::<_, Bytes>(io).await
+}
+
+/// One HTTP/2 request: waits for a stream slot (the server's limit), sends, reads.
+pub async fn request(
+    mut send: h2::client::SendRequest<Bytes>,
+    req: ReqId,
+    conn: ConnId,
+    host: String,
+    path: String,
+    protocol: Protocol,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let fail = |error: Error| {
+        let _ = events.send(Event::Failed { req, error });
+    };
+    let h2 = |step: &'static str| move |source| Error::H2 { step, source };
+    let scheme = if protocol.tls() { "https" } else { "http" };
+    let request = match http::Request::get(format!("{scheme}://{host}{path}"))
+        .header("user-agent", "spdylab/0.1")
+        .body(())
+    {
+        Ok(r) => r,
+        Err(e) => return fail(Error::Request(e.to_string())),
+    };
+    if let Err(e) = std::future::poll_fn(|cx| send.poll_ready(cx)).await {
+        return fail(h2("stream")(e));
+    }
+    let response = match send.send_request(request, true) {
+        Ok((response, _)) => response,
+        Err(e) => return fail(h2("send")(e)),
+    };
+    let _ = events.send(Event::Sent {
+        req,
+        at: Instant::now(),
+    });
+    let response = match response.await {
+        Ok(r) => r,
+        Err(e) => return fail(h2("response")(e)),
+    };
+    let ctype = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let _ = events.send(Event::Head {
+        req,
+        at: Instant::now(),
+        status: response.status().as_u16(),
+        content_type: ctype,
+    });
+    let mut body = response.into_body();
+    while let Some(chunk) = body.data().await {
+        match chunk {
+            Ok(data) => {
+                let _ = body.flow_control().release_capacity(data.len());
+                let _ = events.send(Event::Data { req, data });
+            }
+            Err(e) => return fail(h2("body")(e)),
+        }
+    }
+    let _ = events.send(Event::Done {
+        req,
+        at: Instant::now(),
+        conn,
+    });
+}

@@ -1,0 +1,260 @@
+//! The client's connections, shared by the browser model (`page`), the load
+//! users (`users`) and `fetch_spdy3`: dialing (TCP from an optional bind
+//! address, TLS trusting only the lab's CA, the ALPN check), then HTTP/1.1
+//! (`h1`), HTTP/2 (`h2`) or SPDY/3.1 (`spdy3`) until the connection ends. A
+//! connection reports to its owner by `Event`s; what went wrong is an `Error`,
+//! whose variant says what kind of failure it is (callers classify by variant,
+//! never by message text).
+
+pub mod h1;
+pub mod h2;
+pub mod spdy3;
+
+use crate::schedule::{ConnId, ReqId};
+use bytes::Bytes;
+use proto::Protocol;
+use rustls::pki_types::{CertificateDer, ServerName};
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+
+/// A byte stream a connection runs over: TCP, or TLS over TCP.
+pub trait Io: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Io for T {}
+
+/// What went wrong on a connection, or with a request on it.
+#[derive(Debug)]
+pub enum Error {
+    /// TCP connect (or socket set-up) failed.
+    Connect { addr: SocketAddr, source: io::Error },
+    /// Binding the socket to the user's own address failed.
+    Bind {
+        addr: SocketAddr,
+        ip: IpAddr,
+        source: io::Error,
+    },
+    /// The host name is not a valid TLS server name.
+    ServerName { sni: String, reason: String },
+    /// The TLS handshake failed.
+    Tls { sni: String, source: io::Error },
+    /// TLS did not choose spdy/3.1 by ALPN.
+    Alpn { sni: String },
+    /// A host not in the hosts map.
+    Unresolved(String),
+    /// The HTTP/2 handshake failed.
+    H2Handshake(::h2::Error),
+    /// An HTTP/2 request failed, at the named step (stream, send, response, body).
+    H2 {
+        step: &'static str,
+        source: ::h2::Error,
+    },
+    /// The request could not be built.
+    Request(String),
+    /// Writing a request failed.
+    Write(Option<io::Error>),
+    /// The connection closed (or was reset) before the response began.
+    Closed,
+    /// The connection closed (or was reset) in the middle of a response.
+    ClosedMidBody,
+    /// A response that cannot be framed.
+    BadResponse(proto::h1::DecodeError),
+    /// The SPDY session's connection ended (None: closed by the server).
+    SpdySession(Option<io::Error>),
+    /// A SPDY stream or session failed.
+    Spdy(proto::spdy3::client::StreamError),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Connect { addr, source } => write!(f, "connect {addr}: {source}"),
+            Error::Bind { addr, ip, source } => write!(f, "connect {addr} from {ip}: {source}"),
+            Error::ServerName { sni, reason } => write!(f, "TLS server name {sni}: {reason}"),
+            Error::Tls { sni, source } => write!(f, "TLS with {sni}: {source}"),
+            Error::Alpn { sni } => write!(f, "TLS: {sni} did not negotiate spdy/3.1 by ALPN"),
+            Error::Unresolved(host) => write!(f, "{host} is not in the hosts map"),
+            Error::H2Handshake(e) => write!(f, "HTTP/2 handshake: {e}"),
+            Error::H2 { step, source } => write!(f, "{step}: {source}"),
+            Error::Request(e) => f.write_str(e),
+            Error::Write(None) => f.write_str("write failed"),
+            Error::Write(Some(e)) => write!(f, "write: {e}"),
+            Error::Closed => f.write_str("connection closed"),
+            Error::ClosedMidBody => f.write_str("connection closed mid-body"),
+            Error::BadResponse(e) => write!(f, "bad response: {e}"),
+            Error::SpdySession(None) => f.write_str("SPDY session closed"),
+            Error::SpdySession(Some(e)) => write!(f, "SPDY session {e}"),
+            Error::Spdy(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// What a connection tells its owner.
+pub enum Event {
+    /// The connection is up; `sender` takes its requests.
+    Connected {
+        conn: ConnId,
+        at: Instant,
+        /// The TLS handshake's time in ms (-1 without TLS).
+        tls_ms: f64,
+        sender: RequestSender,
+    },
+    ConnFailed {
+        conn: ConnId,
+        error: Error,
+    },
+    Sent {
+        req: ReqId,
+        at: Instant,
+    },
+    Head {
+        req: ReqId,
+        at: Instant,
+        status: u16,
+        content_type: String,
+    },
+    Data {
+        req: ReqId,
+        data: Bytes,
+    },
+    Done {
+        req: ReqId,
+        at: Instant,
+        conn: ConnId,
+    },
+    Failed {
+        req: ReqId,
+        error: Error,
+    },
+    /// The server announced (`Connection: close`) that it closes the
+    /// connection after the response whose `Done` follows: a graceful close,
+    /// no failure; no request is to go on it any more.
+    Closed {
+        conn: ConnId,
+    },
+}
+
+/// What an owner holds to send requests on an open connection.
+pub enum RequestSender {
+    H1(mpsc::UnboundedSender<h1::Job>),
+    H2(::h2::client::SendRequest<Bytes>),
+    Spdy3(mpsc::UnboundedSender<spdy3::Job>),
+}
+
+/// The client TLS configuration for `protocol`: only `ca` trusted, ALPN for
+/// the protocol, no resumption (every load starts cold).
+pub fn client_tls(
+    protocol: Protocol,
+    ca: CertificateDer<'static>,
+    tls13_only: Option<bool>,
+) -> Arc<rustls::ClientConfig> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut roots = rustls::RootCertStore::empty();
+    let _ = roots.add(ca);
+    let versions: &[&rustls::SupportedProtocolVersion] = match tls13_only {
+        None => &[&rustls::version::TLS13, &rustls::version::TLS12],
+        Some(true) => &[&rustls::version::TLS13],
+        Some(false) => &[&rustls::version::TLS12],
+    };
+    let mut c = rustls::ClientConfig::builder_with_protocol_versions(versions)
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    c.alpn_protocols = vec![protocol.alpn().to_vec()];
+    c.resumption = rustls::client::Resumption::disabled();
+    Arc::new(c)
+}
+
+/// TCP to `addr` (from `bind` when given: a user's own address), then TLS if
+/// `protocol` wants it, with spdy3 only where ALPN chose spdy/3.1. The stream
+/// and the TLS handshake's time in ms (-1 without TLS).
+pub async fn dial(
+    addr: SocketAddr,
+    bind: Option<IpAddr>,
+    protocol: Protocol,
+    sni: &str,
+    tls: Arc<rustls::ClientConfig>,
+) -> Result<(Box<dyn Io>, f64), Error> {
+    let connect = |source| Error::Connect { addr, source };
+    let sock = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(connect)?;
+    if let Some(ip) = bind {
+        sock.bind(SocketAddr::new(ip, 0))
+            .map_err(|source| Error::Bind { addr, ip, source })?;
+    }
+    let tcp = sock.connect(addr).await.map_err(connect)?;
+    let _ = tcp.set_nodelay(true);
+    if !protocol.tls() {
+        return Ok((Box::new(tcp), -1.0));
+    }
+    let t0 = Instant::now();
+    let name = ServerName::try_from(sni.to_string()).map_err(|e| Error::ServerName {
+        sni: sni.to_string(),
+        reason: e.to_string(),
+    })?;
+    let s = tokio_rustls::TlsConnector::from(tls)
+        .connect(name, tcp)
+        .await
+        .map_err(|source| Error::Tls {
+            sni: sni.to_string(),
+            source,
+        })?;
+    if protocol == Protocol::Spdy3 && s.get_ref().1.alpn_protocol() != Some(proto::spdy3::ALPN) {
+        return Err(Error::Alpn {
+            sni: sni.to_string(),
+        });
+    }
+    Ok((Box::new(s), t0.elapsed().as_secs_f64() * 1e3))
+}
+
+/// A connection: dials, reports `Connected` with its request sender, then
+/// runs HTTP/1.1, HTTP/2 or SPDY/3.1 until the connection ends (or the task
+/// running it is aborted, which closes it).
+pub async fn open(
+    conn: ConnId,
+    protocol: Protocol,
+    addr: SocketAddr,
+    bind: Option<IpAddr>,
+    sni: String,
+    tls: Arc<rustls::ClientConfig>,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let fail = |error: Error| {
+        let _ = events.send(Event::ConnFailed { conn, error });
+    };
+    let (io, tls_ms) = match dial(addr, bind, protocol, &sni, tls).await {
+        Ok(d) => d,
+        Err(e) => return fail(e),
+    };
+    let connected = |sender: RequestSender| Event::Connected {
+        conn,
+        at: Instant::now(),
+        tls_ms,
+        sender,
+    };
+    if protocol == Protocol::Spdy3 {
+        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let _ = events.send(connected(RequestSender::Spdy3(jobs_tx)));
+        spdy3::connection(conn, io, jobs_rx, events, spdy3::CHROME_RECEIVE_WINDOW).await;
+    } else if protocol.multiplexed() {
+        match h2::handshake(io).await {
+            Ok((send, connection)) => {
+                let _ = events.send(connected(RequestSender::H2(send)));
+                // Driven here: aborting this task closes the connection.
+                let _ = connection.await;
+            }
+            Err(e) => fail(Error::H2Handshake(e)),
+        }
+    } else {
+        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let _ = events.send(connected(RequestSender::H1(jobs_tx)));
+        h1::connection(conn, io, jobs_rx, events).await;
+    }
+}

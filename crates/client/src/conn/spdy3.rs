@@ -1,0 +1,491 @@
+//! The client's SPDY/3.1 connection: the async shell of proto's sans-I/O
+//! `ClientSession` (stream limit, refusals, windows and GOAWAY are there).
+//! Requests carry Chrome's priorities by resource type; the receive windows
+//! are Chrome's 10 MiB in page loads, or what `fetch_spdy3` asks for.
+
+use super::{client_tls, dial, Error, Event, Io};
+use crate::schedule::{ConnId, ReqId};
+use proto::spdy3::client::Event as SessionEvent;
+use proto::spdy3::{ClientSession, Headers};
+use proto::Protocol;
+use rustls::pki_types::CertificateDer;
+use std::net::SocketAddr;
+use std::time::Instant;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// A request for the connection.
+pub struct Job {
+    pub req: ReqId,
+    pub host: String,
+    pub path: String,
+}
+
+/// Chrome's SPDY priority for a resource, from what its URL says it is:
+/// the document highest (0), then style sheets and scripts (1), fonts and
+/// other subresources (2), images lowest (3).
+pub fn priority_for(path: &str) -> u8 {
+    let file = path.split(['?', '#']).next().unwrap_or("");
+    let ext = file.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        None | Some("html" | "htm") => 0,
+        Some("css" | "js") => 1,
+        Some("png" | "gif" | "jpg" | "jpeg" | "webp" | "ico" | "svg") => 3,
+        _ => 2,
+    }
+}
+
+/// The receive window Chrome announced for SPDY/3.1 streams and sessions (10 MiB).
+pub const CHROME_RECEIVE_WINDOW: u32 = 10 * 1024 * 1024;
+
+/// The header block of a request, as Chrome sent it.
+fn headers_of(job: &Job) -> Headers {
+    [
+        (":method", "GET"),
+        (":path", job.path.as_str()),
+        (":version", "HTTP/1.1"),
+        (":host", job.host.as_str()),
+        (":scheme", "https"),
+        ("user-agent", "spdylab/0.1"),
+        ("accept", "*/*"),
+        ("accept-encoding", "gzip,deflate,sdch"),
+    ]
+    .iter()
+    .map(|(n, v)| (n.to_string(), v.to_string()))
+    .collect()
+}
+
+/// Passes the session's events on to the owner.
+fn forward(
+    conn: ConnId,
+    session: &mut ClientSession<ReqId>,
+    events: &mpsc::UnboundedSender<Event>,
+) {
+    while let Some(e) = session.poll_event() {
+        let ev = match e {
+            SessionEvent::Sent(req) => Event::Sent {
+                req,
+                at: Instant::now(),
+            },
+            SessionEvent::Head {
+                req,
+                status,
+                headers,
+            } => Event::Head {
+                req,
+                at: Instant::now(),
+                status,
+                content_type: headers
+                    .into_iter()
+                    .find(|(k, _)| k == "content-type")
+                    .map(|(_, v)| v)
+                    .unwrap_or_default(),
+            },
+            SessionEvent::Data { req, data } => Event::Data {
+                req,
+                data: data.into(),
+            },
+            SessionEvent::Done(req) => Event::Done {
+                req,
+                at: Instant::now(),
+                conn,
+            },
+            SessionEvent::Failed { req, error } => Event::Failed {
+                req,
+                error: Error::Spdy(error),
+            },
+            SessionEvent::Refused(_) | SessionEvent::GoAway { .. } => continue,
+        };
+        let _ = events.send(ev);
+    }
+}
+
+/// Runs one session until the jobs end and every stream is done; `window` is
+/// the receive window of each stream and of the session (at least 64 KiB).
+pub async fn connection(
+    conn: ConnId,
+    io: Box<dyn Io>,
+    mut jobs: mpsc::UnboundedReceiver<Job>,
+    events: mpsc::UnboundedSender<Event>,
+    window: u32,
+) {
+    let (mut rd, mut wr) = tokio::io::split(io);
+    let mut session = ClientSession::<ReqId>::new(window);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut jobs_open = true;
+    let fail_all = |session: &mut ClientSession<ReqId>, error: &dyn Fn() -> Error| {
+        for req in session.abandon() {
+            let _ = events.send(Event::Failed {
+                req,
+                error: error(),
+            });
+        }
+    };
+    loop {
+        // Start what the server's limit allows, highest priority first.
+        session.start();
+        forward(conn, &mut session, &events);
+        let out = session.output();
+        if !out.is_empty() {
+            // TLS holds what the socket did not take yet until flushed.
+            let written = match wr.write_all(out).await {
+                Ok(()) => wr.flush().await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = written {
+                let kind = e.kind();
+                let msg = e.to_string();
+                fail_all(&mut session, &|| {
+                    Error::Write(Some(std::io::Error::new(kind, msg.clone())))
+                });
+                return;
+            }
+            out.clear();
+        }
+        if session.failure().is_some() || (!jobs_open && session.is_idle()) {
+            return;
+        }
+        tokio::select! {
+            // Take every request discovered so far before reading on, so
+            // that a free stream goes to the highest priority waiting.
+            biased;
+            job = jobs.recv(), if jobs_open => match job {
+                Some(j) => {
+                    let priority = priority_for(&j.path);
+                    session.request(j.req, priority, headers_of(&j));
+                }
+                None => jobs_open = false,
+            },
+            r = rd.read(&mut buf) => match r {
+                Ok(n) if n > 0 => session.receive(&buf[..n]),
+                other => {
+                    let (kind, msg) = match other {
+                        Err(e) => (Some(e.kind()), e.to_string()),
+                        _ => (None, String::new()),
+                    };
+                    fail_all(&mut session, &|| {
+                        Error::SpdySession(kind.map(|k| std::io::Error::new(k, msg.clone())))
+                    });
+                    return;
+                }
+            },
+        }
+    }
+}
+
+/// One response as `fetch_spdy3` got it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    pub status: u16,
+    pub content_type: String,
+    pub body: Vec<u8>,
+}
+
+/// Fetches `paths` of `host` from `addr` on one SPDY/3.1 session (TLS trusting
+/// only `ca`, ALPN `spdy/3.1`) with the connection the browser model uses, keeping the
+/// bodies; `window` is the receive window of the session and of each stream
+/// (64 KiB, SPDY's default, makes the server wait for our WINDOW_UPDATEs). For
+/// checking the client byte by byte against other servers.
+pub async fn fetch(
+    addr: SocketAddr,
+    host: &str,
+    paths: &[String],
+    ca: CertificateDer<'static>,
+    window: u32,
+) -> Result<Vec<Fetched>, FetchError> {
+    let tls = client_tls(Protocol::Spdy3, ca, None);
+    let (io, _) = dial(addr, None, Protocol::Spdy3, host, tls)
+        .await
+        .map_err(FetchError::Dial)?;
+    let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    for (req, path) in paths.iter().enumerate() {
+        let _ = jobs_tx.send(Job {
+            req,
+            host: host.to_string(),
+            path: path.clone(),
+        });
+    }
+    drop(jobs_tx);
+    tokio::spawn(connection(0, Box::new(io), jobs_rx, events_tx, window));
+    let mut out = vec![
+        Fetched {
+            status: 0,
+            content_type: String::new(),
+            body: Vec::new(),
+        };
+        paths.len()
+    ];
+    let mut done = 0;
+    while done < paths.len() {
+        match events.recv().await {
+            Some(Event::Head {
+                req,
+                status,
+                content_type,
+                ..
+            }) => {
+                out[req].status = status;
+                out[req].content_type = content_type;
+            }
+            Some(Event::Data { req, data }) => out[req].body.extend_from_slice(&data),
+            Some(Event::Done { .. }) => done += 1,
+            Some(Event::Failed { req, error }) => {
+                return Err(FetchError::Request {
+                    path: paths[req].clone(),
+                    error,
+                })
+            }
+            Some(_) => {}
+            None => {
+                return Err(FetchError::Ended {
+                    done,
+                    of: paths.len(),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Why `fetch` failed.
+#[derive(Debug)]
+pub enum FetchError {
+    /// TCP, TLS or ALPN.
+    Dial(Error),
+    /// A request failed.
+    Request { path: String, error: Error },
+    /// The session ended after `done` of `of` responses.
+    Ended { done: usize, of: usize },
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchError::Dial(e) => e.fmt(f),
+            FetchError::Request { path, error } => write!(f, "{path}: {error}"),
+            FetchError::Ended { done, of } => {
+                write!(f, "the session ended after {done} of {of} responses")
+            }
+        }
+    }
+}
+
+impl std::error::Error for FetchError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::spdy3::{rst, settings, Decoder, Encoder, Frame, INITIAL_WINDOW};
+    use std::collections::HashMap;
+    use tokio::io::DuplexStream;
+
+    /// A server made of our codec, scripted by the test.
+    struct Peer {
+        io: DuplexStream,
+        dec: Decoder,
+        enc: Encoder,
+        /// Sum of the client's WINDOW_UPDATEs: (session, per stream).
+        updates: (u64, HashMap<u32, u64>),
+    }
+
+    impl Peer {
+        async fn send(&mut self, frames: &[Frame]) {
+            let mut out = Vec::new();
+            for f in frames {
+                self.enc.encode(f, &mut out);
+            }
+            self.io.write_all(&out).await.unwrap();
+        }
+
+        /// The client's next frame other than a WINDOW_UPDATE (which are tallied).
+        async fn next(&mut self) -> Frame {
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match self.dec.next_frame().unwrap() {
+                    Some(Frame::WindowUpdate {
+                        stream_id: 0,
+                        delta,
+                    }) => self.updates.0 += delta as u64,
+                    Some(Frame::WindowUpdate { stream_id, delta }) => {
+                        *self.updates.1.entry(stream_id).or_default() += delta as u64
+                    }
+                    Some(f) => return f,
+                    None => {
+                        let n = self.io.read(&mut buf).await.unwrap();
+                        assert!(n > 0, "the client closed the session");
+                        self.dec.feed(&buf[..n]);
+                    }
+                }
+            }
+        }
+
+        /// Expects a SYN_STREAM: its id, priority and path.
+        async fn syn(&mut self) -> (u32, u8, String) {
+            match self.next().await {
+                Frame::SynStream {
+                    stream_id,
+                    priority,
+                    headers,
+                    ..
+                } => {
+                    let path = headers
+                        .iter()
+                        .find(|(n, _)| n == ":path")
+                        .unwrap()
+                        .1
+                        .clone();
+                    (stream_id, priority, path)
+                }
+                other => panic!("expected a SYN_STREAM, got {other:?}"),
+            }
+        }
+    }
+
+    fn reply(stream_id: u32, fin: bool) -> Frame {
+        Frame::SynReply {
+            stream_id,
+            fin,
+            headers: vec![
+                (":status".into(), "200 OK".into()),
+                (":version".into(), "HTTP/1.1".into()),
+            ],
+        }
+    }
+
+    fn data(stream_id: u32, fin: bool, n: usize) -> Frame {
+        Frame::Data {
+            stream_id,
+            fin,
+            data: vec![7; n],
+        }
+    }
+
+    #[tokio::test]
+    async fn the_stream_limit_priorities_refusals_and_windows_are_kept() {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let client = tokio::spawn(connection(
+            4,
+            Box::new(ours),
+            jobs_rx,
+            events_tx,
+            INITIAL_WINDOW,
+        ));
+        let mut srv = Peer {
+            io: theirs,
+            dec: Decoder::default(),
+            enc: Encoder::default(),
+            updates: Default::default(),
+        };
+        // One stream at a time; the ping's echo shows the client has read it.
+        srv.send(&[
+            Frame::Settings {
+                clear: false,
+                entries: vec![(0, settings::MAX_CONCURRENT_STREAMS, 1)],
+            },
+            Frame::Ping { id: 2 },
+        ])
+        .await;
+        assert_eq!(srv.next().await, Frame::Ping { id: 2 });
+        for (req, path) in ["/a.png", "/b.js", "/", "/c.css"].into_iter().enumerate() {
+            jobs_tx
+                .send(Job {
+                    req,
+                    host: "www.example.test".into(),
+                    path: path.into(),
+                })
+                .unwrap();
+        }
+        drop(jobs_tx);
+        // The first goes at once; the rest wait for it.
+        assert_eq!(srv.syn().await, (1, 3, "/a.png".into()));
+        // 90 000 bytes through a 64 KiB window: the rest only once the client
+        // has given back half of it, for the stream and for the session.
+        srv.send(&[reply(1, false)]).await;
+        for _ in 0..4 {
+            srv.send(&[data(1, false, 16_384)]).await;
+        }
+        srv.send(&[Frame::Ping { id: 4 }]).await;
+        assert_eq!(srv.next().await, Frame::Ping { id: 4 });
+        assert!(srv.updates.0 >= 32_768 && srv.updates.1[&1] >= 32_768);
+        srv.send(&[data(1, true, 90_000 - 65_536)]).await;
+        // Then the highest priority waiting: the document, then the script
+        // (refused once, and asked again), then the style sheet.
+        assert_eq!(srv.syn().await, (3, 0, "/".into()));
+        srv.send(&[reply(3, false), data(3, true, 2)]).await;
+        assert_eq!(srv.syn().await, (5, 1, "/b.js".into()));
+        srv.send(&[Frame::RstStream {
+            stream_id: 5,
+            status: rst::REFUSED_STREAM,
+        }])
+        .await;
+        assert_eq!(srv.syn().await, (7, 1, "/b.js".into()));
+        srv.send(&[reply(7, true)]).await;
+        assert_eq!(srv.syn().await, (9, 1, "/c.css".into()));
+        srv.send(&[reply(9, false), data(9, true, 5)]).await;
+        client.await.unwrap();
+        let mut bytes = [0usize; 4];
+        let mut done = [false; 4];
+        while let Ok(ev) = events.try_recv() {
+            match ev {
+                Event::Data { req, data } => bytes[req] += data.len(),
+                Event::Done { req, conn, .. } => {
+                    assert_eq!(conn, 4);
+                    done[req] = true
+                }
+                Event::Failed { req, error } => panic!("{req}: {error}"),
+                _ => {}
+            }
+        }
+        assert_eq!(done, [true; 4]);
+        assert_eq!(bytes, [90_000, 0, 2, 5]);
+    }
+
+    #[tokio::test]
+    async fn a_server_that_overruns_the_window_is_stopped() {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let (events_tx, mut events) = mpsc::unbounded_channel();
+        let client = tokio::spawn(connection(
+            0,
+            Box::new(ours),
+            jobs_rx,
+            events_tx,
+            INITIAL_WINDOW,
+        ));
+        let mut srv = Peer {
+            io: theirs,
+            dec: Decoder::default(),
+            enc: Encoder::default(),
+            updates: Default::default(),
+        };
+        jobs_tx
+            .send(Job {
+                req: 0,
+                host: "www.example.test".into(),
+                path: "/".into(),
+            })
+            .unwrap();
+        drop(jobs_tx);
+        assert_eq!(srv.syn().await, (1, 0, "/".into()));
+        srv.send(&[reply(1, false), data(1, true, 70_000)]).await;
+        assert!(matches!(srv.next().await, Frame::GoAway { .. }));
+        client.await.unwrap();
+        let failed = std::iter::from_fn(|| events.try_recv().ok()).any(
+            |e| matches!(e, Event::Failed { error, .. } if error.to_string().contains("window")),
+        );
+        assert!(failed);
+    }
+
+    #[test]
+    fn priorities_by_resource_type_as_chrome() {
+        assert_eq!(priority_for("/"), 0);
+        assert_eq!(priority_for("/index.html"), 0);
+        assert_eq!(priority_for("/css/a.css?v=1"), 1);
+        assert_eq!(priority_for("/js/app.js"), 1);
+        assert_eq!(priority_for("/font/x.woff"), 2);
+        assert_eq!(priority_for("/png/png1.png"), 3);
+    }
+}

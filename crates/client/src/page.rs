@@ -1,0 +1,470 @@
+//! One page load over real sockets: the event loop that joins discovery, the
+//! scheduler and the connections, and records each resource's timings. Every
+//! load starts cold: new connections, full TLS handshakes, nothing cached.
+
+use crate::conn::{self, client_tls, Event, RequestSender};
+use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
+use crate::schedule::{Action, ConnId, Policy, ReqId, Scheduler};
+use proto::Protocol;
+use rustls::pki_types::CertificateDer;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// How to load a page.
+#[derive(Clone)]
+pub struct LoadConfig {
+    pub protocol: Protocol,
+    /// HTTP/1.1 connections per host.
+    pub conns_per_host: usize,
+    /// Requests in flight per connection when pipelining.
+    pub depth: usize,
+    /// The page: host and path.
+    pub root: (String, String),
+    /// Where each host is (the testbed's hosts file, as a map).
+    pub resolve: HashMap<String, IpAddr>,
+    /// The only certificate authority trusted.
+    pub ca: CertificateDer<'static>,
+    pub tls13_only: Option<bool>,
+    pub http_port: u16,
+    pub https_port: u16,
+    /// The whole load must end within this.
+    pub timeout: Duration,
+}
+
+/// Why a page did not load (its words are `LoadResult::error`).
+#[derive(Debug)]
+pub enum Error {
+    /// A host not in the resolve map.
+    Unresolved(String),
+    /// A connection could not be opened.
+    Connection { conn: ConnId, error: conn::Error },
+    /// A request failed.
+    Request {
+        host: String,
+        path: String,
+        error: conn::Error,
+    },
+    /// Every connection ended with requests still to go.
+    ConnectionsEnded,
+    /// The scheduler chose a connection that has no sender (a bug).
+    Unconnected,
+    /// Not loaded within the timeout.
+    Timeout(Duration),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Unresolved(host) => write!(f, "cannot resolve {host}"),
+            Error::Connection { conn, error } => write!(f, "connection {conn}: {error}"),
+            Error::Request { host, path, error } => write!(f, "{host}{path}: {error}"),
+            Error::ConnectionsEnded => f.write_str("all connections ended"),
+            Error::Unconnected => f.write_str("a request was scheduled on a closed connection"),
+            Error::Timeout(t) => write!(f, "the page did not load within {t:?}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// HAR 1.2 phases in milliseconds; -1 where a phase does not apply.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Timings {
+    pub blocked: f64,
+    pub dns: f64,
+    pub connect: f64,
+    pub ssl: f64,
+    pub send: f64,
+    pub wait: f64,
+    pub receive: f64,
+}
+
+/// One resource as loaded.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub host: String,
+    pub path: String,
+    /// When it was discovered, from navigation start, in ms.
+    pub started_ms: f64,
+    /// Discovery to last byte, in ms (the sum of the phases).
+    pub time_ms: f64,
+    pub status: u16,
+    pub content_type: String,
+    pub body_bytes: u64,
+    pub connection: ConnId,
+    pub timings: Timings,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadResult {
+    pub protocol: Protocol,
+    /// Navigation start to the last resource complete, in ms.
+    pub plt_ms: f64,
+    pub connections: usize,
+    pub entries: Vec<Entry>,
+    pub error: Option<String>,
+}
+
+#[derive(Default)]
+struct Req {
+    host: String,
+    path: String,
+    discovered: Option<Instant>,
+    assigned: Option<Instant>,
+    conn: Option<ConnId>,
+    sent: Option<Instant>,
+    head: Option<Instant>,
+    done: Option<Instant>,
+    status: u16,
+    content_type: String,
+    bytes: u64,
+    html: Option<HtmlScanner>,
+    body: Vec<u8>,
+}
+
+struct Conn {
+    opened: Instant,
+    ready: Option<Instant>,
+    tls_ms: f64,
+    first_req: Option<ReqId>,
+    sender: Option<RequestSender>,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Loads the page; never panics on network trouble: errors are in the result.
+pub async fn load(cfg: &LoadConfig) -> LoadResult {
+    let start = Instant::now();
+    let mut state = State::new(cfg, start);
+    let outcome = tokio::time::timeout(cfg.timeout, state.run()).await;
+    let error = match outcome {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(e.to_string()),
+        Err(_) => Some(Error::Timeout(cfg.timeout).to_string()),
+    };
+    state.result(error)
+}
+
+struct State<'a> {
+    cfg: &'a LoadConfig,
+    start: Instant,
+    sched: Scheduler,
+    reqs: Vec<Req>,
+    seen: HashMap<(String, String), ReqId>,
+    conns: Vec<Conn>,
+    tx: mpsc::UnboundedSender<Event>,
+    rx: mpsc::UnboundedReceiver<Event>,
+    tls: Arc<rustls::ClientConfig>,
+}
+
+impl<'a> State<'a> {
+    fn new(cfg: &'a LoadConfig, start: Instant) -> State<'a> {
+        let policy = if cfg.protocol.multiplexed() {
+            Policy::Multiplexed
+        } else {
+            Policy::PerHost {
+                conns: cfg.conns_per_host,
+                depth: if cfg.protocol.pipelined() {
+                    cfg.depth
+                } else {
+                    1
+                },
+            }
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        State {
+            cfg,
+            start,
+            sched: Scheduler::new(policy),
+            reqs: Vec::new(),
+            seen: HashMap::new(),
+            conns: Vec::new(),
+            tx,
+            rx,
+            tls: tls_config(cfg),
+        }
+    }
+
+    fn pool_of(&self, host: &str) -> Result<String, Error> {
+        if self.cfg.protocol.multiplexed() {
+            // One connection per origin address.
+            self.cfg
+                .resolve
+                .get(host)
+                .map(|a| a.to_string())
+                .ok_or_else(|| Error::Unresolved(host.to_string()))
+        } else {
+            Ok(host.to_string())
+        }
+    }
+
+    fn discover(&mut self, found: Found) -> Result<(), Error> {
+        let key = (found.host.clone(), found.path.clone());
+        if self.seen.contains_key(&key) {
+            return Ok(());
+        }
+        let id = self.reqs.len();
+        self.seen.insert(key, id);
+        let pool = self.pool_of(&found.host)?;
+        self.reqs.push(Req {
+            host: found.host,
+            path: found.path,
+            discovered: Some(Instant::now()),
+            ..Default::default()
+        });
+        self.sched.discovered(id, &pool);
+        Ok(())
+    }
+
+    async fn run(&mut self) -> Result<(), Error> {
+        let (host, path) = self.cfg.root.clone();
+        self.discover(Found { host, path })?;
+        loop {
+            self.act()?;
+            if self.reqs.iter().all(|r| r.done.is_some()) {
+                return Ok(());
+            }
+            let Some(ev) = self.rx.recv().await else {
+                return Err(Error::ConnectionsEnded);
+            };
+            self.handle(ev)?;
+        }
+    }
+
+    fn act(&mut self) -> Result<(), Error> {
+        while let Some(action) = self.sched.poll_action() {
+            match action {
+                Action::Open { conn, pool } => {
+                    // Connect to the pool's address; for h1 the pool is the host.
+                    let first_host = self
+                        .reqs
+                        .iter()
+                        .find(|r| {
+                            r.conn.is_none()
+                                && self.pool_of(&r.host).ok().as_deref() == Some(pool.as_str())
+                        })
+                        .map(|r| r.host.clone())
+                        .unwrap_or(pool.clone());
+                    let addr = self
+                        .cfg
+                        .resolve
+                        .get(&first_host)
+                        .copied()
+                        .ok_or_else(|| Error::Unresolved(first_host.clone()))?;
+                    self.conns.push(Conn {
+                        opened: Instant::now(),
+                        ready: None,
+                        tls_ms: -1.0,
+                        first_req: None,
+                        sender: None,
+                    });
+                    debug_assert_eq!(self.conns.len() - 1, conn);
+                    let port = if self.cfg.protocol.tls() {
+                        self.cfg.https_port
+                    } else {
+                        self.cfg.http_port
+                    };
+                    tokio::spawn(conn::open(
+                        conn,
+                        self.cfg.protocol,
+                        SocketAddr::new(addr, port),
+                        None,
+                        first_host,
+                        self.tls.clone(),
+                        self.tx.clone(),
+                    ));
+                }
+                Action::Send { conn, req } => {
+                    let now = Instant::now();
+                    let r = &mut self.reqs[req];
+                    r.assigned = Some(now);
+                    r.conn = Some(conn);
+                    let c = &mut self.conns[conn];
+                    c.first_req.get_or_insert(req);
+                    let (host, path) = (r.host.clone(), r.path.clone());
+                    match c.sender.as_mut() {
+                        Some(RequestSender::H1(tx)) => {
+                            let _ = tx.send((req, host, path));
+                        }
+                        Some(RequestSender::Spdy3(tx)) => {
+                            let _ = tx.send(conn::spdy3::Job { req, host, path });
+                        }
+                        Some(RequestSender::H2(send)) => {
+                            tokio::spawn(conn::h2::request(
+                                send.clone(),
+                                req,
+                                conn,
+                                host,
+                                path,
+                                self.cfg.protocol,
+                                self.tx.clone(),
+                            ));
+                        }
+                        None => return Err(Error::Unconnected),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, ev: Event) -> Result<(), Error> {
+        match ev {
+            Event::Connected {
+                conn,
+                at,
+                tls_ms,
+                sender,
+            } => {
+                let c = &mut self.conns[conn];
+                c.ready = Some(at);
+                c.tls_ms = tls_ms;
+                c.sender = Some(sender);
+                self.sched.connected(conn, None);
+            }
+            // The server closes it after the response now ending: the pool
+            // opens another for what is still to come.
+            Event::Closed { conn } => self.sched.closed(conn),
+            Event::ConnFailed { conn, error } => {
+                return Err(Error::Connection { conn, error });
+            }
+            Event::Sent { req, at } => self.reqs[req].sent = Some(at),
+            Event::Head {
+                req,
+                at,
+                status,
+                content_type,
+            } => {
+                let r = &mut self.reqs[req];
+                r.head = Some(at);
+                r.status = status;
+                if content_type.starts_with("text/html") {
+                    r.html = Some(HtmlScanner::default());
+                }
+                r.content_type = content_type;
+            }
+            Event::Data { req, data } => {
+                let r = &mut self.reqs[req];
+                r.bytes += data.len() as u64;
+                let found = match r.html.as_mut() {
+                    Some(scanner) => scanner.feed(&data),
+                    None => {
+                        if r.content_type.starts_with("text/css")
+                            || r.content_type.contains("javascript")
+                        {
+                            r.body.extend_from_slice(&data);
+                        }
+                        Vec::new()
+                    }
+                };
+                for f in found {
+                    self.discover(f)?;
+                }
+            }
+            Event::Done { req, at, conn } => {
+                let r = &mut self.reqs[req];
+                r.done = Some(at);
+                let body = std::mem::take(&mut r.body);
+                let found = if r.content_type.starts_with("text/css") {
+                    css_urls(&body)
+                } else if r.content_type.contains("javascript") {
+                    script_injections(&body)
+                } else {
+                    Vec::new()
+                };
+                self.sched.finished(conn);
+                for f in found {
+                    self.discover(f)?;
+                }
+            }
+            Event::Failed { req, error } => {
+                let r = &self.reqs[req];
+                return Err(Error::Request {
+                    host: r.host.clone(),
+                    path: r.path.clone(),
+                    error,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn result(self, error: Option<String>) -> LoadResult {
+        let since = |t: Instant| ms(t.saturating_duration_since(self.start));
+        let last = self.reqs.iter().filter_map(|r| r.done).max();
+        let entries = self
+            .reqs
+            .iter()
+            .filter(|r| r.done.is_some())
+            .map(|r| {
+                let disc = r.discovered.unwrap_or(self.start);
+                let conn = r.conn.unwrap_or(0);
+                let c = &self.conns[conn];
+                let assigned = r.assigned.unwrap_or(disc);
+                let sent = r.sent.unwrap_or(assigned);
+                let head = r.head.unwrap_or(sent);
+                let done = r.done.unwrap_or(head);
+                let d = |a: Instant, b: Instant| ms(b.saturating_duration_since(a));
+                let mut t = Timings {
+                    dns: -1.0,
+                    ..Default::default()
+                };
+                let send_start;
+                match c.ready {
+                    Some(ready)
+                        if c.first_req == Some(self.seen[&(r.host.clone(), r.path.clone())])
+                            && ready > disc =>
+                    {
+                        let from = c.opened.max(disc);
+                        t.blocked = d(disc, from);
+                        t.connect = d(from, ready);
+                        t.ssl = if c.tls_ms < 0.0 {
+                            -1.0
+                        } else {
+                            c.tls_ms.min(t.connect)
+                        };
+                        send_start = ready.max(assigned);
+                        t.blocked += d(ready, send_start);
+                    }
+                    _ => {
+                        t.blocked = d(disc, assigned);
+                        t.connect = -1.0;
+                        t.ssl = -1.0;
+                        send_start = assigned;
+                    }
+                }
+                t.send = d(send_start, sent);
+                t.wait = d(sent, head);
+                t.receive = d(head, done);
+                Entry {
+                    host: r.host.clone(),
+                    path: r.path.clone(),
+                    started_ms: since(disc),
+                    time_ms: d(disc, done),
+                    status: r.status,
+                    content_type: r.content_type.clone(),
+                    body_bytes: r.bytes,
+                    connection: conn,
+                    timings: t,
+                }
+            })
+            .collect();
+        LoadResult {
+            protocol: self.cfg.protocol,
+            plt_ms: last.map_or(0.0, since),
+            connections: self.sched.connections(),
+            entries,
+            error,
+        }
+    }
+}
+
+fn tls_config(cfg: &LoadConfig) -> Arc<rustls::ClientConfig> {
+    client_tls(cfg.protocol, cfg.ca.clone(), cfg.tls13_only)
+}

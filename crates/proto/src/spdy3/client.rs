@@ -1,0 +1,723 @@
+//! The client side of a SPDY/3.1 session, sans-I/O (`ClientSession`): the
+//! caller queues requests (its own tag, a priority and the header block),
+//! starts what the server's MAX_CONCURRENT_STREAMS allows (highest priority
+//! first, in order within one; a refused stream is queued again or reported,
+//! as the caller chose), feeds the bytes that arrive and polls events out:
+//! each request sent, its head, its body, its end or why it failed. Receive
+//! windows (the one given to `new`, for the session and each stream; new in
+//! 3.1 for the session) are kept open with WINDOW_UPDATEs; a server that
+//! overruns them gets RST_STREAM or GOAWAY with FLOW_CONTROL_ERROR. The
+//! session has no timers (timeouts are the caller's), so it takes no `now`.
+//! One session for the browser model, the load users, `fetch_spdy3` and bench.
+
+use super::{rst, settings, Decoder, Encoder, Error, Frame, Headers, Limits, INITIAL_WINDOW};
+use crate::flow::{FlowError, RecvWindow};
+use std::collections::{HashMap, VecDeque};
+
+/// GOAWAY status PROTOCOL_ERROR (SPDY/3 §2.6.6).
+const GOAWAY_PROTOCOL_ERROR: u32 = 1;
+
+/// What the session tells its caller. `T` is the caller's tag of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event<T> {
+    /// The request went out (its SYN_STREAM is in the output).
+    Sent(T),
+    /// The response's SYN_REPLY: its status code (0 if it has none) and headers.
+    Head {
+        req: T,
+        status: u16,
+        headers: Headers,
+    },
+    /// Body bytes (never empty).
+    Data { req: T, data: Vec<u8> },
+    /// The response is complete.
+    Done(T),
+    /// The server refused the stream (over its limit) and the session was made
+    /// not to send it again.
+    Refused(T),
+    /// The request failed.
+    Failed { req: T, error: StreamError },
+    /// The server said GOAWAY (its requests above `last_good_stream_id` fail).
+    GoAway {
+        last_good_stream_id: u32,
+        status: u32,
+    },
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamError {
+    /// The server reset the stream (RST_STREAM with this status).
+    Reset(u32),
+    /// The server sent beyond the stream's window (we reset it).
+    Window(FlowError),
+    /// The server went away before processing it (GOAWAY, with its status if
+    /// the request was in flight).
+    GoneAway(Option<u32>),
+    /// The session failed (we sent GOAWAY): every request on it fails.
+    Session(SessionError),
+}
+
+/// Why a session failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionError {
+    /// A frame that does not decode.
+    Frame(Error),
+    /// DATA beyond the session's window.
+    Window(FlowError),
+}
+
+impl std::fmt::Display for StreamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StreamError::Reset(status) => {
+                write!(f, "stream reset by the server (status {status})")
+            }
+            StreamError::Window(e) => write!(f, "stream window: {e}"),
+            StreamError::GoneAway(Some(status)) => {
+                write!(f, "the server went away (GOAWAY status {status})")
+            }
+            StreamError::GoneAway(None) => f.write_str("the server went away (GOAWAY)"),
+            StreamError::Session(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::fmt::Display for SessionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SessionError::Frame(e) => write!(f, "SPDY: {e}"),
+            SessionError::Window(e) => write!(f, "SPDY session window: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StreamError {}
+impl std::error::Error for SessionError {}
+
+struct Queued<T> {
+    req: T,
+    priority: u8,
+    headers: Headers,
+}
+
+struct Stream<T> {
+    req: T,
+    priority: u8,
+    headers: Headers,
+    window: RecvWindow,
+}
+
+/// One SPDY/3.1 session, client side.
+pub struct ClientSession<T> {
+    dec: Decoder,
+    enc: Encoder,
+    out: Vec<u8>,
+    events: VecDeque<Event<T>>,
+    window: u32,
+    session_window: RecvWindow,
+    /// The server's MAX_CONCURRENT_STREAMS (lowered when it refuses a stream).
+    limit: usize,
+    /// The caller's own limit on streams open at once.
+    cap: usize,
+    retry_refused: bool,
+    queue: VecDeque<Queued<T>>,
+    open: HashMap<u32, Stream<T>>,
+    next_id: u32,
+    going_away: bool,
+    failed: Option<SessionError>,
+}
+
+impl<T: Copy> ClientSession<T> {
+    /// A session whose receive window, for itself and each stream, is `window`
+    /// (at least SPDY's 64 KiB; a larger one is announced by SETTINGS and a
+    /// session WINDOW_UPDATE, the first bytes out).
+    pub fn new(window: u32) -> ClientSession<T> {
+        let window = window.max(INITIAL_WINDOW);
+        let mut enc = Encoder::default();
+        let mut out = Vec::new();
+        if window > INITIAL_WINDOW {
+            enc.encode(
+                &Frame::Settings {
+                    clear: false,
+                    entries: vec![(0, settings::INITIAL_WINDOW_SIZE, window)],
+                },
+                &mut out,
+            );
+            enc.encode(
+                &Frame::WindowUpdate {
+                    stream_id: 0,
+                    delta: window - INITIAL_WINDOW,
+                },
+                &mut out,
+            );
+        }
+        ClientSession {
+            // A server may send a DATA frame as long as the window it has.
+            dec: Decoder::new(Limits {
+                max_frame: Limits::default().max_frame.max(window as usize),
+                ..Limits::default()
+            }),
+            enc,
+            out,
+            events: VecDeque::new(),
+            window,
+            session_window: RecvWindow::new(window),
+            limit: usize::MAX,
+            cap: usize::MAX,
+            retry_refused: true,
+            queue: VecDeque::new(),
+            open: HashMap::new(),
+            next_id: 1,
+            going_away: false,
+            failed: None,
+        }
+    }
+
+    /// At most `cap` streams open at once, whatever the server allows.
+    pub fn with_max_streams(mut self, cap: usize) -> Self {
+        self.cap = cap.max(1);
+        self
+    }
+
+    /// A refused stream is reported (`Event::Refused`) instead of sent again.
+    pub fn report_refused(mut self) -> Self {
+        self.retry_refused = false;
+        self
+    }
+
+    /// Bytes to write to the server; the caller clears it once written.
+    pub fn output(&mut self) -> &mut Vec<u8> {
+        &mut self.out
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<Event<T>> {
+        self.events.pop_front()
+    }
+
+    /// Streams open now.
+    pub fn open_streams(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Requests queued or open.
+    pub fn in_flight(&self) -> usize {
+        self.open.len() + self.queue.len()
+    }
+
+    /// Streams that may be open at once now (the server's limit, and ours).
+    pub fn max_open(&self) -> usize {
+        self.limit.min(self.cap)
+    }
+
+    /// Nothing queued and nothing open.
+    pub fn is_idle(&self) -> bool {
+        self.open.is_empty() && self.queue.is_empty()
+    }
+
+    /// The server said GOAWAY.
+    pub fn going_away(&self) -> bool {
+        self.going_away
+    }
+
+    /// Why the session failed, if it did (a GOAWAY is in the output; the
+    /// connection is to be closed once it is written).
+    pub fn failure(&self) -> Option<&SessionError> {
+        self.failed.as_ref()
+    }
+
+    /// Queues a request; `start` sends it when the limits allow. After a
+    /// GOAWAY, it fails at once.
+    pub fn request(&mut self, req: T, priority: u8, headers: Headers) {
+        if self.going_away {
+            self.fail(req, StreamError::GoneAway(None));
+        } else if let Some(e) = &self.failed {
+            let error = StreamError::Session(e.clone());
+            self.fail(req, error);
+        } else {
+            self.queue.push_back(Queued {
+                req,
+                priority,
+                headers,
+            });
+        }
+    }
+
+    /// Sends queued requests while the limits allow, highest priority first.
+    pub fn start(&mut self) {
+        while self.failed.is_none() && self.open.len() < self.max_open() {
+            let Some(i) = (0..self.queue.len()).min_by_key(|&i| self.queue[i].priority) else {
+                break;
+            };
+            let q = self.queue.remove(i).expect("the index is in range");
+            let stream_id = self.next_id;
+            self.next_id += 2;
+            let frame = Frame::SynStream {
+                stream_id,
+                associated_to: 0,
+                priority: q.priority,
+                fin: true,
+                unidirectional: false,
+                headers: q.headers,
+            };
+            self.enc.encode(&frame, &mut self.out);
+            let Frame::SynStream { headers, .. } = frame else {
+                unreachable!("built above")
+            };
+            self.open.insert(
+                stream_id,
+                Stream {
+                    req: q.req,
+                    priority: q.priority,
+                    headers,
+                    window: RecvWindow::new(self.window),
+                },
+            );
+            self.events.push_back(Event::Sent(q.req));
+        }
+    }
+
+    /// Every request queued or open, which the caller fails when the
+    /// connection ends under them; the session is left empty.
+    pub fn abandon(&mut self) -> Vec<T> {
+        let mut reqs: Vec<T> = self.open.drain().map(|(_, s)| s.req).collect();
+        reqs.extend(self.queue.drain(..).map(|q| q.req));
+        reqs
+    }
+
+    fn fail(&mut self, req: T, error: StreamError) {
+        self.events.push_back(Event::Failed { req, error });
+    }
+
+    fn session_error(&mut self, e: SessionError) {
+        self.enc.encode(
+            &Frame::GoAway {
+                last_good_stream_id: 0,
+                status: GOAWAY_PROTOCOL_ERROR,
+            },
+            &mut self.out,
+        );
+        for req in self.abandon() {
+            self.fail(req, StreamError::Session(e.clone()));
+        }
+        self.failed = Some(e);
+    }
+
+    fn finish(&mut self, stream_id: u32) {
+        if let Some(s) = self.open.remove(&stream_id) {
+            self.events.push_back(Event::Done(s.req));
+        }
+    }
+
+    /// Bytes from the server.
+    pub fn receive(&mut self, bytes: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        self.dec.feed(bytes);
+        while self.failed.is_none() {
+            match self.dec.next_frame() {
+                Ok(Some(frame)) => self.frame(frame),
+                Ok(None) => break,
+                Err(e) => self.session_error(SessionError::Frame(e)),
+            }
+        }
+    }
+
+    fn frame(&mut self, frame: Frame) {
+        match frame {
+            Frame::SynReply {
+                stream_id,
+                fin,
+                headers,
+            } => {
+                let Some(s) = self.open.get(&stream_id) else {
+                    return;
+                };
+                let status = headers
+                    .iter()
+                    .find(|(k, _)| k == ":status")
+                    .and_then(|(_, v)| v.split(' ').next().and_then(|c| c.parse().ok()))
+                    .unwrap_or(0);
+                self.events.push_back(Event::Head {
+                    req: s.req,
+                    status,
+                    headers,
+                });
+                if fin {
+                    self.finish(stream_id);
+                }
+            }
+            Frame::Data {
+                stream_id,
+                fin,
+                data,
+            } => {
+                match self.session_window.received(data.len()) {
+                    Ok(Some(delta)) => self.enc.encode(
+                        &Frame::WindowUpdate {
+                            stream_id: 0,
+                            delta,
+                        },
+                        &mut self.out,
+                    ),
+                    Ok(None) => {}
+                    Err(e) => return self.session_error(SessionError::Window(e)),
+                }
+                let Some(s) = self.open.get_mut(&stream_id) else {
+                    return;
+                };
+                match s.window.received(data.len()) {
+                    Ok(Some(delta)) if !fin => self
+                        .enc
+                        .encode(&Frame::WindowUpdate { stream_id, delta }, &mut self.out),
+                    Ok(_) => {}
+                    Err(e) => {
+                        self.enc.encode(
+                            &Frame::RstStream {
+                                stream_id,
+                                status: rst::FLOW_CONTROL_ERROR,
+                            },
+                            &mut self.out,
+                        );
+                        let s = self.open.remove(&stream_id).expect("it is open");
+                        return self.fail(s.req, StreamError::Window(e));
+                    }
+                }
+                if !data.is_empty() {
+                    let req = s.req;
+                    self.events.push_back(Event::Data { req, data });
+                }
+                if fin {
+                    self.finish(stream_id);
+                }
+            }
+            // Trailing headers that end the stream.
+            Frame::Headers {
+                stream_id,
+                fin: true,
+                ..
+            } => self.finish(stream_id),
+            Frame::RstStream { stream_id, status } => {
+                let Some(s) = self.open.remove(&stream_id) else {
+                    return;
+                };
+                if status == rst::REFUSED_STREAM {
+                    // Over the server's limit: keep below it from now on.
+                    self.limit = self.limit.min(self.open.len().max(1));
+                    if self.retry_refused {
+                        // Asked again when a stream ends.
+                        self.queue.push_front(Queued {
+                            req: s.req,
+                            priority: s.priority,
+                            headers: s.headers,
+                        });
+                    } else {
+                        self.events.push_back(Event::Refused(s.req));
+                    }
+                } else {
+                    self.fail(s.req, StreamError::Reset(status));
+                }
+            }
+            Frame::Settings { entries, .. } => {
+                for (_, id, value) in entries {
+                    if id == settings::MAX_CONCURRENT_STREAMS {
+                        self.limit = value.max(1) as usize;
+                    }
+                }
+            }
+            // The server's pings (even ids) go back; ours we never sent.
+            Frame::Ping { id } if id % 2 == 0 => {
+                self.enc.encode(&Frame::Ping { id }, &mut self.out)
+            }
+            Frame::GoAway {
+                last_good_stream_id,
+                status,
+            } => {
+                self.going_away = true;
+                self.events.push_back(Event::GoAway {
+                    last_good_stream_id,
+                    status,
+                });
+                // Streams above the last good one were not processed.
+                let mut lost: Vec<u32> = self
+                    .open
+                    .keys()
+                    .copied()
+                    .filter(|&id| id > last_good_stream_id)
+                    .collect();
+                lost.sort_unstable();
+                for id in lost {
+                    let s = self.open.remove(&id).expect("it is open");
+                    self.fail(s.req, StreamError::GoneAway(Some(status)));
+                }
+                let queued: Vec<T> = self.queue.drain(..).map(|q| q.req).collect();
+                for req in queued {
+                    self.fail(req, StreamError::GoneAway(Some(status)));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The session against a server made of our codec, scripted by the test.
+    use super::*;
+
+    struct Server {
+        enc: Encoder,
+        dec: Decoder,
+        /// Sum of the client's WINDOW_UPDATEs: (session, per stream).
+        updates: (u64, HashMap<u32, u64>),
+    }
+
+    impl Server {
+        fn new() -> Server {
+            Server {
+                enc: Encoder::default(),
+                dec: Decoder::default(),
+                updates: Default::default(),
+            }
+        }
+
+        fn send(&mut self, c: &mut ClientSession<usize>, frames: &[Frame]) {
+            let mut bytes = Vec::new();
+            for f in frames {
+                self.enc.encode(f, &mut bytes);
+            }
+            c.receive(&bytes);
+        }
+
+        /// The client's frames since last time, other than WINDOW_UPDATEs (tallied).
+        fn frames(&mut self, c: &mut ClientSession<usize>) -> Vec<Frame> {
+            let out = c.output();
+            self.dec.feed(out);
+            out.clear();
+            let mut frames = Vec::new();
+            while let Some(f) = self
+                .dec
+                .next_frame()
+                .expect("the client writes valid frames")
+            {
+                match f {
+                    Frame::WindowUpdate {
+                        stream_id: 0,
+                        delta,
+                    } => self.updates.0 += delta as u64,
+                    Frame::WindowUpdate { stream_id, delta } => {
+                        *self.updates.1.entry(stream_id).or_default() += delta as u64
+                    }
+                    f => frames.push(f),
+                }
+            }
+            frames
+        }
+    }
+
+    fn get(path: &str) -> Headers {
+        vec![(":path".into(), path.into())]
+    }
+
+    /// (stream id, priority, path) of each SYN_STREAM.
+    fn syns(frames: &[Frame]) -> Vec<(u32, u8, String)> {
+        frames
+            .iter()
+            .filter_map(|f| match f {
+                Frame::SynStream {
+                    stream_id,
+                    priority,
+                    headers,
+                    ..
+                } => Some((*stream_id, *priority, headers[0].1.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn reply(stream_id: u32, fin: bool) -> Frame {
+        Frame::SynReply {
+            stream_id,
+            fin,
+            headers: vec![(":status".into(), "200 OK".into())],
+        }
+    }
+
+    fn data(stream_id: u32, fin: bool, n: usize) -> Frame {
+        Frame::Data {
+            stream_id,
+            fin,
+            data: vec![7; n],
+        }
+    }
+
+    fn events(c: &mut ClientSession<usize>) -> Vec<Event<usize>> {
+        std::iter::from_fn(|| c.poll_event()).collect()
+    }
+
+    #[test]
+    fn the_stream_limit_priorities_refusals_and_windows_are_kept() {
+        let mut c = ClientSession::<usize>::new(INITIAL_WINDOW);
+        let mut s = Server::new();
+        assert!(c.output().is_empty(), "64 KiB needs no SETTINGS");
+        s.send(
+            &mut c,
+            &[Frame::Settings {
+                clear: false,
+                entries: vec![(0, settings::MAX_CONCURRENT_STREAMS, 1)],
+            }],
+        );
+        for (req, (path, prio)) in [("/a.png", 3), ("/b.js", 1), ("/", 0), ("/c.css", 1)]
+            .into_iter()
+            .enumerate()
+        {
+            c.request(req, prio, get(path));
+        }
+        c.start();
+        // The highest priority goes first; the rest wait for it.
+        assert_eq!(syns(&s.frames(&mut c)), [(1, 0, "/".into())]);
+        // 90 000 bytes through a 64 KiB window: given back at half, for the
+        // stream and for the session.
+        s.send(&mut c, &[reply(1, false)]);
+        for _ in 0..4 {
+            s.send(&mut c, &[data(1, false, 16_384)]);
+        }
+        assert!(s.frames(&mut c).is_empty());
+        assert!(s.updates.0 >= 32_768 && s.updates.1[&1] >= 32_768);
+        s.send(&mut c, &[data(1, true, 90_000 - 65_536)]);
+        c.start();
+        assert_eq!(syns(&s.frames(&mut c)), [(3, 1, "/b.js".into())]);
+        // Refused: asked again.
+        s.send(
+            &mut c,
+            &[Frame::RstStream {
+                stream_id: 3,
+                status: rst::REFUSED_STREAM,
+            }],
+        );
+        c.start();
+        assert_eq!(syns(&s.frames(&mut c)), [(5, 1, "/b.js".into())]);
+        s.send(&mut c, &[reply(5, true)]);
+        c.start();
+        assert_eq!(syns(&s.frames(&mut c)), [(7, 1, "/c.css".into())]);
+        s.send(&mut c, &[reply(7, false), data(7, true, 5)]);
+        c.start();
+        assert_eq!(syns(&s.frames(&mut c)), [(9, 3, "/a.png".into())]);
+        s.send(&mut c, &[reply(9, false), data(9, true, 1)]);
+        assert!(c.is_idle());
+        let mut bytes = [0usize; 4];
+        let mut done = [0; 4];
+        for e in events(&mut c) {
+            match e {
+                Event::Data { req, data } => bytes[req] += data.len(),
+                Event::Done(req) => done[req] += 1,
+                Event::Failed { req, error } => panic!("{req}: {error}"),
+                _ => {}
+            }
+        }
+        assert_eq!(done, [1; 4]);
+        assert_eq!(bytes, [1, 0, 90_000, 5]);
+    }
+
+    #[test]
+    fn a_large_window_is_announced_and_refusals_can_be_reported() {
+        let mut c = ClientSession::<usize>::new(10 << 20)
+            .with_max_streams(2)
+            .report_refused();
+        let mut s = Server::new();
+        assert_eq!(
+            s.frames(&mut c),
+            [Frame::Settings {
+                clear: false,
+                entries: vec![(0, settings::INITIAL_WINDOW_SIZE, 10 << 20)]
+            }]
+        );
+        assert_eq!(s.updates.0, (10 << 20) - 65_536);
+        for req in 0..3 {
+            c.request(req, 0, get("/"));
+        }
+        c.start();
+        assert_eq!(c.open_streams(), 2, "our own cap");
+        s.send(
+            &mut c,
+            &[Frame::RstStream {
+                stream_id: 3,
+                status: rst::REFUSED_STREAM,
+            }],
+        );
+        assert_eq!(c.max_open(), 1);
+        let ev = events(&mut c);
+        assert!(ev.contains(&Event::Refused(1)), "{ev:?}");
+    }
+
+    #[test]
+    fn overruns_and_goaways_fail_what_they_must() {
+        let mut c = ClientSession::<usize>::new(INITIAL_WINDOW);
+        let mut s = Server::new();
+        c.request(0, 0, get("/"));
+        c.request(1, 0, get("/x"));
+        c.start();
+        s.frames(&mut c);
+        // The stream window overrun: that stream is reset, the session lives
+        // (its window was given back by the other stream's DATA).
+        s.send(&mut c, &[reply(1, false), data(1, false, 30_000)]);
+        s.send(&mut c, &[reply(3, false), data(3, false, 3_000)]);
+        s.send(&mut c, &[data(1, false, 35_537)]);
+        assert!(c.failure().is_none());
+        assert_eq!(
+            s.frames(&mut c),
+            [Frame::RstStream {
+                stream_id: 1,
+                status: rst::FLOW_CONTROL_ERROR
+            }]
+        );
+        // GOAWAY above stream 1: stream 3 and later requests fail.
+        s.send(
+            &mut c,
+            &[Frame::GoAway {
+                last_good_stream_id: 1,
+                status: 0,
+            }],
+        );
+        c.request(2, 0, get("/y"));
+        let failed: Vec<(usize, String)> = events(&mut c)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Failed { req, error } => Some((req, error.to_string())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(failed.len(), 3, "{failed:?}");
+        assert!(failed[0].1.starts_with("stream window:"), "{failed:?}");
+        assert_eq!(
+            failed[1],
+            (1, "the server went away (GOAWAY status 0)".into())
+        );
+        assert_eq!(failed[2], (2, "the server went away (GOAWAY)".into()));
+        // The session window overrun ends the session.
+        let mut c = ClientSession::<usize>::new(INITIAL_WINDOW);
+        let mut s = Server::new();
+        c.request(0, 0, get("/"));
+        c.start();
+        s.frames(&mut c);
+        s.send(&mut c, &[reply(1, false), data(3, false, 70_000)]);
+        assert!(matches!(c.failure(), Some(SessionError::Window(_))));
+        assert!(matches!(
+            s.frames(&mut c).last(),
+            Some(Frame::GoAway { .. })
+        ));
+        assert!(events(&mut c).iter().any(|e| matches!(
+            e,
+            Event::Failed {
+                req: 0,
+                error: StreamError::Session(_)
+            }
+        )));
+        // Garbage: GOAWAY, never a panic.
+        let mut c = ClientSession::<usize>::new(INITIAL_WINDOW);
+        c.receive(&[0x80, 9, 0, 1, 0, 0, 0, 0]);
+        assert!(matches!(c.failure(), Some(SessionError::Frame(_))));
+    }
+}
