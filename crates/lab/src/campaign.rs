@@ -5,7 +5,7 @@
 //! a HAR per probe and `calibration.json`. `merge` joins the directories of
 //! slices run apart (`--shard i/n`).
 
-use crate::compare::{run_plan, CompareSpec, ProbeResult};
+use crate::probe::{run_plan, ProbeResult, ProbeSpec};
 use crate::experiment::{self, point_key, trial_key, Experiment, Point};
 use crate::trial::settings;
 use proto::Protocol;
@@ -384,24 +384,25 @@ enum Done {
 }
 
 /// The experiment's server (its name was checked when the file was read).
-fn client_kind(exp: &Experiment) -> crate::compare::ClientKind {
+fn client_kind(exp: &Experiment) -> crate::trial::ClientKind {
     match exp.client.as_str() {
-        "chromium" => crate::compare::ClientKind::Chromium,
-        _ => crate::compare::ClientKind::Model,
+        "chromium" => crate::trial::ClientKind::Chromium,
+        _ => crate::trial::ClientKind::Model,
     }
 }
 
-fn server_kind(exp: &Experiment) -> crate::compare::ServerKind {
-    crate::compare::ServerKind::parse(&exp.server).unwrap_or(crate::compare::ServerKind::Builtin)
+fn server_kind(exp: &Experiment) -> crate::trial::ServerKind {
+    crate::trial::ServerKind::parse(&exp.server).unwrap_or(crate::trial::ServerKind::Builtin)
 }
 
 /// Runs the campaign in `cd`: every Trial of this slice not finished before.
-/// `load_site` turns a site axis value into a Site. Returns the number of
-/// probes that failed in this run.
+/// Site files named in the experiment are found from `site_base` (the
+/// experiment file's directory). Returns the number of probes that failed in
+/// this run.
 pub fn sweep(
     cd: &CampaignDir,
     opts: &SweepOptions,
-    load_site: &(dyn Fn(&str, u64) -> Result<Site, String> + Sync),
+    site_base: &Path,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<usize, SweepError> {
     let exp = &cd.experiment;
@@ -414,32 +415,33 @@ pub fn sweep(
             .map_err(|e| SweepError::Usage(format!("{}: {e}", point_key(p))))?;
         let name = &p["site"];
         if !sites.contains_key(name) {
-            let site = load_site(name, exp.site_seed).map_err(SweepError::Usage)?;
+            let site = crate::sites::resolve_in(name, exp.site_seed, site_base)
+                .map_err(|e| SweepError::Usage(e.named("sites")))?;
             sites.insert(name.clone(), Arc::new(site));
         }
-        let knobs = peers::Knobs {
+        let knobs = crate::trial::Knobs {
             max_streams: s.max_streams,
             tls13_only: s.tls13_only,
             server_delay: !s.server_delay.is_zero(),
             resources: sites[name].resources.len(),
+            conns_per_host: s.conns_per_host,
         };
-        for proto in &exp.protocols {
-            if let Some(why) = crate::compare::server_refuses(server_kind(exp), *proto, &knobs) {
-                return Err(SweepError::Usage(format!(
-                    "{}: server = \"{}\": {why}",
-                    point_key(p),
-                    exp.server
-                )));
-            }
-            if let Some(why) =
-                crate::compare::client_refuses(client_kind(exp), *proto, s.conns_per_host)
-            {
-                return Err(SweepError::Usage(format!(
-                    "{}: client = \"{}\": {why}",
-                    point_key(p),
-                    exp.client
-                )));
-            }
+        let refused = crate::trial::refusal(
+            server_kind(exp),
+            Some(client_kind(exp)),
+            &exp.protocols,
+            &knobs,
+        );
+        if let Some(r) = refused {
+            let (key, value) = match r {
+                crate::trial::Refusal::Server { .. } => ("server", &exp.server),
+                crate::trial::Refusal::Client { .. } => ("client", &exp.client),
+            };
+            return Err(SweepError::Usage(format!(
+                "{}: {key} = \"{value}\": {}",
+                point_key(p),
+                r.why()
+            )));
         }
     }
 
@@ -625,7 +627,7 @@ fn run_work(
                 Err(e) => return fail_all(&pending, e),
             };
             let site = sites[&s.site].as_ref().clone();
-            let spec = CompareSpec {
+            let spec = ProbeSpec {
                 site,
                 protocols: exp.protocols.clone(),
                 testbed: s.testbed,

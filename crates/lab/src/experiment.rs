@@ -342,7 +342,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, String> {
             &format!("'{}' is not one of {}", s.get_ref(), allowed.join(", ")),
         )),
     };
-    let server = choice(&doc.server, "server", &crate::compare::ServerKind::NAMES)?;
+    let server = choice(&doc.server, "server", &results::ServerKind::NAMES)?;
     let client = choice(&doc.client, "client", &["model", "chromium"])?;
     let timeout = match &doc.timeout {
         None => Duration::from_secs(120),

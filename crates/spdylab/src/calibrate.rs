@@ -38,7 +38,7 @@ pub struct CalibrateArgs {
 }
 
 pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
-    let spec = args.link.testbed_spec(1).map_err(Failure::Usage)?;
+    let spec = args.link.testbed_spec(1)?;
     if args.bulk_time < Duration::from_millis(100) {
         return Err(Failure::Usage("--bulk-time must be at least 100ms".into()));
     }

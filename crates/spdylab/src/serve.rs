@@ -48,7 +48,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
     /// Seed of the site's content
-    #[arg(long, default_value_t = site::DEFAULT_SEED)]
+    #[arg(long, default_value_t = lab::sites::DEFAULT_SEED)]
     pub seed: u64,
 }
 
