@@ -64,7 +64,10 @@ pub enum Target {
     },
     /// A site served by the built-in server: on loopback, or with a link
     /// (any LINK flag given) inside a testbed.
-    Site { site: Site, link: Option<TestbedSpec> },
+    Site {
+        site: Site,
+        link: Option<TestbedSpec>,
+    },
 }
 
 /// One bench, as asked.
@@ -373,7 +376,10 @@ enum Place {
 }
 
 /// Runs one bench; `on_start` hears what is about to run.
-pub fn run(req: &BenchRequest, on_start: &mut dyn FnMut(&Plan)) -> Result<BenchOutcome, BenchError> {
+pub fn run(
+    req: &BenchRequest,
+    on_start: &mut dyn FnMut(&Plan),
+) -> Result<BenchOutcome, BenchError> {
     let protocol = req.protocol;
     let wire = wire_of(protocol);
     let depth = match (req.depth, protocol.pipelined()) {
@@ -440,7 +446,11 @@ pub fn run(req: &BenchRequest, on_start: &mut dyn FnMut(&Plan)) -> Result<BenchO
                     thread_name: SERVER_THREADS,
                 },
             )?;
-            let port = if protocol.tls() { HTTPS_PORT } else { HTTP_PORT };
+            let port = if protocol.tls() {
+                HTTPS_PORT
+            } else {
+                HTTP_PORT
+            };
             let t = Target_ {
                 addr: SocketAddr::new(placement.addresses[0], port),
                 host: site.root().host.clone(),

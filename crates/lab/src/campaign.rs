@@ -5,8 +5,8 @@
 //! a HAR per probe and `calibration.json`. `merge` joins the directories of
 //! slices run apart (`--shard i/n`).
 
-use crate::probe::{run_plan, ProbeResult, ProbeSpec};
 use crate::experiment::{self, point_key, trial_key, Experiment, Point};
+use crate::probe::{run_plan, ProbeResult, ProbeSpec};
 use crate::trial::settings;
 use proto::Protocol;
 use serde::{Deserialize, Serialize};

@@ -2,14 +2,14 @@
 //! ratio (model / Chromium) and absolute percentage error, and their mean (MAPE).
 
 use crate::probe::{ProbeResult, ProbeSpec};
+use crate::stats::{median, summarize, Summary};
 use crate::trial::{ClientKind, Refusal, ServerKind};
 use netns::TestbedSpec;
+use proto::Protocol;
+use serde::Serialize;
 use site::Site;
 use std::io;
 use std::time::Duration;
-use crate::stats::{median, summarize, Summary};
-use proto::Protocol;
-use serde::Serialize;
 
 /// One Trial (site × link × protocol) loaded by both clients.
 #[derive(Debug, Clone, Serialize)]
@@ -211,11 +211,11 @@ pub fn run(
             }
             let mut by_client = Vec::new();
             for client in [ClientKind::Model, ClientKind::Chromium] {
-                let probes = crate::compare::run(
-                    &spec.probe_spec(site, testbed, client),
-                    &mut |p, _, _| on_probe(p, site, label, client),
-                )
-                .map_err(CrosscheckError::Setup)?;
+                let probes =
+                    crate::compare::run(&spec.probe_spec(site, testbed, client), &mut |p, _, _| {
+                        on_probe(p, site, label, client)
+                    })
+                    .map_err(CrosscheckError::Setup)?;
                 by_client.push(probes);
             }
             for p in &spec.protocols {

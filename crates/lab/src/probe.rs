@@ -52,7 +52,12 @@ impl ProbeSpec {
 
     /// Why the server or the client cannot run this spec exactly as asked.
     pub fn refusal(&self) -> Option<Refusal> {
-        refusal(self.server, Some(self.client), &self.protocols, &self.knobs())
+        refusal(
+            self.server,
+            Some(self.client),
+            &self.protocols,
+            &self.knobs(),
+        )
     }
 }
 
@@ -350,4 +355,3 @@ pub fn time_on_wire(log: &PacketLog, window: (Time, Time)) -> (f64, u64) {
     };
     (tow, syns)
 }
-

@@ -44,15 +44,14 @@ fn memory_kb(p: &Process) -> (u64, u64) {
 
 /// The usage of `root` and all its descendants; None if `root` is not there.
 pub fn tree(root: u32) -> Option<TreeUsage> {
-    let procs: Vec<(u32, u32, procfs::process::Process, procfs::process::Stat)> =
-        all_processes()
-            .ok()?
-            .flatten()
-            .filter_map(|p| {
-                let stat = p.stat().ok()?;
-                Some((stat.pid as u32, stat.ppid as u32, p, stat))
-            })
-            .collect();
+    let procs: Vec<(u32, u32, procfs::process::Process, procfs::process::Stat)> = all_processes()
+        .ok()?
+        .flatten()
+        .filter_map(|p| {
+            let stat = p.stat().ok()?;
+            Some((stat.pid as u32, stat.ppid as u32, p, stat))
+        })
+        .collect();
     procs.iter().find(|p| p.0 == root)?;
     let mut pids = vec![root];
     let mut i = 0;

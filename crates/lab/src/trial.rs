@@ -218,22 +218,24 @@ impl LinkChoice {
         match (self.rtt, self.delay_down, self.delay_up) {
             (None, down, up) => Ok((down.unwrap_or_default(), up.unwrap_or_default())),
             (Some(rtt), None, None) => Ok((rtt / 2, rtt - rtt / 2)),
-            (Some(rtt), Some(down), None) => rtt
-                .checked_sub(down)
-                .map(|up| (down, up))
-                .ok_or_else(|| {
+            (Some(rtt), Some(down), None) => {
+                rtt.checked_sub(down).map(|up| (down, up)).ok_or_else(|| {
                     LinkError(format!(
                         "{} is longer than {}",
                         name("delay_down"),
                         name("rtt")
                     ))
-                }),
-            (Some(rtt), None, Some(up)) => rtt
-                .checked_sub(up)
-                .map(|down| (down, up))
-                .ok_or_else(|| {
-                    LinkError(format!("{} is longer than {}", name("delay_up"), name("rtt")))
-                }),
+                })
+            }
+            (Some(rtt), None, Some(up)) => {
+                rtt.checked_sub(up).map(|down| (down, up)).ok_or_else(|| {
+                    LinkError(format!(
+                        "{} is longer than {}",
+                        name("delay_up"),
+                        name("rtt")
+                    ))
+                })
+            }
             (Some(rtt), Some(down), Some(up)) if down + up == rtt => Ok((down, up)),
             (Some(_), Some(_), Some(_)) => Err(LinkError(format!(
                 "{} disagrees with {} + {}; give the delays or the RTT",

@@ -117,7 +117,8 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
     if args.json {
         println!(
             "{}",
-            json!({"schema": 1, "reps": args.reps, "rows": rows, "mape_pct": m})
+            json!({"schema": 1, "reps": args.reps, "rows": rows, "mape_pct": m,
+                   "testbeds": spec.links.iter().map(|l| &l.1).collect::<Vec<_>>()})
         );
     } else {
         println!(

@@ -4,8 +4,8 @@
 //! contradict each other are refused by lab, naming both. No flag has a clap
 //! default, so that "given" means given; the defaults are lab's.
 
-use clap::{Args, ValueEnum};
 use crate::Failure;
+use clap::{Args, ValueEnum};
 use lab::trial::{LinkChoice, TestbedSpec};
 use link::units::parse_duration;
 use link::{Bitrate, DirectionSpec, LossModel, QueueLimit, Service, Trace};
@@ -96,9 +96,9 @@ impl LinkArgs {
             loss: self.loss,
             queue: self.queue,
             iw: self.iw,
-            cc: self.cc.and_then(|cc| {
-                lab::trial::congestion_control(cc.to_possible_value()?.get_name())
-            }),
+            cc: self
+                .cc
+                .and_then(|cc| lab::trial::congestion_control(cc.to_possible_value()?.get_name())),
             seed: self.seed,
         })
     }

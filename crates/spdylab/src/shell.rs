@@ -42,9 +42,7 @@ pub struct ShellArgs {
 const SERVER_START: Duration = Duration::from_secs(10);
 
 pub fn run(args: ShellArgs) -> Result<i32, Failure> {
-    let spec = args
-        .link
-        .testbed_spec(args.shards as usize)?;
+    let spec = args.link.testbed_spec(args.shards as usize)?;
     let mut observers: Vec<Box<dyn link::Observer>> = Vec::new();
     if let Some(path) = &args.pcap {
         observers.push(Box::new(

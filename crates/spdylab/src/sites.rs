@@ -2,8 +2,8 @@
 
 use crate::Failure;
 use clap::Args;
-use serde_json::json;
 use lab::sites::Site;
+use serde_json::json;
 
 /// List the built-in sites, or show the tree of one (built-in or a TOML file)
 #[derive(Debug, Args)]

@@ -132,14 +132,7 @@ pub fn run(args: SweepArgs) -> Result<i32, Failure> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    run_campaign(
-        exp,
-        &text,
-        &args.out,
-        &args.run.options(),
-        &base,
-        args.json,
-    )
+    run_campaign(exp, &text, &args.out, &args.run.options(), &base, args.json)
 }
 
 /// Runs a campaign with progress and a closing line; shared by `sweep` and `paper`.
