@@ -53,6 +53,7 @@ fn usage(m: String) -> BenchError {
 }
 
 /// What to load.
+#[allow(clippy::large_enum_variant)] // one per bench: its size does not matter
 pub enum Target {
     /// http(s)://HOST:PORT/PATH of a server that runs already.
     Url {
@@ -65,7 +66,7 @@ pub enum Target {
     /// A site served by the built-in server: on loopback, or with a link
     /// (any LINK flag given) inside a testbed.
     Site {
-        site: Site,
+        site: Box<Site>,
         link: Option<TestbedSpec>,
     },
 }
@@ -418,7 +419,7 @@ pub fn run(
             (t, roots, None, Place::Here)
         }
         Target::Site { site, link: None } => {
-            let l = serve_loopback(site.clone(), protocol.tls(), None)?;
+            let l = serve_loopback((**site).clone(), protocol.tls(), None)?;
             (l.target, Some(vec![l.ca]), Some(l.stop), Place::Here)
         }
         Target::Site {

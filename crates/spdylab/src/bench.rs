@@ -111,8 +111,11 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
         (Some(url), _) => {
             if let Some(given) = choice.given().next() {
                 return Err(usage(format!(
-                    "{}: LINK flags (--rtt, --rate, --loss, ...) need --site: a URL is loaded over loopback",
-                    crate::link_args::flag(given)
+                    "{}: LINK flags (--rtt, --link-rate, --loss, ...) need --site: a URL is loaded over loopback",
+                    match given {
+                        "rate" => "--link-rate".to_string(),
+                        other => crate::link_args::flag(other),
+                    }
                 )));
             }
             Target::Url {
@@ -122,7 +125,7 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
             }
         }
         (None, Some(name)) => Target::Site {
-            site: crate::sites::load(name, lab::sites::DEFAULT_SEED)?,
+            site: Box::new(crate::sites::load(name, lab::sites::DEFAULT_SEED)?),
             link: if choice.shaped() {
                 Some(crate::link_args::testbed_spec(&choice, 1)?)
             } else {
