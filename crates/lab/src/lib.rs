@@ -2,6 +2,7 @@
 //! built-in server, their statistics, and HAR output.
 
 pub mod bench;
+pub mod calibrate;
 pub mod campaign;
 pub mod compare;
 pub mod crosscheck;
@@ -11,6 +12,8 @@ pub mod loadtest;
 pub mod presets;
 pub mod probe;
 pub mod procstat;
+pub mod serve;
+pub mod shell;
 pub mod sites;
 pub mod stats;
 pub mod testbed_server;
