@@ -9,6 +9,7 @@ pub mod crosscheck;
 pub mod experiment;
 pub mod har;
 pub mod loadtest;
+pub mod peers;
 pub mod presets;
 pub mod probe;
 pub mod procstat;
@@ -22,3 +23,13 @@ pub mod trial;
 /// The old name of `loadtest`, for `report` until it reads the records
 /// through the `results` crate.
 pub use loadtest as load;
+
+/// What the process must do before any thread exists: without root, enter a
+/// user namespace in which it is root (so that it may make network
+/// namespaces); then give servers' and browsers' scratch files a private
+/// tmpfs that dies with the process (even after `kill -9`), where it can.
+pub fn process_setup() -> std::io::Result<()> {
+    netns::userns::enter_if_unprivileged()?;
+    ::peers::private_scratch_root();
+    Ok(())
+}
