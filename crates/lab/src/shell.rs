@@ -30,8 +30,8 @@ pub struct ShellRequest {
 /// Why a shell did not start or end cleanly.
 #[derive(Debug)]
 pub enum ShellError {
-    /// The pcap file cannot be created (bad input).
-    Pcap { path: PathBuf, error: io::Error },
+    /// The pcap file cannot be created (bad input; the error names `--pcap` and the file).
+    Pcap(io::Error),
     /// Starting or stopping the testbed.
     Testbed(io::Error),
     /// The server command cannot be started.
@@ -45,14 +45,14 @@ pub enum ShellError {
 impl ShellError {
     /// Whether the input was at fault (else the machine).
     pub fn is_usage(&self) -> bool {
-        matches!(self, ShellError::Pcap { .. })
+        matches!(self, ShellError::Pcap(_))
     }
 }
 
 impl fmt::Display for ShellError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ShellError::Pcap { path, error } => write!(f, "--pcap {}: {error}", path.display()),
+            ShellError::Pcap(e) => write!(f, "{e}"),
             ShellError::Testbed(e) => write!(f, "{e}"),
             ShellError::ServerCmd(e) => write!(f, "--server-cmd: {e}"),
             ShellError::ServerEnded { cmd, status } => {
@@ -93,10 +93,7 @@ impl Shell {
     pub fn start(request: ShellRequest) -> Result<Shell, ShellError> {
         let mut observers: Vec<Box<dyn link::Observer>> = Vec::new();
         if let Some(path) = &request.pcap {
-            let pcap = netns::pcap::PcapWriter::create(path).map_err(|error| ShellError::Pcap {
-                path: path.clone(),
-                error,
-            })?;
+            let pcap = netns::pcap::PcapWriter::create(path).map_err(ShellError::Pcap)?;
             observers.push(Box::new(pcap));
         }
         let testbed =
