@@ -6,7 +6,7 @@
 //! slices run apart (`--shard i/n`). What is stored, and the file names, are
 //! the `results` crate's: this module runs probes and writes through it.
 
-use crate::compare::{run_plan, CompareSpec, ProbeResult};
+use crate::probe::{run_plan, ProbeResult, ProbeSpec};
 use crate::trial::settings;
 use proto::Protocol;
 use results::experiment::{self, point_key, trial_key, Experiment, Point};
@@ -268,12 +268,13 @@ enum Done {
 }
 
 /// Runs the campaign in `cd`: every Trial of this slice not finished before.
-/// `load_site` turns a site axis value into a Site. Returns the number of
-/// probes that failed in this run.
+/// Site files named in the experiment are found from `site_base` (the
+/// experiment file's directory). Returns the number of probes that failed in
+/// this run.
 pub fn sweep(
     cd: &CampaignDir,
     opts: &SweepOptions,
-    load_site: &(dyn Fn(&str, u64) -> Result<Site, String> + Sync),
+    site_base: &Path,
     on_event: &mut dyn FnMut(Event<'_>),
 ) -> Result<usize, SweepError> {
     let exp = &cd.experiment;
@@ -286,31 +287,28 @@ pub fn sweep(
             .map_err(|e| SweepError::Usage(format!("{}: {e}", point_key(p))))?;
         let name = &p["site"];
         if !sites.contains_key(name) {
-            let site = load_site(name, exp.site_seed).map_err(SweepError::Usage)?;
+            let site = crate::sites::resolve_in(name, exp.site_seed, site_base)
+                .map_err(|e| SweepError::Usage(e.named("sites")))?;
             sites.insert(name.clone(), Arc::new(site));
         }
-        let knobs = peers::Knobs {
+        let knobs = crate::trial::Knobs {
             max_streams: s.max_streams,
             tls13_only: s.tls13_only,
             server_delay: !s.server_delay.is_zero(),
             resources: sites[name].resources.len(),
+            conns_per_host: s.conns_per_host,
         };
-        for proto in &exp.protocols {
-            if let Some(why) = crate::compare::server_refuses(exp.server, *proto, &knobs) {
-                return Err(SweepError::Usage(format!(
-                    "{}: server = \"{}\": {why}",
-                    point_key(p),
-                    exp.server
-                )));
-            }
-            if let Some(why) = crate::compare::client_refuses(exp.client, *proto, s.conns_per_host)
-            {
-                return Err(SweepError::Usage(format!(
-                    "{}: client = \"{}\": {why}",
-                    point_key(p),
-                    exp.client
-                )));
-            }
+        let refused = crate::trial::refusal(exp.server, Some(exp.client), &exp.protocols, &knobs);
+        if let Some(r) = refused {
+            let (key, value) = match r {
+                crate::trial::Refusal::Server { .. } => ("server", exp.server.name()),
+                crate::trial::Refusal::Client { .. } => ("client", exp.client.name()),
+            };
+            return Err(SweepError::Usage(format!(
+                "{}: {key} = \"{value}\": {}",
+                point_key(p),
+                r.why()
+            )));
         }
     }
 
@@ -488,7 +486,7 @@ fn run_work(
                 Err(e) => return fail_all(&pending, e),
             };
             let site = sites[&s.site].as_ref().clone();
-            let spec = CompareSpec {
+            let spec = ProbeSpec {
                 site,
                 protocols: exp.protocols.clone(),
                 testbed: s.testbed,

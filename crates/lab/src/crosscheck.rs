@@ -1,10 +1,15 @@
 //! The model against Chromium: the same Trials loaded by both, per-Trial PLT
 //! ratio (model / Chromium) and absolute percentage error, and their mean (MAPE).
 
-use crate::compare::ProbeResult;
+use crate::probe::{ProbeResult, ProbeSpec};
+use crate::trial::{ClientKind, Refusal, ServerKind};
+use netns::TestbedSpec;
 use proto::Protocol;
 use results::stats::{median, summarize, Summary};
 use serde::Serialize;
+use site::Site;
+use std::io;
+use std::time::Duration;
 
 /// One Trial (site × link × protocol) loaded by both clients.
 #[derive(Debug, Clone, Serialize)]
@@ -120,4 +125,103 @@ mod tests {
         assert!(r2.ape_pct.is_nan());
         assert!((mape(&[r, r2]) - 20.0).abs() < 1e-9);
     }
+}
+
+/// A crosscheck: every site on every link, each loaded by the model and by
+/// Chromium from the same server.
+pub struct CrosscheckSpec {
+    pub sites: Vec<Site>,
+    pub protocols: Vec<Protocol>,
+    /// The links, with a label each for the rows.
+    pub links: Vec<(String, TestbedSpec)>,
+    pub reps: usize,
+    pub warmup: usize,
+    pub tls13_only: Option<bool>,
+    pub server: ServerKind,
+    pub timeout: Duration,
+}
+
+/// Why a crosscheck did not run.
+#[derive(Debug)]
+pub enum CrosscheckError {
+    /// No Chromium to compare with.
+    NoBrowser(io::Error),
+    /// A client or the server cannot run a Trial as asked.
+    Refused(Refusal),
+    Setup(io::Error),
+}
+
+impl std::fmt::Display for CrosscheckError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CrosscheckError::NoBrowser(e) | CrosscheckError::Setup(e) => write!(f, "{e}"),
+            CrosscheckError::Refused(r) => write!(f, "{r}"),
+        }
+    }
+}
+
+impl std::error::Error for CrosscheckError {}
+
+impl CrosscheckSpec {
+    /// Probes of one (site, link) per client.
+    pub fn probes_per_run(&self) -> usize {
+        self.protocols.len() * (self.reps + self.warmup)
+    }
+
+    /// All probes, both clients.
+    pub fn total_probes(&self) -> usize {
+        self.sites.len() * self.links.len() * 2 * self.probes_per_run()
+    }
+
+    fn probe_spec(&self, site: &Site, testbed: &TestbedSpec, client: ClientKind) -> ProbeSpec {
+        ProbeSpec {
+            site: site.clone(),
+            protocols: self.protocols.clone(),
+            testbed: testbed.clone(),
+            reps: self.reps,
+            warmup: self.warmup,
+            conns_per_host: 6,
+            depth: 1,
+            max_streams: 100,
+            tls13_only: self.tls13_only,
+            server_delay: Duration::ZERO,
+            timeout: self.timeout,
+            server: self.server,
+            client,
+            keep_server_log: None,
+        }
+    }
+}
+
+/// Runs the crosscheck: per (site, link), the model's probes then Chromium's
+/// (a fresh browser and profile per probe). `on_probe` hears of each probe
+/// with its site, link label and client.
+pub fn run(
+    spec: &CrosscheckSpec,
+    on_probe: &mut dyn FnMut(&ProbeResult, &Site, &str, ClientKind),
+) -> Result<Vec<Row>, CrosscheckError> {
+    browser::find().map_err(CrosscheckError::NoBrowser)?;
+    let mut rows = Vec::new();
+    for site in &spec.sites {
+        for (label, testbed) in &spec.links {
+            for client in [ClientKind::Model, ClientKind::Chromium] {
+                if let Some(r) = spec.probe_spec(site, testbed, client).refusal() {
+                    return Err(CrosscheckError::Refused(r));
+                }
+            }
+            let mut by_client = Vec::new();
+            for client in [ClientKind::Model, ClientKind::Chromium] {
+                let probes =
+                    crate::compare::run(&spec.probe_spec(site, testbed, client), &mut |p, _, _| {
+                        on_probe(p, site, label, client)
+                    })
+                    .map_err(CrosscheckError::Setup)?;
+                by_client.push(probes);
+            }
+            for p in &spec.protocols {
+                rows.push(row(&site.name, label, *p, &by_client[0], &by_client[1]));
+            }
+        }
+    }
+    Ok(rows)
 }

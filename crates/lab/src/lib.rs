@@ -2,15 +2,32 @@
 //! built-in server, campaigns, load tests and HAR output. What they store, and
 //! its statistics, are the `results` crate's.
 
+pub mod bench;
+pub mod calibrate;
 pub mod campaign;
 pub mod compare;
 pub mod crosscheck;
 pub mod har;
-pub mod load;
+pub mod loadtest;
+pub mod peers;
 pub mod presets;
+pub mod probe;
+pub mod procstat;
+pub mod serve;
+pub mod shell;
+pub mod sites;
 pub mod testbed_server;
 pub mod trial;
 
-// The CLI (and trial.rs) name experiment parsing as `lab::experiment`; it is
-// `results::experiment`.
+// The CLI names experiment parsing as `lab::experiment`; it is `results::experiment`.
 pub use results::experiment;
+
+/// What the process must do before any thread exists: without root, enter a
+/// user namespace in which it is root (so that it may make network
+/// namespaces); then give servers' and browsers' scratch files a private
+/// tmpfs that dies with the process (even after `kill -9`), where it can.
+pub fn process_setup() -> std::io::Result<()> {
+    netns::userns::enter_if_unprivileged()?;
+    netns::private_scratch_root();
+    Ok(())
+}

@@ -3,7 +3,7 @@
 //! a real one from a generated config, confined there (own PID namespace: it
 //! dies with the testbed), waited for on every port, Apache until it settles.
 
-use crate::compare::{ServerKind, HTTPS_PORT, HTTP_PORT};
+use crate::trial::{ServerKind, HTTPS_PORT, HTTP_PORT};
 use netns::{server_addr, Side, Testbed, TestbedSpec};
 use server::{Ca, Server, ServerOptions, TlsVersions};
 use site::Site;

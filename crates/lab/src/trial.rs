@@ -1,15 +1,126 @@
-//! From choices to a testbed and knobs: the one place where an RTT is split
-//! into one-way delays, a rate or a trace becomes a link's service, and an
-//! experiment's Point becomes the settings of its probes. The CLI's LINK
-//! flags and experiment files both come through here.
+//! What a Trial is made of: the server and client kinds, the ports of a
+//! testbed's server, the knobs, the ONE answer to "can this server and client
+//! run this Trial exactly as asked?" (`refusal`, used by compare, sweep, load
+//! and bench alike), and the translation of choices into a testbed — the one
+//! place where an RTT is split into one-way delays, a rate or a trace becomes
+//! a link's service, and an experiment's Point becomes the settings of its
+//! probes. The CLI's LINK flags and experiment files both come through here.
 
-use crate::experiment::Point;
 use link::{Bitrate, DirectionSpec, LinkSpec, LossModel, QueueSpec, Service, Trace};
-use netns::{CongestionControl, TestbedSpec};
+pub use netns::{CongestionControl, TestbedSpec};
+use proto::Protocol;
+use results::experiment::Point;
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use results::{ClientKind, PeerKind, ServerKind};
+
+/// Ports of the server inside a testbed.
+pub const HTTP_PORT: u16 = 80;
+pub const HTTPS_PORT: u16 = 443;
+
+/// The knobs of a Trial that a server or a client may not honour.
+#[derive(Debug, Clone, Copy)]
+pub struct Knobs {
+    pub max_streams: u32,
+    /// Some(true): TLS 1.3 only; Some(false): TLS 1.2 only; None: either.
+    pub tls13_only: Option<bool>,
+    /// A server think time is asked for.
+    pub server_delay: bool,
+    /// Resources of the site.
+    pub resources: usize,
+    /// HTTP/1.1 connections per host the client is asked to open.
+    pub conns_per_host: usize,
+}
+
+/// Why a Trial cannot run exactly as asked: it is refused, never measured as
+/// something else.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Refusal {
+    Server { server: ServerKind, why: String },
+    Client { client: ClientKind, why: String },
+}
+
+impl Refusal {
+    /// The reason alone, without who refuses.
+    pub fn why(&self) -> &str {
+        match self {
+            Refusal::Server { why, .. } | Refusal::Client { why, .. } => why,
+        }
+    }
+}
+
+/// Names the flag: `--server nginx: …` or `--client chromium: …`.
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Server { server, why } => write!(f, "--server {}: {why}", server.name()),
+            Refusal::Client { client, why } => write!(f, "--client {}: {why}", client.name()),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// Why `server` (and `client`, when the command loads pages with one) cannot
+/// run `protocols` as `knobs` ask, if one cannot — from the capability table
+/// (`peers::Program::capabilities`) and the browser's limits. The first
+/// protocol that is refused, the server before the client.
+pub fn refusal(
+    server: ServerKind,
+    client: Option<ClientKind>,
+    protocols: &[Protocol],
+    knobs: &Knobs,
+) -> Option<Refusal> {
+    use peers::Program;
+    let peer_knobs = peers::Knobs {
+        max_streams: knobs.max_streams,
+        tls13_only: knobs.tls13_only,
+        server_delay: knobs.server_delay,
+        resources: knobs.resources,
+    };
+    protocols.iter().find_map(|p| {
+        let by_server = match server {
+            ServerKind::Builtin => None,
+            ServerKind::Peer(k) => k.refuses(*p, &peer_knobs),
+        };
+        let by_client = || match client {
+            None | Some(ClientKind::Model) => None,
+            Some(ClientKind::Chromium) => browser::refuses(*p).map(str::to_string).or_else(|| {
+                (knobs.conns_per_host != 6).then(|| {
+                    "Chromium opens up to 6 connections per host: --conns-per-host needs --client model"
+                        .to_string()
+                })
+            }),
+        };
+        by_server
+            .map(|why| Refusal::Server { server, why })
+            .or_else(|| {
+                by_client().map(|why| Refusal::Client {
+                    client: client.unwrap_or(ClientKind::Model),
+                    why,
+                })
+            })
+    })
+}
+
+/// A link choice that contradicts itself or names a file that cannot be read;
+/// the message names the flag (or the experiment's key).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkError(pub String);
+
+impl fmt::Display for LinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LinkError {}
+
 /// The link as a user chose it, before RTTs are split and rates resolved.
+/// A field is None when it was not given: a choice with any field given is
+/// `shaped` and asks for a testbed.
 #[derive(Debug, Clone, Default)]
 pub struct LinkChoice {
     pub rtt: Option<Duration>,
@@ -20,12 +131,15 @@ pub struct LinkChoice {
     pub up: Option<Bitrate>,
     pub trace_down: Option<Arc<Trace>>,
     pub trace_up: Option<Arc<Trace>>,
-    pub loss: LossModel,
-    pub queue: QueueSpec,
+    pub loss: Option<LossModel>,
+    pub queue: Option<QueueSpec>,
     pub iw: Option<u32>,
     pub cc: Option<CongestionControl>,
-    pub seed: u64,
+    pub seed: Option<u64>,
 }
+
+/// The seed of the loss processes when none is given.
+pub const DEFAULT_LINK_SEED: u64 = 1;
 
 pub fn congestion_control(name: &str) -> Option<CongestionControl> {
     [
@@ -38,13 +152,40 @@ pub fn congestion_control(name: &str) -> Option<CongestionControl> {
 }
 
 impl LinkChoice {
+    /// Whether any field was given: such a link is emulated on a testbed,
+    /// and a command that cannot put one in the path must refuse it.
+    pub fn shaped(&self) -> bool {
+        self.given().next().is_some()
+    }
+
+    /// The fields that were given (`rtt`, `delay_down`, …, `seed`), in order.
+    pub fn given(&self) -> impl Iterator<Item = &'static str> {
+        [
+            ("rtt", self.rtt.is_some()),
+            ("delay_down", self.delay_down.is_some()),
+            ("delay_up", self.delay_up.is_some()),
+            ("rate", self.rate.is_some()),
+            ("down", self.down.is_some()),
+            ("up", self.up.is_some()),
+            ("trace_down", self.trace_down.is_some()),
+            ("trace_up", self.trace_up.is_some()),
+            ("loss", self.loss.is_some()),
+            ("queue", self.queue.is_some()),
+            ("iw", self.iw.is_some()),
+            ("cc", self.cc.is_some()),
+            ("seed", self.seed.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+    }
+
     /// The testbed, or an error naming the fields through `name` (which turns
     /// `rtt`, `delay_down`, … into `--rtt` or `link.rtt`).
     pub fn testbed_spec(
         &self,
         shards: usize,
         name: &dyn Fn(&str) -> String,
-    ) -> Result<TestbedSpec, String> {
+    ) -> Result<TestbedSpec, LinkError> {
         let (down_delay, up_delay) = self.delays(name)?;
         let service = |trace: &Option<Arc<Trace>>, rate: Option<Bitrate>| match trace {
             Some(t) => Service::Trace(t.clone()),
@@ -53,8 +194,8 @@ impl LinkChoice {
         let direction = |service, delay| DirectionSpec {
             service,
             delay,
-            loss: self.loss,
-            queue: self.queue,
+            loss: self.loss.unwrap_or_default(),
+            queue: self.queue.unwrap_or_default(),
         };
         Ok(TestbedSpec {
             link: LinkSpec {
@@ -67,31 +208,41 @@ impl LinkChoice {
             shards,
             iw: self.iw,
             cc: self.cc.unwrap_or(CongestionControl::Cubic),
-            seed: self.seed,
+            seed: self.seed.unwrap_or(DEFAULT_LINK_SEED),
             hosts: Vec::new(),
         })
     }
 
     /// (down, up) one-way delays from rtt, delay_down and delay_up.
-    fn delays(&self, name: &dyn Fn(&str) -> String) -> Result<(Duration, Duration), String> {
+    fn delays(&self, name: &dyn Fn(&str) -> String) -> Result<(Duration, Duration), LinkError> {
         match (self.rtt, self.delay_down, self.delay_up) {
             (None, down, up) => Ok((down.unwrap_or_default(), up.unwrap_or_default())),
             (Some(rtt), None, None) => Ok((rtt / 2, rtt - rtt / 2)),
-            (Some(rtt), Some(down), None) => rtt
-                .checked_sub(down)
-                .map(|up| (down, up))
-                .ok_or_else(|| format!("{} is longer than {}", name("delay_down"), name("rtt"))),
-            (Some(rtt), None, Some(up)) => rtt
-                .checked_sub(up)
-                .map(|down| (down, up))
-                .ok_or_else(|| format!("{} is longer than {}", name("delay_up"), name("rtt"))),
+            (Some(rtt), Some(down), None) => {
+                rtt.checked_sub(down).map(|up| (down, up)).ok_or_else(|| {
+                    LinkError(format!(
+                        "{} is longer than {}",
+                        name("delay_down"),
+                        name("rtt")
+                    ))
+                })
+            }
+            (Some(rtt), None, Some(up)) => {
+                rtt.checked_sub(up).map(|down| (down, up)).ok_or_else(|| {
+                    LinkError(format!(
+                        "{} is longer than {}",
+                        name("delay_up"),
+                        name("rtt")
+                    ))
+                })
+            }
             (Some(rtt), Some(down), Some(up)) if down + up == rtt => Ok((down, up)),
-            (Some(_), Some(_), Some(_)) => Err(format!(
+            (Some(_), Some(_), Some(_)) => Err(LinkError(format!(
                 "{} disagrees with {} + {}; give the delays or the RTT",
                 name("rtt"),
                 name("delay_down"),
                 name("delay_up")
-            )),
+            ))),
         }
     }
 }
@@ -141,22 +292,30 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
         trace_down: None,
         trace_up: None,
         loss: match text("loss") {
-            None => LossModel::None,
-            Some(v) => v.parse().map_err(|e| format!("link.loss: {e}"))?,
+            None => None,
+            Some(v) => Some(
+                v.parse::<LossModel>()
+                    .map_err(|e| format!("link.loss: {e}"))?,
+            ),
         },
         queue: match text("queue") {
-            None => QueueSpec::default(),
-            Some(v) => v.parse().map_err(|e| format!("link.queue: {e}"))?,
+            None => None,
+            Some(v) => Some(
+                v.parse::<QueueSpec>()
+                    .map_err(|e| format!("link.queue: {e}"))?,
+            ),
         },
         iw: match text("iw") {
             None | Some("default") => None,
             Some(_) => Some(int("iw", 10)? as u32),
         },
         cc: text("cc").and_then(congestion_control),
-        seed,
+        seed: Some(seed),
     };
     let shards = int("shards", 1)? as usize;
-    let testbed = choice.testbed_spec(shards, &|k| format!("link.{k}"))?;
+    let testbed = choice
+        .testbed_spec(shards, &|k| format!("link.{k}"))
+        .map_err(|e| e.0)?;
     Ok(Settings {
         site: text("site").unwrap_or_default().to_string(),
         testbed,

@@ -44,6 +44,13 @@ impl NetNs {
         })
     }
 
+    /// Another handle on this namespace (for threads that outlive a borrow).
+    pub fn try_clone(&self) -> io::Result<NetNs> {
+        Ok(NetNs {
+            fd: self.fd.try_clone()?,
+        })
+    }
+
     /// Enters this namespace for the rest of the calling thread's life.
     pub fn enter_current_thread(&self) -> io::Result<()> {
         sys::setns(&self.fd, libc::CLONE_NEWNET)

@@ -243,6 +243,11 @@ impl Testbed {
         }
     }
 
+    /// Runs `ip -batch -` with `commands` (one per line) in one side's namespace.
+    pub fn ip(&self, side: Side, commands: &str) -> io::Result<()> {
+        configure(self.namespace(side), commands)
+    }
+
     /// A handle on the running link that other threads may keep.
     pub fn link(&self) -> LinkHandle {
         LinkHandle(self.link.clone())

@@ -1,15 +1,13 @@
 //! `spdylab bench`: requests per second and latency percentiles of a server,
-//! every protocol measured the same way (see the `bench` crate).
+//! every protocol measured the same way. Parses, calls `lab::bench`, prints.
 
 use crate::Failure;
-use bench::{BenchSpec, PathSpec};
 use clap::Args;
+use lab::bench::{BenchError, BenchRequest, Target};
 use link::units::parse_duration;
 use proto::Protocol;
 use serde_json::json;
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Throughput and latency of a server: pipelining, multiplexing, TLS; closed or open loop
@@ -89,6 +87,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
     /// With --site: the emulated link between the generator and the server
+    /// (any LINK flag puts the server and the generator in a testbed)
     #[command(flatten)]
     pub link: crate::link_args::LinkArgs,
 }
@@ -97,464 +96,86 @@ fn usage(msg: String) -> Failure {
     Failure::Usage(msg)
 }
 
-/// CPU seconds (user + system) of a process and its descendants, from /proc.
-fn tree_cpu(root: u32) -> Option<f64> {
-    let mut parent = std::collections::HashMap::new();
-    let mut cpu = std::collections::HashMap::new();
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Some((ppid, seconds)) = stat_cpu(&entry.path().join("stat")) {
-            parent.insert(pid, ppid);
-            cpu.insert(pid, seconds);
+impl From<BenchError> for Failure {
+    fn from(e: BenchError) -> Self {
+        match e {
+            BenchError::Usage(m) => Failure::Usage(m),
+            BenchError::Setup(e) => Failure::Setup(Box::new(e)),
         }
     }
-    cpu.get(&root)?;
-    let in_tree = |mut p: u32| {
-        for _ in 0..64 {
-            if p == root {
-                return true;
-            }
-            match parent.get(&p) {
-                Some(&q) if q != 0 => p = q,
-                _ => return false,
-            }
-        }
-        false
-    };
-    Some(
-        cpu.iter()
-            .filter(|(p, _)| in_tree(**p))
-            .map(|(_, c)| c)
-            .sum(),
-    )
-}
-
-/// (parent pid, CPU seconds user + system) from a /proc/…/stat file.
-fn stat_cpu(path: &std::path::Path) -> Option<(u32, f64)> {
-    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    let stat = std::fs::read_to_string(path).ok()?;
-    // The fields after the command (which may hold spaces) start after the last ')'.
-    let rest = stat.rsplit_once(')')?.1;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-    Some((f.get(1)?.parse().ok()?, ticks / tick))
-}
-
-/// CPU seconds of this process's threads named `name` (the in-process server).
-fn threads_cpu(name: &str) -> f64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0.0;
-    };
-    tasks
-        .flatten()
-        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
-        .filter_map(|t| stat_cpu(&t.path().join("stat")).map(|(_, c)| c))
-        .sum()
-}
-
-struct Target {
-    addr: SocketAddr,
-    host: String,
-    tls: bool,
-    paths: Vec<PathSpec>,
-}
-
-fn parse_url(url: &str) -> Result<Target, String> {
-    let (tls, rest) = if let Some(r) = url.strip_prefix("https://") {
-        (true, r)
-    } else if let Some(r) = url.strip_prefix("http://") {
-        (false, r)
-    } else {
-        return Err(format!("URL '{url}' must start with http:// or https://"));
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let with_port = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-    {
-        authority.to_string()
-    } else {
-        format!("{authority}:{}", if tls { 443 } else { 80 })
-    };
-    let addr = with_port
-        .to_socket_addrs()
-        .map_err(|e| format!("URL '{url}': {e}"))?
-        .next()
-        .ok_or_else(|| format!("URL '{url}': no address"))?;
-    let host = authority
-        .rsplit_once(':')
-        .map_or(authority, |(h, _)| h)
-        .to_string();
-    Ok(Target {
-        addr,
-        host,
-        tls,
-        paths: vec![PathSpec {
-            path: path.to_string(),
-            expect_len: None,
-        }],
-    })
-}
-
-fn read_paths(file: &PathBuf) -> Result<Vec<PathSpec>, String> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| format!("--paths {}: {e}", file.display()))?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let mut parts = line.split_whitespace();
-        let path = parts.next().unwrap_or_default();
-        if !path.starts_with('/') {
-            return Err(format!(
-                "{}:{}: path '{path}' must start with /",
-                file.display(),
-                i + 1
-            ));
-        }
-        let expect_len = match parts.next() {
-            None => None,
-            Some(n) => Some(n.parse::<u64>().map_err(|_| {
-                format!(
-                    "{}:{}: '{n}' is not a body length in bytes",
-                    file.display(),
-                    i + 1
-                )
-            })?),
-        };
-        out.push(PathSpec {
-            path: path.to_string(),
-            expect_len,
-        });
-    }
-    if out.is_empty() {
-        return Err(format!("--paths {}: no path", file.display()));
-    }
-    Ok(out)
-}
-
-fn tls_config(
-    args: &BenchArgs,
-    wire: Protocol,
-    ca: Option<rustls::pki_types::CertificateDer<'static>>,
-) -> Result<Arc<rustls::ClientConfig>, String> {
-    server::install_crypto_provider();
-    let mut config = if args.insecure {
-        rustls::ClientConfig::builder()
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyCert))
-            .with_no_client_auth()
-    } else {
-        let mut roots = rustls::RootCertStore::empty();
-        if let Some(ca) = ca {
-            roots.add(ca).map_err(|e| format!("CA: {e}"))?;
-        }
-        if let Some(path) = &args.cacert {
-            let pem =
-                std::fs::read(path).map_err(|e| format!("--cacert {}: {e}", path.display()))?;
-            for cert in rustls_pemfile_certs(&pem) {
-                roots
-                    .add(cert)
-                    .map_err(|e| format!("--cacert {}: {e}", path.display()))?;
-            }
-        }
-        if roots.is_empty() {
-            return Err("https needs --cacert FILE or --insecure".into());
-        }
-        rustls::ClientConfig::builder()
-            .with_root_certificates(roots)
-            .with_no_client_auth()
-    };
-    config.alpn_protocols = vec![wire.alpn().to_vec()];
-    Ok(Arc::new(config))
-}
-
-/// Certificates from PEM text (BEGIN CERTIFICATE blocks), without another crate.
-fn rustls_pemfile_certs(pem: &[u8]) -> Vec<rustls::pki_types::CertificateDer<'static>> {
-    use rustls::pki_types::pem::PemObject;
-    rustls::pki_types::CertificateDer::pem_slice_iter(pem)
-        .filter_map(Result::ok)
-        .collect()
-}
-
-#[derive(Debug)]
-struct AnyCert;
-
-impl rustls::client::danger::ServerCertVerifier for AnyCert {
-    fn verify_server_cert(
-        &self,
-        _: &rustls::pki_types::CertificateDer<'_>,
-        _: &[rustls::pki_types::CertificateDer<'_>],
-        _: &rustls::pki_types::ServerName<'_>,
-        _: &[u8],
-        _: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        _: &[u8],
-        _: &rustls::pki_types::CertificateDer<'_>,
-        _: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
-    }
-    fn verify_tls13_signature(
-        &self,
-        _: &[u8],
-        _: &rustls::pki_types::CertificateDer<'_>,
-        _: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
-    }
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        rustls::crypto::ring::default_provider()
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
-}
-
-/// The built-in server on loopback, on its own runtime whose threads are named
-/// so that their CPU can be told apart from the generator's.
-const SERVER_THREADS: &str = "spdylab-server";
-
-type Builtin = (
-    Target,
-    rustls::pki_types::CertificateDer<'static>,
-    std::sync::mpsc::Sender<()>,
-);
-
-fn start_builtin(site: site::Site, tls: bool, threads: Option<usize>) -> Result<Builtin, Failure> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    serve_builtin(site, tls, threads, listener)
-}
-
-/// The built-in server on a listener bound where the caller chose (loopback,
-/// or a testbed's server namespace).
-fn serve_builtin(
-    site: site::Site,
-    tls: bool,
-    threads: Option<usize>,
-    listener: std::net::TcpListener,
-) -> Result<Builtin, Failure> {
-    let ca = server::Ca::new()?;
-    let host = site.root().host.clone();
-    let paths: Vec<PathSpec> = site
-        .resources
-        .iter()
-        .filter(|r| r.host == host)
-        .map(|r| PathSpec {
-            path: r.path.clone(),
-            expect_len: Some(r.size as u64),
-        })
-        .collect();
-    let addr = listener.local_addr()?;
-    let der = ca.der();
-    let srv = server::Server::new(site, server::ServerOptions::default(), &ca, &[addr.ip()])?;
-    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
-    let mut rt = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = threads {
-        rt.worker_threads(n);
-    }
-    let rt = rt.thread_name(SERVER_THREADS).enable_all().build()?;
-    std::thread::Builder::new()
-        .name(SERVER_THREADS.into())
-        .spawn(move || {
-            let (clear, tls_l) = if tls {
-                (vec![], vec![listener])
-            } else {
-                (vec![listener], vec![])
-            };
-            rt.block_on(async move {
-                let stop = async move {
-                    let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
-                };
-                let _ = srv.run(clear, tls_l, stop).await;
-            });
-        })?;
-    Ok((
-        Target {
-            addr,
-            host,
-            tls,
-            paths,
-        },
-        der,
-        stop_tx,
-    ))
 }
 
 pub fn run(args: BenchArgs) -> Result<i32, Failure> {
-    let protocol = args.protocol;
-    let wire = protocol;
-    let depth = match (args.depth, protocol.pipelined()) {
-        (Some(d), true) => d as usize,
-        (None, true) => 8,
-        (Some(1) | None, false) => 1,
-        (Some(_), false) => {
-            return Err(usage(format!(
-                "--depth pipelines HTTP/1.1: use --protocol {}-pipelined",
-                protocol.name().trim_end_matches("-pipelined")
-            )))
+    let choice = args.link.choice()?;
+    let target = match (&args.url, &args.site) {
+        (Some(url), _) => {
+            if let Some(given) = choice.given().next() {
+                return Err(usage(format!(
+                    "{}: LINK flags (--rtt, --link-rate, --loss, ...) need --site: a URL is loaded over loopback",
+                    match given {
+                        "rate" => "--link-rate".to_string(),
+                        other => crate::link_args::flag(other),
+                    }
+                )));
+            }
+            Target::Url {
+                url: url.clone(),
+                insecure: args.insecure,
+                cacert: args.cacert.clone(),
+            }
         }
-    };
-    if protocol.multiplexed() && args.depth.is_some() {
-        return Err(usage(
-            "--depth is for HTTP/1.1; HTTP/2 takes --streams".into(),
-        ));
-    }
-    if let Some(r) = args.rate {
-        if !(r > 0.0 && r.is_finite()) {
-            return Err(usage(format!("--rate {r}: requests per second above 0")));
-        }
-    }
-    let l = &args.link;
-    let shaped = l.rtt.is_some()
-        || l.delay_down.is_some()
-        || l.delay_up.is_some()
-        || l.rate.is_some()
-        || l.down.is_some()
-        || l.up.is_some()
-        || l.trace_down.is_some()
-        || l.trace_up.is_some()
-        || l.iw.is_some();
-    if shaped && args.site.is_none() {
-        return Err(usage(
-            "LINK flags (--rtt, --rate, ...) need --site: a URL is loaded over loopback".into(),
-        ));
-    }
-    // With a link: a testbed, the server in its server namespace, the generator in its client one.
-    let testbed = if shaped {
-        let mut spec = l.testbed_spec(1).map_err(usage)?;
-        let name = args.site.as_deref().unwrap_or_default();
-        let host = crate::sites::load(name, site::DEFAULT_SEED)?
-            .root()
-            .host
-            .clone();
-        spec.hosts = vec![(host, netns::server_addr(1))];
-        Some(netns::Testbed::start(spec)?)
-    } else {
-        None
-    };
-    let (mut target, ca, stop) = match (&args.url, &args.site) {
-        (Some(url), _) => (parse_url(url).map_err(usage)?, None, None),
-        (None, Some(name)) => {
-            let site = crate::sites::load(name, site::DEFAULT_SEED)?;
-            let (t, ca, stop) = match &testbed {
-                None => start_builtin(site, protocol.tls(), None)?,
-                Some(tb) => {
-                    let port = if protocol.tls() { 443 } else { 80 };
-                    let addr = SocketAddr::from((netns::server_addr(1), port));
-                    let listener = tb
-                        .namespace(netns::Side::Server)
-                        .run(move || std::net::TcpListener::bind(addr))?;
-                    serve_builtin(site, protocol.tls(), None, listener)?
-                }
-            };
-            (t, Some(ca), Some(stop))
-        }
+        (None, Some(name)) => Target::Site {
+            site: Box::new(crate::sites::load(name, lab::sites::DEFAULT_SEED)?),
+            link: if choice.shaped() {
+                Some(crate::link_args::testbed_spec(&choice, 1)?)
+            } else {
+                None
+            },
+        },
         (None, None) => unreachable!("clap requires a URL or --site"),
     };
-    if target.tls != protocol.tls() {
-        return Err(usage(format!(
-            "--protocol {protocol} {} TLS, but the URL is {}",
-            if protocol.tls() {
-                "needs"
-            } else {
-                "is without"
-            },
-            if target.tls { "https" } else { "http" }
-        )));
-    }
-    if let Some(host) = &args.host {
-        target.host = host.clone();
-    }
-    if let Some(file) = &args.paths {
-        target.paths = read_paths(file).map_err(usage)?;
-    }
-    let tls = if protocol.tls() {
-        Some(tls_config(&args, wire, ca).map_err(usage)?)
-    } else {
-        None
-    };
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        |t| t as usize,
-    );
-    let spec = BenchSpec {
-        addr: target.addr,
-        host: target.host.clone(),
-        tls,
-        protocol: wire,
+    let request = BenchRequest {
+        target,
+        protocol: args.protocol,
         connections: args.connections as usize,
-        depth,
+        depth: args.depth.map(|d| d as usize),
         streams: args.streams as usize,
-        threads,
+        threads: args.threads.map(|t| t as usize),
         duration: args.duration,
         warmup: args.warmup,
         rate: args.rate,
-        paths: target.paths.clone(),
-        expect_status: args.expect_status,
+        paths: args.paths.clone(),
         timeout: args.timeout,
+        expect_status: args.expect_status,
+        host: args.host.clone(),
+        server_pid: args.server_pid,
     };
-    let server_cpu0 = args.server_pid.and_then(tree_cpu);
-    let in_process0 = threads_cpu(SERVER_THREADS);
-    if !args.json {
-        eprintln!(
-            "bench: {} {} on {} — {} connections, {}, {} threads, {} {}",
-            protocol,
-            target.paths.first().map_or("/", |p| p.path.as_str()),
-            target.addr,
-            spec.connections,
-            if wire.multiplexed() {
-                format!("{} streams each", spec.streams)
-            } else {
-                format!("depth {depth}")
-            },
-            threads,
-            link::units::format_duration(args.duration),
-            args.rate.map_or("closed loop".to_string(), |r| format!(
-                "open loop at {r} req/s"
-            ))
-        );
-    }
-    let result = match &testbed {
-        None => bench::run(spec)?,
-        Some(tb) => {
-            let ns = tb.namespace(netns::Side::Client);
-            // The generator's threads are made from one inside the client namespace.
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    ns.enter_current_thread()?;
-                    bench::run(spec)
-                })
-                .join()
-                .expect("the generator thread does not panic")
-            })?
+    let json = args.json;
+    let out = lab::bench::run(&request, &mut |plan| {
+        if !json {
+            eprintln!(
+                "bench: {} {} on {} — {} connections, {}, {} threads, {} {}",
+                plan.protocol,
+                plan.first_path,
+                plan.addr,
+                plan.connections,
+                if plan.multiplexed {
+                    format!("{} streams each", plan.streams)
+                } else {
+                    format!("depth {}", plan.depth)
+                },
+                plan.threads,
+                link::units::format_duration(args.duration),
+                args.rate.map_or("closed loop".to_string(), |r| format!(
+                    "open loop at {r} req/s"
+                ))
+            );
         }
-    };
-    let in_process = threads_cpu(SERVER_THREADS) - in_process0;
-    let server_cpu = match (args.server_pid, server_cpu0) {
-        (Some(pid), Some(c0)) => tree_cpu(pid).map(|c| c - c0),
-        _ if stop.is_some() => Some(in_process),
-        _ => None,
-    };
-    if let Some(stop) = stop {
-        let _ = stop.send(());
-    }
-    if let Some(tb) = testbed {
-        tb.shutdown()?;
-    }
-    let generator_cpu = result.cpu_seconds - in_process;
+    })?;
+    let (result, generator_cpu, server_cpu) = (&out.result, out.generator_cpu_s, out.server_cpu_s);
+    let (depth, threads) = (out.plan.depth, out.plan.threads);
     if let Some(path) = &args.hdr_out {
-        std::fs::write(path, bench::percentile_distribution(&result.latency))
+        std::fs::write(path, lab::bench::percentile_distribution(&result.latency))
             .map_err(|e| usage(format!("--hdr-out {}: {e}", path.display())))?;
     }
     let h = &result.latency;
@@ -565,8 +186,8 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
             "{}",
             json!({
                 "schema": 1,
-                "protocol": protocol.name(),
-                "target": target.addr.to_string(),
+                "protocol": out.plan.protocol.name(),
+                "target": out.plan.addr.to_string(),
                 "connections": args.connections,
                 "depth": depth,
                 "streams": args.streams,
@@ -585,6 +206,8 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
                 "requests_per_generator_cpu_second": result.requests as f64 / generator_cpu.max(1e-9),
                 "server_cpu_seconds": server_cpu,
                 "per_second": result.per_second,
+                "testbed": out.testbed.as_ref().map(|t| &t.0),
+                "link": out.testbed.as_ref().map(|t| &t.1),
             })
         );
     } else {
@@ -643,204 +266,46 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
     Ok(if result.errors_total() == 0 { 0 } else { 1 })
 }
 
-/// The site of seed 003's matrix: nginx's 612-byte index.html and a 32x32 icon as in 000.
-const MATRIX_SITE: &str = r#"
-name = "pipelining"
-about = "a small static file (612 bytes, as nginx's index.html in seed 003) and an icon PNG (as in 000)"
-[[resource]]
-url = "//bench.spdylab.test/"
-kind = "html"
-size = "612b"
-[[resource]]
-url = "//bench.spdylab.test/icon.png"
-kind = "png"
-size = "1.6kb"
-parent = "//bench.spdylab.test/"
-reveal = "body"
-"#;
-
-/// `spdylab paper pipelining`: seed 003's side-by-side that nobody published —
-/// HTTP/1.1, +TLS, +pipelining (depth 8 and 16), h2, h2c — on the built-in
-/// server and on nginx, one generator thread against one server thread.
+/// `spdylab paper pipelining`: seed 003's matrix (`lab::bench::pipelining_matrix`),
+/// printed, and written to DIR/pipelining.csv and its HTML report.
 pub fn pipelining_matrix(
     quick: bool,
     out: &std::path::Path,
     connections: usize,
 ) -> Result<i32, Failure> {
-    let site = site::parse_toml("pipelining preset", MATRIX_SITE).map_err(Failure::Usage)?;
     std::fs::create_dir_all(out).map_err(|e| usage(format!("--out {}: {e}", out.display())))?;
-    let (duration, warmup) = if quick {
-        (Duration::from_secs(3), Duration::from_secs(1))
-    } else {
-        (Duration::from_secs(10), Duration::from_secs(2))
-    };
-    let configs: [(&str, usize); 8] = [
-        ("http", 1),
-        ("http-pipelined", 8),
-        ("http-pipelined", 16),
-        ("https", 1),
-        ("https-pipelined", 8),
-        ("spdy3", 100),
-        ("h2", 100),
-        ("h2c", 100),
-    ];
-    let files = [("/", "612 B file"), ("/icon.png", "1.6 kB PNG")];
-    let host = site.root().host.clone();
-    let mut rows = Vec::new();
-    let total = 2 * configs.len() * files.len();
-    let progress = crate::progress::CountProgress::new("pipelining", total);
-    let mut done = 0;
-    for server in ["builtin", "nginx"] {
-        // One server for all its rows: (cleartext, tls, h2c) addresses, CA, CPU probe.
-        let ca = server::Ca::new()?;
-        let (clear, tls, h2c, stop, nginx, _docroot, ca_der) = if server == "builtin" {
-            let (t, _, stop) = start_builtin(site.clone(), false, Some(1))?;
-            let (ts, der, stop2) = start_builtin(site.clone(), true, Some(1))?;
-            (t.addr, ts.addr, t.addr, vec![stop, stop2], None, None, der)
-        } else {
-            let docroot = netns::Scratch::new("docroot")?;
-            peers::write_docroot(&site, &docroot.0)?;
-            let (cert, key) = ca.issue_pem(&[host.clone(), "127.0.0.1".into()])?;
-            let p = netns::free_ports(3)?;
-            let ports = (p[0], p[1], p[2]);
-            let ng = peers::Peer::start(
-                peers::PeerKind::Nginx,
-                &peers::PeerOptions {
-                    addresses: vec![[127, 0, 0, 1].into()],
-                    http_port: ports.0,
-                    https_port: ports.1,
-                    h2c_port: Some(ports.2),
-                    tls13_only: None,
-                    cert_pem: cert,
-                    key_pem: key,
-                    workers: 1,
-                    max_streams: 100,
-                    keepalive_timeout: None,
-                    access_log: false,
-                    docroot: docroot.0.clone(),
-                },
-            )
-            .map_err(|e| Failure::Setup(Box::new(e)))?;
-            let a = |p| SocketAddr::from(([127, 0, 0, 1], p));
-            (
-                a(ports.0),
-                a(ports.1),
-                a(ports.2),
-                vec![],
-                Some(ng),
-                Some(docroot),
-                ca.der(),
-            )
-        };
-        for (path, file) in files {
-            for (name, depth) in configs {
-                let protocol: Protocol = name.parse().map_err(Failure::Usage)?;
-                if nginx.is_some() && protocol == Protocol::Spdy3 {
-                    // Refused, never measured as something else.
-                    done += 1;
-                    rows.push(report::BenchRow {
-                        server: server.into(),
-                        file: file.into(),
-                        protocol: name.into(),
-                        depth,
-                        requests_per_sec: 0.0,
-                        p50_ms: 0.0,
-                        p99_ms: 0.0,
-                        p999_ms: 0.0,
-                        errors: 0,
-                        generator_cpu_s: 0.0,
-                        server_cpu_s: 0.0,
-                        skipped: Some(
-                            "nginx dropped SPDY in 1.9.5 (Debian's 1.22 has HTTP/2 only)".into(),
-                        ),
-                    });
-                    continue;
-                }
-                let wire = protocol;
-                let addr = if protocol == Protocol::H2c {
-                    h2c
-                } else if protocol.tls() {
-                    tls
-                } else {
-                    clear
-                };
-                let tls_config = if protocol.tls() {
-                    let mut roots = rustls::RootCertStore::empty();
-                    roots
-                        .add(ca_der.clone())
-                        .map_err(|e| usage(e.to_string()))?;
-                    let mut c = rustls::ClientConfig::builder()
-                        .with_root_certificates(roots)
-                        .with_no_client_auth();
-                    c.alpn_protocols = vec![wire.alpn().to_vec()];
-                    Some(Arc::new(c))
-                } else {
-                    None
-                };
-                let spec = BenchSpec {
-                    addr,
-                    host: host.clone(),
-                    tls: tls_config,
-                    protocol: wire,
-                    connections,
-                    depth: if wire.multiplexed() { 1 } else { depth },
-                    streams: if wire.multiplexed() { depth } else { 1 },
-                    threads: 1,
-                    duration,
-                    warmup,
-                    rate: None,
-                    paths: vec![PathSpec {
-                        path: path.to_string(),
-                        expect_len: None,
-                    }],
-                    expect_status: 200,
-                    timeout: Duration::from_secs(10),
-                };
-                let server_cpu = |ng: &Option<peers::Peer>| match ng {
-                    Some(n) => tree_cpu(n.pid).unwrap_or(0.0),
-                    None => threads_cpu(SERVER_THREADS),
-                };
-                let s0 = server_cpu(&nginx);
-                let r = bench::run(spec)?;
-                let server_s = server_cpu(&nginx) - s0;
-                let generator = if nginx.is_some() {
-                    r.cpu_seconds
-                } else {
-                    r.cpu_seconds - server_s
-                };
-                let h = &r.latency;
-                let q = |x: f64| h.value_at_quantile(x) as f64 / 1e3;
-                done += 1;
-                progress.item(
-                    done,
-                    total,
-                    &format!(
-                        "{server} {name} x{depth} {file}: {:.0} req/s",
-                        r.requests_per_sec()
-                    ),
-                );
-                rows.push(report::BenchRow {
-                    server: server.into(),
-                    file: file.into(),
-                    protocol: name.into(),
-                    depth,
-                    requests_per_sec: r.requests_per_sec(),
-                    p50_ms: q(0.5),
-                    p99_ms: q(0.99),
-                    p999_ms: q(0.999),
-                    errors: r.errors_total(),
-                    generator_cpu_s: generator,
-                    server_cpu_s: server_s,
-                    skipped: None,
-                });
-            }
+    let (duration, warmup) = lab::bench::matrix_times(quick);
+    let progress = crate::progress::CountProgress::new("pipelining", 32);
+    let matrix = lab::bench::pipelining_matrix(quick, connections, &mut |r, done, total| {
+        if r.skipped.is_none() {
+            progress.item(
+                done,
+                total,
+                &format!(
+                    "{} {} x{} {}: {:.0} req/s",
+                    r.server, r.protocol, r.depth, r.file, r.requests_per_sec
+                ),
+            );
         }
-        for s in stop {
-            let _ = s.send(());
-        }
-        drop(nginx);
-    }
+    })?;
     progress.finish();
+    let rows: Vec<report::BenchRow> = matrix
+        .into_iter()
+        .map(|r| report::BenchRow {
+            server: r.server,
+            file: r.file,
+            protocol: r.protocol,
+            depth: r.depth,
+            requests_per_sec: r.requests_per_sec,
+            p50_ms: r.p50_ms,
+            p99_ms: r.p99_ms,
+            p999_ms: r.p999_ms,
+            errors: r.errors,
+            generator_cpu_s: r.generator_cpu_s,
+            server_cpu_s: r.server_cpu_s,
+            skipped: r.skipped,
+        })
+        .collect();
     println!(
         "{:<8} {:<12} {:<16} {:>5} {:>12} {:>9} {:>9} {:>7}",
         "server", "file", "protocol", "depth", "req/s", "p50 ms", "p99 ms", "errors"

@@ -4,8 +4,8 @@ use crate::link_args::{describe, LinkArgs};
 use crate::progress::TimedProgress;
 use crate::Failure;
 use clap::Args;
+use lab::calibrate::{CalibrateError, CalibrateRequest, Calibration, Plan, RateResult};
 use link::units::parse_duration;
-use netns::calibrate::{self, Calibration, Plan, RateResult};
 use serde_json::json;
 use std::time::Duration;
 
@@ -38,23 +38,31 @@ pub struct CalibrateArgs {
     pub datagrams: u32,
 }
 
-pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
-    let spec = args.link.testbed_spec(1).map_err(Failure::Usage)?;
-    if args.bulk_time < Duration::from_millis(100) {
-        return Err(Failure::Usage("--bulk-time must be at least 100ms".into()));
+impl From<CalibrateError> for Failure {
+    fn from(e: CalibrateError) -> Self {
+        match e {
+            CalibrateError::BulkTimeTooShort => Failure::Usage(e.to_string()),
+            CalibrateError::Setup(e) => Failure::Setup(Box::new(e)),
+        }
     }
+}
+
+pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
+    let spec = args.link.testbed_spec(1)?;
     let plan = Plan {
         echo_samples: args.echo_samples as usize,
         bulk_time: args.bulk_time,
         datagrams: args.datagrams as usize,
     };
-    let mut progress = TimedProgress::new("calibrate", plan.estimate(&spec));
-    let result = calibrate::run(&spec, &plan, &mut |phase| progress.phase(phase))?;
+    let request = CalibrateRequest::new(spec, plan)?;
+    let (spec, plan) = (request.testbed(), request.plan());
+    let mut progress = TimedProgress::new("calibrate", request.estimate());
+    let result = lab::calibrate::run(&request, &mut |phase| progress.phase(phase))?;
     progress.finish();
     if args.json {
         let doc = json!({
             "schema": 1,
-            "link": describe(&spec),
+            "link": describe(spec),
             "testbed": spec,
             "plan": plan,
             "rtt_ms": result.rtt_ms,
@@ -64,7 +72,7 @@ pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
         });
         println!("{doc}");
     } else {
-        print_table(&describe(&spec), &result);
+        print_table(&describe(spec), &result);
     }
     Ok(0)
 }

@@ -5,7 +5,8 @@ use crate::progress::CountProgress;
 use crate::sites::load;
 use crate::Failure;
 use clap::{Args, ValueEnum};
-use lab::compare::{summarize_probes, CompareSpec, ProtocolSummary};
+use lab::compare::{summarize_probes, ProtocolSummary};
+use lab::probe::ProbeSpec;
 use link::units::parse_duration;
 use proto::Protocol;
 use serde_json::json;
@@ -22,14 +23,14 @@ pub enum ServerArg {
 }
 
 impl ServerArg {
-    pub fn kind(self) -> lab::compare::ServerKind {
-        use lab::compare::ServerKind;
+    pub fn kind(self) -> lab::trial::ServerKind {
+        use lab::trial::ServerKind;
         match self {
             ServerArg::Builtin => ServerKind::Builtin,
-            ServerArg::Nginx => ServerKind::Peer(peers::PeerKind::Nginx),
-            ServerArg::Apache => ServerKind::Peer(peers::PeerKind::Apache),
-            ServerArg::H2o => ServerKind::Peer(peers::PeerKind::H2o),
-            ServerArg::Caddy => ServerKind::Peer(peers::PeerKind::Caddy),
+            ServerArg::Nginx => ServerKind::Peer(lab::trial::PeerKind::Nginx),
+            ServerArg::Apache => ServerKind::Peer(lab::trial::PeerKind::Apache),
+            ServerArg::H2o => ServerKind::Peer(lab::trial::PeerKind::H2o),
+            ServerArg::Caddy => ServerKind::Peer(lab::trial::PeerKind::Caddy),
         }
     }
 }
@@ -41,10 +42,10 @@ pub enum ClientArg {
 }
 
 impl ClientArg {
-    pub fn kind(self) -> lab::compare::ClientKind {
+    pub fn kind(self) -> lab::trial::ClientKind {
         match self {
-            ClientArg::Model => lab::compare::ClientKind::Model,
-            ClientArg::Chromium => lab::compare::ClientKind::Chromium,
+            ClientArg::Model => lab::trial::ClientKind::Model,
+            ClientArg::Chromium => lab::trial::ClientKind::Chromium,
         }
     }
 }
@@ -127,7 +128,7 @@ pub struct CompareArgs {
     #[arg(long, value_parser = parse_duration, default_value = "120s", value_name = "DURATION")]
     pub timeout: Duration,
     /// Seed of the site's content
-    #[arg(long, default_value_t = site::DEFAULT_SEED)]
+    #[arg(long, default_value_t = lab::sites::DEFAULT_SEED)]
     pub site_seed: u64,
     /// Print one JSON object
     #[arg(long)]
@@ -139,15 +140,12 @@ pub struct CompareArgs {
 
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     let site = load(&args.site, args.site_seed)?;
-    let testbed = args
-        .link
-        .testbed_spec(args.shards as usize)
-        .map_err(Failure::Usage)?;
+    let testbed = args.link.testbed_spec(args.shards as usize)?;
     if let Some(dir) = &args.har_dir {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::Usage(format!("--har-dir {}: {e}", dir.display())))?;
     }
-    let spec = CompareSpec {
+    let spec = ProbeSpec {
         site,
         protocols: args.protocols.0.clone(),
         testbed,
@@ -163,8 +161,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         client: args.client.kind(),
         keep_server_log: args.keep_server_log.clone(),
     };
-    if let Some(why) = lab::compare::refusal(&spec) {
-        return Err(Failure::Usage(why));
+    if let Some(why) = spec.refusal() {
+        return Err(Failure::Usage(why.to_string()));
     }
     let progress = CountProgress::new("compare", spec.protocols.len() * (spec.reps + spec.warmup));
     let mut har_error = None;
@@ -196,6 +194,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             "site": spec.site.name,
             "link": describe(&spec.testbed),
             "testbed": spec.testbed,
+            "testbed": spec.testbed,
             "reps": spec.reps,
             "summary": summary,
             "probes": probes,
@@ -211,7 +210,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     })
 }
 
-fn print_table(spec: &CompareSpec, rows: &[ProtocolSummary]) {
+fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary]) {
     println!(
         "site {} ({} resources, {:.1} kB) — {}",
         spec.site.name,

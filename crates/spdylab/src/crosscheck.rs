@@ -7,8 +7,7 @@ use crate::progress::CountProgress;
 use crate::sites::load;
 use crate::Failure;
 use clap::Args;
-use lab::compare::{ClientKind, CompareSpec};
-use lab::crosscheck::{mape, row, Row};
+use lab::crosscheck::{mape, CrosscheckError, CrosscheckSpec};
 use link::units::parse_duration;
 use serde_json::json;
 use std::time::Duration;
@@ -58,7 +57,6 @@ pub struct CrosscheckArgs {
 }
 
 pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
-    browser::find().map_err(|e| Failure::Usage(e.to_string()))?;
     let rtts: Vec<Option<Duration>> = if args.rtts.is_empty() {
         vec![args.link.rtt]
     } else {
@@ -66,80 +64,61 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
     };
     let mut sites = Vec::new();
     for s in &args.sites {
-        sites.push(load(s, site::DEFAULT_SEED)?);
+        sites.push(load(s, lab::sites::DEFAULT_SEED)?);
     }
-    let per_run = args.protocols.0.len() * (args.reps + args.warmup) as usize;
-    let total = sites.len() * rtts.len() * 2 * per_run;
+    let mut links = Vec::new();
+    for rtt in &rtts {
+        let mut choice = args.link.choice()?;
+        choice.rtt = *rtt;
+        let testbed = crate::link_args::testbed_spec(&choice, args.shards as usize)?;
+        links.push((describe(&testbed), testbed));
+    }
+    let spec = CrosscheckSpec {
+        sites,
+        protocols: args.protocols.0.clone(),
+        links,
+        reps: args.reps as usize,
+        warmup: args.warmup as usize,
+        tls13_only: TlsArg::tls13_only(args.tls),
+        server: args.server.kind(),
+        timeout: args.timeout,
+    };
+    let total = spec.total_probes();
     let progress = CountProgress::new("crosscheck", total);
     let mut done = 0;
-    let mut rows: Vec<Row> = Vec::new();
-    for site in &sites {
-        for rtt in &rtts {
-            let mut link = args.link.clone();
-            link.rtt = *rtt;
-            let testbed = link
-                .testbed_spec(args.shards as usize)
-                .map_err(Failure::Usage)?;
-            let label = describe(&testbed);
-            let mut spec = CompareSpec {
-                site: site.clone(),
-                protocols: args.protocols.0.clone(),
-                testbed,
-                reps: args.reps as usize,
-                warmup: args.warmup as usize,
-                conns_per_host: 6,
-                depth: 1,
-                max_streams: 100,
-                tls13_only: TlsArg::tls13_only(args.tls),
-                server_delay: Duration::ZERO,
-                timeout: args.timeout,
-                server: args.server.kind(),
-                client: ClientKind::Model,
-                keep_server_log: None,
-            };
-            for client in [ClientKind::Model, ClientKind::Chromium] {
-                spec.client = client;
-                if let Some(why) = lab::compare::refusal(&spec) {
-                    return Err(Failure::Usage(why));
-                }
-            }
-            let mut by_client = Vec::new();
-            for client in [ClientKind::Model, ClientKind::Chromium] {
-                spec.client = client;
-                let probes = lab::compare::run(&spec, &mut |p, _, _| {
-                    done += 1;
-                    let line = match &p.error {
-                        None => format!(
-                            "{} {} {} {}: PLT {:.0} ms",
-                            site.name,
-                            label,
-                            client.name(),
-                            p.protocol,
-                            p.plt_ms
-                        ),
-                        Some(e) => format!(
-                            "{} {} {} {} failed: {e}",
-                            site.name,
-                            label,
-                            client.name(),
-                            p.protocol
-                        ),
-                    };
-                    progress.item(done, total, &line);
-                })?;
-                by_client.push(probes);
-            }
-            for p in &args.protocols.0 {
-                rows.push(row(&site.name, &label, *p, &by_client[0], &by_client[1]));
-            }
-        }
-    }
+    let rows = lab::crosscheck::run(&spec, &mut |p, site, label, client| {
+        done += 1;
+        let line = match &p.error {
+            None => format!(
+                "{} {} {} {}: PLT {:.0} ms",
+                site.name,
+                label,
+                client.name(),
+                p.protocol,
+                p.plt_ms
+            ),
+            Some(e) => format!(
+                "{} {} {} {} failed: {e}",
+                site.name,
+                label,
+                client.name(),
+                p.protocol
+            ),
+        };
+        progress.item(done, total, &line);
+    })
+    .map_err(|e| match e {
+        CrosscheckError::NoBrowser(e) => Failure::Usage(e.to_string()),
+        CrosscheckError::Refused(r) => Failure::Usage(r.to_string()),
+        CrosscheckError::Setup(e) => Failure::Setup(Box::new(e)),
+    })?;
     progress.finish();
     let m = mape(&rows);
     if args.json {
         println!(
             "{}",
-            json!({"schema": 1, "reps": args.reps, "rows": rows, "mape_pct": m})
+            json!({"schema": 1, "reps": args.reps, "rows": rows, "mape_pct": m,
+                   "testbeds": spec.links.iter().map(|l| &l.1).collect::<Vec<_>>()})
         );
     } else {
         println!(

@@ -1,12 +1,14 @@
-//! The LINK flags shared by every command that builds a testbed, and their
-//! translation into a TestbedSpec. Values are parsed by `link::units`; flags
-//! that contradict each other are refused here, naming both.
+//! The LINK flags shared by every command that takes a link, and their
+//! translation into lab's typed `LinkChoice` (which knows whether any flag was
+//! given: a shaped link). Values are parsed by `link::units`; flags that
+//! contradict each other are refused by lab, naming both. No flag has a clap
+//! default, so that "given" means given; the defaults are lab's.
 
+use crate::Failure;
 use clap::{Args, ValueEnum};
-use lab::trial::LinkChoice;
+use lab::trial::{LinkChoice, TestbedSpec};
 use link::units::parse_duration;
 use link::{Bitrate, DirectionSpec, LossModel, QueueSpec, Service, Trace};
-use netns::TestbedSpec;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,44 +64,62 @@ pub struct LinkArgs {
     /// Delivery trace client → server (Mahimahi format; replaces the up rate)
     #[arg(long, value_name = "FILE")]
     pub trace_up: Option<PathBuf>,
-    /// Random loss in each direction: 1%, or Gilbert-Elliott ge:P,R[,LOSS_BAD[,LOSS_GOOD]]
-    #[arg(long, value_name = "LOSS", default_value = "0%")]
-    pub loss: LossModel,
+    /// Random loss in each direction: 1%, or Gilbert-Elliott ge:P,R[,LOSS_BAD[,LOSS_GOOD]] [default: 0%]
+    #[arg(long, value_name = "LOSS")]
+    pub loss: Option<LossModel>,
     /// Queue per direction: drop-tail of packets (256p), bytes (64kb) or both
-    /// (256p,64kb), or CoDel codel:TARGET,INTERVAL[,LIMIT] (codel:5ms,100ms; limit 1000p)
-    #[arg(long, value_name = "QUEUE", default_value = "256p")]
-    pub queue: QueueSpec,
+    /// (256p,64kb), or CoDel codel:TARGET,INTERVAL[,LIMIT] (codel:5ms,100ms; limit 1000p) [default: 256p]
+    #[arg(long, value_name = "QUEUE")]
+    pub queue: Option<QueueSpec>,
     /// Server TCP initial congestion window, in segments (kernel default: 10)
     #[arg(long, value_name = "SEGMENTS", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub iw: Option<u32>,
-    /// TCP congestion control inside the testbed
-    #[arg(long, value_enum, default_value = "cubic")]
-    pub cc: CcArg,
-    /// Seed of the loss processes
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    /// TCP congestion control inside the testbed [default: cubic]
+    #[arg(long, value_enum)]
+    pub cc: Option<CcArg>,
+    /// Seed of the loss processes [default: 1]
+    #[arg(long)]
+    pub seed: Option<u64>,
 }
 
 impl LinkArgs {
-    /// The testbed these flags describe, or a one-line error naming the flag(s).
-    pub fn testbed_spec(&self, shards: usize) -> Result<TestbedSpec, String> {
-        let choice = LinkChoice {
+    /// The link these flags choose (traces read), or an error naming the flag.
+    pub fn choice(&self) -> Result<LinkChoice, Failure> {
+        Ok(LinkChoice {
             rtt: self.rtt,
             delay_down: self.delay_down,
             delay_up: self.delay_up,
             rate: self.rate,
             down: self.down,
             up: self.up,
-            trace_down: trace("--trace-down", &self.trace_down)?,
-            trace_up: trace("--trace-up", &self.trace_up)?,
+            trace_down: trace("--trace-down", &self.trace_down).map_err(Failure::Usage)?,
+            trace_up: trace("--trace-up", &self.trace_up).map_err(Failure::Usage)?,
             loss: self.loss,
             queue: self.queue,
             iw: self.iw,
-            cc: lab::trial::congestion_control(self.cc.to_possible_value().unwrap().get_name()),
+            cc: self
+                .cc
+                .and_then(|cc| lab::trial::congestion_control(cc.to_possible_value()?.get_name())),
             seed: self.seed,
-        };
-        choice.testbed_spec(shards, &|field| format!("--{}", field.replace('_', "-")))
+        })
     }
+
+    /// The testbed these flags describe, or a one-line error naming the flag(s).
+    pub fn testbed_spec(&self, shards: usize) -> Result<TestbedSpec, Failure> {
+        testbed_spec(&self.choice()?, shards)
+    }
+}
+
+/// A choice's testbed, or a one-line error naming the flag(s).
+pub fn testbed_spec(choice: &LinkChoice, shards: usize) -> Result<TestbedSpec, Failure> {
+    choice
+        .testbed_spec(shards, &flag)
+        .map_err(|e| Failure::Usage(e.to_string()))
+}
+
+/// The flag of a LinkChoice field: `delay_down` → `--delay-down`.
+pub fn flag(field: &str) -> String {
+    format!("--{}", field.replace('_', "-"))
 }
 
 fn trace(flag: &str, path: &Option<PathBuf>) -> Result<Option<Arc<Trace>>, String> {

@@ -7,10 +7,10 @@ use crate::link_args::{describe, LinkArgs, TlsArg};
 use crate::sites::load as load_site;
 use crate::Failure;
 use clap::Args;
-use lab::load::{derive, summary_csv, Derived, LoadSpec, Second, Totals};
+use lab::loadtest::{derive, Derived, LoadSpec, LoadtestError, Second, Totals};
 use link::units::parse_duration;
 use serde_json::json;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -86,7 +86,7 @@ pub struct LoadArgs {
     #[command(flatten)]
     pub link: LinkArgs,
     /// Seed of the site's content
-    #[arg(long, default_value_t = site::DEFAULT_SEED)]
+    #[arg(long, default_value_t = lab::sites::DEFAULT_SEED)]
     pub site_seed: u64,
     /// Where load.jsonl and summary.csv go (default: load-SITE)
     #[arg(long, value_name = "DIR")]
@@ -115,33 +115,26 @@ pub fn parse_users(s: &str) -> Result<(u32, u32), String> {
     Ok((a, b))
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::Relaxed);
-    // A second Ctrl-C ends us at once.
-    // SAFETY: signal() is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-    }
-}
-
-fn catch_sigint() {
-    // SAFETY: the handler only touches an atomic and resets itself.
-    unsafe {
-        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_sigint as *const () as libc::sighandler_t);
+impl From<LoadtestError> for Failure {
+    fn from(e: LoadtestError) -> Self {
+        match e {
+            LoadtestError::Usage(m) => Failure::Usage(m),
+            LoadtestError::Refused(r) => Failure::Usage(r.to_string()),
+            LoadtestError::Output(..) => Failure::Usage(e.to_string()),
+            LoadtestError::Setup(e) => Failure::Setup(Box::new(e)),
+        }
     }
 }
 
 pub fn run(args: LoadArgs) -> Result<i32, Failure> {
     if args.keepalive.is_some() && matches!(args.server, crate::compare::ServerArg::Builtin) {
+        // Before the site is read, as before: a flag error comes first.
         return Err(Failure::Usage(
             "--keepalive sets a real server's keep-alive timeout; the built-in server keeps connections open: use --server apache|nginx|h2o|caddy".into(),
         ));
     }
     let site = load_site(&args.site, args.site_seed)?;
-    let testbed = args.link.testbed_spec(1).map_err(Failure::Usage)?;
+    let testbed = args.link.testbed_spec(1)?;
     let spec = LoadSpec {
         site,
         protocols: args.protocols.0.clone(),
@@ -162,33 +155,15 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
         tls13_only: TlsArg::tls13_only(args.tls),
         stop_server_after: args.stop_server_after,
     };
-    let knobs = peers::Knobs {
-        max_streams: spec.max_streams,
-        tls13_only: spec.tls13_only,
-        server_delay: false,
-        resources: spec.site.resources.len(),
-    };
-    for p in &spec.protocols {
-        if let Some(why) = lab::compare::server_refuses(spec.server, *p, &knobs) {
-            return Err(Failure::Usage(format!(
-                "--server {}: {why}",
-                spec.server.name()
-            )));
-        }
-    }
-    if spec.stop_server_after.is_some() && spec.server != lab::compare::ServerKind::Builtin {
-        return Err(Failure::Usage(
-            "--stop-server-after needs --server builtin".into(),
-        ));
-    }
+    spec.check()?;
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("load-{}", spec.site.name)));
-    let (seconds, totals) = run_load(&spec, &out, !args.json, false)?;
+    let stop = crate::signals::stop_flag();
+    let (seconds, totals) = run_load(&spec, &out, !args.json, false, &stop)?;
     let derived = derive(&seconds, &args.at, spec.sla, args.cpu_at);
-    std::fs::write(out.join(report::SUMMARY_FILE), summary_csv(&derived))
-        .map_err(|e| Failure::Usage(format!("--out {}: {e}", out.display())))?;
+    lab::loadtest::write_summary(&out, &derived)?;
     if args.json {
         println!(
             "{}",
@@ -197,6 +172,7 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
                 "site": spec.site.name,
                 "server": spec.server.name(),
                 "link": describe(&spec.testbed),
+                "testbed": spec.testbed,
                 "users": [spec.users.0, spec.users.1],
                 "ramp_s": spec.ramp.as_secs_f64(),
                 "hold_s": spec.hold.as_secs_f64(),
@@ -213,28 +189,17 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
     Ok(0)
 }
 
-/// Runs the load, writing DIR/load.jsonl as it goes; the records and totals.
-/// With `append`, the records go after those already in DIR/load.jsonl.
+/// Runs the load (`lab::loadtest::run_to_dir`, which writes DIR/load.jsonl),
+/// printing a line a second; the records and totals. `stop` ends it early.
 pub fn run_load(
     spec: &LoadSpec,
     out: &std::path::Path,
     progress: bool,
     append: bool,
+    stop: &AtomicBool,
 ) -> Result<(Vec<Second>, Vec<Totals>), Failure> {
-    std::fs::create_dir_all(out)
-        .map_err(|e| Failure::Usage(format!("--out {}: {e}", out.display())))?;
-    let path = out.join(report::loadtest::LOAD_FILE);
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .append(append)
-        .truncate(!append)
-        .open(&path)
-        .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
-    catch_sigint();
     let tty = std::io::stderr().is_terminal();
-    let mut seconds: Vec<Second> = Vec::new();
-    let mut write_error = None;
+    let mut errors_so_far: std::collections::BTreeMap<String, u64> = Default::default();
     let mut warned = false;
     let limit = 90.0 * spec.generator_threads as f64;
     if progress {
@@ -250,12 +215,7 @@ pub fn run_load(
             describe(&spec.testbed)
         );
     }
-    let totals = lab::load::run(spec, &INTERRUPTED, &mut |s| {
-        if let Ok(line) = serde_json::to_string(s) {
-            if let Err(e) = writeln!(file, "{line}").and_then(|_| file.flush()) {
-                write_error.get_or_insert(e);
-            }
-        }
+    let (seconds, totals) = lab::loadtest::run_to_dir(spec, out, append, stop, &mut |s| {
         if s.generator_cpu_pct_core > limit && !warned {
             warned = true;
             eprintln!(
@@ -266,13 +226,9 @@ pub fn run_load(
                 s.users
             );
         }
+        let errors = errors_so_far.entry(s.protocol.clone()).or_default();
+        *errors += s.errors;
         if progress && (tty || s.t % 10 == 0) {
-            let errors: u64 = seconds
-                .iter()
-                .filter(|r| r.protocol == s.protocol)
-                .map(|r| r.errors)
-                .sum::<u64>()
-                + s.errors;
             let line = format!(
                 "{:>6} {:>5}s users {:>5}  pages/s {:>5}  req/s {:>6}  in page {:>5}  mean {:>6.0} ms  p95 {:>6.0} ms  errors {:>5}  srv conns {:>5}  srv cpu {:>5.1}%  gen cpu {:>5.1}%{}",
                 s.protocol,
@@ -283,7 +239,7 @@ pub fn run_load(
                 s.pages_in_flight,
                 s.page_ms.mean,
                 s.page_ms.p95,
-                errors,
+                *errors,
                 s.server_connections,
                 s.server_cpu_pct_machine,
                 s.generator_cpu_pct_core,
@@ -296,15 +252,11 @@ pub fn run_load(
                 eprintln!("{line}");
             }
         }
-        seconds.push(s.clone());
     })?;
     if progress && tty {
         eprintln!();
     }
-    if let Some(e) = write_error {
-        return Err(Failure::Usage(format!("{}: {e}", path.display())));
-    }
-    if INTERRUPTED.load(Ordering::Relaxed) {
+    if stop.load(Ordering::Relaxed) {
         eprintln!("load: interrupted; what was measured is kept");
     }
     Ok((seconds, totals))
@@ -374,76 +326,24 @@ fn print_summary(spec: &LoadSpec, rows: &[Derived], totals: &[Totals], out: &std
     }
     println!(
         "records: {}, summary: {}",
-        out.join(report::loadtest::LOAD_FILE).display(),
-        out.join(report::SUMMARY_FILE).display()
+        out.join(lab::loadtest::RECORDS_FILE).display(),
+        out.join(lab::loadtest::SUMMARY_FILE).display()
     );
 }
 
-/// The preset `spdylab paper load [--quick]`: seed 000's experiment — the icons
-/// page, 40 ms down / 45 ms up, think 5 s, 6 connections per user, SLA 3 s —
-/// on Apache with the worker MPM of the seed (MaxRequestWorkers 600) for http,
-/// https and h2 (mod_http2, mod_spdy's heir), and spdy3 on the built-in server;
-/// 1 to 1000 users over 20 minutes (`quick`: to 400 users in 5 minutes). Writes
-/// DIR/load.jsonl, DIR/summary.csv and DIR/report.html.
+/// `spdylab paper load [--quick]`: the two loads of `lab::loadtest::paper_specs`
+/// into one directory, then DIR/summary.csv and DIR/report.html.
 pub fn paper_load(quick: bool, out: &std::path::Path) -> Result<i32, Failure> {
-    let site = load_site("icons", site::DEFAULT_SEED)?;
-    #[derive(clap::Parser)]
-    struct Link {
-        #[command(flatten)]
-        link: LinkArgs,
-    }
-    let link = <Link as clap::Parser>::try_parse_from([
-        "load",
-        "--delay-down",
-        "40ms",
-        "--delay-up",
-        "45ms",
-    ])
-    .map_err(|e| Failure::Usage(e.to_string()))?;
-    let testbed = link.link.testbed_spec(1).map_err(Failure::Usage)?;
-    let (users, ramp) = if quick {
-        ((1, 400), Duration::from_secs(300))
-    } else {
-        ((1, 1000), Duration::from_secs(1200))
-    };
-    let base = LoadSpec {
-        site,
-        protocols: vec![
-            proto::Protocol::Http,
-            proto::Protocol::Https,
-            proto::Protocol::H2,
-        ],
-        server: lab::compare::ServerKind::Peer(peers::PeerKind::Apache),
-        testbed,
-        users,
-        ramp,
-        hold: Duration::ZERO,
-        think: Duration::from_secs(5),
-        conns_per_user: 6,
-        sla: Duration::from_secs(3),
-        new_connections: false,
-        page_timeout: Duration::from_secs(120),
-        distinct_addresses: true,
-        generator_threads: 1,
-        keepalive: None,
-        max_streams: 100,
-        tls13_only: None,
-        stop_server_after: None,
-    };
-    let spdy = LoadSpec {
-        protocols: vec![proto::Protocol::Spdy3],
-        server: lab::compare::ServerKind::Builtin,
-        ..base.clone()
-    };
-    let (mut seconds, mut totals) = run_load(&base, out, true, false)?;
-    if !INTERRUPTED.load(Ordering::Relaxed) {
-        let (s, t) = run_load(&spdy, out, true, true)?;
+    let [base, spdy] = lab::loadtest::paper_specs(quick)?;
+    let stop = crate::signals::stop_flag();
+    let (mut seconds, mut totals) = run_load(&base, out, true, false, &stop)?;
+    if !stop.load(Ordering::Relaxed) {
+        let (s, t) = run_load(&spdy, out, true, true, &stop)?;
         seconds.extend(s);
         totals.extend(t);
     }
     let derived = derive(&seconds, &[100, 120, 200, 777], base.sla, 88);
-    std::fs::write(out.join(report::SUMMARY_FILE), summary_csv(&derived))
-        .map_err(|e| Failure::Usage(format!("{}: {e}", out.display())))?;
+    lab::loadtest::write_summary(out, &derived)?;
     print_summary(&base, &derived, &totals, out);
     let (html, _) = report::loadtest::write_load(out, base.sla)?;
     eprintln!("report: {}", html.display());

@@ -63,12 +63,10 @@ impl From<std::io::Error> for Failure {
 
 fn main() -> ExitCode {
     // Must come before any thread exists.
-    if let Err(e) = netns::userns::enter_if_unprivileged() {
+    if let Err(e) = lab::process_setup() {
         eprintln!("spdylab: {e}");
         return ExitCode::from(1);
     }
-    // Servers' and browsers' files on a tmpfs that dies with us (kill -9 too).
-    netns::private_scratch_root();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version

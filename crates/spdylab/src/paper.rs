@@ -1,7 +1,7 @@
 //! `spdylab paper`: the paper's experiments (004) as ready-made campaigns,
 //! each followed by its report.
 
-use crate::sweep::{run_campaign, site_loader, RunArgs};
+use crate::sweep::{run_campaign, RunArgs};
 use crate::Failure;
 use clap::Args;
 use lab::presets::{self, PRESETS};
@@ -137,7 +137,7 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
             &text,
             &dir,
             &args.run.options(),
-            &site_loader(PathBuf::new()),
+            std::path::Path::new(""),
             false,
         )?;
         crate::report::write(&dir, None)?;

@@ -4,8 +4,7 @@
 
 use crate::Failure;
 use clap::Args;
-use peers::{PeerKind, Program, StreamLimit};
-use proto::Protocol;
+use lab::peers::{Binary, Feature, Support};
 use serde_json::{json, Value};
 
 /// What each server (--server) serves and honours, and whether it is installed
@@ -24,94 +23,77 @@ pub struct PeersArgs {
     pub json: bool,
 }
 
-/// One column of the table: a server's name, its capabilities (None: builtin,
-/// which does everything) and its binary.
+/// One column of the table: a server's name, its fixed stream limit if any,
+/// and its binary (path, version) or how to install it.
 struct Column {
     name: &'static str,
-    kind: Option<PeerKind>,
+    fixed_max_streams: Option<u32>,
     binary: Result<(String, String), String>,
-}
-
-fn columns() -> Vec<Column> {
-    let mut cols = vec![Column {
-        name: "builtin",
-        kind: None,
-        binary: Ok((
-            "this binary".into(),
-            format!("spdylab {}", env!("CARGO_PKG_VERSION")),
-        )),
-    }];
-    for k in PeerKind::ALL {
-        cols.push(Column {
-            name: k.name(),
-            kind: Some(k),
-            binary: k
-                .version()
-                .map(|(p, v)| (p.display().to_string(), v))
-                .map_err(|e| {
-                    let (_, package) = k.binary();
-                    if e.kind() == std::io::ErrorKind::NotFound {
-                        format!("not installed: apt-get install {package}")
-                    } else {
-                        e.to_string()
-                    }
-                }),
-        });
-    }
-    cols
 }
 
 /// One cell of the table: what it says, and why not where it says no.
 type Cell = (String, Option<&'static str>);
 
-/// Row label, then a cell per column.
-fn rows(cols: &[Column]) -> Vec<(String, Vec<Cell>)> {
-    let mut out = Vec::new();
-    for p in Protocol::ALL {
-        out.push((
-            p.to_string(),
-            cols.iter()
-                .map(
-                    |c| match c.kind.and_then(|k| k.capabilities().protocol(p)) {
-                        None => ("yes".to_string(), None),
-                        Some(why) => ("no".to_string(), Some(why)),
-                    },
-                )
-                .collect(),
-        ));
+fn binary(b: &Binary) -> Result<(String, String), String> {
+    match b {
+        Binary::ThisProgram => Ok((
+            "this binary".into(),
+            format!("spdylab {}", env!("CARGO_PKG_VERSION")),
+        )),
+        Binary::Installed { path, version } => Ok((path.display().to_string(), version.clone())),
+        Binary::NotInstalled { package } => {
+            Err(format!("not installed: apt-get install {package}"))
+        }
+        Binary::Broken(why) => Err(why.clone()),
     }
-    out.push((
-        "--max-streams".into(),
-        cols.iter()
-            .map(|c| match c.kind.map(|k| k.capabilities().max_streams) {
-                None | Some(StreamLimit::Any) => ("any".to_string(), None),
-                Some(StreamLimit::Fixed(n)) => (format!("{n} only"), None),
-            })
-            .collect(),
-    ));
-    type Pick = fn(&peers::Capabilities) -> Option<&'static str>;
-    let knobs: [(&str, Pick); 3] = [
-        ("--tls 1.2", |c| c.tls12_only),
-        ("--tls 1.3", |c| c.tls13_only),
-        ("--server-delay", |c| c.server_delay),
-    ];
-    for (label, pick) in knobs {
-        out.push((
-            label.to_string(),
-            cols.iter()
-                .map(|c| match c.kind.and_then(|k| pick(&k.capabilities())) {
-                    None => ("yes".to_string(), None),
-                    Some(why) => ("no".to_string(), Some(why)),
-                })
-                .collect(),
-        ));
+}
+
+fn label(f: Feature) -> String {
+    match f {
+        Feature::Protocol(p) => p.to_string(),
+        Feature::MaxStreams => "--max-streams".into(),
+        Feature::Tls12Only => "--tls 1.2".into(),
+        Feature::Tls13Only => "--tls 1.3".into(),
+        Feature::ServerDelay => "--server-delay".into(),
     }
-    out
+}
+
+fn cell(s: Support) -> Cell {
+    match s {
+        Support::Yes => ("yes".into(), None),
+        Support::No(why) => ("no".into(), Some(why)),
+        Support::AnyLimit => ("any".into(), None),
+        Support::FixedLimit(n) => (format!("{n} only"), None),
+    }
+}
+
+/// The columns, and per row its label and a cell per column.
+fn table() -> (Vec<Column>, Vec<(String, Vec<Cell>)>) {
+    let t = lab::peers::table();
+    let limits = t.rows.iter().find(|(f, _)| *f == Feature::MaxStreams);
+    let cols = t
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(j, c)| Column {
+            name: c.server.name(),
+            fixed_max_streams: limits.and_then(|(_, cells)| match cells[j] {
+                Support::FixedLimit(n) => Some(n),
+                _ => None,
+            }),
+            binary: binary(&c.binary),
+        })
+        .collect();
+    let rows = t
+        .rows
+        .into_iter()
+        .map(|(f, cells)| (label(f), cells.into_iter().map(cell).collect()))
+        .collect();
+    (cols, rows)
 }
 
 pub fn run(args: PeersArgs) -> Result<i32, Failure> {
-    let cols = columns();
-    let table = rows(&cols);
+    let (cols, table) = table();
     if args.json {
         let servers: Vec<Value> = cols
             .iter()
@@ -125,10 +107,7 @@ pub fn run(args: PeersArgs) -> Result<i32, Failure> {
                         why_not.insert(label.clone(), json!(why));
                     }
                 }
-                let max_streams = match c.kind.map(|k| k.capabilities().max_streams) {
-                    None | Some(StreamLimit::Any) => Value::Null,
-                    Some(StreamLimit::Fixed(n)) => json!(n),
-                };
+                let max_streams = c.fixed_max_streams.map_or(Value::Null, |n| json!(n));
                 json!({
                     "name": c.name,
                     "installed": c.binary.is_ok(),

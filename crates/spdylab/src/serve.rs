@@ -4,9 +4,9 @@ use crate::link_args::TlsArg;
 use crate::sites::load;
 use crate::Failure;
 use clap::Args;
+use lab::serve::{Offer, ServeError, ServeRequest};
 use link::units::parse_duration;
-use server::{Ca, Offer, Server, ServerOptions, TlsVersions};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -48,103 +48,59 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
     /// Seed of the site's content
-    #[arg(long, default_value_t = site::DEFAULT_SEED)]
+    #[arg(long, default_value_t = lab::sites::DEFAULT_SEED)]
     pub seed: u64,
 }
 
-fn shard_addr(base: SocketAddr, shard: usize) -> SocketAddr {
-    match (base.ip(), shard) {
-        (_, 1) => base,
-        (IpAddr::V4(ip), i) if ip.is_loopback() => {
-            SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, i as u8)), base.port())
+impl From<ServeError> for Failure {
+    fn from(e: ServeError) -> Self {
+        match e {
+            ServeError::Setup(e) => Failure::Setup(Box::new(e)),
+            e => Failure::Usage(e.to_string()),
         }
-        _ => base,
     }
 }
 
 pub fn run(args: ServeArgs) -> Result<i32, Failure> {
     let site = load(&args.site, args.seed)?;
-    let shards = args.shards as usize;
-    if shards > 1 && !(args.listen.ip().is_loopback() && args.tls_listen.ip().is_loopback()) {
-        return Err(Failure::Usage(
-            "--shards above 1 needs loopback --listen/--tls-listen (shard i on 127.0.0.i)".into(),
-        ));
-    }
-    let bind = |base: SocketAddr, flag: &str| -> Result<Vec<std::net::TcpListener>, Failure> {
-        (1..=shards)
-            .map(|i| {
-                let a = shard_addr(base, i);
-                std::net::TcpListener::bind(a)
-                    .map_err(|e| Failure::Usage(format!("{flag} {a}: {e}")))
-            })
-            .collect()
-    };
-    let cleartext = if args.offer.cleartext() {
-        bind(args.listen, "--listen")?
-    } else {
-        vec![]
-    };
-    let tls = if args.offer.tls() {
-        bind(args.tls_listen, "--tls-listen")?
-    } else {
-        vec![]
-    };
-
-    let ca = Ca::new()?;
-    let (ca_path, remove_ca) = match &args.ca {
-        Some(p) => (p.clone(), false),
-        None => (
-            std::env::temp_dir().join(format!("spdylab-ca-{}.pem", std::process::id())),
-            true,
-        ),
-    };
-    std::fs::write(&ca_path, ca.pem())
-        .map_err(|e| Failure::Usage(format!("--ca {}: {e}", ca_path.display())))?;
-    let addresses: Vec<IpAddr> = (1..=shards)
-        .flat_map(|i| {
-            [
-                shard_addr(args.listen, i).ip(),
-                shard_addr(args.tls_listen, i).ip(),
-            ]
-        })
-        .collect();
-    let opts = ServerOptions {
+    let serving = lab::serve::bind(ServeRequest {
+        site,
         offer: args.offer,
+        listen: args.listen,
+        tls_listen: args.tls_listen,
+        shards: args.shards as usize,
         max_streams: args.max_streams,
-        tls: TlsVersions::from_tls13_only(TlsArg::tls13_only(args.tls)),
         server_delay: args.server_delay,
-        cc: None,
-    };
-    let map = site.shard_map(shards);
-    let server = Server::new(site, opts, &ca, &addresses)?;
+        tls13_only: TlsArg::tls13_only(args.tls),
+        ca: args.ca.clone(),
+    })?;
 
     // Print the addresses actually bound (a port of 0 picks a free one). A
     // closed stdout must not stop the server: write errors are ignored.
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    let bound = |ls: &[std::net::TcpListener], shard: usize| {
-        ls.get(shard - 1).and_then(|l| l.local_addr().ok())
-    };
+    let ca_path = serving.ca_path().display();
     let _ = writeln!(
         out,
-        "serving site '{}' — CA certificate: {}",
-        args.site,
-        ca_path.display()
+        "serving site '{}' — CA certificate: {ca_path}",
+        args.site
     );
-    for (host, shard) in &map {
-        if let Some(a) = bound(&cleartext, *shard) {
-            let _ = writeln!(out, "  http://{host}:{}/  on {a}", a.port());
+    for h in serving.hosts() {
+        if let Some(a) = h.http {
+            let _ = writeln!(out, "  http://{}:{}/  on {a}", h.host, a.port());
         }
-        if let Some(a) = bound(&tls, *shard) {
-            let _ = writeln!(out, "  https://{host}:{}/  on {a}", a.port());
+        if let Some(a) = h.https {
+            let _ = writeln!(out, "  https://{}:{}/  on {a}", h.host, a.port());
         }
     }
-    if let Some(a) = bound(&tls, map[0].1) {
-        let host = &map[0].0;
+    if let Some((host, a)) = serving
+        .hosts()
+        .first()
+        .and_then(|h| Some((&h.host, h.https?)))
+    {
         let _ = writeln!(
             out,
-            "try: curl --cacert {} --resolve {host}:{}:{} https://{host}:{}/",
-            ca_path.display(),
+            "try: curl --cacert {ca_path} --resolve {host}:{}:{} https://{host}:{}/",
             a.port(),
             a.ip(),
             a.port()
@@ -153,10 +109,6 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
     let _ = writeln!(out, "ready; Ctrl-C stops the server");
     let _ = out.flush();
     drop(out);
-    let result = server.run_until_signal(cleartext, tls);
-    if remove_ca {
-        let _ = std::fs::remove_file(&ca_path);
-    }
-    result?;
+    serving.run()?;
     Ok(0)
 }

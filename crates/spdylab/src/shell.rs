@@ -3,13 +3,9 @@
 use crate::link_args::LinkArgs;
 use crate::{signals, Failure};
 use clap::Args;
-use netns::{Side, Testbed};
+use lab::shell::{Shell, ShellError, ShellRequest, SERVER_START};
 use serde_json::json;
-use std::fs::File;
-use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
 
 /// Run CMD in the client namespace behind an emulated link
 #[derive(Debug, Args)]
@@ -44,111 +40,50 @@ pub struct ShellArgs {
     pub cmd: Vec<String>,
 }
 
-/// How long `--server-cmd` gets to start listening.
-const SERVER_START: Duration = Duration::from_secs(10);
+impl From<ShellError> for Failure {
+    fn from(e: ShellError) -> Self {
+        if e.is_usage() {
+            Failure::Usage(e.to_string())
+        } else {
+            Failure::Setup(Box::new(e))
+        }
+    }
+}
 
 pub fn run(args: ShellArgs) -> Result<i32, Failure> {
-    let spec = args
-        .link
-        .testbed_spec(args.shards as usize)
-        .map_err(Failure::Usage)?;
-    let mut observers: Vec<Box<dyn link::Observer>> = Vec::new();
-    if let Some(path) = &args.pcap {
-        observers.push(Box::new(
-            netns::pcap::PcapWriter::create(path).map_err(|e| Failure::Usage(e.to_string()))?,
-        ));
-    }
+    let spec = args.link.testbed_spec(args.shards as usize)?;
     signals::catch();
-    let testbed = Testbed::start_observed(spec, observers)?;
-    let started = Instant::now();
-
-    let mut server = match &args.server_cmd {
-        Some(cmd) => Some(start_server(&testbed, cmd, args.server_log.as_deref())?),
-        None => None,
-    };
+    let shell = Shell::start(ShellRequest {
+        testbed: spec,
+        pcap: args.pcap.clone(),
+        server_cmd: args.server_cmd.clone(),
+        server_log: args.server_log.clone(),
+    })?;
+    if shell.server_silent() {
+        eprintln!(
+            "spdylab: --server-cmd '{}' opened no socket within {}s; going on anyway",
+            args.server_cmd.as_deref().unwrap_or_default(),
+            SERVER_START.as_secs()
+        );
+    }
     let argv = if args.cmd.is_empty() {
         vec![std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into())]
     } else {
         args.cmd.clone()
     };
-    let mut command = Command::new(&argv[0]);
-    command.args(&argv[1..]);
-    testbed.confine(Side::Client, &mut command);
-    let mut child = command
-        .spawn()
-        .map_err(|e| Failure::Setup(format!("cannot run {}: {e}", argv[0]).into()))?;
+    let mut child = shell.spawn(&argv)?;
     let code = signals::wait_forwarding(&mut child);
-
-    if let Some(server) = &mut server {
-        let _ = server.kill();
-        let _ = server.wait();
-    }
-    let duration = started.elapsed();
-    let cpu = testbed.emulator_cpu();
-    let link_spec = testbed.spec().clone();
-    let stats = testbed.shutdown()?;
+    let report = shell.finish()?;
     if let Some(path) = &args.stats {
         let doc = json!({
             "schema": 1,
-            "testbed": link_spec,
-            "duration_s": duration.as_secs_f64(),
-            "emulator_cpu_s": cpu.as_secs_f64(),
-            "link": stats,
+            "testbed": report.testbed,
+            "duration_s": report.duration.as_secs_f64(),
+            "emulator_cpu_s": report.emulator_cpu.as_secs_f64(),
+            "link": report.link,
         });
         std::fs::write(path, format!("{doc:#}\n"))
             .map_err(|e| Failure::Setup(format!("--stats {}: {e}", path.display()).into()))?;
     }
     Ok(code)
-}
-
-/// Where the server's stdout and stderr go: `log`, or our stderr (so that
-/// CMD's stdout carries CMD's output alone).
-fn server_output(log: Option<&Path>) -> Result<(Stdio, Stdio), Failure> {
-    let (out, err) = match log {
-        Some(path) => {
-            let file = File::create(path)
-                .map_err(|e| Failure::Usage(format!("--server-log {}: {e}", path.display())))?;
-            let copy = file
-                .try_clone()
-                .map_err(|e| Failure::Setup(format!("--server-log: {e}").into()))?;
-            (OwnedFd::from(file), OwnedFd::from(copy))
-        }
-        None => {
-            let dup = || {
-                std::io::stderr()
-                    .as_fd()
-                    .try_clone_to_owned()
-                    .map_err(|e| Failure::Setup(format!("--server-cmd: stderr: {e}").into()))
-            };
-            (dup()?, dup()?)
-        }
-    };
-    Ok((Stdio::from(out), Stdio::from(err)))
-}
-
-fn start_server(testbed: &Testbed, cmd: &str, log: Option<&Path>) -> Result<Child, Failure> {
-    let mut command = Command::new("/bin/sh");
-    command.args(["-c", cmd]);
-    let (out, err) = server_output(log)?;
-    command.stdout(out).stderr(err);
-    testbed.confine(Side::Server, &mut command);
-    let mut child = command
-        .spawn()
-        .map_err(|e| Failure::Setup(format!("--server-cmd: {e}").into()))?;
-    let deadline = Instant::now() + SERVER_START;
-    while Instant::now() < deadline {
-        if let Ok(Some(status)) = child.try_wait() {
-            return Err(Failure::Setup(
-                format!("--server-cmd '{cmd}' ended ({status}) before it listened").into(),
-            ));
-        }
-        if testbed.wait_for_listener(Side::Server, Duration::from_millis(50)) {
-            return Ok(child);
-        }
-    }
-    eprintln!(
-        "spdylab: --server-cmd '{cmd}' opened no socket within {}s; going on anyway",
-        SERVER_START.as_secs()
-    );
-    Ok(child)
 }

@@ -1,10 +1,16 @@
-//! Signals while a child runs. Ctrl-C at the terminal reaches the child by
+//! The one signal path of the CLI, through `signal-hook`.
+//!
+//! While a child runs (`shell`): Ctrl-C at the terminal reaches the child by
 //! itself (it is in our process group), so we stay to clean up after it; a second
 //! Ctrl-C kills it. Signals sent to us with kill() (SIGINT, SIGTERM, SIGHUP,
 //! SIGQUIT) are passed on to the child, which gets a few seconds to finish.
+//!
+//! While lab works (`load`): SIGINT or SIGTERM sets a stop flag that lab
+//! polls, keeping what was measured; a second one ends us at once.
 
 use std::process::Child;
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 static TO_FORWARD: AtomicI32 = AtomicI32::new(0);
@@ -13,9 +19,9 @@ static TERMINAL_INTERRUPTS: AtomicU32 = AtomicU32::new(0);
 /// How long a child gets after a forwarded signal before it is killed.
 const GRACE: Duration = Duration::from_secs(5);
 
-extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-    // SAFETY: info is valid in a SA_SIGINFO handler.
-    let from_kill = unsafe { (*info).si_code } <= 0;
+fn on_signal(info: &libc::siginfo_t) {
+    let sig = info.si_signo;
+    let from_kill = info.si_code <= 0;
     if from_kill {
         TO_FORWARD.store(sig, Ordering::Relaxed);
     } else if sig == libc::SIGINT || sig == libc::SIGQUIT {
@@ -28,13 +34,21 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut li
 pub fn catch() {
     for sig in [libc::SIGINT, libc::SIGQUIT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only touches atomics.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+        let _ = unsafe { signal_hook_registry::register_sigaction(sig, on_signal) };
     }
+}
+
+/// A flag set by the first SIGINT or SIGTERM; the second one ends the
+/// process as if nothing caught it.
+pub fn stop_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // The order matters: the first registration resets to the default
+        // action when the flag is already set, the second sets it.
+        let _ = signal_hook::flag::register_conditional_default(sig, flag.clone());
+        let _ = signal_hook::flag::register(sig, flag.clone());
+    }
+    flag
 }
 
 /// Waits for the child, passing signals on; its exit code (128 + signal if killed).

@@ -2,8 +2,8 @@
 
 use crate::Failure;
 use clap::Args;
+use lab::sites::Site;
 use serde_json::json;
-use site::Site;
 
 /// List the built-in sites, or show the tree of one (built-in or a TOML file)
 #[derive(Debug, Args)]
@@ -15,7 +15,7 @@ pub struct SitesArgs {
     /// A built-in site's name or a site file (.toml)
     pub site: Option<String>,
     /// Seed of the content and of the split of bytes between resources
-    #[arg(long, default_value_t = site::DEFAULT_SEED)]
+    #[arg(long, default_value_t = lab::sites::DEFAULT_SEED)]
     pub seed: u64,
     /// Print one JSON object
     #[arg(long)]
@@ -25,20 +25,10 @@ pub struct SitesArgs {
     pub export: Option<std::path::PathBuf>,
 }
 
-/// A built-in site by name, or a site file by path; errors name the file and line.
+/// A built-in site by name, or a site file by path (`lab::sites::resolve`);
+/// errors name the flag, the file and line.
 pub fn load(name_or_path: &str, seed: u64) -> Result<Site, Failure> {
-    if let Some(site) = site::builtin(name_or_path, seed) {
-        return Ok(site);
-    }
-    if name_or_path.ends_with(".toml") || name_or_path.contains('/') {
-        let text = std::fs::read_to_string(name_or_path)
-            .map_err(|e| Failure::Usage(format!("--site {name_or_path}: {e}")))?;
-        return site::parse_toml(name_or_path, &text).map_err(Failure::Usage);
-    }
-    Err(Failure::Usage(format!(
-        "--site: no built-in site '{name_or_path}' (built-in: {}); a site file ends in .toml",
-        site::BUILTIN.join(", ")
-    )))
+    lab::sites::resolve(name_or_path, seed).map_err(|e| Failure::Usage(e.named("--site")))
 }
 
 fn kb(bytes: usize) -> String {
@@ -48,10 +38,7 @@ fn kb(bytes: usize) -> String {
 pub fn run(args: SitesArgs) -> Result<i32, Failure> {
     match &args.site {
         None => {
-            let sites: Vec<Site> = site::BUILTIN
-                .iter()
-                .filter_map(|n| site::builtin(n, args.seed))
-                .collect();
+            let sites: Vec<Site> = lab::sites::builtin(args.seed);
             if args.json {
                 let list: Vec<_> = sites
                     .iter()
@@ -111,7 +98,7 @@ pub fn run(args: SitesArgs) -> Result<i32, Failure> {
 
 /// Writes each resource to DIR/<host>/<path>, as a real server's docroot.
 fn export(s: &Site, dir: &std::path::Path) -> Result<(), Failure> {
-    peers::write_docroot(s, dir).map_err(|e| Failure::Usage(format!("--export {e}")))
+    lab::sites::export(s, dir).map_err(|e| Failure::Usage(format!("--export {e}")))
 }
 
 fn print_tree(s: &Site, i: usize, depth: usize) {

@@ -87,29 +87,6 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     Ok((i, n))
 }
 
-/// Resolves a site axis value: a built-in name, or a file relative to `base`.
-pub fn site_loader(base: PathBuf) -> impl Fn(&str, u64) -> Result<site::Site, String> + Sync {
-    move |name: &str, seed: u64| {
-        if let Some(site) = site::builtin(name, seed) {
-            return Ok(site);
-        }
-        let path = if Path::new(name).is_absolute() {
-            PathBuf::from(name)
-        } else {
-            base.join(name)
-        };
-        if name.ends_with(".toml") || name.contains('/') {
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| format!("sites: {}: {e}", path.display()))?;
-            return site::parse_toml(&path.display().to_string(), &text);
-        }
-        Err(format!(
-            "sites: no built-in site '{name}' (built-in: {}); a site file ends in .toml",
-            site::BUILTIN.join(", ")
-        ))
-    }
-}
-
 fn usage(e: SweepError) -> Failure {
     match e {
         SweepError::Usage(m) => Failure::Usage(m),
@@ -155,14 +132,7 @@ pub fn run(args: SweepArgs) -> Result<i32, Failure> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    run_campaign(
-        exp,
-        &text,
-        &args.out,
-        &args.run.options(),
-        &site_loader(base),
-        args.json,
-    )
+    run_campaign(exp, &text, &args.out, &args.run.options(), &base, args.json)
 }
 
 /// Runs a campaign with progress and a closing line; shared by `sweep` and `paper`.
@@ -171,7 +141,7 @@ pub fn run_campaign(
     text: &str,
     out: &Path,
     opts: &SweepOptions,
-    load_site: &(dyn Fn(&str, u64) -> Result<site::Site, String> + Sync),
+    site_base: &Path,
     json: bool,
 ) -> Result<i32, Failure> {
     let name = exp.name.clone();
@@ -179,7 +149,7 @@ pub fn run_campaign(
     let started = std::time::Instant::now();
     let mut progress: Option<CountProgress> = None;
     let mut counts = (0, 0, 0);
-    let failed = campaign::sweep(&cd, opts, load_site, &mut |event| match event {
+    let failed = campaign::sweep(&cd, opts, site_base, &mut |event| match event {
         Event::Start {
             total,
             finished,

@@ -1,4 +1,4 @@
-//! `load`: a load test as in seed 000 (NeoLoad against Apache + mod_spdy).
+//! `loadtest`: a load test as in seed 000 (NeoLoad against Apache + mod_spdy).
 //! Virtual users (`client::users`) are added linearly over a ramp, then held;
 //! each loads the page, thinks, and loads it again over the same connections.
 //! Every second, one record: active users, pages/s, requests/s, page response
@@ -13,7 +13,8 @@
 //! the generator's is inside). The generator's CPU is that of the `load-gen`
 //! threads that run the users.
 
-use crate::compare::{ServerKind, HTTPS_PORT, HTTP_PORT};
+use crate::procstat;
+use crate::trial::{refusal, Knobs, Refusal, ServerKind, HTTPS_PORT, HTTP_PORT};
 use client::users::{page_of, ErrorKind, PageOutcome, User, UserConfig};
 use hdrhistogram::Histogram;
 use netns::{Side, Testbed, TestbedSpec};
@@ -23,8 +24,9 @@ use serde::Serialize;
 use server::Ca;
 use site::Site;
 use std::collections::BTreeMap;
-use std::io;
+use std::io::{self, Write};
 use std::net::{IpAddr, Ipv4Addr};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -61,6 +63,18 @@ pub struct LoadSpec {
 }
 
 impl LoadSpec {
+    /// Why the server cannot serve this load as asked, if it cannot.
+    pub fn refusal(&self) -> Option<Refusal> {
+        let knobs = Knobs {
+            max_streams: self.max_streams,
+            tls13_only: self.tls13_only,
+            server_delay: false,
+            resources: self.site.resources.len(),
+            conns_per_host: self.conns_per_user,
+        };
+        refusal(self.server, None, &self.protocols, &knobs)
+    }
+
     pub fn duration(&self) -> Duration {
         self.ramp + self.hold
     }
@@ -171,34 +185,10 @@ pub fn user_addr(k: usize) -> Ipv4Addr {
     Ipv4Addr::new(198, 19, (n >> 8) as u8, (n & 0xff) as u8)
 }
 
-/// Runs `ip` with `args` inside a namespace.
-fn ip_in(testbed: &Testbed, side: Side, args: &[&str]) -> io::Result<()> {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let status = testbed.namespace(side).run(move || {
-        std::process::Command::new("ip")
-            .args(&args)
-            .stderr(std::process::Stdio::null())
-            .status()
-    })?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(io::Error::other(format!("ip failed: {status}")))
-    }
-}
-
 /// 198.19.0.0/16 local at the client, routed back through the link at the server.
 fn add_user_addresses(testbed: &Testbed) -> io::Result<()> {
-    ip_in(
-        testbed,
-        Side::Client,
-        &["route", "add", "local", "198.19.0.0/16", "dev", "lo"],
-    )?;
-    ip_in(
-        testbed,
-        Side::Server,
-        &["route", "add", "198.19.0.0/16", "dev", "tun0"],
-    )
+    testbed.ip(Side::Client, "route add local 198.19.0.0/16 dev lo\n")?;
+    testbed.ip(Side::Server, "route add 198.19.0.0/16 dev tun0\n")
 }
 
 fn raise_fd_limit() {
@@ -212,105 +202,8 @@ fn raise_fd_limit() {
     }
 }
 
-/// CPU time (ns) of this process's threads named `name`.
-fn threads_cpu_ns(name: &str) -> u64 {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    let mut sum = 0;
-    for e in dir.flatten() {
-        let p = e.path();
-        let comm = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
-        if comm.trim_end() != name {
-            continue;
-        }
-        if let Some(ns) = std::fs::read_to_string(p.join("schedstat"))
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        {
-            sum += ns;
-        }
-    }
-    sum
-}
-
-fn clock_ticks() -> f64 {
-    // SAFETY: plain system call.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 {
-        t as f64
-    } else {
-        100.0
-    }
-}
-
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// (pid, ppid, utime+stime+cutime+cstime in ticks) of every process.
-fn processes() -> Vec<(u32, u32, u64)> {
-    let mut out = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in dir.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
-            continue;
-        };
-        // After the command's closing parenthesis: state ppid ... (field 3 on).
-        let Some((_, rest)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        // rest[0] is field 3 (state): ppid is field 4, utime 14 .. cstime 17.
-        out.push((pid, num(1) as u32, num(11) + num(12) + num(13) + num(14)));
-    }
-    out
-}
-
-/// The pids of `root` and all its descendants.
-fn tree(root: u32, procs: &[(u32, u32, u64)]) -> Vec<u32> {
-    let mut pids = vec![root];
-    let mut i = 0;
-    while i < pids.len() {
-        let p = pids[i];
-        pids.extend(procs.iter().filter(|q| q.1 == p).map(|q| q.0));
-        i += 1;
-    }
-    pids
-}
-
-/// RSS and PSS of `pid`, in kB (smaps_rollup).
-fn memory_kb(pid: &str) -> (u64, u64) {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    (field("Rss:"), field("Pss:"))
-}
-
-/// (busy, total) jiffies of the whole machine.
-fn machine_jiffies() -> (u64, u64) {
-    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let Some(line) = text.lines().next() else {
-        return (0, 0);
-    };
-    let v: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    let total: u64 = v.iter().take(8).sum();
-    let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
-    (total - idle.min(total), total)
 }
 
 /// The server's CPU and memory, read once a second.
@@ -326,24 +219,12 @@ impl ServerProbe {
     fn read(&self) -> (f64, u64, u64) {
         match self {
             ServerProbe::Threads => {
-                let (rss, pss) = memory_kb("self");
-                (threads_cpu_ns("load-srv") as f64 / 1e9, rss, pss)
+                let (rss, pss) = procstat::own_memory_kb();
+                (procstat::threads_cpu("load-srv"), rss, pss)
             }
             ServerProbe::Tree(root) => {
-                let procs = processes();
-                let pids = tree(*root, &procs);
-                let ticks: u64 = procs
-                    .iter()
-                    .filter(|p| pids.contains(&p.0))
-                    .map(|p| p.2)
-                    .sum();
-                let (mut rss, mut pss) = (0, 0);
-                for p in &pids {
-                    let (r, s) = memory_kb(&p.to_string());
-                    rss += r;
-                    pss += s;
-                }
-                (ticks as f64 / clock_ticks(), rss, pss)
+                let u = procstat::tree(*root).unwrap_or_default();
+                (u.cpu_s + u.reaped_cpu_s, u.rss_kb, u.pss_kb)
             }
         }
     }
@@ -361,17 +242,9 @@ pub fn run(
     if let ServerKind::Peer(kind) = spec.server {
         let (binary, package) = peers::Program::binary(kind);
         netns::find_binary(binary, package)?;
-        let knobs = peers::Knobs {
-            max_streams: spec.max_streams,
-            tls13_only: spec.tls13_only,
-            server_delay: false,
-            resources: spec.site.resources.len(),
-        };
-        for p in &spec.protocols {
-            if let Some(why) = crate::compare::server_refuses(spec.server, *p, &knobs) {
-                return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
-            }
-        }
+    }
+    if let Some(why) = spec.refusal() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
     }
     let mut all = Vec::new();
     for p in &spec.protocols {
@@ -381,6 +254,154 @@ pub fn run(
         all.push(run_protocol(spec, *p, stop, on_second)?);
     }
     Ok(all)
+}
+
+pub use results::files::LOAD_FILE as RECORDS_FILE;
+pub use results::files::SUMMARY_FILE;
+
+/// Why a load test did not run (or stopped).
+#[derive(Debug)]
+pub enum LoadtestError {
+    /// Bad input: the message names the flag.
+    Usage(String),
+    /// The server cannot serve the load as asked.
+    Refused(Refusal),
+    /// The output directory or its files.
+    Output(PathBuf, io::Error),
+    /// Setting up or running the testbed, server or generator.
+    Setup(io::Error),
+}
+
+impl std::fmt::Display for LoadtestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadtestError::Usage(m) => f.write_str(m),
+            LoadtestError::Refused(r) => write!(f, "{r}"),
+            LoadtestError::Output(path, e) => write!(f, "{}: {e}", path.display()),
+            LoadtestError::Setup(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadtestError {}
+
+impl From<io::Error> for LoadtestError {
+    fn from(e: io::Error) -> Self {
+        LoadtestError::Setup(e)
+    }
+}
+
+impl LoadSpec {
+    /// Refuses what this spec asks and cannot be given, naming the flag.
+    pub fn check(&self) -> Result<(), LoadtestError> {
+        if self.keepalive.is_some() && self.server == ServerKind::Builtin {
+            return Err(LoadtestError::Usage(
+                "--keepalive sets a real server's keep-alive timeout; the built-in server keeps connections open: use --server apache|nginx|h2o|caddy".into(),
+            ));
+        }
+        if let Some(r) = self.refusal() {
+            return Err(LoadtestError::Refused(r));
+        }
+        if self.stop_server_after.is_some() && self.server != ServerKind::Builtin {
+            return Err(LoadtestError::Usage(
+                "--stop-server-after needs --server builtin".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Runs the load and writes DIR/load.jsonl as it goes (after the records
+/// already there with `append`); every record also goes to `on_second`.
+/// `stop` (set on a signal) ends it early, keeping what was measured.
+pub fn run_to_dir(
+    spec: &LoadSpec,
+    out: &Path,
+    append: bool,
+    stop: &AtomicBool,
+    on_second: &mut dyn FnMut(&Second),
+) -> Result<(Vec<Second>, Vec<Totals>), LoadtestError> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| LoadtestError::Usage(format!("--out {}: {e}", out.display())))?;
+    let path = out.join(RECORDS_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(append)
+        .truncate(!append)
+        .open(&path)
+        .map_err(|e| LoadtestError::Output(path.clone(), e))?;
+    let mut seconds = Vec::new();
+    let mut write_error = None;
+    let totals = run(spec, stop, &mut |s| {
+        if let Ok(line) = serde_json::to_string(s) {
+            if let Err(e) = writeln!(file, "{line}").and_then(|_| file.flush()) {
+                write_error.get_or_insert(e);
+            }
+        }
+        on_second(s);
+        seconds.push(s.clone());
+    })?;
+    if let Some(e) = write_error {
+        return Err(LoadtestError::Output(path, e));
+    }
+    Ok((seconds, totals))
+}
+
+/// Writes DIR/summary.csv.
+pub fn write_summary(out: &Path, rows: &[Derived]) -> Result<(), LoadtestError> {
+    let path = out.join(SUMMARY_FILE);
+    std::fs::write(&path, summary_csv(rows)).map_err(|e| LoadtestError::Output(path, e))
+}
+
+/// The preset `spdylab paper load [--quick]`: seed 000's experiment — the icons
+/// page, 40 ms down / 45 ms up, think 5 s, 6 connections per user, SLA 3 s —
+/// on Apache with the worker MPM of the seed (MaxRequestWorkers 600) for http,
+/// https and h2 (mod_http2, mod_spdy's heir), then spdy3 on the built-in
+/// server; 1 to 1000 users over 20 minutes (`quick`: to 400 users in 5 minutes).
+/// The two loads, run one after the other into one directory.
+pub fn paper_specs(quick: bool) -> Result<[LoadSpec; 2], LoadtestError> {
+    let site = crate::sites::resolve("icons", site::DEFAULT_SEED)
+        .map_err(|e| LoadtestError::Usage(e.to_string()))?;
+    let link = crate::trial::LinkChoice {
+        delay_down: Some(Duration::from_millis(40)),
+        delay_up: Some(Duration::from_millis(45)),
+        ..Default::default()
+    };
+    let testbed = link
+        .testbed_spec(1, &|k| format!("link.{k}"))
+        .map_err(|e| LoadtestError::Usage(e.to_string()))?;
+    let (users, ramp) = if quick {
+        ((1, 400), Duration::from_secs(300))
+    } else {
+        ((1, 1000), Duration::from_secs(1200))
+    };
+    let base = LoadSpec {
+        site,
+        protocols: vec![Protocol::Http, Protocol::Https, Protocol::H2],
+        server: ServerKind::Peer(peers::PeerKind::Apache),
+        testbed,
+        users,
+        ramp,
+        hold: Duration::ZERO,
+        think: Duration::from_secs(5),
+        conns_per_user: 6,
+        sla: Duration::from_secs(3),
+        new_connections: false,
+        page_timeout: Duration::from_secs(120),
+        distinct_addresses: true,
+        generator_threads: 1,
+        keepalive: None,
+        max_streams: 100,
+        tls13_only: None,
+        stop_server_after: None,
+    };
+    let spdy = LoadSpec {
+        protocols: vec![Protocol::Spdy3],
+        server: ServerKind::Builtin,
+        ..base.clone()
+    };
+    Ok([base, spdy])
 }
 
 fn run_protocol(
@@ -444,10 +465,7 @@ fn run_protocol(
         distinct_addresses: distinct,
         ..Default::default()
     };
-    let client_fd = {
-        use std::os::fd::AsRawFd;
-        testbed.namespace(Side::Client).as_raw_fd()
-    };
+    let client_ns = Arc::new(testbed.namespace(Side::Client).try_clone()?);
     let start = Instant::now();
     let result = std::thread::scope(|s| -> io::Result<()> {
         // The generator: a runtime whose threads are in the client namespace.
@@ -462,12 +480,12 @@ fn run_protocol(
         let generator = std::thread::Builder::new()
             .name("load-gen".into())
             .spawn_scoped(s, move || -> io::Result<()> {
-                enter_ns(client_fd)?;
+                client_ns.enter_current_thread()?;
                 let rt = tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(spec_ref.generator_threads.max(1))
                     .thread_name("load-gen")
                     .on_thread_start(move || {
-                        let _ = enter_ns(client_fd);
+                        let _ = client_ns.enter_current_thread();
                     })
                     .enable_all()
                     .build()?;
@@ -494,9 +512,9 @@ fn run_protocol(
         // The sampler: here, once a second.
         let ncores = cores() as f64;
         let (mut last_srv, _, _) = probe.read();
-        let mut last_gen = threads_cpu_ns("load-gen");
+        let mut last_gen = procstat::threads_cpu("load-gen");
         let mut last_emu = testbed.emulator_cpu();
-        let mut last_machine = machine_jiffies();
+        let mut last_machine = procstat::machine_jiffies();
         let mut last_t = Instant::now();
         let mut sec = 0u64;
         loop {
@@ -511,9 +529,9 @@ fn run_protocol(
             last_t = now;
             let win = std::mem::take(&mut *window.lock().unwrap());
             let (srv, rss, pss) = probe.read();
-            let gen = threads_cpu_ns("load-gen");
+            let gen = procstat::threads_cpu("load-gen");
             let emu = testbed.emulator_cpu();
-            let machine = machine_jiffies();
+            let machine = procstat::machine_jiffies();
             let (busy, idle) = match *status.lock().unwrap() {
                 Some((b, i)) => (Some(b), Some(i)),
                 None => (None, None),
@@ -546,7 +564,7 @@ fn run_protocol(
                 machine_idle_pct: 100.0 - (machine.0 - last_machine.0) as f64 / dm * 100.0,
                 busy_workers: busy,
                 idle_workers: idle,
-                generator_cpu_pct_core: (gen - last_gen) as f64 / 1e9 / dt * 100.0,
+                generator_cpu_pct_core: (gen - last_gen) / dt * 100.0,
                 emulator_cpu_pct_core: (emu - last_emu).as_secs_f64() / dt * 100.0,
                 client_connections: held.load(Ordering::Relaxed) as u64,
                 pages_in_flight: in_page.load(Ordering::Relaxed) as u64,
@@ -620,14 +638,6 @@ fn established(table: &str) -> (u64, u64) {
         }
     }
     (n, remotes.len() as u64)
-}
-
-fn enter_ns(fd: std::os::fd::RawFd) -> io::Result<()> {
-    // SAFETY: setns on a descriptor the testbed keeps open while we run.
-    if unsafe { libc::setns(fd, libc::CLONE_NEWNET) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// Starts the users on schedule; each loops page, think, page … until `finished`.

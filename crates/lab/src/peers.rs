@@ -1,0 +1,133 @@
+//! `peers`: the servers a Trial may use (`--server`) as a table of facts —
+//! which protocols each serves and which knobs it honours, as verified
+//! (`peers::Capabilities`), with the reason where it does not — and where each
+//! real server's binary is, with its version, or which package installs it.
+//! The CLI formats the table.
+
+use crate::trial::{PeerKind, ServerKind};
+use ::peers::{Capabilities, Program, StreamLimit};
+use proto::Protocol;
+use std::path::PathBuf;
+
+/// A server's binary.
+#[derive(Debug, Clone)]
+pub enum Binary {
+    /// The built-in server: this program itself.
+    ThisProgram,
+    Installed {
+        path: PathBuf,
+        version: String,
+    },
+    /// Not found: this Debian package installs it.
+    NotInstalled {
+        package: &'static str,
+    },
+    /// Found but unusable (e.g. its version cannot be read): why.
+    Broken(String),
+}
+
+/// A row of the table: a protocol, or a knob a server may not honour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feature {
+    /// One of spdylab's protocols, by its name.
+    Protocol(&'static str),
+    /// The HTTP/2 concurrent-stream limit.
+    MaxStreams,
+    Tls12Only,
+    Tls13Only,
+    /// A think time before each response.
+    ServerDelay,
+}
+
+/// A cell of the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    Yes,
+    /// Not, and why.
+    No(&'static str),
+    /// (MaxStreams) whatever is asked.
+    AnyLimit,
+    /// (MaxStreams) always this many, whatever is asked.
+    FixedLimit(u32),
+}
+
+/// A column of the table: a server.
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub server: ServerKind,
+    pub binary: Binary,
+}
+
+/// The servers (builtin first) and, per feature, a cell per server.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub columns: Vec<Column>,
+    pub rows: Vec<(Feature, Vec<Support>)>,
+}
+
+fn binary(kind: PeerKind) -> Binary {
+    match kind.version() {
+        Ok((path, version)) => Binary::Installed { path, version },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Binary::NotInstalled {
+            package: kind.binary().1,
+        },
+        Err(e) => Binary::Broken(e.to_string()),
+    }
+}
+
+fn support(why_not: Option<&'static str>) -> Support {
+    why_not.map_or(Support::Yes, Support::No)
+}
+
+/// The table, looking for each real server's binary.
+pub fn table() -> Table {
+    let mut columns = vec![Column {
+        server: ServerKind::Builtin,
+        binary: Binary::ThisProgram,
+    }];
+    columns.extend(PeerKind::ALL.into_iter().map(|k| Column {
+        server: ServerKind::Peer(k),
+        binary: binary(k),
+    }));
+    // None: the builtin server, which does everything.
+    let caps: Vec<Option<Capabilities>> = columns
+        .iter()
+        .map(|c| match c.server {
+            ServerKind::Builtin => None,
+            ServerKind::Peer(k) => Some(k.capabilities()),
+        })
+        .collect();
+    let row = |f: &dyn Fn(&Capabilities) -> Support, builtin: Support| -> Vec<Support> {
+        caps.iter().map(|c| c.as_ref().map_or(builtin, f)).collect()
+    };
+    let mut rows = Vec::new();
+    for p in Protocol::ALL {
+        rows.push((
+            Feature::Protocol(p.name()),
+            row(&|c| support(c.protocol(p)), Support::Yes),
+        ));
+    }
+    rows.push((
+        Feature::MaxStreams,
+        row(
+            &|c| match c.max_streams {
+                StreamLimit::Any => Support::AnyLimit,
+                StreamLimit::Fixed(n) => Support::FixedLimit(n),
+            },
+            Support::AnyLimit,
+        ),
+    ));
+    rows.push((
+        Feature::Tls12Only,
+        row(&|c| support(c.tls12_only), Support::Yes),
+    ));
+    rows.push((
+        Feature::Tls13Only,
+        row(&|c| support(c.tls13_only), Support::Yes),
+    ));
+    rows.push((
+        Feature::ServerDelay,
+        row(&|c| support(c.server_delay), Support::Yes),
+    ));
+    Table { columns, rows }
+}

@@ -1,0 +1,357 @@
+//! One probe, and a plan of them on one testbed: the server of a Trial inside
+//! it, the browser model (or Chromium) at the client; each probe waits for an
+//! idle link, loads the page cold, and reads its time on wire and counters
+//! from the link's own packet log. `compare` and `sweep` order the plans.
+
+use crate::testbed_server::{self, Placement, ServerSetup};
+use crate::trial::{refusal, ClientKind, Knobs, Refusal, ServerKind, HTTPS_PORT, HTTP_PORT};
+use client::{LoadConfig, LoadResult};
+use link::packet::{TCP_ACK, TCP_SYN};
+use link::{Direction, EventKind, PacketLog, Time};
+use netns::{Side, Testbed, TestbedSpec};
+use proto::Protocol;
+use serde::Serialize;
+use server::Ca;
+use site::Site;
+use std::io;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// One testbed, one server, one client, and the probes to run on them.
+pub struct ProbeSpec {
+    pub site: Site,
+    pub protocols: Vec<Protocol>,
+    pub testbed: TestbedSpec,
+    pub reps: usize,
+    /// Probes per protocol run first and thrown away.
+    pub warmup: usize,
+    pub conns_per_host: usize,
+    pub depth: usize,
+    pub max_streams: u32,
+    pub tls13_only: Option<bool>,
+    pub server_delay: Duration,
+    pub timeout: Duration,
+    pub server: ServerKind,
+    /// Copy a real server's access and error logs here at the end (tests read
+    /// the protocol of each request from them).
+    pub keep_server_log: Option<std::path::PathBuf>,
+    pub client: ClientKind,
+}
+
+impl ProbeSpec {
+    /// The knobs of this spec that a server or client may not honour.
+    pub fn knobs(&self) -> Knobs {
+        Knobs {
+            max_streams: self.max_streams,
+            tls13_only: self.tls13_only,
+            server_delay: !self.server_delay.is_zero(),
+            resources: self.site.resources.len(),
+            conns_per_host: self.conns_per_host,
+        }
+    }
+
+    /// Why the server or the client cannot run this spec exactly as asked.
+    pub fn refusal(&self) -> Option<Refusal> {
+        refusal(
+            self.server,
+            Some(self.client),
+            &self.protocols,
+            &self.knobs(),
+        )
+    }
+}
+
+/// One probe's measurements.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeResult {
+    pub schema: u32,
+    pub protocol: Protocol,
+    pub rep: usize,
+    pub plt_ms: f64,
+    /// First request packet to last response packet, at the client's side of the link.
+    pub tow_ms: f64,
+    pub connections: usize,
+    /// TCP SYNs the client sent during the probe.
+    pub syns: u64,
+    pub bytes_down: u64,
+    pub bytes_up: u64,
+    pub packets_down: u64,
+    pub packets_up: u64,
+    pub drops_queue: u64,
+    pub drops_loss: u64,
+    pub resources: usize,
+    /// Sums over the page's resources of each HAR phase, in ms (phases that do not apply count 0).
+    pub phases: client::Timings,
+    pub error: Option<String>,
+    /// A warm-up probe (run, not counted).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
+    #[serde(skip)]
+    pub load: Option<LoadResult>,
+    #[serde(skip)]
+    pub started: Option<SystemTime>,
+}
+
+impl ProbeResult {
+    /// A probe that could not run: all zeros but its error.
+    pub fn failed(protocol: Protocol, rep: usize, error: String) -> ProbeResult {
+        ProbeResult {
+            schema: 1,
+            protocol,
+            rep,
+            plt_ms: 0.0,
+            tow_ms: 0.0,
+            connections: 0,
+            syns: 0,
+            bytes_down: 0,
+            bytes_up: 0,
+            packets_down: 0,
+            packets_up: 0,
+            drops_queue: 0,
+            drops_loss: 0,
+            resources: 0,
+            phases: client::Timings::default(),
+            error: Some(error),
+            warmup: false,
+            load: None,
+            started: Some(SystemTime::now()),
+        }
+    }
+}
+
+/// Runs the probes of `plan` in order on one testbed: (protocol, Some(rep)) is
+/// a counted repetition, (protocol, None) a warm-up.
+pub fn run_plan(
+    spec: &ProbeSpec,
+    plan: Vec<(Protocol, Option<usize>)>,
+    on_probe: &mut dyn FnMut(&ProbeResult, usize, usize),
+) -> io::Result<Vec<ProbeResult>> {
+    let Placement {
+        resolve,
+        testbed: tb_spec,
+        addresses,
+    } = testbed_server::place(&spec.site, &spec.testbed);
+    if let Some(why) = spec.refusal() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+    }
+    if let ServerKind::Peer(kind) = spec.server {
+        // Before any testbed: a missing server names its Debian package.
+        let (binary, package) = peers::Program::binary(kind);
+        netns::find_binary(binary, package)?;
+    }
+    let log = PacketLog::new();
+    let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
+    let ca = Ca::new()?;
+    let mut server = testbed_server::start(
+        &mut testbed,
+        &ca,
+        &addresses,
+        &ServerSetup {
+            site: &spec.site,
+            kind: spec.server,
+            max_streams: spec.max_streams,
+            tls13_only: spec.tls13_only,
+            server_delay: spec.server_delay,
+            keepalive: None,
+            access_log: true,
+            stop_after: None,
+            thread_name: "compare-srv",
+        },
+    )?;
+
+    let total = plan.len();
+    let root = spec.site.root();
+    let base = LoadConfig {
+        protocol: Protocol::Https,
+        conns_per_host: spec.conns_per_host,
+        depth: spec.depth,
+        root: (root.host.clone(), root.path.clone()),
+        resolve,
+        ca: ca.der(),
+        tls13_only: spec.tls13_only,
+        http_port: HTTP_PORT,
+        https_port: HTTPS_PORT,
+        timeout: spec.timeout,
+    };
+    let link = testbed.link();
+    let epoch = testbed.epoch();
+    let (tx, rx) = mpsc::channel::<ProbeResult>();
+    let client_ns = testbed.namespace(Side::Client);
+    let testbed_ref = &testbed;
+    let (page, hosts) = (base.root.clone(), base.resolve.clone());
+    let (spki, timeout) = (ca.spki_sha256_base64(), spec.timeout);
+    let chromium = move |protocol: Protocol| browser::ChromiumOptions {
+        protocol,
+        url: format!(
+            "{}://{}{}",
+            if protocol.tls() { "https" } else { "http" },
+            page.0,
+            page.1
+        ),
+        resolve: hosts.iter().map(|(h, a)| (h.clone(), *a)).collect(),
+        spki: vec![spki.clone()],
+        timeout,
+    };
+    let client_kind = spec.client;
+    let results = std::thread::scope(|s| -> io::Result<Vec<ProbeResult>> {
+        let client = s.spawn(move || -> io::Result<()> {
+            client_ns.enter_current_thread()?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            for (protocol, rep) in plan {
+                // Chromium starts before the probe (its start-up is not the page's).
+                let opts = chromium(protocol);
+                let mut browser = match client_kind {
+                    ClientKind::Model => None,
+                    ClientKind::Chromium => Some(start_chromium(testbed_ref, &opts)),
+                };
+                wait_idle(&link);
+                let before = link.stats();
+                let started = SystemTime::now();
+                let t0 = Instant::now();
+                let load = match browser.as_mut() {
+                    None => rt.block_on(client::load(&LoadConfig {
+                        protocol,
+                        ..base.clone()
+                    })),
+                    Some(Ok(b)) => b.load(&opts),
+                    Some(Err(e)) => LoadResult {
+                        protocol,
+                        plt_ms: 0.0,
+                        connections: 0,
+                        entries: Vec::new(),
+                        error: Some(format!("chromium did not start: {e}")),
+                    },
+                };
+                drop(browser);
+                let t1 = Instant::now();
+                wait_idle(&link);
+                let after = link.stats();
+                let window = (to_time(epoch, t0), to_time(epoch, t1));
+                let (tow_ms, syns) = time_on_wire(&log, window);
+                let probe = ProbeResult {
+                    schema: 1,
+                    protocol,
+                    rep: rep.unwrap_or(0),
+                    warmup: rep.is_none(),
+                    phases: phase_totals(&load),
+                    plt_ms: load.plt_ms,
+                    tow_ms,
+                    connections: load.connections,
+                    syns,
+                    bytes_down: after.down.bytes_out - before.down.bytes_out,
+                    bytes_up: after.up.bytes_out - before.up.bytes_out,
+                    packets_down: after.down.packets_out - before.down.packets_out,
+                    packets_up: after.up.packets_out - before.up.packets_out,
+                    drops_queue: (after.down.drops_queue + after.up.drops_queue)
+                        - (before.down.drops_queue + before.up.drops_queue),
+                    drops_loss: (after.down.drops_loss + after.up.drops_loss)
+                        - (before.down.drops_loss + before.up.drops_loss),
+                    resources: load.entries.len(),
+                    error: load.error.clone(),
+                    load: Some(load),
+                    started: Some(started),
+                };
+                if tx.send(probe).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        let mut results = Vec::new();
+        for (done, probe) in rx.iter().enumerate() {
+            on_probe(&probe, done + 1, total);
+            results.push(probe);
+        }
+        client
+            .join()
+            .map_err(|_| io::Error::other("client thread panicked"))??;
+        Ok(results)
+    });
+    server.stop();
+    testbed.shutdown()?;
+    if let (Some(out), Some(dir)) = (&spec.keep_server_log, server.dir()) {
+        std::fs::create_dir_all(out)?;
+        for f in ["access.log", "error.log", "stderr.log"] {
+            let from = dir.join(f);
+            if from.exists() {
+                std::fs::copy(&from, out.join(f))
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", out.display())))?;
+            }
+        }
+    }
+    drop(server);
+    results
+}
+
+/// Headless Chromium in the testbed's client namespace (its own PID namespace:
+/// dropping the Browser, or our death, ends it and all its processes).
+fn start_chromium(
+    testbed: &Testbed,
+    opts: &browser::ChromiumOptions,
+) -> io::Result<browser::Browser> {
+    let profile = browser::new_profile()?;
+    let mut cmd = browser::command(opts, &profile)?;
+    testbed.confine(Side::Client, &mut cmd);
+    browser::Browser::spawn(cmd, profile)
+}
+
+fn phase_totals(load: &LoadResult) -> client::Timings {
+    let mut t = client::Timings::default();
+    for e in &load.entries {
+        let p = &e.timings;
+        t.blocked += p.blocked.max(0.0);
+        t.dns += p.dns.max(0.0);
+        t.connect += p.connect.max(0.0);
+        t.ssl += p.ssl.max(0.0);
+        t.send += p.send.max(0.0);
+        t.wait += p.wait.max(0.0);
+        t.receive += p.receive.max(0.0);
+    }
+    t
+}
+
+fn to_time(epoch: Instant, t: Instant) -> Time {
+    Time(t.saturating_duration_since(epoch).as_nanos() as u64)
+}
+
+/// Waits until nothing is left in the link (bounded: 30 s), then a little more.
+fn wait_idle(link: &netns::LinkHandle) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while link.packets_inside() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+}
+
+/// Time on wire in ms — the first request packet the client sends to the last
+/// response packet it receives, within `window` — and the client's SYNs.
+pub fn time_on_wire(log: &PacketLog, window: (Time, Time)) -> (f64, u64) {
+    let entries = log.entries();
+    let inside = entries
+        .iter()
+        .filter(|e| e.time >= window.0 && e.time <= window.1);
+    let (mut first, mut last, mut syns) = (None, None, 0u64);
+    for e in inside {
+        let Some(h) = e.headers else { continue };
+        let Some(tcp) = h.tcp else { continue };
+        match (e.dir, e.kind) {
+            (Direction::Up, EventKind::Arrive) => {
+                if tcp.has(TCP_SYN) && !tcp.has(TCP_ACK) {
+                    syns += 1;
+                }
+                if h.payload > 0 && first.is_none() {
+                    first = Some(e.time);
+                }
+            }
+            (Direction::Down, EventKind::Deliver) if h.payload > 0 => last = Some(e.time),
+            _ => {}
+        }
+    }
+    let tow = match (first, last) {
+        (Some(a), Some(b)) if b > a => (b - a).as_secs_f64() * 1e3,
+        _ => 0.0,
+    };
+    (tow, syns)
+}

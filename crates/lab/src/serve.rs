@@ -1,0 +1,199 @@
+//! `serve`: the built-in origin server on this machine, without a testbed.
+//! [`bind`] opens the listeners (shard i of a loopback address on 127.0.0.i),
+//! makes a CA and writes its certificate, and says what is served where;
+//! [`Serving::run`] serves until SIGINT or SIGTERM.
+
+use crate::sites::Site;
+use server::{Ca, Server, ServerOptions, TlsVersions};
+use std::fmt;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use server::Offer;
+
+/// One server, as asked.
+pub struct ServeRequest {
+    pub site: Site,
+    pub offer: Offer,
+    /// Cleartext address (http, h2c) of shard 1.
+    pub listen: SocketAddr,
+    /// TLS address (https, spdy3, h2) of shard 1.
+    pub tls_listen: SocketAddr,
+    /// Server addresses to spread the site's hosts over.
+    pub shards: usize,
+    /// Concurrent streams per HTTP/2 connection.
+    pub max_streams: u32,
+    /// Think time before each response.
+    pub server_delay: Duration,
+    /// Some(true): TLS 1.3 only; Some(false): TLS 1.2 only; None: both.
+    pub tls13_only: Option<bool>,
+    /// Where to write the CA certificate (None: a temporary file, removed at the end).
+    pub ca: Option<PathBuf>,
+}
+
+/// Why the server did not start or stopped with an error.
+#[derive(Debug)]
+pub enum ServeError {
+    /// More than one shard on addresses that are not loopback (bad input).
+    ShardsNeedLoopback,
+    /// An address cannot be bound (bad input): the flag, the address, why.
+    Bind {
+        flag: &'static str,
+        addr: SocketAddr,
+        error: io::Error,
+    },
+    /// The CA certificate cannot be written there (bad input).
+    CaFile { path: PathBuf, error: io::Error },
+    /// Making the CA or the server, or running it.
+    Setup(io::Error),
+}
+
+impl ServeError {
+    /// Whether the input was at fault (else the machine).
+    pub fn is_usage(&self) -> bool {
+        !matches!(self, ServeError::Setup(_))
+    }
+}
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServeError::ShardsNeedLoopback => f.write_str(
+                "--shards above 1 needs loopback --listen/--tls-listen (shard i on 127.0.0.i)",
+            ),
+            ServeError::Bind { flag, addr, error } => write!(f, "{flag} {addr}: {error}"),
+            ServeError::CaFile { path, error } => write!(f, "--ca {}: {error}", path.display()),
+            ServeError::Setup(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// Where one of the site's host names is served (the addresses actually bound).
+#[derive(Debug, Clone)]
+pub struct HostAddrs {
+    pub host: String,
+    /// Cleartext (None if no cleartext protocol is offered).
+    pub http: Option<SocketAddr>,
+    /// TLS (None if no TLS protocol is offered).
+    pub https: Option<SocketAddr>,
+}
+
+/// A server bound and ready to run.
+pub struct Serving {
+    server: Server,
+    cleartext: Vec<TcpListener>,
+    tls: Vec<TcpListener>,
+    ca_path: PathBuf,
+    remove_ca: bool,
+    hosts: Vec<HostAddrs>,
+}
+
+fn shard_addr(base: SocketAddr, shard: usize) -> SocketAddr {
+    match (base.ip(), shard) {
+        (_, 1) => base,
+        (IpAddr::V4(ip), i) if ip.is_loopback() => {
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, i as u8)), base.port())
+        }
+        _ => base,
+    }
+}
+
+/// Binds the listeners, makes the CA (writing its certificate) and the server.
+pub fn bind(request: ServeRequest) -> Result<Serving, ServeError> {
+    let shards = request.shards;
+    if shards > 1 && !(request.listen.ip().is_loopback() && request.tls_listen.ip().is_loopback()) {
+        return Err(ServeError::ShardsNeedLoopback);
+    }
+    let bind = |base: SocketAddr, flag: &'static str| -> Result<Vec<TcpListener>, ServeError> {
+        (1..=shards)
+            .map(|i| {
+                let addr = shard_addr(base, i);
+                TcpListener::bind(addr).map_err(|error| ServeError::Bind { flag, addr, error })
+            })
+            .collect()
+    };
+    let cleartext = if request.offer.cleartext() {
+        bind(request.listen, "--listen")?
+    } else {
+        vec![]
+    };
+    let tls = if request.offer.tls() {
+        bind(request.tls_listen, "--tls-listen")?
+    } else {
+        vec![]
+    };
+
+    let ca = Ca::new().map_err(ServeError::Setup)?;
+    let (ca_path, remove_ca) = match &request.ca {
+        Some(p) => (p.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("spdylab-ca-{}.pem", std::process::id())),
+            true,
+        ),
+    };
+    std::fs::write(&ca_path, ca.pem()).map_err(|error| ServeError::CaFile {
+        path: ca_path.clone(),
+        error,
+    })?;
+    let addresses: Vec<IpAddr> = (1..=shards)
+        .flat_map(|i| {
+            [
+                shard_addr(request.listen, i).ip(),
+                shard_addr(request.tls_listen, i).ip(),
+            ]
+        })
+        .collect();
+    let opts = ServerOptions {
+        offer: request.offer,
+        max_streams: request.max_streams,
+        tls: TlsVersions::from_tls13_only(request.tls13_only),
+        server_delay: request.server_delay,
+        cc: None,
+    };
+    let map = request.site.shard_map(shards);
+    let server = Server::new(request.site, opts, &ca, &addresses).map_err(ServeError::Setup)?;
+    // A port of 0 picks a free one: say the address actually bound.
+    let bound =
+        |ls: &[TcpListener], shard: usize| ls.get(shard - 1).and_then(|l| l.local_addr().ok());
+    let hosts = map
+        .into_iter()
+        .map(|(host, shard)| HostAddrs {
+            http: bound(&cleartext, shard),
+            https: bound(&tls, shard),
+            host,
+        })
+        .collect();
+    Ok(Serving {
+        server,
+        cleartext,
+        tls,
+        ca_path,
+        remove_ca,
+        hosts,
+    })
+}
+
+impl Serving {
+    /// Where the CA certificate is.
+    pub fn ca_path(&self) -> &Path {
+        &self.ca_path
+    }
+
+    /// The site's host names (the first is the page's) and their addresses.
+    pub fn hosts(&self) -> &[HostAddrs] {
+        &self.hosts
+    }
+
+    /// Serves until SIGINT or SIGTERM; then removes a temporary CA file.
+    pub fn run(self) -> Result<(), ServeError> {
+        let result = self.server.run_until_signal(self.cleartext, self.tls);
+        if self.remove_ca {
+            let _ = std::fs::remove_file(&self.ca_path);
+        }
+        result.map_err(ServeError::Setup)
+    }
+}
