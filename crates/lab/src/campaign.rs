@@ -161,18 +161,18 @@ fn describe_site(v: &serde_json::Value) -> String {
 /// and records the new ones.
 fn check_sites(dir: &Path, sites: &HashMap<String, Arc<Site>>) -> Result<(), SweepError> {
     let path = dir.join(SITES_FILE);
-    let mut known: serde_json::Map<String, serde_json::Value> =
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| {
-                SweepError::Usage(format!(
-                    "{}:{}: {e}; delete the file to record the sites anew",
-                    path.display(),
-                    e.line()
-                ))
-            })?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Default::default(),
-            Err(e) => return Err(at(&path, e).into()),
-        };
+    let mut known: serde_json::Map<String, serde_json::Value> = match std::fs::read_to_string(&path)
+    {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| {
+            SweepError::Usage(format!(
+                "{}:{}: {e}; delete the file to record the sites anew",
+                path.display(),
+                e.line()
+            ))
+        })?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Default::default(),
+        Err(e) => return Err(at(&path, e).into()),
+    };
     let mut names: Vec<&String> = sites.keys().collect();
     names.sort();
     let mut added = false;
@@ -187,7 +187,7 @@ fn check_sites(dir: &Path, sites: &HashMap<String, Arc<Site>>) -> Result<(), Swe
             Some(then) if then["fingerprint"] == now["fingerprint"] => {}
             Some(then) => {
                 return Err(SweepError::Usage(format!(
-                    "{}: site '{name}' is not the site this campaign ran ({} then, {} now; \
+                    "{}: site '{name}' is not the site this campaign ran (then: {}; now: {}; \
                      a site file is read relative to the experiment file): use another --out, \
                      or restore the site",
                     dir.display(),
@@ -384,7 +384,10 @@ impl Appender {
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.extend_from_slice(line.as_bytes());
         buf.push(b'\n');
-        let result = self.file.write_all(&buf).and_then(|()| self.file.sync_data());
+        let result = self
+            .file
+            .write_all(&buf)
+            .and_then(|()| self.file.sync_data());
         match result {
             Ok(()) => {
                 self.len += buf.len() as u64;

@@ -870,7 +870,15 @@ pub fn campaign_differences(a: &Experiment, b: &Experiment) -> Vec<String> {
 /// the copy means the same wherever it lies (its name does not come from its
 /// own file name) and whatever a later version's defaults are.
 const PINNED: &[&str] = &[
-    "name", "baseline", "reps", "warmup", "seed", "site_seed", "server", "client", "timeout",
+    "name",
+    "baseline",
+    "reps",
+    "warmup",
+    "seed",
+    "site_seed",
+    "server",
+    "client",
+    "timeout",
 ];
 
 /// Whether `text` sets top-level `key` (false where `text` is not TOML).
