@@ -1,8 +1,11 @@
 //! Campaigns: an experiment's Trials run on N isolated testbeds in parallel,
-//! each ProbeResult appended to `DIR/probes.jsonl` (and flushed) the moment it
-//! ends, so that Ctrl-C or `kill -9` loses only the probes in flight and a
-//! rerun skips every finished Trial. DIR also keeps a copy of the experiment,
-//! a HAR per probe and `calibration.json`. `merge` joins the directories of
+//! each ProbeResult appended to `DIR/probes.jsonl` (and fsync'd, its HAR
+//! first) the moment it ends, so that Ctrl-C or `kill -9` loses only the
+//! probes in flight and a rerun skips every finished Trial. A failed write
+//! (a full disk) cuts the file back to its last whole line and stops the
+//! sweep. DIR also keeps a copy of the experiment (pinned: it means the same
+//! wherever it lies), a fingerprint of each site (`sites.json`), a HAR per
+//! probe and `calibration.json`. `merge` joins the directories of
 //! slices run apart (`--shard i/n`). What is stored, and the file names, are
 //! the `results` crate's: this module runs probes and writes through it.
 
@@ -10,9 +13,10 @@ use crate::probe::{run_plan, ProbeResult, ProbeSpec};
 use crate::trial::settings;
 use proto::Protocol;
 use results::experiment::{self, point_key, trial_key, Experiment, Point};
+use results::experiment::{campaign_differences, pinned_text};
 use results::{
-    calibration_json, differences, latest, read_calibration, read_probes, CalibrationEntry, Phases,
-    ProbeRecord, CALIBRATION_FILE, HAR_DIR,
+    calibration_json, latest, read_calibration, read_probes, CalibrationEntry, Phases, ProbeRecord,
+    CALIBRATION_FILE, HAR_DIR,
 };
 use site::Site;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -128,9 +132,127 @@ fn at(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
+/// The campaign's record of each site it loads: what a site value (a built-in
+/// name or a file, relative to the experiment file) turned out to be.
+pub const SITES_FILE: &str = "sites.json";
+
+/// A site's fingerprint: FNV-1a 64 of its JSON (resources, sizes, seed).
+fn fingerprint(site: &Site) -> String {
+    let json = serde_json::to_string(site).unwrap_or_default();
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in json.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+fn describe_site(v: &serde_json::Value) -> String {
+    format!(
+        "{} resources, {:.1} kB, fingerprint {}",
+        v["resources"],
+        v["bytes"].as_f64().unwrap_or(0.0) / 1e3,
+        v["fingerprint"].as_str().unwrap_or("?")
+    )
+}
+
+/// Checks the sites against those the campaign in `dir` ran before (a site
+/// file moved, edited or resolved against another directory is another site),
+/// and records the new ones.
+fn check_sites(dir: &Path, sites: &HashMap<String, Arc<Site>>) -> Result<(), SweepError> {
+    let path = dir.join(SITES_FILE);
+    let mut known: serde_json::Map<String, serde_json::Value> = match std::fs::read_to_string(&path)
+    {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| {
+            SweepError::Usage(format!(
+                "{}:{}: {e}; delete the file to record the sites anew",
+                path.display(),
+                e.line()
+            ))
+        })?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Default::default(),
+        Err(e) => return Err(at(&path, e).into()),
+    };
+    let mut names: Vec<&String> = sites.keys().collect();
+    names.sort();
+    let mut added = false;
+    for name in names {
+        let site = &sites[name];
+        let now = serde_json::json!({
+            "fingerprint": fingerprint(site),
+            "resources": site.resources.len(),
+            "bytes": site.total_bytes(),
+        });
+        match known.get(name) {
+            Some(then) if then["fingerprint"] == now["fingerprint"] => {}
+            Some(then) => {
+                return Err(SweepError::Usage(format!(
+                    "{}: site '{name}' is not the site this campaign ran (then: {}; now: {}; \
+                     a site file is read relative to the experiment file): use another --out, \
+                     or restore the site",
+                    dir.display(),
+                    describe_site(then),
+                    describe_site(&now)
+                )))
+            }
+            None => {
+                known.insert(name.clone(), now);
+                added = true;
+            }
+        }
+    }
+    if added {
+        let text = serde_json::to_string_pretty(&known).unwrap_or_default() + "\n";
+        write_atomically(&path, text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Joins the inputs' sites.json into `out`'s; slices that ran different
+/// sites under one name are refused.
+fn merge_sites(inputs: &[PathBuf], out: &Path) -> Result<(), SweepError> {
+    let mut all: serde_json::Map<String, serde_json::Value> = Default::default();
+    let mut from: HashMap<String, PathBuf> = HashMap::new();
+    for dir in std::iter::once(&out.to_path_buf()).chain(inputs) {
+        let path = dir.join(SITES_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(at(&path, e).into()),
+        };
+        let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
+            .map_err(|e| SweepError::Usage(format!("{}:{}: {e}", path.display(), e.line())))?;
+        for (name, v) in map {
+            match all.get(&name) {
+                Some(w) if w["fingerprint"] != v["fingerprint"] => {
+                    return Err(SweepError::Usage(format!(
+                        "site '{name}' differs between {} ({}) and {} ({})",
+                        from[&name].display(),
+                        describe_site(w),
+                        path.display(),
+                        describe_site(&v)
+                    )))
+                }
+                Some(_) => {}
+                None => {
+                    from.insert(name.clone(), path.clone());
+                    all.insert(name, v);
+                }
+            }
+        }
+    }
+    if !all.is_empty() {
+        let text = serde_json::to_string_pretty(&all).unwrap_or_default() + "\n";
+        write_atomically(&out.join(SITES_FILE), text.as_bytes())?;
+    }
+    Ok(())
+}
+
 impl CampaignDir {
     /// Opens (or creates) DIR for `experiment`, whose text is `text`. Refuses a
     /// DIR that holds a different experiment, or that another sweep is writing.
+    /// The copy kept is `text` pinned (`experiment::pinned_text`); labels (name,
+    /// description) may change between runs, and the copy follows them.
     pub fn open(dir: &Path, experiment: Experiment, text: &str) -> Result<CampaignDir, SweepError> {
         std::fs::create_dir_all(dir).map_err(|e| at(dir, e))?;
         let lock_path = dir.join(".lock");
@@ -147,18 +269,28 @@ impl CampaignDir {
             Ok(old_text) => {
                 let old = experiment::parse(&saved.display().to_string(), &old_text)
                     .map_err(|e| SweepError::Usage(e.to_string()))?;
-                if old != experiment {
+                let differ = campaign_differences(&old, &experiment);
+                if !differ.is_empty() {
                     return Err(SweepError::Usage(format!(
                         "{} holds results of a different experiment ({} differs from {}); \
-                         use another --out, or restore the experiment file",
+                         use another --out, or restore the experiment file{}",
                         dir.display(),
-                        differences(&old, &experiment).join(", "),
-                        saved.display()
+                        differ.join(", "),
+                        saved.display(),
+                        if differ.iter().any(|d| d == "server" || d == "client") {
+                            " (and the --server/--client it ran with)"
+                        } else {
+                            ""
+                        }
                     )));
+                }
+                if old != experiment {
+                    // Only labels changed: the copy follows them.
+                    write_atomically(&saved, pinned_text(&experiment, text).as_bytes())?;
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                write_atomically(&saved, text.as_bytes())?;
+                write_atomically(&saved, pinned_text(&experiment, text).as_bytes())?;
             }
             Err(e) => return Err(at(&saved, e).into()),
         }
@@ -170,17 +302,58 @@ impl CampaignDir {
     }
 }
 
+/// Writes `path` whole or not at all (a temporary file, fsync'd, renamed, and
+/// the directory fsync'd); a failure names the file and leaves no temporary.
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp).map_err(|e| at(&tmp, e))?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path).map_err(|e| at(path, e))
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(at(path, e));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| at(path, e))?;
+    sync_dir(path)
 }
 
-/// Appends records, each flushed to disk before the next probe is counted.
+/// fsyncs the directory holding `path`, so that a new name in it survives a crash.
+fn sync_dir(path: &Path) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| at(dir, e))
+}
+
+/// Writes a HAR whole, fsync'd, before the line that names it; a failure
+/// removes what was written and names the file.
+fn write_har(path: &Path, doc: &str) -> io::Result<()> {
+    let result = (|| {
+        let mut f = File::create(path)?;
+        f.write_all(doc.as_bytes())?;
+        f.sync_all()
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(path);
+        return Err(at(path, e));
+    }
+    sync_dir(path)
+}
+
+/// Appends records to probes.jsonl, each line fsync'd (fdatasync) before the
+/// next probe is counted. A write that fails (a full disk) is cut back off
+/// the file, so it still ends in a whole line, and no line is appended after.
 struct Appender {
     file: File,
+    path: PathBuf,
+    /// The file's length: every byte a whole line.
+    len: u64,
+    broken: bool,
 }
 
 impl Appender {
@@ -191,15 +364,51 @@ impl Appender {
             .append(true)
             .open(&path)
             .map_err(|e| at(&path, e))?;
-        Ok(Appender { file })
+        let len = file.metadata().map_err(|e| at(&path, e))?.len();
+        sync_dir(&path)?;
+        Ok(Appender {
+            file,
+            path,
+            len,
+            broken: false,
+        })
     }
 
     fn append(&mut self, line: &str) -> io::Result<()> {
+        if self.broken {
+            return Err(io::Error::other(format!(
+                "{}: not appended after an earlier failed write",
+                self.path.display()
+            )));
+        }
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.extend_from_slice(line.as_bytes());
         buf.push(b'\n');
-        self.file.write_all(&buf)?;
-        self.file.sync_data()
+        let result = self
+            .file
+            .write_all(&buf)
+            .and_then(|()| self.file.sync_data());
+        match result {
+            Ok(()) => {
+                self.len += buf.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                self.broken = true;
+                // A part of the line may be in: cut it off (were this to fail
+                // too, the next run drops a cut-short last line).
+                let _ = self.file.set_len(self.len);
+                let _ = self.file.sync_data();
+                Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{}: {e}; the file ends at its last whole line: make room and run \
+                         the same command again to resume",
+                        self.path.display()
+                    ),
+                ))
+            }
+        }
     }
 }
 
@@ -312,6 +521,8 @@ pub fn sweep(
         }
     }
 
+    check_sites(&cd.dir, &sites)?;
+
     let finished: HashSet<String> = latest(read_probes(&cd.dir, true)?)
         .into_iter()
         .filter(|p| !(opts.retry_failed && p.error.is_some()))
@@ -391,6 +602,8 @@ pub fn sweep(
                     if let Some(entry) = entry {
                         calibration.push(entry);
                         if let Err(e) = write_calibration(&cd.dir, &calibration) {
+                            // Nothing can be kept: stop taking new work.
+                            queue.lock().unwrap().clear();
                             write_error.get_or_insert(e);
                         }
                     }
@@ -402,23 +615,30 @@ pub fn sweep(
                         failed += 1;
                     }
                     let mut har = None;
-                    if let (true, Some(load), Some(started)) =
-                        (opts.har, &probe.load, probe.started)
+                    let mut kept = write_error.is_none();
+                    if let (true, true, Some(load), Some(started)) =
+                        (kept, opts.har, &probe.load, probe.started)
                     {
                         let name = har_name(&trial);
                         let doc = crate::har::har(load, started, &point["site"]);
-                        match std::fs::write(cd.dir.join(&name), doc.to_string()) {
+                        match write_har(&cd.dir.join(&name), &doc.to_string()) {
                             Ok(()) => har = Some(name),
                             Err(e) => {
+                                // The probe is not recorded: a rerun runs it again.
+                                kept = false;
                                 write_error.get_or_insert(e);
                             }
                         }
                     }
-                    let line = record(trial.clone(), &point, &probe, har).to_line();
-                    if let Err(e) = appender.append(&line) {
-                        // Nothing can be kept: stop taking new work.
+                    if kept {
+                        let line = record(trial.clone(), &point, &probe, har).to_line();
+                        if let Err(e) = appender.append(&line) {
+                            write_error.get_or_insert(e);
+                        }
+                    }
+                    if write_error.is_some() {
+                        // Nothing more can be kept: stop taking new work.
                         queue.lock().unwrap().clear();
-                        write_error.get_or_insert(e);
                     }
                     let swept = exp.swept();
                     let mut label: Vec<String> = swept
@@ -437,7 +657,8 @@ pub fn sweep(
         }
     });
     if let Some(e) = write_error {
-        return Err(at(&cd.dir, e).into());
+        // It names its file already.
+        return Err(e.into());
     }
     Ok(failed)
 }
@@ -540,12 +761,12 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(usize, usize), SweepErro
             .map_err(|e| SweepError::Usage(e.to_string()))?;
         match &experiment {
             None => experiment = Some((exp, text, path)),
-            Some((first, _, first_path)) if *first != exp => {
+            Some((first, _, first_path)) if !campaign_differences(first, &exp).is_empty() => {
                 return Err(SweepError::Usage(format!(
                     "{} and {} are different experiments ({} differ)",
                     first_path.display(),
                     path.display(),
-                    differences(first, &exp).join(", ")
+                    campaign_differences(first, &exp).join(", ")
                 )))
             }
             Some(_) => {}
@@ -610,5 +831,6 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(usize, usize), SweepErro
         }
     }
     write_calibration(&cd.dir, &calibration)?;
+    merge_sites(inputs, &cd.dir)?;
     Ok((written, skipped))
 }

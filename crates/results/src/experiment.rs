@@ -853,6 +853,74 @@ pub fn differences(a: &Experiment, b: &Experiment) -> Vec<String> {
     out
 }
 
+/// Top-level fields that label a campaign without changing what it measures:
+/// they may change between the runs of one campaign (the copy follows).
+pub const LABELS: &[&str] = &["name", "description"];
+
+/// The fields in which two experiments differ as campaigns: `differences`
+/// less the labels. Empty: a campaign of one may resume with the other.
+pub fn campaign_differences(a: &Experiment, b: &Experiment) -> Vec<String> {
+    differences(a, b)
+        .into_iter()
+        .filter(|k| !LABELS.contains(&k.as_str()))
+        .collect()
+}
+
+/// Top-level keys that a campaign's copy of an experiment always sets, so that
+/// the copy means the same wherever it lies (its name does not come from its
+/// own file name) and whatever a later version's defaults are.
+const PINNED: &[&str] = &[
+    "name",
+    "baseline",
+    "reps",
+    "warmup",
+    "seed",
+    "site_seed",
+    "server",
+    "client",
+    "timeout",
+];
+
+/// Whether `text` sets top-level `key` (false where `text` is not TOML).
+pub fn sets_key(text: &str, key: &str) -> bool {
+    text.parse::<toml::Table>()
+        .is_ok_and(|t| t.contains_key(key))
+}
+
+/// The text a campaign keeps of `exp` (parsed from `text`): `text` headed by
+/// every pinned key it leaves to its file name, a default or a command-line
+/// flag, with the value `exp` has. Parsing it anywhere gives `exp` again.
+pub fn pinned_text(exp: &Experiment, text: &str) -> String {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return text.to_string();
+    };
+    let quoted = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let mut head = String::new();
+    for key in PINNED {
+        if table.contains_key(*key) {
+            continue;
+        }
+        let value = match *key {
+            "name" => quoted(&exp.name),
+            "baseline" => quoted(exp.baseline.name()),
+            "reps" => exp.reps.to_string(),
+            "warmup" => exp.warmup.to_string(),
+            "seed" => exp.seed.to_string(),
+            "site_seed" => exp.site_seed.to_string(),
+            "server" => quoted(exp.server.name()),
+            "client" => quoted(exp.client.name()),
+            _ => quoted(&link::units::format_duration(exp.timeout)),
+        };
+        head.push_str(&format!("{key} = {value}\n"));
+    }
+    if head.is_empty() {
+        return text.to_string();
+    }
+    format!(
+        "# Set by spdylab: what the file below left to its name, a default or a flag.\n{head}\n{text}"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -968,6 +1036,31 @@ max_streams = [1, 6, 100]
             err.to_string(),
             "x.toml:1: server: 'lighttpd' is not one of builtin, nginx, apache, h2o, caddy"
         );
+    }
+
+    #[test]
+    fn a_pinned_copy_parses_the_same_wherever_it_lies() {
+        let text = "# my figure\nsites = [\"icons\", \"shop.toml\"]\nprotocols = [\"https\", \"h2\"]\n[link]\nrtt = \"20ms\"\n";
+        let exp = parse("/home/u/exps/my fig2.toml", text).unwrap();
+        assert_eq!(exp.name, "my fig2");
+        let copy = pinned_text(&exp, text);
+        assert!(copy.ends_with(text), "{copy}");
+        let again = parse("/out/experiment.toml", &copy).unwrap();
+        assert_eq!(again, exp);
+        // Pinning twice adds nothing; a file that sets every key is kept as is.
+        assert_eq!(pinned_text(&again, &copy), copy);
+        // --server/--client set on the command line are pinned like defaults.
+        let mut flagged = exp.clone();
+        flagged.server = ServerKind::Peer(crate::PeerKind::Nginx);
+        let copy = pinned_text(&flagged, text);
+        assert!(copy.contains("server = \"nginx\"\n"), "{copy}");
+        assert_eq!(parse("experiment.toml", &copy).unwrap(), flagged);
+        // Labels may differ between runs of one campaign; the rest may not.
+        let renamed = parse("/tmp/other.toml", text).unwrap();
+        assert_eq!(differences(&exp, &renamed), ["name"]);
+        assert!(campaign_differences(&exp, &renamed).is_empty());
+        assert_eq!(campaign_differences(&exp, &flagged), ["server"]);
+        assert!(sets_key(text, "sites") && !sets_key(text, "rtt") && !sets_key("=", "x"));
     }
 
     #[test]

@@ -15,7 +15,8 @@ pub mod summary;
 
 pub use calibration::{calibration_json, read_calibration, CalibrationEntry};
 pub use experiment::{
-    differences, point_key, trial_key, Experiment, ExperimentError, Point, ValueError,
+    campaign_differences, differences, point_key, trial_key, Experiment, ExperimentError, Point,
+    ValueError,
 };
 pub use files::{
     CALIBRATION_FILE, EXPERIMENT_FILE, HAR_DIR, LOAD_FILE, PROBES_FILE, REPORT_FILE, SUMMARY_FILE,

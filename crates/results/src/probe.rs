@@ -148,44 +148,51 @@ impl<T: Measured + ?Sized> Measured for &T {
 }
 
 /// Reads DIR/probes.jsonl (none: no records). A last line cut short by a kill
-/// is cut off the file (when `repair`) so that appending goes on cleanly; a
-/// bad complete line is an error naming the file and line.
+/// or a full disk (no newline at its end) is cut off the file (when `repair`)
+/// so that appending goes on cleanly. Any other bad line, whatever its bytes,
+/// is an error naming the file and line: a record is never skipped silently.
 pub fn read_probes(dir: &Path, repair: bool) -> io::Result<Vec<ProbeRecord>> {
     let path = dir.join(PROBES_FILE);
+    let named = |e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", path.display()));
     let mut file = match OpenOptions::new().read(true).write(repair).open(&path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        Err(e) => return Err(named(e)),
     };
     let mut out = Vec::new();
     let mut good_len = 0u64;
     let mut reader = BufReader::new(&mut file);
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut number = 0;
     loop {
         line.clear();
-        let n = reader.read_line(&mut line)?;
+        let n = reader.read_until(b'\n', &mut line).map_err(named)?;
         if n == 0 {
             break;
         }
         number += 1;
-        if !line.ends_with('\n') {
+        if line.last() != Some(&b'\n') {
             break; // cut short: dropped below
         }
-        match serde_json::from_str::<ProbeRecord>(&line) {
+        match serde_json::from_slice::<ProbeRecord>(&line) {
             Ok(p) => out.push(p),
             Err(e) => {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!("{}:{number}: {e}", path.display()),
+                    format!(
+                        "{}:{number}: not a probe record: {e}; nothing was changed (mend or \
+                         delete that line, then run again)",
+                        path.display()
+                    ),
                 ))
             }
         }
         good_len += n as u64;
     }
     drop(reader);
-    if repair && file.metadata()?.len() > good_len {
-        file.set_len(good_len)?;
+    if repair && file.metadata().map_err(named)?.len() > good_len {
+        file.set_len(good_len).map_err(named)?;
+        file.sync_data().map_err(named)?;
     }
     Ok(out)
 }
@@ -247,6 +254,20 @@ mod tests {
         std::fs::write(&path, format!("{LINE}\nnot json\n")).unwrap();
         let err = read_probes(&dir, false).unwrap_err().to_string();
         assert!(err.contains("probes.jsonl:2: "), "{err}");
+        // Bytes that are not UTF-8, an empty line, a record cut and joined to
+        // the next: each named, the file untouched even when repairing.
+        for bad in [&b"\xff\xfe{\n"[..], b"\n", &LINE.as_bytes()[..40]] {
+            let mut text = format!("{LINE}\n").into_bytes();
+            text.extend_from_slice(bad);
+            if !bad.ends_with(b"\n") {
+                text.push(b'\n');
+            }
+            text.extend_from_slice(format!("{LINE}\n").as_bytes());
+            std::fs::write(&path, &text).unwrap();
+            let err = read_probes(&dir, true).unwrap_err().to_string();
+            assert!(err.contains("probes.jsonl:2: not a probe record"), "{err}");
+            assert_eq!(std::fs::read(&path).unwrap(), text);
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,4 +1,7 @@
 //! `spdylab compare`: one site, several protocols, the same emulated network.
+//! SIGINT or SIGTERM (Ctrl-C) stops it early: the table (and `--json`,
+//! `--out`) of the probes finished until then, exit status 130; a second one
+//! ends it at once.
 
 use crate::link_args::{describe, LinkArgs, TlsArg};
 use crate::progress::CountProgress;
@@ -10,7 +13,9 @@ use lab::probe::ProbeSpec;
 use link::units::parse_duration;
 use proto::Protocol;
 use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -78,7 +83,9 @@ pub fn parse_protocols(s: &str) -> Result<ProtocolList, String> {
   spdylab compare --site youtube --protocols https,h2 --rtt 150ms --rate 1mbit --server apache
 
 Repetitions interleave the protocols (A B C A B C ...). Gain is against the first
-protocol: (B - X) / B x 100 %, positive when X is faster; its 95 % CI is a bootstrap.")]
+protocol: (B - X) / B x 100 %, positive when X is faster; its 95 % CI is a bootstrap.
+Ctrl-C stops early: the table, --json and --out hold the probes finished by then
+(\"interrupted\": true in the JSON), and the exit status is 130.")]
 pub struct CompareArgs {
     /// A built-in site (see `spdylab sites`) or a site file (.toml)
     #[arg(long)]
@@ -136,6 +143,21 @@ pub struct CompareArgs {
     /// Write one HAR 1.2 file per probe here
     #[arg(long, value_name = "DIR")]
     pub har_dir: Option<PathBuf>,
+    /// Also write the JSON document (as --json prints it) to FILE, at the end
+    /// or on Ctrl-C
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Writes `text` to `path` whole or not at all (a temporary file, renamed).
+fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{}.tmp", name.unwrap_or_default()));
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
 }
 
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
@@ -164,44 +186,108 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     if let Some(why) = spec.refusal() {
         return Err(Failure::Usage(why.to_string()));
     }
-    let progress = CountProgress::new("compare", spec.protocols.len() * (spec.reps + spec.warmup));
-    let mut har_error = None;
-    let probes = lab::compare::run(&spec, &mut |p, done, total| {
-        let line = match &p.error {
-            None => format!(
-                "{} PLT {:.0} ms, ToW {:.0} ms",
-                p.protocol, p.plt_ms, p.tow_ms
-            ),
-            Some(e) => format!("{} failed: {e}", p.protocol),
-        };
-        progress.item(done, total, &line);
-        if let (Some(dir), Some(load), Some(started)) = (&args.har_dir, &p.load, p.started) {
-            let file = dir.join(format!("{}-{}-{:03}.har", spec.site.name, p.protocol, done));
-            let doc = lab::har::har(load, started, &spec.site.name);
-            if let Err(e) = std::fs::write(&file, format!("{doc:#}")) {
-                har_error.get_or_insert(format!("--har-dir {}: {e}", file.display()));
+    let total = spec.protocols.len() * (spec.reps + spec.warmup);
+    let spec = Arc::new(spec);
+    // Probes run on their own thread, so that Ctrl-C can end the wait for
+    // them; what finished before it is kept (warm-ups are not counted).
+    let finished: Arc<Mutex<Vec<lab::probe::ProbeResult>>> = Arc::default();
+    let har_error: Arc<Mutex<Option<String>>> = Arc::default();
+    // Set by the first SIGINT or SIGTERM while the probes run (one signal path: `signals`).
+    let interrupt = crate::signals::stop_flag();
+    let worker = {
+        let (spec, finished, har_error) = (spec.clone(), finished.clone(), har_error.clone());
+        let interrupt = interrupt.clone();
+        let har_dir = args.har_dir.clone();
+        std::thread::spawn(move || {
+            let progress = CountProgress::new("compare", total);
+            let result = lab::compare::run(&spec, &mut |p, done, total| {
+                if interrupt.load(Ordering::Relaxed) {
+                    return; // perhaps cut short by the interrupt: not kept
+                }
+                let line = match &p.error {
+                    None => format!(
+                        "{} PLT {:.0} ms, ToW {:.0} ms",
+                        p.protocol, p.plt_ms, p.tow_ms
+                    ),
+                    Some(e) => format!("{} failed: {e}", p.protocol),
+                };
+                progress.item(done, total, &line);
+                if let (Some(dir), Some(load), Some(started)) = (&har_dir, &p.load, p.started) {
+                    let file =
+                        dir.join(format!("{}-{}-{:03}.har", spec.site.name, p.protocol, done));
+                    let doc = lab::har::har(load, started, &spec.site.name);
+                    if let Err(e) = std::fs::write(&file, format!("{doc:#}")) {
+                        let mut slot = har_error.lock().unwrap_or_else(|e| e.into_inner());
+                        slot.get_or_insert(format!("--har-dir {}: {e}", file.display()));
+                    }
+                }
+                if !p.warmup {
+                    finished
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(p.clone());
+                }
+            });
+            progress.finish();
+            result
+        })
+    };
+    let interrupted = loop {
+        if worker.is_finished() {
+            match worker.join() {
+                Ok(result) => {
+                    result?;
+                }
+                Err(_) => {
+                    return Err(Failure::Setup(
+                        "compare: the probes' thread panicked".into(),
+                    ))
+                }
             }
+            break false;
         }
-    })?;
-    progress.finish();
-    if let Some(e) = har_error {
-        return Err(Failure::Usage(e));
+        if interrupt.load(Ordering::Relaxed) {
+            break true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let probes = std::mem::take(&mut *finished.lock().unwrap_or_else(|e| e.into_inner()));
+    let har_error = har_error.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let (false, Some(e)) = (interrupted, &har_error) {
+        return Err(Failure::Usage(e.clone()));
+    }
+    if interrupted {
+        eprintln!(
+            "compare: interrupted; {} of {} probes finished and kept",
+            probes.len(),
+            spec.protocols.len() * spec.reps
+        );
     }
     let summary = summarize_probes(&spec.protocols, &probes);
+    let doc = json!({
+        "schema": 1,
+        "site": spec.site.name,
+        "link": describe(&spec.testbed),
+        "testbed": spec.testbed,
+        "reps": spec.reps,
+        "interrupted": interrupted,
+        "summary": summary,
+        "probes": probes,
+    });
+    if let Some(out) = &args.out {
+        write_whole(out, &format!("{doc}\n"))
+            .map_err(|e| Failure::Usage(format!("--out {}: {e}", out.display())))?;
+    }
     if args.json {
-        let doc = json!({
-            "schema": 1,
-            "site": spec.site.name,
-            "link": describe(&spec.testbed),
-            "testbed": spec.testbed,
-            "testbed": spec.testbed,
-            "reps": spec.reps,
-            "summary": summary,
-            "probes": probes,
-        });
         println!("{doc}");
     } else {
         print_table(&spec, &summary);
+    }
+    if interrupted {
+        if let Some(e) = har_error {
+            eprintln!("compare: {e}");
+        }
+        return Ok(128 + libc::SIGINT);
     }
     Ok(if probes.iter().all(|p| p.error.is_none()) {
         0

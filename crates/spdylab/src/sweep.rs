@@ -94,39 +94,33 @@ fn usage(e: SweepError) -> Failure {
     }
 }
 
-/// Whether the experiment sets top-level `key` (before any [table]).
-fn sets_top_level(text: &str, key: &str) -> bool {
-    text.lines()
-        .map(str::trim)
-        .take_while(|l| !l.starts_with('['))
-        .any(|l| {
-            l.strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-        })
-}
-
 pub fn run(args: SweepArgs) -> Result<i32, Failure> {
-    let mut text = std::fs::read_to_string(&args.experiment)
+    let text = std::fs::read_to_string(&args.experiment)
         .map_err(|e| Failure::Usage(format!("{}: {e}", args.experiment.display())))?;
-    // --server/--client become the experiment's keys (so that the campaign's
-    // copy says what ran, and a rerun without them is a changed experiment).
-    let overrides = [
+    // Errors name the lines of the file as the user wrote it.
+    let mut exp = lab::experiment::parse(&args.experiment.display().to_string(), &text)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    // --server/--client become the experiment's keys: the campaign's copy
+    // pins them (so that it says what ran, and a rerun without them is a
+    // changed experiment).
+    for (key, given) in [
         ("server", args.server.map(|s| s.kind().name())),
         ("client", args.client.map(|c| c.kind().name())),
-    ];
-    for (key, value) in overrides.iter().rev() {
-        if let Some(v) = value {
-            if sets_top_level(&text, key) {
-                return Err(Failure::Usage(format!(
-                    "--{key} {v}: {} sets {key} already; change it there or drop the flag",
-                    args.experiment.display()
-                )));
-            }
-            text = format!("{key} = \"{v}\"\n{text}");
+    ] {
+        let Some(v) = given else { continue };
+        if lab::experiment::sets_key(&text, key) {
+            return Err(Failure::Usage(format!(
+                "--{key} {v}: {} sets {key} already; change it there or drop the flag",
+                args.experiment.display()
+            )));
         }
     }
-    let exp = lab::experiment::parse(&args.experiment.display().to_string(), &text)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
+    if let Some(s) = args.server {
+        exp.server = s.kind();
+    }
+    if let Some(c) = args.client {
+        exp.client = c.kind();
+    }
     let base = args
         .experiment
         .parent()
