@@ -30,6 +30,6 @@ fn main() {
     let profile = browser::new_profile().unwrap();
     let cmd = browser::command(&o, &profile).unwrap();
     let mut b = browser::Browser::spawn(cmd, profile).unwrap();
-    let load = b.load(&o);
+    let load = b.load_page(&o);
     println!("{}", serde_json::to_string_pretty(&load).unwrap());
 }

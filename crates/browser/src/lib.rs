@@ -3,14 +3,14 @@
 //! no port to find or open inside the client's namespace). It trusts only the
 //! testbed CA (SPKI list), resolves only the testbed's hosts, speaks the protocol
 //! asked for (h1 by `--disable-http2`, h2 through ALPN, no QUIC), and its
-//! Network events become the same `LoadResult` the model produces.
+//! Network events become the same `PageResult` the model produces.
 
 mod cdp;
 mod recorder;
 
 pub use recorder::{devtools_protocol, Recorder};
 
-use client::LoadResult;
+use client::PageResult;
 use netns::Scratch;
 use proto::Protocol;
 use std::io;
@@ -169,11 +169,11 @@ impl Browser {
     }
 
     /// Loads `url` in a new tab and records it until onload (or the deadline).
-    pub fn load(&mut self, o: &ChromiumOptions) -> LoadResult {
+    pub fn load_page(&mut self, o: &ChromiumOptions) -> PageResult {
         let deadline = Instant::now() + o.timeout;
         match self.navigate(o, deadline) {
             Ok(load) => load,
-            Err(e) => LoadResult {
+            Err(e) => PageResult {
                 protocol: o.protocol,
                 plt_ms: 0.0,
                 connections: 0,
@@ -183,7 +183,7 @@ impl Browser {
         }
     }
 
-    fn navigate(&mut self, o: &ChromiumOptions, deadline: Instant) -> io::Result<LoadResult> {
+    fn navigate(&mut self, o: &ChromiumOptions, deadline: Instant) -> io::Result<PageResult> {
         let target = self.pipe.call(
             "Target.createTarget",
             serde_json::json!({"url": "about:blank"}),

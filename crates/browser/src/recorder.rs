@@ -1,5 +1,5 @@
 //! Sans-I/O: DevTools `Network.*` and `Page.loadEventFired` events in, one
-//! page load out (`client::LoadResult`, the same shape the model produces).
+//! page load out (`client::PageResult`, the same shape the model produces).
 //!
 //! The phases follow HAR 1.2 as chrome-har-capturer computes them, without its
 //! known timing bugs: `blocked` starts when the request was issued
@@ -10,7 +10,7 @@
 //! `loadingFinished`, not at the last `dataReceived`; and PLT is onload
 //! measured from the navigation's own request, both on Chrome's monotonic clock.
 
-use client::{Entry, LoadResult, Timings};
+use client::{Entry, PageResult, Timings};
 use proto::Protocol;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -128,7 +128,7 @@ impl Recorder {
     /// onload, PLT = onload − the document's request. An error when onload
     /// did not fire, a request failed, or a response came over another
     /// protocol than `asked` (never measured as something else).
-    pub fn finish(&self, asked: Protocol) -> LoadResult {
+    pub fn finish(&self, asked: Protocol) -> PageResult {
         let mut errors = Vec::new();
         let start = self
             .document
@@ -184,7 +184,7 @@ impl Recorder {
                 timings,
             });
         }
-        LoadResult {
+        PageResult {
             protocol: asked,
             plt_ms,
             connections: connections.len(),

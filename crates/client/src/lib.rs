@@ -11,4 +11,4 @@ pub mod schedule;
 pub mod users;
 
 pub use conn::spdy3::{fetch as fetch_spdy3, FetchError, Fetched};
-pub use page::{load, Entry, LoadConfig, LoadResult, Timings};
+pub use page::{load_page, Entry, PageConfig, PageResult, Timings};

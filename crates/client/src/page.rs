@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 /// How to load a page.
 #[derive(Clone)]
-pub struct LoadConfig {
+pub struct PageConfig {
     pub protocol: Protocol,
     /// HTTP/1.1 connections per host.
     pub conns_per_host: usize,
@@ -35,7 +35,7 @@ pub struct LoadConfig {
     pub timeout: Duration,
 }
 
-/// Why a page did not load (its words are `LoadResult::error`).
+/// Why a page did not load (its words are `PageResult::error`).
 #[derive(Debug)]
 pub enum Error {
     /// A host not in the resolve map.
@@ -100,7 +100,7 @@ pub struct Entry {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct LoadResult {
+pub struct PageResult {
     pub protocol: Protocol,
     /// Navigation start to the last resource complete, in ms.
     pub plt_ms: f64,
@@ -139,7 +139,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// Loads the page; never panics on network trouble: errors are in the result.
-pub async fn load(cfg: &LoadConfig) -> LoadResult {
+pub async fn load_page(cfg: &PageConfig) -> PageResult {
     let start = Instant::now();
     let mut state = State::new(cfg, start);
     let outcome = tokio::time::timeout(cfg.timeout, state.run()).await;
@@ -152,7 +152,7 @@ pub async fn load(cfg: &LoadConfig) -> LoadResult {
 }
 
 struct State<'a> {
-    cfg: &'a LoadConfig,
+    cfg: &'a PageConfig,
     start: Instant,
     sched: Scheduler,
     reqs: Vec<Req>,
@@ -164,7 +164,7 @@ struct State<'a> {
 }
 
 impl<'a> State<'a> {
-    fn new(cfg: &'a LoadConfig, start: Instant) -> State<'a> {
+    fn new(cfg: &'a PageConfig, start: Instant) -> State<'a> {
         let policy = if cfg.protocol.multiplexed() {
             Policy::Multiplexed
         } else {
@@ -395,7 +395,7 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    fn result(self, error: Option<String>) -> LoadResult {
+    fn result(self, error: Option<String>) -> PageResult {
         let since = |t: Instant| ms(t.saturating_duration_since(self.start));
         let last = self.reqs.iter().filter_map(|r| r.done).max();
         let entries = self
@@ -455,7 +455,7 @@ impl<'a> State<'a> {
                 }
             })
             .collect();
-        LoadResult {
+        PageResult {
             protocol: self.cfg.protocol,
             plt_ms: last.map_or(0.0, since),
             connections: self.sched.connections(),
@@ -465,6 +465,6 @@ impl<'a> State<'a> {
     }
 }
 
-fn tls_config(cfg: &LoadConfig) -> Arc<rustls::ClientConfig> {
+fn tls_config(cfg: &PageConfig) -> Arc<rustls::ClientConfig> {
     client_tls(cfg.protocol, cfg.ca.clone(), cfg.tls13_only)
 }

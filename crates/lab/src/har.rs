@@ -1,7 +1,7 @@
 //! HAR 1.2 output (one file per probe), as Chrome's DevTools and
 //! chrome-har-capturer write it: one page, its entries with the seven phases.
 
-use client::LoadResult;
+use client::PageResult;
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -30,7 +30,7 @@ pub fn iso8601(t: SystemTime) -> String {
 }
 
 /// The HAR document of one page load that began at `started`.
-pub fn har(result: &LoadResult, started: SystemTime, title: &str) -> Value {
+pub fn har(result: &PageResult, started: SystemTime, title: &str) -> Value {
     let scheme = if result.protocol.tls() {
         "https"
     } else {

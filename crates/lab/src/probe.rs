@@ -5,7 +5,7 @@
 
 use crate::testbed_server::{self, Placement, ServerSetup};
 use crate::trial::{refusal, ClientKind, Knobs, Refusal, ServerKind, HTTPS_PORT, HTTP_PORT};
-use client::{LoadConfig, LoadResult};
+use client::{PageConfig, PageResult};
 use link::packet::{TCP_ACK, TCP_SYN};
 use link::{Direction, EventKind, PacketLog, Time};
 use netns::{Side, Testbed, TestbedSpec};
@@ -87,7 +87,7 @@ pub struct ProbeResult {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub warmup: bool,
     #[serde(skip)]
-    pub load: Option<LoadResult>,
+    pub load: Option<PageResult>,
     #[serde(skip)]
     pub started: Option<SystemTime>,
 }
@@ -161,7 +161,7 @@ pub fn run_plan(
 
     let total = plan.len();
     let root = spec.site.root();
-    let base = LoadConfig {
+    let base = PageConfig {
         protocol: Protocol::Https,
         conns_per_host: spec.conns_per_host,
         depth: spec.depth,
@@ -211,12 +211,12 @@ pub fn run_plan(
                 let started = SystemTime::now();
                 let t0 = Instant::now();
                 let load = match browser.as_mut() {
-                    None => rt.block_on(client::load(&LoadConfig {
+                    None => rt.block_on(client::load_page(&PageConfig {
                         protocol,
                         ..base.clone()
                     })),
-                    Some(Ok(b)) => b.load(&opts),
-                    Some(Err(e)) => LoadResult {
+                    Some(Ok(b)) => b.load_page(&opts),
+                    Some(Err(e)) => PageResult {
                         protocol,
                         plt_ms: 0.0,
                         connections: 0,
@@ -297,7 +297,7 @@ fn start_chromium(
     browser::Browser::spawn(cmd, profile)
 }
 
-fn phase_totals(load: &LoadResult) -> client::Timings {
+fn phase_totals(load: &PageResult) -> client::Timings {
     let mut t = client::Timings::default();
     for e in &load.entries {
         let p = &e.timings;

@@ -125,7 +125,7 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
             }
         }
         (None, Some(name)) => Target::Site {
-            site: Box::new(crate::sites::load(name, lab::sites::DEFAULT_SEED)?),
+            site: Box::new(crate::sites::site(name, lab::sites::DEFAULT_SEED)?),
             link: if choice.shaped() {
                 Some(crate::link_args::testbed_spec(&choice, 1)?)
             } else {

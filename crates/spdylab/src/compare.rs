@@ -5,7 +5,7 @@
 
 use crate::link_args::{describe, LinkArgs, TlsArg};
 use crate::progress::CountProgress;
-use crate::sites::load;
+use crate::sites;
 use crate::Failure;
 use clap::{Args, ValueEnum};
 use lab::compare::{summarize_probes, ProtocolSummary};
@@ -161,7 +161,7 @@ fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
-    let site = load(&args.site, args.site_seed)?;
+    let site = sites::site(&args.site, args.site_seed)?;
     let testbed = args.link.testbed_spec(args.shards as usize)?;
     if let Some(dir) = &args.har_dir {
         std::fs::create_dir_all(dir)

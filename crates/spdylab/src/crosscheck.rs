@@ -4,7 +4,7 @@
 use crate::compare::{ProtocolList, ServerArg};
 use crate::link_args::{describe, LinkArgs, TlsArg};
 use crate::progress::CountProgress;
-use crate::sites::load;
+use crate::sites;
 use crate::Failure;
 use clap::Args;
 use lab::crosscheck::{mape, CrosscheckError, CrosscheckSpec};
@@ -64,7 +64,7 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
     };
     let mut sites = Vec::new();
     for s in &args.sites {
-        sites.push(load(s, lab::sites::DEFAULT_SEED)?);
+        sites.push(sites::site(s, lab::sites::DEFAULT_SEED)?);
     }
     let mut links = Vec::new();
     for rtt in &rtts {

@@ -6,7 +6,7 @@ mod calibrate;
 mod compare;
 mod crosscheck;
 mod link_args;
-mod load;
+mod loadtest;
 mod paper;
 mod peer_table;
 mod progress;
@@ -45,7 +45,7 @@ enum Cmd {
     Report(report::ReportArgs),
     Paper(paper::PaperArgs),
     Bench(bench::BenchArgs),
-    Load(load::LoadArgs),
+    Load(loadtest::LoadArgs),
     Peers(peer_table::PeersArgs),
 }
 
@@ -98,7 +98,7 @@ fn main() -> ExitCode {
         Cmd::Report(args) => report::run(args),
         Cmd::Paper(args) => paper::run(args),
         Cmd::Bench(args) => bench::run(args),
-        Cmd::Load(args) => load::run(args),
+        Cmd::Load(args) => loadtest::run(args),
         Cmd::Peers(args) => peer_table::run(args),
     };
     match result {

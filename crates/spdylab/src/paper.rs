@@ -83,7 +83,7 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
             .out
             .clone()
             .ok_or_else(|| Failure::Usage("--out DIR is needed".into()))?;
-        return crate::load::paper_load(args.quick, &out);
+        return crate::loadtest::paper_load(args.quick, &out);
     }
     let chosen: Vec<&presets::Preset> = if args.figure == "all" {
         PRESETS.iter().collect()

@@ -1,7 +1,7 @@
 //! `spdylab serve`: the built-in origin server on this machine (no testbed).
 
 use crate::link_args::TlsArg;
-use crate::sites::load;
+use crate::sites;
 use crate::Failure;
 use clap::Args;
 use lab::serve::{Offer, ServeError, ServeRequest};
@@ -62,7 +62,7 @@ impl From<ServeError> for Failure {
 }
 
 pub fn run(args: ServeArgs) -> Result<i32, Failure> {
-    let site = load(&args.site, args.seed)?;
+    let site = sites::site(&args.site, args.seed)?;
     let serving = lab::serve::bind(ServeRequest {
         site,
         offer: args.offer,

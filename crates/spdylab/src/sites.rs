@@ -27,7 +27,7 @@ pub struct SitesArgs {
 
 /// A built-in site by name, or a site file by path (`lab::sites::resolve`);
 /// errors name the flag, the file and line.
-pub fn load(name_or_path: &str, seed: u64) -> Result<Site, Failure> {
+pub fn site(name_or_path: &str, seed: u64) -> Result<Site, Failure> {
     lab::sites::resolve(name_or_path, seed).map_err(|e| Failure::Usage(e.named("--site")))
 }
 
@@ -67,7 +67,7 @@ pub fn run(args: SitesArgs) -> Result<i32, Failure> {
             }
         }
         Some(name) => {
-            let s = load(name, args.seed)?;
+            let s = site(name, args.seed)?;
             if let Some(dir) = &args.export {
                 export(&s, dir)?;
                 println!(

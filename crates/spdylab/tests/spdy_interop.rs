@@ -112,7 +112,7 @@ fn docroot_and_certificate(site: &site::Site) -> (TempDir, server::Ca, [PathBuf;
 /// resource discovered and loaded, 200 and its length, on one session.
 fn model_loads(rt: &tokio::runtime::Runtime, site: &site::Site, ca: &server::Ca, port: u16) {
     let root = site.root();
-    let cfg = client::LoadConfig {
+    let cfg = client::PageConfig {
         protocol: proto::Protocol::Spdy3,
         conns_per_host: 6,
         depth: 1,
@@ -128,7 +128,7 @@ fn model_loads(rt: &tokio::runtime::Runtime, site: &site::Site, ca: &server::Ca,
         https_port: port,
         timeout: Duration::from_secs(60),
     };
-    let result = rt.block_on(client::load(&cfg));
+    let result = rt.block_on(client::load_page(&cfg));
     assert!(result.error.is_none(), "{:?}", result.error);
     assert_eq!(
         result.entries.len(),

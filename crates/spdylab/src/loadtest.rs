@@ -4,7 +4,7 @@
 
 use crate::compare::{parse_protocols, ProtocolList, ServerArg};
 use crate::link_args::{describe, LinkArgs, TlsArg};
-use crate::sites::load as load_site;
+use crate::sites;
 use crate::Failure;
 use clap::Args;
 use lab::loadtest::{derive, Derived, LoadSpec, LoadtestError, Second, Totals};
@@ -133,7 +133,7 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
             "--keepalive sets a real server's keep-alive timeout; the built-in server keeps connections open: use --server apache|nginx|h2o|caddy".into(),
         ));
     }
-    let site = load_site(&args.site, args.site_seed)?;
+    let site = sites::site(&args.site, args.site_seed)?;
     let testbed = args.link.testbed_spec(1)?;
     let spec = LoadSpec {
         site,
