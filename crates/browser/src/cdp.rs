@@ -1,5 +1,11 @@
 //! The DevTools protocol over Chromium's pipe: JSON messages, each ended by a
 //! NUL byte, commands with ids, answers matched by id, events handed on.
+//!
+//! Hand-written on purpose: the CDP crates (chromiumoxide, headless_chrome)
+//! speak over a WebSocket on a TCP port and start the browser themselves,
+//! whereas spdylab starts Chromium confined in the testbed's client namespace
+//! with `--remote-debugging-pipe` (no listening port, nothing else on the
+//! link) and needs only a handful of commands and the Network events.
 
 use serde_json::{json, Value};
 use std::fs::File;
