@@ -501,10 +501,12 @@ pub fn sweep(
             sites.insert(name.clone(), Arc::new(site));
         }
         let knobs = crate::trial::Knobs {
-            max_streams: s.max_streams,
-            tls13_only: s.tls13_only,
-            server_delay: !s.server_delay.is_zero(),
-            resources: sites[name].resources.len(),
+            server: peers::Knobs {
+                max_streams: s.max_streams,
+                tls13_only: s.tls13_only,
+                server_delay: !s.server_delay.is_zero(),
+                resources: sites[name].resources.len(),
+            },
             conns_per_host: s.conns_per_host,
         };
         let refused = crate::trial::refusal(exp.server, Some(exp.client), &exp.protocols, &knobs);

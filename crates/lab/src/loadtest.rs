@@ -66,10 +66,12 @@ impl LoadSpec {
     /// Why the server cannot serve this load as asked, if it cannot.
     pub fn refusal(&self) -> Option<Refusal> {
         let knobs = Knobs {
-            max_streams: self.max_streams,
-            tls13_only: self.tls13_only,
-            server_delay: false,
-            resources: self.site.resources.len(),
+            server: peers::Knobs {
+                max_streams: self.max_streams,
+                tls13_only: self.tls13_only,
+                server_delay: false,
+                resources: self.site.resources.len(),
+            },
             conns_per_host: self.conns_per_user,
         };
         refusal(self.server, None, &self.protocols, &knobs)

@@ -42,10 +42,12 @@ impl ProbeSpec {
     /// The knobs of this spec that a server or client may not honour.
     pub fn knobs(&self) -> Knobs {
         Knobs {
-            max_streams: self.max_streams,
-            tls13_only: self.tls13_only,
-            server_delay: !self.server_delay.is_zero(),
-            resources: self.site.resources.len(),
+            server: peers::Knobs {
+                max_streams: self.max_streams,
+                tls13_only: self.tls13_only,
+                server_delay: !self.server_delay.is_zero(),
+                resources: self.site.resources.len(),
+            },
             conns_per_host: self.conns_per_host,
         }
     }

@@ -20,16 +20,11 @@ pub use results::{ClientKind, PeerKind, ServerKind};
 pub const HTTP_PORT: u16 = 80;
 pub const HTTPS_PORT: u16 = 443;
 
-/// The knobs of a Trial that a server or a client may not honour.
+/// The knobs of a Trial that a server or a client may not honour: the
+/// server's (`peers::Knobs`, the capability table's) and the client's.
 #[derive(Debug, Clone, Copy)]
 pub struct Knobs {
-    pub max_streams: u32,
-    /// Some(true): TLS 1.3 only; Some(false): TLS 1.2 only; None: either.
-    pub tls13_only: Option<bool>,
-    /// A server think time is asked for.
-    pub server_delay: bool,
-    /// Resources of the site.
-    pub resources: usize,
+    pub server: peers::Knobs,
     /// HTTP/1.1 connections per host the client is asked to open.
     pub conns_per_host: usize,
 }
@@ -74,16 +69,10 @@ pub fn refusal(
     knobs: &Knobs,
 ) -> Option<Refusal> {
     use peers::Program;
-    let peer_knobs = peers::Knobs {
-        max_streams: knobs.max_streams,
-        tls13_only: knobs.tls13_only,
-        server_delay: knobs.server_delay,
-        resources: knobs.resources,
-    };
     protocols.iter().find_map(|p| {
         let by_server = match server {
             ServerKind::Builtin => None,
-            ServerKind::Peer(k) => k.refuses(*p, &peer_knobs),
+            ServerKind::Peer(k) => k.refuses(*p, &knobs.server),
         };
         let by_client = || match client {
             None | Some(ClientKind::Model) => None,

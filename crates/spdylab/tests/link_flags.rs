@@ -89,7 +89,11 @@ fn single_flags(trace: &Path) -> Vec<Case> {
         ),
         case(
             &["--queue", "100p"],
-            vec![("/link/down/queue/packets", 100.into())],
+            vec![("/link/down/queue", "100p".into())],
+        ),
+        case(
+            &["--queue", "codel:5ms,100ms"],
+            vec![("/link/down/queue", "codel:5ms,100ms".into())],
         ),
         case(&["--iw", "20"], vec![("/iw", 20.into())]),
         case(&["--cc", "reno"], vec![("/cc", "reno".into())]),
@@ -128,7 +132,7 @@ fn flag_sets(trace: &Path) -> Vec<Case> {
                 ("/link/down/service/rate", 30_000_000.into()),
                 ("/link/up/service/trace", true.into()),
                 ("/link/down/loss/p", 0.01.into()),
-                ("/link/down/queue/packets", 100.into()),
+                ("/link/down/queue", "100p".into()),
                 ("/iw", 20.into()),
                 ("/cc", "reno".into()),
                 ("/seed", 7.into()),
