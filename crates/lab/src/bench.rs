@@ -573,24 +573,8 @@ parent = "//bench.spdylab.test/"
 reveal = "body"
 "#;
 
-/// One row of seed 003's matrix (a `report::BenchRow`'s fields).
-#[derive(Debug, Clone)]
-pub struct MatrixRow {
-    pub server: String,
-    pub file: String,
-    pub protocol: String,
-    /// Pipelining depth (h1) or streams (h2).
-    pub depth: usize,
-    pub requests_per_sec: f64,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    pub p999_ms: f64,
-    pub errors: u64,
-    pub generator_cpu_s: f64,
-    pub server_cpu_s: f64,
-    /// Why it was not measured (the server cannot do it), if so.
-    pub skipped: Option<String>,
-}
+/// One row of seed 003's matrix.
+pub use results::BenchRow;
 
 /// The matrix's measured and warm-up times.
 pub fn matrix_times(quick: bool) -> (Duration, Duration) {
@@ -608,8 +592,8 @@ pub fn matrix_times(quick: bool) -> (Duration, Duration) {
 pub fn pipelining_matrix(
     quick: bool,
     connections: usize,
-    on_row: &mut dyn FnMut(&MatrixRow, usize, usize),
-) -> Result<Vec<MatrixRow>, BenchError> {
+    on_row: &mut dyn FnMut(&BenchRow, usize, usize),
+) -> Result<Vec<BenchRow>, BenchError> {
     let site = site::parse_toml("pipelining preset", MATRIX_SITE).map_err(usage)?;
     let (duration, warmup) = matrix_times(quick);
     let configs: [(Protocol, usize); 8] = [
@@ -682,7 +666,7 @@ pub fn pipelining_matrix(
                 // and 443, while here nginx serves h2c on a port of its own.
                 if nginx.is_some() && protocol == Protocol::Spdy3 {
                     // Refused, never measured as something else.
-                    let row = MatrixRow {
+                    let row = BenchRow {
                         server: server.into(),
                         file: file.into(),
                         protocol: name.into(),
@@ -747,7 +731,7 @@ pub fn pipelining_matrix(
                 };
                 let h = &r.latency;
                 let q = |x: f64| h.value_at_quantile(x) as f64 / 1e3;
-                rows.push(MatrixRow {
+                rows.push(BenchRow {
                     server: server.into(),
                     file: file.into(),
                     protocol: name.into(),

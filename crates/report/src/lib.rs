@@ -21,7 +21,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use svg::{colour, esc, Bar, Mark, Series};
 
-pub use results::{REPORT_FILE, SUMMARY_FILE};
+pub use results::{BenchRow, BENCH_FILE, REPORT_FILE, SUMMARY_FILE};
 
 /// The columns of summary.csv, in order (documented in docs/experiments.md).
 pub const SUMMARY_COLUMNS: &[&str] = &[
@@ -1006,66 +1006,6 @@ fn waterfalls(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn har_dates_parse() {
-        assert_eq!(har_ms("1970-01-01T00:00:01.500Z"), Some(1500.0));
-        assert_eq!(
-            har_ms("2026-11-23T00:00:00.123Z"),
-            Some(1_795_392_000_123.0)
-        );
-    }
-
-    #[test]
-    fn calibration_goodput_states_its_error() {
-        assert_eq!(
-            goodput_note(7_700_000.0, Some(34_752.0), Some(8e6)),
-            " ± 35 kbit/s (96.2 % ± 0.4 %)"
-        );
-        // Older campaigns recorded no error.
-        assert_eq!(goodput_note(7_700_000.0, None, Some(8e6)), " (96.2 %)");
-        assert_eq!(goodput_note(7_700_000.0, None, None), "");
-    }
-
-    #[test]
-    fn no_interval_is_na_in_html_and_empty_in_csv() {
-        let nan = [f64::NAN, f64::NAN];
-        assert_eq!(ci_text(nan, |v| format!("{v:.0}")), "n/a");
-        assert_eq!(ci_text([1.0, 2.0], |v| format!("{v:+.1}")), "+1.0 – +2.0");
-        assert_eq!(or_na(f64::NAN, |v| format!("{v:.0}")), "n/a");
-        assert_eq!(num(f64::NAN), "");
-    }
-
-    #[test]
-    fn csv_fields_are_quoted() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("x\"y"), "\"x\"\"y\"");
-        assert_eq!(csv_field("plain"), "plain");
-    }
-}
-
-/// One measured configuration of a throughput matrix (`spdylab paper pipelining`).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct BenchRow {
-    pub server: String,
-    pub file: String,
-    pub protocol: String,
-    /// Pipelining depth (h1) or streams (h2).
-    pub depth: usize,
-    pub requests_per_sec: f64,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    pub p999_ms: f64,
-    pub errors: u64,
-    pub generator_cpu_s: f64,
-    pub server_cpu_s: f64,
-    /// Why it was not measured (the server cannot do it), if so.
-    pub skipped: Option<String>,
-}
-
 /// Writes DIR/pipelining.csv and DIR/report.html for a throughput matrix.
 pub fn write_bench(dir: &Path, title: &str, about: &str, rows: &[BenchRow]) -> io::Result<PathBuf> {
     let mut csv = String::from("server,file,protocol,depth,requests_per_sec,p50_ms,p99_ms,p999_ms,errors,generator_cpu_s,server_cpu_s,skipped\n");
@@ -1087,7 +1027,7 @@ pub fn write_bench(dir: &Path, title: &str, about: &str, rows: &[BenchRow]) -> i
             csv_field(r.skipped.as_deref().unwrap_or(""))
         );
     }
-    std::fs::write(dir.join("pipelining.csv"), csv)?;
+    std::fs::write(dir.join(results::BENCH_FILE), csv)?;
     let mut h = Html {
         body: String::new(),
         plots: 0,
@@ -1144,4 +1084,45 @@ pub fn write_bench(dir: &Path, title: &str, about: &str, rows: &[BenchRow]) -> i
     let path = dir.join(REPORT_FILE);
     std::fs::write(&path, page)?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn har_dates_parse() {
+        assert_eq!(har_ms("1970-01-01T00:00:01.500Z"), Some(1500.0));
+        assert_eq!(
+            har_ms("2026-11-23T00:00:00.123Z"),
+            Some(1_795_392_000_123.0)
+        );
+    }
+
+    #[test]
+    fn calibration_goodput_states_its_error() {
+        assert_eq!(
+            goodput_note(7_700_000.0, Some(34_752.0), Some(8e6)),
+            " ± 35 kbit/s (96.2 % ± 0.4 %)"
+        );
+        // Older campaigns recorded no error.
+        assert_eq!(goodput_note(7_700_000.0, None, Some(8e6)), " (96.2 %)");
+        assert_eq!(goodput_note(7_700_000.0, None, None), "");
+    }
+
+    #[test]
+    fn no_interval_is_na_in_html_and_empty_in_csv() {
+        let nan = [f64::NAN, f64::NAN];
+        assert_eq!(ci_text(nan, |v| format!("{v:.0}")), "n/a");
+        assert_eq!(ci_text([1.0, 2.0], |v| format!("{v:+.1}")), "+1.0 – +2.0");
+        assert_eq!(or_na(f64::NAN, |v| format!("{v:.0}")), "n/a");
+        assert_eq!(num(f64::NAN), "");
+    }
+
+    #[test]
+    fn csv_fields_are_quoted() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("x\"y"), "\"x\"\"y\"");
+        assert_eq!(csv_field("plain"), "plain");
+    }
 }

@@ -13,5 +13,7 @@ pub const HAR_DIR: &str = "har";
 pub const LOAD_FILE: &str = "load.jsonl";
 /// The report's table (a campaign's groups, or a load test's protocols).
 pub const SUMMARY_FILE: &str = "summary.csv";
+/// A throughput matrix's rows ([`crate::BenchRow`]), as CSV.
+pub const BENCH_FILE: &str = "pipelining.csv";
 /// The self-contained HTML report.
 pub const REPORT_FILE: &str = "report.html";

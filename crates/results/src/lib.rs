@@ -4,6 +4,7 @@
 //! the file names, and the statistics every summary uses.
 //! No sockets, no processes: `report` reads results through this crate alone.
 
+pub mod bench;
 pub mod calibration;
 pub mod experiment;
 pub mod files;
@@ -13,13 +14,15 @@ pub mod probe;
 pub mod stats;
 pub mod summary;
 
+pub use bench::BenchRow;
 pub use calibration::{calibration_json, read_calibration, CalibrationEntry};
 pub use experiment::{
     campaign_differences, differences, point_key, trial_key, Experiment, ExperimentError, Point,
     ValueError,
 };
 pub use files::{
-    CALIBRATION_FILE, EXPERIMENT_FILE, HAR_DIR, LOAD_FILE, PROBES_FILE, REPORT_FILE, SUMMARY_FILE,
+    BENCH_FILE, CALIBRATION_FILE, EXPERIMENT_FILE, HAR_DIR, LOAD_FILE, PROBES_FILE, REPORT_FILE,
+    SUMMARY_FILE,
 };
 pub use kinds::{ClientKind, PeerKind, ServerKind, UnknownName};
 pub use probe::{latest, read_probes, Measured, Phases, ProbeRecord};

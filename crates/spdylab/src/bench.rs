@@ -289,23 +289,7 @@ pub fn pipelining_matrix(
         }
     })?;
     progress.finish();
-    let rows: Vec<report::BenchRow> = matrix
-        .into_iter()
-        .map(|r| report::BenchRow {
-            server: r.server,
-            file: r.file,
-            protocol: r.protocol,
-            depth: r.depth,
-            requests_per_sec: r.requests_per_sec,
-            p50_ms: r.p50_ms,
-            p99_ms: r.p99_ms,
-            p999_ms: r.p999_ms,
-            errors: r.errors,
-            generator_cpu_s: r.generator_cpu_s,
-            server_cpu_s: r.server_cpu_s,
-            skipped: r.skipped,
-        })
-        .collect();
+    let rows = matrix;
     println!(
         "{:<8} {:<12} {:<16} {:>5} {:>12} {:>9} {:>9} {:>7}",
         "server", "file", "protocol", "depth", "req/s", "p50 ms", "p99 ms", "errors"
@@ -324,7 +308,7 @@ pub fn pipelining_matrix(
     )?;
     eprintln!(
         "pipelining: {} and {}",
-        out.join("pipelining.csv").display(),
+        out.join(report::BENCH_FILE).display(),
         html.display()
     );
     Ok(if rows.iter().all(|r| r.errors == 0) {
