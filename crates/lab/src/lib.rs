@@ -3,6 +3,7 @@
 //! its statistics, are the `results` crate's.
 
 pub mod bench;
+pub mod ca_file;
 pub mod calibrate;
 pub mod campaign;
 pub mod compare;

@@ -29,7 +29,9 @@ pub struct ServeRequest {
     pub server_delay: Duration,
     /// Some(true): TLS 1.3 only; Some(false): TLS 1.2 only; None: both.
     pub tls13_only: Option<bool>,
-    /// Where to write the CA certificate (None: a temporary file, removed at the end).
+    /// Where to write the CA certificate (None: `ca-PID.pem` in this user's
+    /// private directory, see [`crate::ca_file`]; removed at the end, or by the
+    /// next run after `kill -9`).
     pub ca: Option<PathBuf>,
 }
 
@@ -88,7 +90,12 @@ pub struct Serving {
     cleartext: Vec<TcpListener>,
     tls: Vec<TcpListener>,
     ca_path: PathBuf,
-    remove_ca: bool,
+    /// The runtime, and SIGINT and SIGTERM caught from before "ready" is said
+    /// (a signal in between would otherwise kill us before the CA file goes).
+    rt: tokio::runtime::Runtime,
+    signals: [tokio::signal::unix::Signal; 2],
+    /// The temporary CA file (None with `--ca FILE`): removed on drop.
+    ca_file: Option<crate::ca_file::CaFile>,
     hosts: Vec<HostAddrs>,
 }
 
@@ -128,17 +135,22 @@ pub fn bind(request: ServeRequest) -> Result<Serving, ServeError> {
     };
 
     let ca = Ca::new().map_err(ServeError::Setup)?;
-    let (ca_path, remove_ca) = match &request.ca {
-        Some(p) => (p.clone(), false),
-        None => (
-            std::env::temp_dir().join(format!("spdylab-ca-{}.pem", std::process::id())),
-            true,
-        ),
+    let (ca_path, ca_file) = match &request.ca {
+        Some(p) => {
+            std::fs::write(p, ca.pem()).map_err(|error| ServeError::CaFile {
+                path: p.clone(),
+                error,
+            })?;
+            (p.clone(), None)
+        }
+        None => {
+            let dir = crate::ca_file::dir();
+            let file = crate::ca_file::write_in(&dir, &ca.pem()).map_err(|e| {
+                ServeError::Setup(io::Error::new(e.kind(), format!("CA certificate: {e}")))
+            })?;
+            (file.path().to_path_buf(), Some(file))
+        }
     };
-    std::fs::write(&ca_path, ca.pem()).map_err(|error| ServeError::CaFile {
-        path: ca_path.clone(),
-        error,
-    })?;
     let addresses: Vec<IpAddr> = (1..=shards)
         .flat_map(|i| {
             [
@@ -167,12 +179,26 @@ pub fn bind(request: ServeRequest) -> Result<Serving, ServeError> {
             host,
         })
         .collect();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Setup)?;
+    let signals = {
+        use tokio::signal::unix::{signal, SignalKind};
+        let _in_rt = rt.enter();
+        [
+            signal(SignalKind::interrupt()).map_err(ServeError::Setup)?,
+            signal(SignalKind::terminate()).map_err(ServeError::Setup)?,
+        ]
+    };
     Ok(Serving {
+        rt,
+        signals,
         server,
         cleartext,
         tls,
         ca_path,
-        remove_ca,
+        ca_file,
         hosts,
     })
 }
@@ -190,10 +216,29 @@ impl Serving {
 
     /// Serves until SIGINT or SIGTERM; then removes a temporary CA file.
     pub fn run(self) -> Result<(), ServeError> {
-        let result = self.server.run_until_signal(self.cleartext, self.tls);
-        if self.remove_ca {
-            let _ = std::fs::remove_file(&self.ca_path);
-        }
+        let Serving {
+            rt,
+            signals,
+            server,
+            cleartext,
+            tls,
+            ca_file,
+            ..
+        } = self;
+        let result = rt.block_on(async move {
+            let stop = std::sync::Arc::new(tokio::sync::Notify::new());
+            for mut s in signals {
+                let stop = stop.clone();
+                tokio::spawn(async move {
+                    s.recv().await;
+                    stop.notify_one();
+                });
+            }
+            server
+                .run(cleartext, tls, async move { stop.notified().await })
+                .await
+        });
+        drop(ca_file);
         result.map_err(ServeError::Setup)
     }
 }

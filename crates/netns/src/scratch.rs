@@ -45,8 +45,22 @@ pub fn private_scratch_root() -> bool {
     ok && SCRATCH_ROOT.set(dir).is_ok()
 }
 
+/// The mode of a Scratch directory: 0700 (ours alone) unless we are the real
+/// root, whose servers drop their workers to another user (www-data, nobody)
+/// that must read the docroot: then 0755, inside the private tmpfs that no
+/// process outside our mount namespace sees. Keys in it are 0600 either way.
+fn scratch_mode() -> u32 {
+    // SAFETY: plain system call.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root && !crate::userns::inside() {
+        0o755
+    } else {
+        0o700
+    }
+}
+
 /// A private directory for a server's config, docroot and logs, removed on drop;
-/// readable by the unprivileged workers servers drop to.
+/// readable by the unprivileged workers servers drop to (see `scratch_mode`).
 pub struct Scratch(pub PathBuf);
 
 impl Scratch {
@@ -64,7 +78,7 @@ impl Scratch {
         std::fs::create_dir(&dir)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(scratch_mode()))?;
         Ok(Scratch(dir))
     }
 }

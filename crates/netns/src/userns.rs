@@ -27,3 +27,14 @@ pub fn enter_if_unprivileged() -> io::Result<()> {
     std::fs::write("/proc/self/gid_map", format!("0 {gid} 1"))?;
     Ok(())
 }
+
+/// Whether this process is in a user namespace other than the initial one
+/// (the initial one maps every uid to itself: "0 0 4294967295"). In ours only
+/// the caller's uid is mapped (as root): servers that switch their workers to
+/// another user (nginx, h2o) cannot.
+pub fn inside() -> bool {
+    match std::fs::read_to_string("/proc/self/uid_map") {
+        Ok(map) => map.split_whitespace().collect::<Vec<_>>() != ["0", "0", "4294967295"],
+        Err(_) => false,
+    }
+}

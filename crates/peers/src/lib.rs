@@ -199,6 +199,37 @@ pub fn served(kind: PeerKind, log: &str) -> BTreeMap<String, u64> {
     out
 }
 
+/// Why a `kind` server cannot run here, if it cannot: without root spdylab runs
+/// in a user namespace where only the caller's uid exists (as root), and nginx
+/// and h2o, started as root, insist on switching their workers to another user
+/// (nobody, www-data) and its groups, which fails there. Apache (whose worker
+/// MPM keeps going) and Caddy (which never switches) run.
+pub fn refuses_rootless(kind: PeerKind) -> Option<String> {
+    if !matches!(kind, PeerKind::Nginx | PeerKind::H2o) || !netns::userns::inside() {
+        return None;
+    }
+    Some(format!(
+        "{} cannot run rootless: it switches its workers to another user, and spdylab's \
+         user namespace maps only yours (setgid/initgroups fail); run spdylab as root, \
+         or use --server builtin, apache or caddy",
+        kind.name()
+    ))
+}
+
+/// Writes a secret (a private key) readable by its owner alone: created 0600,
+/// never first world-readable.
+fn write_private(path: &std::path::Path, text: &str) -> io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?
+        .write_all(text.as_bytes())
+}
+
 /// Writes the config of a `kind` server for `o` and returns the command that
 /// runs it in the foreground, for the caller to start where it wants (loopback,
 /// or confined in a testbed's server namespace). Its stdout and stderr go to
@@ -206,10 +237,13 @@ pub fn served(kind: PeerKind, log: &str) -> BTreeMap<String, u64> {
 pub fn prepare(kind: PeerKind, o: &PeerOptions) -> io::Result<Prepared> {
     let (binary, package) = kind.binary();
     let binary = find_binary(binary, package)?;
+    if let Some(why) = refuses_rootless(kind) {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, why));
+    }
     let scratch = Scratch::new(kind.name())?;
     let dir = scratch.0.clone();
     std::fs::write(dir.join("cert.pem"), &o.cert_pem)?;
-    std::fs::write(dir.join("key.pem"), &o.key_pem)?;
+    write_private(&dir.join("key.pem"), &o.key_pem)?;
     let mut command = Command::new(binary);
     match kind {
         PeerKind::Nginx => nginx::configure(o, &dir, &mut command)?,

@@ -44,7 +44,7 @@ pub struct ServeArgs {
     /// Only this TLS version (default: 1.2 and 1.3)
     #[arg(long)]
     pub tls: Option<TlsArg>,
-    /// Where to write the CA certificate (default: a temporary file, removed at exit)
+    /// Where to write the CA certificate (default: $TMPDIR/spdylab-ca-UID/ca-PID.pem, this user's alone; removed at exit, or by the next serve after kill -9)
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
     /// Seed of the site's content
