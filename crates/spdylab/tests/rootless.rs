@@ -1,0 +1,174 @@
+//! Rootless, tested: `shell`, `calibrate` and `compare` as an unprivileged
+//! user (setpriv --reuid=65534), through the user-namespace path; what cannot
+//! work there (nginx and h2o switching users) is refused with the reason, and
+//! what can (Apache, Caddy, Chromium without its sandbox) works. Skips, saying
+//! what is missing, only where unprivileged user namespaces or TUN are not
+//! available to nobody on this machine, or when the test is not run as root
+//! (which it needs to become nobody).
+
+use std::process::{Command, Output, Stdio};
+
+/// `spdylab ARGS` as uid/gid 65534 with no groups, from `/`.
+fn as_nobody(args: &[&str]) -> Output {
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_spdylab"))
+        .args(args)
+        .current_dir("/")
+        .env("TMPDIR", "/tmp")
+        .stdin(Stdio::null())
+        .output()
+        .expect("setpriv runs");
+    for line in String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .chain(String::from_utf8_lossy(&out.stderr).lines())
+    {
+        eprintln!("rootless {}: {line}", args.first().copied().unwrap_or(""));
+    }
+    out
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\n{}{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn installed(binary: &str) -> bool {
+    Command::new("sh")
+        .args([
+            "-c",
+            &format!("command -v {binary} || test -x /usr/sbin/{binary}"),
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether nobody can make a user namespace and a TUN device here; else why not.
+fn rootless_possible() -> Result<(), String> {
+    // SAFETY: plain system call.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("the test must run as root to become uid 65534 (setpriv)".into());
+    }
+    if !installed("setpriv") {
+        return Err("setpriv (util-linux) is not installed".into());
+    }
+    let probe = as_nobody(&["shell", "--", "true"]);
+    if probe.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&probe.stderr);
+    if err.contains("user namespace") || err.contains("/dev/net/tun") || err.contains("tun") {
+        Err(format!(
+            "unprivileged user namespaces or TUN unavailable: {}",
+            err.trim()
+        ))
+    } else {
+        panic!("rootless shell failed for another reason: {}", text(&probe));
+    }
+}
+
+#[test]
+fn shell_calibrate_and_compare_run_rootless() {
+    if let Err(why) = rootless_possible() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let ping = as_nobody(&["shell", "--rtt", "20ms", "--", "ping", "-c", "2", "server"]);
+    assert!(ping.status.success(), "{}", text(&ping));
+    assert!(
+        String::from_utf8_lossy(&ping.stdout).contains("2 received"),
+        "{}",
+        text(&ping)
+    );
+
+    let cal = as_nobody(&["calibrate", "--rtt", "20ms", "--json"]);
+    assert!(cal.status.success(), "{}", text(&cal));
+    let v: serde_json::Value = serde_json::from_slice(&cal.stdout).expect("calibrate --json");
+    let rtt = v["rtt_ms"]["measured"].as_f64().expect("rtt_ms.measured");
+    assert!(rtt >= 20.0, "measured rtt {rtt} ms below the 20 ms set");
+
+    let cmp = as_nobody(&[
+        "compare",
+        "--site",
+        "icons",
+        "--protocols",
+        "http,h2",
+        "--reps",
+        "1",
+        "--rtt",
+        "20ms",
+    ]);
+    assert!(cmp.status.success(), "{}", text(&cmp));
+    let out = String::from_utf8_lossy(&cmp.stdout);
+    for p in ["http ", "h2 "] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(p) && !l.contains("failed")),
+            "{p}: {out}"
+        );
+    }
+}
+
+/// `compare` of icons over h2 with `extra` (a server or client), as nobody.
+fn compare_h2(extra: &[&str]) -> Output {
+    let mut args = vec![
+        "compare",
+        "--site",
+        "icons",
+        "--protocols",
+        "h2",
+        "--reps",
+        "1",
+        "--rtt",
+        "20ms",
+    ];
+    args.extend_from_slice(extra);
+    as_nobody(&args)
+}
+
+#[test]
+fn servers_that_switch_users_are_refused_rootless_and_the_others_run() {
+    if let Err(why) = rootless_possible() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    for server in ["nginx", "h2o"] {
+        if !installed(server) {
+            eprintln!("{server} not installed: not checked");
+            continue;
+        }
+        let o = compare_h2(&["--server", server]);
+        assert!(!o.status.success(), "{server} rootless: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("{server} cannot run rootless"))
+                && err.contains("switches its workers to another user"),
+            "{server}: {}",
+            text(&o)
+        );
+    }
+    for server in ["apache", "caddy"] {
+        let binary = if server == "apache" {
+            "apache2"
+        } else {
+            server
+        };
+        if !installed(binary) {
+            eprintln!("{server} not installed: not checked");
+            continue;
+        }
+        let o = compare_h2(&["--server", server]);
+        assert!(o.status.success(), "{server} rootless: {}", text(&o));
+    }
+    if installed("chromium") || installed("chromium-browser") {
+        // Chromium runs with --no-sandbox always (its sandbox would need a
+        // setuid helper or user namespaces of its own inside ours).
+        let o = compare_h2(&["--client", "chromium"]);
+        assert!(o.status.success(), "chromium rootless: {}", text(&o));
+    }
+}
