@@ -248,6 +248,9 @@ fn merge_sites(inputs: &[PathBuf], out: &Path) -> Result<(), SweepError> {
     Ok(())
 }
 
+/// How long `open` waits for a campaign directory's lock before refusing.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(15);
+
 impl CampaignDir {
     /// Opens (or creates) DIR for `experiment`, whose text is `text`. Refuses a
     /// DIR that holds a different experiment, or that another sweep is writing.
@@ -257,12 +260,19 @@ impl CampaignDir {
         std::fs::create_dir_all(dir).map_err(|e| at(dir, e))?;
         let lock_path = dir.join(".lock");
         let lock = File::create(&lock_path).map_err(|e| at(&lock_path, e))?;
+        // A sweep killed a moment ago (kill -9) may still hold the lock through
+        // the processes it started, which die with it within moments
+        // (PR_SET_PDEATHSIG): wait for them a little before refusing.
+        let patience = std::time::Instant::now() + LOCK_PATIENCE;
         // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            return Err(SweepError::Usage(format!(
-                "{} is in use by another spdylab sweep",
-                dir.display()
-            )));
+        while unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            if std::time::Instant::now() >= patience {
+                return Err(SweepError::Usage(format!(
+                    "{} is in use by another spdylab sweep",
+                    dir.display()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
         let saved = dir.join(EXPERIMENT_FILE);
         match std::fs::read_to_string(&saved) {

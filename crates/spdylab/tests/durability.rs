@@ -172,11 +172,20 @@ fn twenty_kills_then_one_whole_record_per_trial_and_a_corrupt_line_is_refused() 
     let (mut kills, mut planted) = (0, 0);
     let hang_guard = Instant::now() + Duration::from_secs(600);
     for i in 0..20 {
+        let log = dir.join(format!("run-{i}.log"));
         let mut child = sweep(&cwd, &file, &out, &["--jobs", "2"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
+        let ended = |child: &mut std::process::Child| {
+            child.try_wait().unwrap().map(|status| {
+                format!(
+                    "run {i} ended before its kill ({status}): {}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                )
+            })
+        };
         // Even kills: a moment after the start (opening, testbed set-up, first
         // probes); odd ones: once the campaign reaches a drawn count of
         // records, and a moment more (mid-probe, mid-write).
@@ -190,18 +199,16 @@ fn twenty_kills_then_one_whole_record_per_trial_and_a_corrupt_line_is_refused() 
             if read_records(&out).records.len() >= target {
                 break;
             }
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "run {i} ended before its kill"
-            );
+            if let Some(why) = ended(&mut child) {
+                panic!("{why}");
+            }
             assert!(Instant::now() < hang_guard, "the campaign hangs");
             std::thread::sleep(Duration::from_millis(5));
         }
         std::thread::sleep(extra);
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "run {i} ended before its kill"
-        );
+        if let Some(why) = ended(&mut child) {
+            panic!("{why}");
+        }
         child.kill().unwrap(); // SIGKILL
         let status = child.wait().unwrap();
         assert_eq!(
