@@ -43,7 +43,10 @@ fn within(limits: Limits, f: &Frame) -> bool {
         Frame::SynStream { headers: h, .. }
         | Frame::SynReply { headers: h, .. }
         | Frame::Headers { headers: h, .. } => {
-            headers(h) && h.iter().all(|(n, _)| !n.is_empty() && *n == n.to_lowercase())
+            headers(h)
+                && h
+                    .iter()
+                    .all(|(n, _)| !n.is_empty() && !n.bytes().any(|b| b.is_ascii_uppercase()))
         }
         Frame::Settings { entries, .. } => entries.len() * 8 + 4 <= limits.max_frame,
         _ => true,
