@@ -5,7 +5,7 @@
 //! statuses, `Connection: close`) decode to what was written at every cut.
 //! docs/fuzzing.md has the long runs and the coverage-guided target.
 
-use bench::h1::{DecodeError, Decoder, Response};
+use proto::h1::{DecodeError, Decoder, Response};
 use proptest::prelude::*;
 
 fn decode(chunks: &[&[u8]]) -> (Vec<Response>, Option<DecodeError>) {
