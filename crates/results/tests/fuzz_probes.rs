@@ -173,3 +173,18 @@ fn fuzz_regression_a_float_reads_back_to_its_last_bit() {
     let back: ProbeRecord = serde_json::from_str(&r.to_line()).unwrap();
     assert_eq!(back.plt_ms.to_bits(), r.plt_ms.to_bits());
 }
+
+#[test]
+fn fuzz_regression_a_line_that_is_not_utf8_is_named() {
+    // cargo-fuzz (target probes): a record with one byte turned into 0xff read
+    // as "stream did not contain valid UTF-8", naming neither file nor line.
+    let dir = Dir::new();
+    let path = dir.0.join(PROBES_FILE);
+    let good = r#"{"trial":"t","point":{},"protocol":"h2","rep":0}"#;
+    let mut bytes = format!("{good}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"trial\":\"\xff\",\"point\":{},\"protocol\":\"h2\",\"rep\":1}\n");
+    std::fs::write(&path, &bytes).unwrap();
+    let e = read_probes(&dir.0, true).unwrap_err().to_string();
+    assert!(e.contains(&format!("{PROBES_FILE}:2: ")), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), bytes, "nothing is cut");
+}
