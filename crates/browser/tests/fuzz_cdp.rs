@@ -112,7 +112,12 @@ fn any_event() -> impl Strategy<Value = (String, Value)> {
         num.clone(),
         prop_oneof![Just("Document"), Just("Image"), Just("Other")],
         "(https?|data|ws)://[a-c]\\.test/[a-z]{0,3}",
-        (any::<u16>(), "(h2|spdy/3.1|http/1.1|)", any::<u64>(), timing),
+        (
+            any::<u16>(),
+            "(h2|spdy/3.1|http/1.1|)",
+            any::<u64>(),
+            timing,
+        ),
         num,
         proptest::option::of(any_json()),
     )
@@ -130,7 +135,13 @@ fn any_event() -> impl Strategy<Value = (String, Value)> {
                 }
                 if let Some(v) = replace {
                     // One field (or the whole params) replaced by anything.
-                    let keys = ["requestId", "timestamp", "request", "response", "dataLength"];
+                    let keys = [
+                        "requestId",
+                        "timestamp",
+                        "request",
+                        "response",
+                        "dataLength",
+                    ];
                     match (conn % 6) as usize {
                         5 => p = v,
                         k => p[keys[k]] = v,

@@ -65,9 +65,9 @@ impl Trace {
                 ));
             }
             last = ms;
-            let ns = ms.checked_mul(1_000_000).ok_or_else(|| {
-                fail(i + 1, format!("{ms} ms is too large (over 584 years)"))
-            })?;
+            let ns = ms
+                .checked_mul(1_000_000)
+                .ok_or_else(|| fail(i + 1, format!("{ms} ms is too large (over 584 years)")))?;
             offsets_ns.push(ns);
         }
         if offsets_ns.is_empty() {

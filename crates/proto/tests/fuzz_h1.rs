@@ -5,8 +5,8 @@
 //! statuses, `Connection: close`) decode to what was written at every cut.
 //! docs/fuzzing.md has the long runs and the coverage-guided target.
 
-use proto::h1::{DecodeError, Decoder, Response};
 use proptest::prelude::*;
+use proto::h1::{DecodeError, Decoder, Response};
 
 fn decode(chunks: &[&[u8]]) -> (Vec<Response>, Option<DecodeError>) {
     let mut d = Decoder::default();

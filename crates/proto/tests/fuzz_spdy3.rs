@@ -44,8 +44,7 @@ fn within(limits: Limits, f: &Frame) -> bool {
         | Frame::SynReply { headers: h, .. }
         | Frame::Headers { headers: h, .. } => {
             headers(h)
-                && h
-                    .iter()
+                && h.iter()
                     .all(|(n, _)| !n.is_empty() && !n.bytes().any(|b| b.is_ascii_uppercase()))
         }
         Frame::Settings { entries, .. } => entries.len() * 8 + 4 <= limits.max_frame,
@@ -75,7 +74,8 @@ fn deflate_blocks(blocks: &[Vec<u8>]) -> Vec<Vec<u8>> {
             let mut input: &[u8] = plain;
             loop {
                 let before = c.total_in();
-                c.compress_vec(input, &mut out, FlushCompress::Sync).unwrap();
+                c.compress_vec(input, &mut out, FlushCompress::Sync)
+                    .unwrap();
                 input = &input[(c.total_in() - before) as usize..];
                 if input.is_empty() && out.len() < out.capacity() {
                     break;
@@ -166,7 +166,8 @@ fn any_frame() -> impl Strategy<Value = Frame> {
                 data
             }),
         // Every type the decoder does not know (5 was SPDY/2's NOOP, 10 is CREDENTIAL).
-        prop_oneof![Just(5u16), 10u16..=0xffff].prop_map(|frame_type| Frame::Unknown { frame_type }),
+        prop_oneof![Just(5u16), 10u16..=0xffff]
+            .prop_map(|frame_type| Frame::Unknown { frame_type }),
     ]
 }
 

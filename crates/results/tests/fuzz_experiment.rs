@@ -52,7 +52,10 @@ fn check(text: &str) -> Result<results::Experiment, ExperimentError> {
                 ExperimentError::Field { line, .. }
                 | ExperimentError::Syntax {
                     line: Some(line), ..
-                } => assert!((1..=lines).contains(line), "line {line} of {lines}: {shown}"),
+                } => assert!(
+                    (1..=lines).contains(line),
+                    "line {line} of {lines}: {shown}"
+                ),
                 ExperimentError::Syntax { line: None, .. } => panic!("no line: {shown}"),
                 ExperimentError::TooManyTrials { .. } => {}
             }
@@ -75,11 +78,7 @@ fn any_value() -> impl Strategy<Value = String> {
     prop_oneof![
         scalar.clone(),
         proptest::collection::vec(scalar.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(", "))),
-        proptest::collection::vec(
-            ("(from|to|step|factor|by)", scalar),
-            0..4
-        )
-        .prop_map(|kv| {
+        proptest::collection::vec(("(from|to|step|factor|by)", scalar), 0..4).prop_map(|kv| {
             let body: Vec<String> = kv.iter().map(|(k, v)| format!("{k} = {v}")).collect();
             format!("{{ {} }}", body.join(", "))
         }),

@@ -104,7 +104,10 @@ fn any_line() -> impl Strategy<Value = String> {
     prop_oneof![
         any_record().prop_map(|r| r.to_line()),
         // A record with a few characters changed.
-        (any_record(), proptest::collection::vec((any::<prop::sample::Index>(), any::<char>()), 1..4))
+        (
+            any_record(),
+            proptest::collection::vec((any::<prop::sample::Index>(), any::<char>()), 1..4)
+        )
             .prop_map(|(r, edits)| {
                 let mut chars: Vec<char> = r.to_line().chars().collect();
                 for (i, c) in edits {
