@@ -14,7 +14,7 @@ DEPS := $(DEMO_DEPS) iputils-ping iperf3 tcpdump procps pkg-config \
 H2SPEC := $(HOME)/go/bin/h2spec
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: demo test deps demo-deps build lint fmt clean
+.PHONY: demo test deps demo-deps build lint fmt clean fuzz
 
 # $(call install,PACKAGES): apt-get installs those of PACKAGES that are missing.
 define install
@@ -46,6 +46,13 @@ test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --locked --all-targets -- -D warnings
 	$(SUDO) env "PATH=$$PATH" $(CARGO) test --release --locked --workspace
+
+# Coverage-guided fuzzing of every parser of outside bytes, FUZZ_SECONDS per target
+# (installs a nightly toolchain and cargo-fuzz when missing; docs/fuzzing.md).
+# `make test` runs the same parsers' property tests (crates/*/tests/fuzz_*.rs).
+FUZZ_SECONDS ?= 60
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 lint:
 	$(CARGO) clippy --release --all-targets -- -D warnings

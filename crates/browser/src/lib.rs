@@ -5,7 +5,8 @@
 //! asked for (h1 by `--disable-http2`, h2 through ALPN, no QUIC), and its
 //! Network events become the same `PageResult` the model produces.
 
-mod cdp;
+/// The DevTools pipe; public for the fuzz target that feeds it hostile bytes.
+pub mod cdp;
 mod recorder;
 
 pub use recorder::{devtools_protocol, Recorder};

@@ -65,7 +65,10 @@ impl Trace {
                 ));
             }
             last = ms;
-            offsets_ns.push(ms * 1_000_000);
+            let ns = ms
+                .checked_mul(1_000_000)
+                .ok_or_else(|| fail(i + 1, format!("{ms} ms is too large (over 584 years)")))?;
+            offsets_ns.push(ns);
         }
         if offsets_ns.is_empty() {
             return Err(fail(0, "the trace has no delivery opportunities".into()));
