@@ -15,7 +15,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -181,25 +181,51 @@ fn one_request(lab: &Lab, client: Client, i: usize) -> Result<(), String> {
     }
 }
 
-/// Runs `attack` against a fresh server while the legitimate client fetches
-/// the front page until the attack is over (and at least `LEGIT_MIN` times);
-/// then checks that the server is up and bounded and that every legitimate
-/// request succeeded, and prints the table row. `attack` returns what it
-/// achieved, in words, and may watch the flag that says the legitimate client
-/// has made its minimum number of requests.
-fn siege(
-    name: &str,
-    params: &str,
-    client: Client,
-    attack: impl FnOnce(&Lab, &AtomicBool) -> String,
-) {
+/// What attacks achieved and what the server answered, counted by outcome
+/// (in the order first seen).
+#[derive(Default, Clone)]
+struct Tally(Vec<(String, u64)>);
+
+impl Tally {
+    fn add(&mut self, what: impl Into<String>, n: u64) {
+        let what = what.into();
+        match self.0.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, m)) => *m += n,
+            None => self.0.push((what, n)),
+        }
+    }
+    fn merge(&mut self, other: Tally) {
+        for (w, n) in other.0 {
+            self.add(w, n);
+        }
+    }
+    fn words(&self) -> String {
+        let v: Vec<String> = self.0.iter().map(|(w, n)| format!("{w}: {n}")).collect();
+        v.join("; ")
+    }
+}
+
+/// What the servers sent on the h2 connections of the attack under way
+/// (their readers count it here; one siege at a time).
+static SEEN: Mutex<Tally> = Mutex::new(Tally(Vec::new()));
+
+fn seen(what: impl Into<String>) {
+    SEEN.lock().unwrap_or_else(|e| e.into_inner()).add(what, 1);
+}
+
+/// Runs `attack` against a fresh server, round after round until the
+/// legitimate client (fetching the front page all along) has made at least
+/// `LEGIT_MIN` requests; then checks that the server is up and bounded and
+/// that every legitimate request succeeded, and prints the table row.
+fn siege(name: &str, params: &str, client: Client, mut attack: impl FnMut(&Lab) -> Tally) {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let lab = Lab::start();
     one_request(&lab, client, 0).expect("the server serves before the attack");
     let before = lab.peak_rss_kib();
+    *SEEN.lock().unwrap_or_else(|e| e.into_inner()) = Tally::default();
     let attack_over = AtomicBool::new(false);
     let legit_min_done = AtomicBool::new(false);
-    let (outcome, legit) = std::thread::scope(|s| {
+    let (outcome, rounds, legit) = std::thread::scope(|s| {
         let legit = s.spawn(|| {
             let mut l = Legit::default();
             let mut i = 0;
@@ -220,16 +246,23 @@ fn siege(
             }
             l
         });
-        let outcome = attack(&lab, &legit_min_done);
+        let mut outcome = Tally::default();
+        let mut rounds = 0;
+        while rounds == 0 || !legit_min_done.load(Ordering::SeqCst) {
+            outcome.merge(attack(&lab));
+            rounds += 1;
+        }
         attack_over.store(true, Ordering::SeqCst);
-        (outcome, legit.join().unwrap())
+        (outcome, rounds, legit.join().unwrap())
     });
-    assert!(lab.alive(), "{name}: the server died ({outcome})");
+    assert!(lab.alive(), "{name}: the server died ({})", outcome.words());
     one_request(&lab, client, 1).expect("the server serves after the attack");
     let peak = lab.peak_rss_kib();
     let total = legit.ok + legit.failed.len();
+    let answered = SEEN.lock().unwrap_or_else(|e| e.into_inner()).words();
     println!(
-        "| {name} | {params} | {outcome} | {} MiB (idle {} MiB) | {}/{} ({:.0} %) | {:.0} ms |",
+        "| {name} | {params}; {rounds} round(s) | {} | {answered} | {} MiB (idle {} MiB) | {}/{} ({:.0} %) | {:.0} ms |",
+        outcome.words(),
         peak / 1024,
         before / 1024,
         legit.ok,
@@ -257,6 +290,7 @@ const HEADERS: u8 = 0x1;
 const RST_STREAM: u8 = 0x3;
 const SETTINGS: u8 = 0x4;
 const PING: u8 = 0x6;
+const GOAWAY: u8 = 0x7;
 const WINDOW_UPDATE: u8 = 0x8;
 const CONTINUATION: u8 = 0x9;
 const END_STREAM: u8 = 0x1;
@@ -303,23 +337,103 @@ fn get_block(method_post: bool) -> Vec<u8> {
     b
 }
 
-/// An h2c connection past its preface and (empty) SETTINGS; a thread reads
-/// and drops what the server sends when `drain` (so that the server never
-/// waits on us), else nobody reads.
-fn h2c(lab: &Lab, drain: bool) -> std::io::Result<TcpStream> {
+/// An h2c connection past its preface and (empty) SETTINGS. With `drain`, a
+/// thread reads what the server sends (so that the server never waits on us)
+/// and counts its GOAWAYs and resets in `SEEN`; without, nobody reads. On
+/// drop, our side is shut for writing and the reader waits for the server's
+/// close (20 s at most).
+struct H2c {
+    s: TcpStream,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Write for H2c {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.s.write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.s.flush()
+    }
+}
+
+impl Drop for H2c {
+    fn drop(&mut self) {
+        let _ = self.s.shutdown(std::net::Shutdown::Write);
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+    }
+}
+
+/// HTTP/2 error codes (RFC 9113 §7) by name.
+fn h2_error(code: u32) -> String {
+    let names = [
+        "NO_ERROR",
+        "PROTOCOL_ERROR",
+        "INTERNAL_ERROR",
+        "FLOW_CONTROL_ERROR",
+        "SETTINGS_TIMEOUT",
+        "STREAM_CLOSED",
+        "FRAME_SIZE_ERROR",
+        "REFUSED_STREAM",
+        "CANCEL",
+        "COMPRESSION_ERROR",
+        "CONNECT_ERROR",
+        "ENHANCE_YOUR_CALM",
+        "INADEQUATE_SECURITY",
+        "HTTP_1_1_REQUIRED",
+    ];
+    names
+        .get(code as usize)
+        .map_or(format!("error {code}"), |n| n.to_string())
+}
+
+/// Reads h2 frames until EOF, counting in `SEEN` the server's GOAWAYs (by
+/// code), RST_STREAMs and response HEADERS.
+fn count_frames(mut r: TcpStream) {
+    r.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut at = 0;
+    while let Ok(n @ 1..) = r.read(&mut chunk) {
+        buf.extend_from_slice(&chunk[..n]);
+        while buf.len() - at >= 9 {
+            let len = u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
+            if buf.len() - at < 9 + len {
+                break;
+            }
+            let payload = &buf[at + 9..at + 9 + len];
+            let code = |o: usize| {
+                payload
+                    .get(o..o + 4)
+                    .map_or(0, |c| u32::from_be_bytes(c.try_into().unwrap()))
+            };
+            match buf[at + 3] {
+                GOAWAY => seen(format!("server GOAWAY {}", h2_error(code(4)))),
+                RST_STREAM => seen(format!("server RST_STREAM {}", h2_error(code(0)))),
+                HEADERS => seen("server response HEADERS"),
+                _ => {}
+            }
+            at += 9 + len;
+        }
+        buf.drain(..at);
+        at = 0;
+    }
+}
+
+fn h2c(lab: &Lab, drain: bool) -> std::io::Result<H2c> {
     let mut s = TcpStream::connect(lab.http())?;
     s.set_write_timeout(Some(Duration::from_secs(20)))?;
     let mut hello = PREFACE.to_vec();
     frame(&mut hello, SETTINGS, 0, 0, &[]);
     s.write_all(&hello)?;
-    if drain {
-        let mut r = s.try_clone()?;
-        std::thread::spawn(move || {
-            let mut buf = vec![0u8; 64 * 1024];
-            while matches!(r.read(&mut buf), Ok(n) if n > 0) {}
-        });
-    }
-    Ok(s)
+    let reader = if drain {
+        let r = s.try_clone()?;
+        Some(std::thread::spawn(move || count_frames(r)))
+    } else {
+        None
+    };
+    Ok(H2c { s, reader })
 }
 
 /// How a connection that we flood ended.
@@ -327,29 +441,16 @@ fn h2c(lab: &Lab, drain: bool) -> std::io::Result<TcpStream> {
 struct Flood {
     /// Bytes the server took before it stopped us.
     bytes: u64,
-    /// Closed by the server (reset or FIN: our write failed).
-    closed: u64,
-    /// The server stopped reading (our write timed out: backpressure).
-    stalled: u64,
-    /// We stopped at our own budget.
-    budget: u64,
+    /// "closed by the server" (our write failed), "stalled: the server stopped
+    /// reading" (our write timed out: backpressure), or "ran to our budget".
+    end: &'static str,
 }
 
 impl Flood {
-    fn add(&mut self, o: Flood) {
-        self.bytes += o.bytes;
-        self.closed += o.closed;
-        self.stalled += o.stalled;
-        self.budget += o.budget;
-    }
-    fn words(&self, conns: u64) -> String {
-        format!(
-            "{conns} conns, {} MiB sent; closed by server {}, stalled (not read) {}, ran to budget {}",
-            self.bytes >> 20,
-            self.closed,
-            self.stalled,
-            self.budget
-        )
+    /// Counted in `t` under `what`.
+    fn tally(&self, t: &mut Tally, what: &str) {
+        t.add(format!("{what} {}", self.end), 1);
+        t.add(format!("{what} MiB sent"), self.bytes >> 20);
     }
 }
 
@@ -361,20 +462,20 @@ fn flood(s: &mut impl Write, mut next: impl FnMut() -> Option<Vec<u8>>) -> Flood
         match s.write_all(&chunk) {
             Ok(()) => f.bytes += chunk.len() as u64,
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                f.stalled = 1;
+                f.end = "stalled (server stopped reading)";
                 return f;
             }
             Err(_) => {
-                f.closed = 1;
+                f.end = "closed by server";
                 return f;
             }
         }
     }
-    if s.flush().is_err() {
-        f.closed = 1;
+    f.end = if s.flush().is_err() {
+        "closed by server"
     } else {
-        f.budget = 1;
-    }
+        "ran to our budget"
+    };
     f
 }
 
@@ -393,20 +494,20 @@ fn repeat(s: &mut impl Write, chunk: &[u8], times: u64) -> Flood {
 /// a few connections in parallel (a new one when the server closes one).
 #[test]
 fn http2_rapid_reset() {
-    const CONNS: usize = 4;
+    const THREADS: usize = 4;
     const STREAMS_PER_THREAD: u64 = 100_000;
-    let streams = AtomicU64::new(0);
-    let reconnects = AtomicU64::new(0);
     siege(
         "HTTP/2 rapid reset (h2c)",
-        &format!("{CONNS} threads × {STREAMS_PER_THREAD} HEADERS+RST_STREAM, 100 per write"),
+        &format!("{THREADS} threads × {STREAMS_PER_THREAD} HEADERS+RST_STREAM, 100 pairs a write"),
         Client::Curl,
-        |lab, _| {
+        |lab| {
+            let tally = Mutex::new(Tally::default());
             std::thread::scope(|s| {
-                for _ in 0..CONNS {
+                for _ in 0..THREADS {
                     s.spawn(|| {
                         let block = get_block(false);
                         let mut sent = 0u64;
+                        let mut t = Tally::default();
                         while sent < STREAMS_PER_THREAD {
                             let Ok(mut c) = h2c(lab, true) else {
                                 continue;
@@ -425,38 +526,30 @@ fn http2_rapid_reset() {
                                 sent += 100;
                                 Some(out)
                             });
-                            if f.budget == 0 {
-                                reconnects.fetch_add(1, Ordering::Relaxed);
-                            }
+                            t.add(format!("conns {}", f.end), 1);
                         }
-                        streams.fetch_add(sent, Ordering::Relaxed);
+                        t.add("streams opened and reset", sent);
+                        tally.lock().unwrap().merge(t);
                     });
                 }
             });
-            format!(
-                "{} streams opened and reset; connections closed by the server: {}",
-                streams.load(Ordering::Relaxed),
-                reconnects.load(Ordering::Relaxed)
-            )
+            tally.into_inner().unwrap()
         },
     );
 }
 
 /// CVE-2024-27316 style: HEADERS without END_HEADERS, then CONTINUATION
 /// frames that never end — full ones (16 KiB of literal headers each) and,
-/// on other connections, empty ones.
+/// on another connection, empty ones.
 #[test]
 fn http2_endless_continuation() {
-    const CONNS: u64 = 4;
-    const FULL_BUDGET: u64 = 2048; // frames of 16 KiB: 32 MiB a connection
-    const EMPTY_BUDGET: u64 = 200; // writes of 1 000 empty frames
+    const FULL: u64 = 2048; // frames of 16 KiB: 32 MiB
+    const EMPTY: u64 = 200; // writes of 1 000 empty frames
     siege(
         "HTTP/2 endless CONTINUATION (h2c)",
-        &format!(
-            "{CONNS} conns × 32 MiB of 16 KiB CONTINUATIONs; {CONNS} conns × 200 000 empty ones"
-        ),
+        "1 conn × 32 MiB of 16 KiB CONTINUATIONs, 1 conn × 200 000 empty ones",
         Client::Curl,
-        |lab, _| {
+        |lab| {
             let mut full = Vec::new();
             hpack_literal(&mut full, false, b"x-c", &[b'c'; 16376]);
             assert_eq!(full.len(), 16384);
@@ -466,19 +559,15 @@ fn http2_endless_continuation() {
             for _ in 0..1000 {
                 frame(&mut empty, CONTINUATION, 0, 1, &[]);
             }
-            let mut f = Flood::default();
-            for i in 0..2 * CONNS {
+            let mut t = Tally::default();
+            for (what, chunk, times) in [("16 KiB", &cont, FULL), ("empty", &empty, EMPTY)] {
                 let mut c = h2c(lab, true).unwrap();
                 let mut head = Vec::new();
                 frame(&mut head, HEADERS, END_STREAM, 1, &get_block(false));
                 c.write_all(&head).unwrap();
-                f.add(if i % 2 == 0 {
-                    repeat(&mut c, &cont, FULL_BUDGET)
-                } else {
-                    repeat(&mut c, &empty, EMPTY_BUDGET)
-                });
+                repeat(&mut c, chunk, times).tally(&mut t, what);
             }
-            f.words(2 * CONNS)
+            t
         },
     );
 }
@@ -488,42 +577,40 @@ fn http2_endless_continuation() {
 /// from 16 KB), stream after stream.
 #[test]
 fn hpack_bomb() {
-    const CONNS: u64 = 4;
     const STREAMS: u64 = 200;
     siege(
         "HPACK bomb (h2c)",
-        &format!(
-            "{CONNS} conns × {STREAMS} streams × 16 000 refs to a 4 000-byte entry (64 MB a block)"
-        ),
+        &format!("1 conn × {STREAMS} streams × 16 000 refs to a 4 000-byte entry (64 MB a block)"),
         Client::Curl,
-        |lab, _| {
-            let mut f = Flood::default();
-            for _ in 0..CONNS {
-                let mut c = h2c(lab, true).unwrap();
-                let mut first = get_block(false);
-                hpack_literal(&mut first, true, b"x-b", &[b'b'; 4000]);
-                first.extend(std::iter::repeat_n(0xbe, 3000));
-                let mut head = Vec::new();
-                frame(&mut head, HEADERS, END_HEADERS | END_STREAM, 1, &first);
-                let mut id = 3u32;
-                let mut n = 0;
-                f.add(flood(&mut c, || {
-                    n += 1;
-                    if n == 1 {
-                        return Some(head.clone());
-                    }
-                    if n > STREAMS {
-                        return None;
-                    }
-                    let mut block = get_block(false);
-                    block.extend(std::iter::repeat_n(0xbe, 16000));
-                    let mut out = Vec::new();
-                    frame(&mut out, HEADERS, END_HEADERS | END_STREAM, id, &block);
-                    id += 2;
-                    Some(out)
-                }));
-            }
-            f.words(CONNS)
+        |lab| {
+            let mut t = Tally::default();
+            let mut c = h2c(lab, true).unwrap();
+            let mut first = get_block(false);
+            hpack_literal(&mut first, true, b"x-b", &[b'b'; 4000]);
+            first.extend(std::iter::repeat_n(0xbe, 3000));
+            let mut head = Vec::new();
+            frame(&mut head, HEADERS, END_HEADERS | END_STREAM, 1, &first);
+            let mut id = 3u32;
+            let mut n = 0;
+            flood(&mut c, || {
+                n += 1;
+                if n == 1 {
+                    return Some(head.clone());
+                }
+                if n > STREAMS {
+                    return None;
+                }
+                let mut block = get_block(false);
+                block.extend(std::iter::repeat_n(0xbe, 16000));
+                let mut out = Vec::new();
+                frame(&mut out, HEADERS, END_HEADERS | END_STREAM, id, &block);
+                id += 2;
+                Some(out)
+            })
+            .tally(&mut t, "conn");
+            drop(c);
+            t.add("bomb streams sent", n.min(STREAMS));
+            t
         },
     );
 }
@@ -543,6 +630,21 @@ fn spdy_frames_until_close(s: &mut Tls) -> Vec<proto::spdy3::Frame> {
         }
     }
     frames
+}
+
+/// Counts what a SPDY server sent: GOAWAYs, RST_STREAMs, SYN_REPLYs.
+fn spdy_tally(t: &mut Tally, frames: &[proto::spdy3::Frame]) {
+    use proto::spdy3::Frame;
+    for f in frames {
+        match f {
+            Frame::GoAway { status, .. } => t.add(format!("server GOAWAY status {status}"), 1),
+            Frame::RstStream { status, .. } => {
+                t.add(format!("server RST_STREAM status {status}"), 1)
+            }
+            Frame::SynReply { .. } => t.add("server SYN_REPLY", 1),
+            _ => {}
+        }
+    }
 }
 
 fn spdy_get(stream_id: u32, extra: &[(&str, String)]) -> proto::spdy3::Frame {
@@ -571,33 +673,29 @@ fn spdy_get(stream_id: u32, extra: &[(&str, String)]) -> proto::spdy3::Frame {
 /// that inflates to 8 MiB, on connection after connection.
 #[test]
 fn spdy_zlib_bomb() {
-    const CONNS: usize = 100;
+    const CONNS: usize = 50;
+    let mut bomb = Vec::new();
+    proto::spdy3::Encoder::default()
+        .encode(&spdy_get(1, &[("x-bomb", "a".repeat(8 << 20))]), &mut bomb);
     siege(
         "SPDY/3.1 zlib header bomb",
-        &format!("{CONNS} TLS conns × 1 SYN_STREAM inflating to 8 MiB"),
+        &format!(
+            "{CONNS} TLS conns × 1 SYN_STREAM of {} KiB inflating to 8 MiB",
+            bomb.len() / 1024
+        ),
         Client::Spdy,
-        |lab, _| {
-            let mut bomb = Vec::new();
-            proto::spdy3::Encoder::default()
-                .encode(&spdy_get(1, &[("x-bomb", "a".repeat(8 << 20))]), &mut bomb);
-            let mut goaway = 0;
+        |lab| {
+            let mut t = Tally::default();
             for _ in 0..CONNS {
                 let mut c = lab.tls(proto::spdy3::ALPN).unwrap();
                 if c.write_all(&bomb).and_then(|_| c.flush()).is_err() {
+                    t.add("conns closed before the bomb was written", 1);
                     continue;
                 }
-                let frames = spdy_frames_until_close(&mut c);
-                if frames
-                    .iter()
-                    .any(|f| matches!(f, proto::spdy3::Frame::GoAway { .. }))
-                {
-                    goaway += 1;
-                }
+                t.add("bombs sent", 1);
+                spdy_tally(&mut t, &spdy_frames_until_close(&mut c));
             }
-            format!(
-                "{} KiB on the wire each; GOAWAY and close on {goaway} of {CONNS}",
-                bomb.len() / 1024
-            )
+            t
         },
     );
 }
@@ -609,7 +707,7 @@ fn slowloris(n: usize, rounds: u32) {
         "slowloris (HTTP/1.1)",
         &format!("{n} conns, one header line a second for {rounds} s"),
         Client::Curl,
-        |lab, _| {
+        |lab| {
             let mut conns: Vec<Option<TcpStream>> = (0..n)
                 .map(|_| {
                     let mut c = TcpStream::connect(lab.http()).ok()?;
@@ -619,7 +717,8 @@ fn slowloris(n: usize, rounds: u32) {
                     Some(c)
                 })
                 .collect();
-            let opened = conns.iter().flatten().count();
+            let mut t = Tally::default();
+            t.add("conns opened", conns.iter().flatten().count() as u64);
             for _ in 0..rounds {
                 std::thread::sleep(Duration::from_secs(1));
                 for c in conns.iter_mut() {
@@ -629,15 +728,16 @@ fn slowloris(n: usize, rounds: u32) {
                             matches!(s.read(&mut b), Ok(0)) || s.write_all(b"X-a: b\r\n").is_err();
                         if closed {
                             *c = None;
+                            t.add("closed by the server", 1);
                         }
                     }
                 }
             }
-            let open = conns.iter().flatten().count();
-            format!(
-                "{opened} opened; closed by the server (header timeout): {}",
-                opened - open
-            )
+            t.add(
+                "still open at the end",
+                conns.iter().flatten().count() as u64,
+            );
+            t
         },
     );
 }
@@ -653,7 +753,7 @@ fn idle_tls(n: usize) {
         "idle TLS handshakes",
         &format!("{n} TCP conns to the TLS port, silent for 13 s"),
         Client::Curl,
-        |lab, _| {
+        |lab| {
             let conns: Vec<TcpStream> = (0..n)
                 .filter_map(|_| TcpStream::connect(lab.https()).ok())
                 .collect();
@@ -666,10 +766,10 @@ fn idle_tls(n: usize) {
                     !matches!((&**c).read(&mut b), Err(e) if e.kind() == ErrorKind::WouldBlock)
                 })
                 .count();
-            format!(
-                "{} opened; closed by the server (handshake timeout): {closed}",
-                conns.len()
-            )
+            let mut t = Tally::default();
+            t.add("conns opened", conns.len() as u64);
+            t.add("closed by the server", closed as u64);
+            t
         },
     );
 }
@@ -679,17 +779,17 @@ fn idle_tls_handshakes_2000() {
     idle_tls(2000);
 }
 
-/// The full size of the issue: 10 000 (needs `ulimit -n` above 20 000).
+/// The full size of the issue: 10 000 (needs `ulimit -n` above 10 100).
 #[test]
 #[ignore]
 fn idle_tls_handshakes_10000() {
     idle_tls(10_000);
 }
 
-/// Floods of control frames on h2c, each on two connections: one that
-/// reads what the server answers, one that never does.
+/// A flood of one control frame on h2c, on two connections: one that reads
+/// what the server answers, one that never does.
 fn h2_control_flood(name: &str, kind: u8, payload: &[u8]) {
-    const FRAMES: u64 = 200_000;
+    const FRAMES: u64 = 1_000_000;
     let mut chunk = Vec::new();
     for _ in 0..1000 {
         frame(&mut chunk, kind, 0, 0, payload);
@@ -698,14 +798,14 @@ fn h2_control_flood(name: &str, kind: u8, payload: &[u8]) {
         name,
         &format!("2 conns (one read, one never read) × {FRAMES} frames"),
         Client::Curl,
-        |lab, _| {
-            let mut f = Flood::default();
-            for drain in [true, false] {
+        |lab| {
+            let mut t = Tally::default();
+            for (drain, what) in [(true, "read"), (false, "never read")] {
                 let mut c = h2c(lab, drain).unwrap();
-                c.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
-                f.add(repeat(&mut c, &chunk, FRAMES / 1000));
+                c.s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+                repeat(&mut c, &chunk, FRAMES / 1000).tally(&mut t, what);
             }
-            f.words(2)
+            t
         },
     );
 }
@@ -738,25 +838,31 @@ fn http2_window_update_flood() {
 #[test]
 fn spdy_control_floods() {
     use proto::spdy3::Frame;
-    const FRAMES: u64 = 200_000;
+    const FRAMES: u64 = 1_000_000;
     siege(
         "SPDY/3.1 PING / SETTINGS / WINDOW_UPDATE floods",
         &format!("3 TLS conns (never read) × {FRAMES} frames"),
         Client::Spdy,
-        |lab, _| {
+        |lab| {
             let floods = [
-                Frame::Ping { id: 1 },
-                Frame::Settings {
-                    clear: false,
-                    entries: vec![(0, proto::spdy3::settings::INITIAL_WINDOW_SIZE, 65_536)],
-                },
-                Frame::WindowUpdate {
-                    stream_id: 0,
-                    delta: 1,
-                },
+                ("PING", Frame::Ping { id: 1 }),
+                (
+                    "SETTINGS",
+                    Frame::Settings {
+                        clear: false,
+                        entries: vec![(0, proto::spdy3::settings::INITIAL_WINDOW_SIZE, 65_536)],
+                    },
+                ),
+                (
+                    "WINDOW_UPDATE",
+                    Frame::WindowUpdate {
+                        stream_id: 0,
+                        delta: 1,
+                    },
+                ),
             ];
-            let mut f = Flood::default();
-            for one in floods {
+            let mut t = Tally::default();
+            for (what, one) in floods {
                 let mut chunk = Vec::new();
                 let mut enc = proto::spdy3::Encoder::default();
                 for _ in 0..1000 {
@@ -766,43 +872,37 @@ fn spdy_control_floods() {
                 c.sock
                     .set_write_timeout(Some(Duration::from_secs(5)))
                     .unwrap();
-                f.add(repeat(&mut c, &chunk, FRAMES / 1000));
+                repeat(&mut c, &chunk, FRAMES / 1000).tally(&mut t, what);
             }
-            f.words(3)
+            t
         },
     );
 }
 
-/// The frames an h2 server sent until it closed (or went quiet for 20 s):
-/// (type, payload).
-fn h2_frames_until_close(s: &mut TcpStream) -> Vec<(u8, Vec<u8>)> {
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let mut all = Vec::new();
-    let _ = s.read_to_end(&mut all);
-    let mut frames = Vec::new();
-    let mut at = 0;
-    while at + 9 <= all.len() {
-        let len = u32::from_be_bytes([0, all[at], all[at + 1], all[at + 2]]) as usize;
-        let end = (at + 9 + len).min(all.len());
-        frames.push((all[at + 3], all[at + 9..end].to_vec()));
-        at += 9 + len;
-    }
-    frames
+/// Reads one h2 frame: (type, stream, payload); None at EOF or after 20 s.
+fn read_h2_frame(s: &mut TcpStream) -> Option<(u8, u32, Vec<u8>)> {
+    s.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
+    let mut head = [0u8; 9];
+    s.read_exact(&mut head).ok()?;
+    let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+    let mut payload = vec![0u8; len];
+    s.read_exact(&mut payload).ok()?;
+    let stream = u32::from_be_bytes(head[5..9].try_into().unwrap()) & 0x7fff_ffff;
+    Some((head[3], stream, payload))
 }
 
-const GOAWAY: u8 = 0x7;
-
-/// Stream-ID exhaustion: a client that jumps to the last stream id (2^31−1)
-/// and then opens one more, on h2c and SPDY/3.1.
+/// Stream-ID exhaustion: a client that jumps to the last stream id (2^31−1),
+/// waits for its response, and then opens one more, on h2c and SPDY/3.1.
 #[test]
 fn stream_id_exhaustion() {
-    const CONNS: usize = 50;
+    const CONNS: usize = 20;
     siege(
         "stream-ID exhaustion (h2c, SPDY/3.1)",
         &format!("{CONNS} conns each: a request on stream 2^31−1, then one on stream 1"),
         Client::Curl,
-        |lab, _| {
-            let (mut h2_answered, mut h2_goaway, mut spdy_answered, mut spdy_goaway) = (0, 0, 0, 0);
+        |lab| {
+            use proto::spdy3::Frame;
+            let mut t = Tally::default();
             for _ in 0..CONNS {
                 let mut c = h2c(lab, false).unwrap();
                 let mut out = Vec::new();
@@ -813,6 +913,14 @@ fn stream_id_exhaustion() {
                     0x7fff_ffff,
                     &get_block(false),
                 );
+                c.write_all(&out).unwrap();
+                while let Some((kind, stream, _)) = read_h2_frame(&mut c.s) {
+                    if kind == HEADERS && stream == 0x7fff_ffff {
+                        t.add("h2c: stream 2^31−1 answered", 1);
+                        break;
+                    }
+                }
+                let mut out = Vec::new();
                 frame(
                     &mut out,
                     HEADERS,
@@ -820,38 +928,51 @@ fn stream_id_exhaustion() {
                     1,
                     &get_block(false),
                 );
-                if c.write_all(&out).is_err() {
-                    continue;
+                let _ = c.write_all(&out);
+                while let Some((kind, _, payload)) = read_h2_frame(&mut c.s) {
+                    if kind == GOAWAY {
+                        let code = u32::from_be_bytes(payload[4..8].try_into().unwrap());
+                        t.add(format!("h2c: then GOAWAY {}", h2_error(code)), 1);
+                    }
                 }
-                let frames = h2_frames_until_close(&mut c);
-                h2_answered += frames.iter().any(|(t, _)| *t == HEADERS) as usize;
-                h2_goaway += frames.iter().any(|(t, _)| *t == GOAWAY) as usize;
 
                 let mut s = lab.tls(proto::spdy3::ALPN).unwrap();
-                let mut out = Vec::new();
                 let mut enc = proto::spdy3::Encoder::default();
+                let mut out = Vec::new();
                 enc.encode(&spdy_get(0x7fff_ffff, &[]), &mut out);
-                enc.encode(&spdy_get(1, &[]), &mut out);
-                if s.write_all(&out).and_then(|_| s.flush()).is_err() {
-                    continue;
-                }
-                let frames = spdy_frames_until_close(&mut s);
-                use proto::spdy3::Frame;
-                spdy_answered += frames.iter().any(|f| {
-                    matches!(
-                        f,
-                        Frame::SynReply {
-                            stream_id: 0x7fff_ffff,
-                            ..
+                s.write_all(&out).unwrap();
+                s.flush().unwrap();
+                let mut dec = proto::spdy3::Decoder::default();
+                let mut buf = vec![0u8; 64 * 1024];
+                'answer: loop {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => dec.feed(&buf[..n]),
+                    }
+                    while let Ok(Some(f)) = dec.next_frame() {
+                        if matches!(
+                            f,
+                            Frame::SynReply {
+                                stream_id: 0x7fff_ffff,
+                                ..
+                            }
+                        ) {
+                            t.add("SPDY: stream 2^31−1 answered", 1);
+                            break 'answer;
                         }
-                    )
-                }) as usize;
-                spdy_goaway += frames.iter().any(|f| matches!(f, Frame::GoAway { .. })) as usize;
+                    }
+                }
+                let mut out = Vec::new();
+                enc.encode(&spdy_get(1, &[]), &mut out);
+                let _ = s.write_all(&out).and_then(|_| s.flush());
+                let frames = spdy_frames_until_close(&mut s);
+                let mut then = Tally::default();
+                spdy_tally(&mut then, &frames);
+                for (w, n) in then.0 {
+                    t.add(format!("SPDY: then {w}"), n);
+                }
             }
-            format!(
-                "h2c: GOAWAY on {h2_goaway} of {CONNS} (last stream answered on {h2_answered}); \
-                 SPDY: GOAWAY on {spdy_goaway} (answered on {spdy_answered})"
-            )
+            t
         },
     );
 }
@@ -861,29 +982,31 @@ fn stream_id_exhaustion() {
 /// window, a 1 GiB HTTP/1.1 body, and a SPDY frame over the decoder's limit.
 #[test]
 fn oversized_frames_and_bodies() {
-    const BUDGET_CHUNKS: u64 = 4096; // × 16 KiB = 64 MiB a connection
+    const CHUNKS: u64 = 4096; // × 16 KiB = 64 MiB a connection
     siege(
         "oversized frames and bodies",
         "h2c 16 MiB frame; h2c POST 64 MiB past the window; HTTP/1.1 POST of 1 GiB (64 MiB sent); SPDY 16 MiB frame",
         Client::Curl,
-        |lab, _| {
+        |lab| {
             let zeros = vec![0u8; 16 * 1024];
-            let mut f = Flood::default();
+            let mut t = Tally::default();
             // An h2 frame header claiming 16 MiB − 1.
             let mut c = h2c(lab, true).unwrap();
             let mut head = Vec::new();
             frame(&mut head, HEADERS, END_HEADERS, 1, &get_block(true));
             head.extend_from_slice(&[0xff, 0xff, 0xff, DATA, 0, 0, 0, 0, 1]);
             c.write_all(&head).unwrap();
-            f.add(repeat(&mut c, &zeros, BUDGET_CHUNKS));
+            repeat(&mut c, &zeros, CHUNKS).tally(&mut t, "h2c 16 MiB frame:");
+            drop(c);
             // A body beyond the 64 KiB window, in legal-sized frames.
             let mut c = h2c(lab, true).unwrap();
             let mut head = Vec::new();
             frame(&mut head, HEADERS, END_HEADERS, 1, &get_block(true));
             c.write_all(&head).unwrap();
             let mut data = Vec::new();
-            frame(&mut data, DATA, 0, 1, &zeros[..16_384]);
-            f.add(repeat(&mut c, &data, BUDGET_CHUNKS));
+            frame(&mut data, DATA, 0, 1, &zeros);
+            repeat(&mut c, &data, CHUNKS).tally(&mut t, "h2c body:");
+            drop(c);
             // HTTP/1.1: Content-Length 1 GiB.
             let mut c = TcpStream::connect(lab.http()).unwrap();
             c.set_write_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -893,19 +1016,20 @@ fn oversized_frames_and_bodies() {
             );
             c.write_all(req.as_bytes()).unwrap();
             let mut r = c.try_clone().unwrap();
-            std::thread::spawn(move || {
+            let reader = std::thread::spawn(move || {
                 let mut buf = vec![0u8; 64 * 1024];
                 while matches!(r.read(&mut buf), Ok(n) if n > 0) {}
             });
-            f.add(repeat(&mut c, &zeros, BUDGET_CHUNKS));
+            repeat(&mut c, &zeros, CHUNKS).tally(&mut t, "HTTP/1.1 body:");
+            let _ = c.shutdown(std::net::Shutdown::Both);
+            let _ = reader.join();
             // SPDY: a control frame of 16 MiB − 1 (the decoder's limit is 1 MiB).
             let mut s = lab.tls(proto::spdy3::ALPN).unwrap();
             s.sock.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
-            let mut head = vec![0x80, 3, 0, 1, 0, 0xff, 0xff, 0xff];
-            head.extend_from_slice(&zeros[..1000]);
+            let head = [0x80, 3, 0, 1, 0, 0xff, 0xff, 0xff];
             let _ = s.write_all(&head);
-            f.add(repeat(&mut s, &zeros, BUDGET_CHUNKS));
-            f.words(4)
+            repeat(&mut s, &zeros, CHUNKS).tally(&mut t, "SPDY 16 MiB frame:");
+            t
         },
     );
 }
