@@ -758,14 +758,7 @@ fn idle_tls(n: usize) {
                 .filter_map(|_| TcpStream::connect(lab.https()).ok())
                 .collect();
             std::thread::sleep(Duration::from_secs(13));
-            let closed = conns
-                .iter()
-                .filter(|c| {
-                    c.set_nonblocking(true).unwrap();
-                    let mut b = [0u8; 16];
-                    !matches!((&**c).read(&mut b), Err(e) if e.kind() == ErrorKind::WouldBlock)
-                })
-                .count();
+            let closed = conns.iter().filter(|c| peer_closed(c)).count();
             let mut t = Tally::default();
             t.add("conns opened", conns.len() as u64);
             t.add("closed by the server", closed as u64);
@@ -1029,6 +1022,88 @@ fn oversized_frames_and_bodies() {
             let head = [0x80, 3, 0, 1, 0, 0xff, 0xff, 0xff];
             let _ = s.write_all(&head);
             repeat(&mut s, &zeros, CHUNKS).tally(&mut t, "SPDY 16 MiB frame:");
+            t
+        },
+    );
+}
+
+/// SPDY's rapid reset: SYN_STREAM then RST_STREAM CANCEL, stream after stream.
+#[test]
+fn spdy_rapid_reset() {
+    const STREAMS: u32 = 100_000;
+    siege(
+        "SPDY/3.1 rapid reset",
+        &format!("1 TLS conn × {STREAMS} SYN_STREAM+RST_STREAM, 100 pairs a write"),
+        Client::Spdy,
+        |lab| {
+            use proto::spdy3::Frame;
+            let mut t = Tally::default();
+            let mut c = lab.tls(proto::spdy3::ALPN).unwrap();
+            let mut enc = proto::spdy3::Encoder::default();
+            let mut id = 1u32;
+            flood(&mut c, || {
+                if id > 2 * STREAMS {
+                    return None;
+                }
+                let mut out = Vec::new();
+                for _ in 0..100 {
+                    enc.encode(&spdy_get(id, &[]), &mut out);
+                    enc.encode(
+                        &Frame::RstStream {
+                            stream_id: id,
+                            status: proto::spdy3::rst::CANCEL,
+                        },
+                        &mut out,
+                    );
+                    id += 2;
+                }
+                Some(out)
+            })
+            .tally(&mut t, "conn");
+            t.add("streams opened and reset", (id / 2) as u64);
+            t
+        },
+    );
+}
+
+/// Whether the peer closed `s` (EOF or an error), reading what it sent.
+fn peer_closed(mut s: &TcpStream) -> bool {
+    s.set_nonblocking(true).unwrap();
+    let mut b = [0u8; 4096];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) => return e.kind() != ErrorKind::WouldBlock,
+        }
+    }
+}
+
+/// Idle SPDY sessions: TLS done, ALPN spdy/3.1, then nothing (the server
+/// closes a session with no stream open after 30 s).
+#[test]
+fn spdy_idle_sessions() {
+    const CONNS: usize = 1000;
+    siege(
+        "idle SPDY/3.1 sessions",
+        &format!("{CONNS} TLS conns (spdy/3.1) silent after the handshake for 33 s"),
+        Client::Spdy,
+        |lab| {
+            let conns: Vec<Tls> = (0..CONNS)
+                .filter_map(|_| lab.tls(proto::spdy3::ALPN).ok())
+                .collect();
+            std::thread::sleep(Duration::from_secs(33));
+            let mut t = Tally::default();
+            t.add("sessions opened", conns.len() as u64);
+            t.add(
+                "server RSS after, MiB",
+                lab.status_field("VmRSS:")
+                    .and_then(|v| v.trim_end_matches("kB").trim().parse::<u64>().ok())
+                    .unwrap_or(0)
+                    / 1024,
+            );
+            let closed = conns.iter().filter(|c| peer_closed(&c.sock)).count();
+            t.add("closed by the server", closed as u64);
             t
         },
     );
