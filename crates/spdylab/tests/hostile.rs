@@ -126,7 +126,8 @@ enum Client {
 fn one_request(lab: &Lab, client: Client, i: usize) -> Result<(), String> {
     match client {
         Client::Curl => {
-            let (url, flag) = if i % 2 == 0 {
+            let tls = i.is_multiple_of(2);
+            let (url, flag) = if tls {
                 (format!("https://{HOST}:{}/", lab.https().port()), "--http2")
             } else {
                 (
@@ -134,7 +135,7 @@ fn one_request(lab: &Lab, client: Client, i: usize) -> Result<(), String> {
                     "--http2-prior-knowledge",
                 )
             };
-            let port = if i % 2 == 0 {
+            let port = if tls {
                 lab.https().port()
             } else {
                 lab.http().port()

@@ -431,21 +431,13 @@ fn parse_block(b: &[u8]) -> Result<Headers, Error> {
 }
 
 /// Frames in → bytes out, keeping the deflate context of our header blocks.
+#[derive(Default)]
 pub struct Encoder {
     /// Made (and primed with the dictionary) at the first header block: a
     /// deflate context is a few hundred KiB, which an idle session (a server's
     /// that has sent only SETTINGS) need not hold.
     deflate: Option<Compress>,
     scratch: Vec<u8>,
-}
-
-impl Default for Encoder {
-    fn default() -> Self {
-        Encoder {
-            deflate: None,
-            scratch: Vec::new(),
-        }
-    }
 }
 
 /// The longest payload a frame can carry: its length field has 24 bits.
