@@ -431,20 +431,13 @@ fn parse_block(b: &[u8]) -> Result<Headers, Error> {
 }
 
 /// Frames in → bytes out, keeping the deflate context of our header blocks.
+#[derive(Default)]
 pub struct Encoder {
-    deflate: Compress,
-    primed: bool,
+    /// Made (and primed with the dictionary) at the first header block: a
+    /// deflate context is a few hundred KiB, which an idle session (a server's
+    /// that has sent only SETTINGS) need not hold.
+    deflate: Option<Compress>,
     scratch: Vec<u8>,
-}
-
-impl Default for Encoder {
-    fn default() -> Self {
-        Encoder {
-            deflate: Compress::new(Compression::default(), true),
-            primed: false,
-            scratch: Vec::new(),
-        }
-    }
 }
 
 /// The longest payload a frame can carry: its length field has 24 bits.
@@ -566,12 +559,12 @@ impl Encoder {
 
     /// The header block, compressed in this direction's zlib stream (sync flush).
     fn compress(&mut self, headers: &Headers, out: &mut Vec<u8>) {
-        if !self.primed {
-            self.deflate
-                .set_dictionary(DICTIONARY)
+        let deflate = self.deflate.get_or_insert_with(|| {
+            let mut d = Compress::new(Compression::default(), true);
+            d.set_dictionary(DICTIONARY)
                 .expect("a fresh stream takes a dictionary");
-            self.primed = true;
-        }
+            d
+        });
         let plain = &mut self.scratch;
         plain.clear();
         plain.extend_from_slice(&(headers.len() as u32).to_be_bytes());
@@ -585,11 +578,11 @@ impl Encoder {
         loop {
             // Enough for deflate's worst case, so that one call normally does it.
             out.reserve(input.len() + input.len() / 8 + 128);
-            let before = self.deflate.total_in();
-            self.deflate
+            let before = deflate.total_in();
+            deflate
                 .compress_vec(input, out, FlushCompress::Sync)
                 .expect("deflate into a vector does not fail");
-            input = &input[(self.deflate.total_in() - before) as usize..];
+            input = &input[(deflate.total_in() - before) as usize..];
             if input.is_empty() && out.len() < out.capacity() {
                 break;
             }

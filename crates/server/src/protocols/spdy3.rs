@@ -2,7 +2,8 @@
 //! not offered: rustls implements only ALPN): the I/O shell of proto's
 //! sans-I/O `ServerSession` (stream limit, priorities, windows, hostile input
 //! are all there). `serve` runs it over the connection, asking the site's
-//! `Content` for each request.
+//! `Content` for each request; it bounds the content tasks in flight (rapid
+//! reset) and closes sessions idle for `IDLE_TIMEOUT`.
 
 use super::{BoxIo, ServeFuture, ServeProtocol};
 use crate::Ctx;
@@ -10,8 +11,10 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use proto::spdy3::{Headers, ServerSession};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 pub struct Spdy3;
 
@@ -25,11 +28,23 @@ impl ServeProtocol for Spdy3 {
     }
 }
 
+/// A session with no stream open for this long is closed: an idle session
+/// holds about 400 KiB (two zlib contexts, TLS and frame buffers), so idle
+/// ones must not pile up (hyper's HTTP/2 closes idle connections whose
+/// keep-alive ping goes unanswered; HTTP/1.1 has its header timeout).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
 async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
     let (mut rd, mut wr) = tokio::io::split(io);
     let mut session = ServerSession::new(ctx.max_streams);
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Ready>();
     let mut buf = vec![0u8; 64 * 1024];
+    // Content tasks spawned whose response has not come back. A client that
+    // resets each stream at once (rapid reset) frees its stream slot but not
+    // the task: reading stops while as many tasks as the stream limit are
+    // running, so that they and their responses stay bounded.
+    let mut in_flight = 0usize;
+    let mut busy_at = Instant::now();
     loop {
         session.write(256 * 1024);
         let out = session.output();
@@ -44,26 +59,37 @@ async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
             let _ = wr.shutdown().await;
             return;
         }
+        let busy = session.open_streams() > 0 || in_flight > 0;
+        if busy {
+            busy_at = Instant::now();
+        }
         let more_to_send = session.can_write();
+        let may_read = in_flight < ctx.max_streams.max(1) as usize;
         tokio::select! {
             biased;
-            r = rd.read(&mut buf) => {
+            r = rd.read(&mut buf), if may_read => {
                 let n = match r {
                     Ok(0) | Err(_) => return,
                     Ok(n) => n,
                 };
                 for req in session.receive(&buf[..n]) {
                     let (ctx, tx) = (ctx.clone(), ready_tx.clone());
+                    in_flight += 1;
                     tokio::spawn(async move {
                         let _ = tx.send(respond(&ctx, req.stream_id, &req.headers).await);
                     });
                 }
             }
             Some(r) = ready_rx.recv() => {
+                in_flight -= 1;
                 session.respond(r.stream_id, &format!("{} {}", r.status, r.reason), r.headers, r.body);
             }
             // Nothing to read yet and more to send: go on sending.
             _ = std::future::ready(()), if more_to_send => {}
+            _ = tokio::time::sleep_until(busy_at + IDLE_TIMEOUT), if !busy => {
+                let _ = wr.shutdown().await;
+                return;
+            }
         }
     }
 }
