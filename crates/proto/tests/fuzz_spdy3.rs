@@ -100,7 +100,7 @@ fn plain_block(headers: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
 }
 
 fn any_headers() -> impl Strategy<Value = Headers> {
-    proptest::collection::vec(("[a-z:][a-z0-9:._-]{0,15}", "\\PC{0,40}"), 0..6)
+    proptest::collection::vec(("[a-z:][a-z0-9:._-]{0,15}", "\\PC{0,60}"), 0..8)
 }
 
 /// Any frame the encoder can write, with its fields in their wire ranges.
@@ -158,7 +158,7 @@ fn any_frame() -> impl Strategy<Value = Frame> {
         (
             id,
             any::<bool>(),
-            proptest::collection::vec(any::<u8>(), 0..600)
+            proptest::collection::vec(any::<u8>(), 0..3000)
         )
             .prop_map(|(stream_id, fin, data)| Frame::Data {
                 stream_id,
@@ -271,7 +271,7 @@ proptest! {
 
     #[test]
     fn fuzz_frames_round_trip_however_cut(
-        frames in proptest::collection::vec(any_frame(), 1..10),
+        frames in proptest::collection::vec(any_frame(), 1..12),
         at in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
     ) {
         let mut e = Encoder::default();
@@ -279,6 +279,11 @@ proptest! {
         for f in &frames {
             e.encode(f, &mut bytes);
         }
+        // Whole.
+        let (whole, err) = drain(&mut Decoder::default(), &[&bytes]);
+        prop_assert_eq!(err, None);
+        prop_assert_eq!(&whole, &frames);
+        // Cut at arbitrary points.
         let points = cut(&bytes, &at);
         let mut d = Decoder::default();
         let (got, err) = drain(&mut d, &pieces(&bytes, &points));
