@@ -55,18 +55,24 @@ impl Tun {
         &self.name
     }
 
-    /// Reads one packet; `Ok(None)` when none is waiting.
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        // SAFETY: buf is valid for buf.len() bytes.
-        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    /// Reads one packet into `buf` (its capacity, at least one MTU, is used;
+    /// its length is set to the packet's); `Ok(false)` when none is waiting.
+    pub fn recv_into(&self, buf: &mut Vec<u8>) -> io::Result<bool> {
+        buf.clear();
+        let cap = buf.capacity();
+        // SAFETY: the spare capacity is valid for `cap` bytes; only the bytes
+        // the kernel wrote are exposed by set_len.
+        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), cap) };
         if n < 0 {
             let e = io::Error::last_os_error();
             return match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(false),
                 _ => Err(e),
             };
         }
-        Ok(Some(n as usize))
+        // SAFETY: the kernel initialised the first n <= cap bytes.
+        unsafe { buf.set_len(n as usize) };
+        Ok(true)
     }
 
     /// Writes one packet into the namespace (as if it arrived on the wire).
