@@ -24,7 +24,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 // The CLI names these as `lab::campaign::…`.
@@ -70,7 +70,9 @@ fn record(trial: String, point: &Point, probe: &ProbeResult, har: Option<String>
 
 /// How a sweep runs.
 pub struct SweepOptions {
-    pub jobs: usize,
+    /// Testbeds running at once; None: as many as the CPU budget allows
+    /// (see [`AUTO_JOBS`] and [`cpu_weight`]).
+    pub jobs: Option<usize>,
     /// Run only slice `.0` (1-based) of `.1`.
     pub shard: (usize, usize),
     pub retry_failed: bool,
@@ -470,6 +472,56 @@ fn unix_now() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
+/// The most testbeds `--jobs auto` runs at once, per core.
+pub const AUTO_JOBS_PER_CORE: usize = 2;
+
+/// The most testbeds at once for `jobs` (None: auto, two per core).
+pub fn max_testbeds(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| {
+        AUTO_JOBS_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get())
+    })
+    .max(1)
+}
+
+/// The share of a core a testbed of this point is expected to use while it
+/// probes: its emulator, server and client together. Measured on this
+/// project's 2-core machine: at 100 Mbit the emulator alone takes a quarter to
+/// a third of a core and the stacks on both ends as much again, so a fast (or
+/// unlimited, or trace-driven) link counts as a whole core; at 10 Mbit and
+/// below a page load is mostly waiting for the link, and half a core leaves
+/// room for the bursts of TLS handshakes at its start. A calibration runs bulk
+/// transfers at the link's rate and measures timing: a whole core.
+pub fn cpu_weight(point: &Point, seed: u64) -> f64 {
+    const SLOW: f64 = 10e6;
+    let Ok(s) = settings(point, seed) else {
+        return 1.0;
+    };
+    let link = &s.testbed.link;
+    let slow = |svc: &link::Service| matches!(svc, link::Service::Rate(r) if (r.0 as f64) <= SLOW);
+    if slow(&link.down.service) && slow(&link.up.service) {
+        0.5
+    } else {
+        1.0
+    }
+}
+
+/// A point's expected duration (for longest-first order): its page's bytes
+/// at the down rate plus a few round trips, per probe.
+fn expected_secs(point: &Point, seed: u64, site: &Site, probes: usize) -> f64 {
+    let Ok(s) = settings(point, seed) else {
+        return 0.0;
+    };
+    let link = &s.testbed.link;
+    let rtt = (link.down.delay + link.up.delay).as_secs_f64();
+    let bits = site.total_bytes() as f64 * 8.0;
+    let transfer = link
+        .down
+        .service
+        .bits_per_sec()
+        .map_or(0.0, |r| bits / r.max(1.0));
+    probes as f64 * (transfer + 10.0 * rtt)
+}
+
 enum Work {
     Calibrate {
         link: String,
@@ -541,6 +593,7 @@ pub fn sweep(
         .map(|p| p.trial)
         .collect();
     let mut queue = VecDeque::new();
+    let mut order: Vec<(f64, Work)> = Vec::new();
     let (mut total, mut pending_total) = (0, 0);
     for (i, p) in points.iter().enumerate() {
         if !in_shard(i, opts.shard) {
@@ -557,12 +610,21 @@ pub fn sweep(
         }
         pending_total += pending.len();
         if !pending.is_empty() {
-            queue.push_back(Work::Point {
-                point: p.clone(),
-                pending,
-            });
+            let probes = pending.len() + exp.warmup * exp.protocols.len();
+            let secs = expected_secs(p, exp.seed, &sites[&p["site"]], probes);
+            order.push((
+                secs,
+                Work::Point {
+                    point: p.clone(),
+                    pending,
+                },
+            ));
         }
     }
+    // Longest first, so that no long point is left to run alone at the end
+    // while the other testbeds idle.
+    order.sort_by(|a, b| b.0.total_cmp(&a.0));
+    queue.extend(order.into_iter().map(|(_, w)| w));
     on_event(Event::Start {
         total,
         finished: total - pending_total,
@@ -589,22 +651,35 @@ pub fn sweep(
         std::fs::create_dir_all(&har_dir).map_err(|e| at(&har_dir, e))?;
     }
 
-    let queue = Mutex::new(queue);
+    let queue = Scheduler {
+        state: Mutex::new(Sched {
+            queue,
+            busy: 0.0,
+            running: 0,
+        }),
+        freed: Condvar::new(),
+        budget: match opts.jobs {
+            // Asked for N testbeds: N, whatever they weigh.
+            Some(_) => f64::INFINITY,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()) as f64,
+        },
+        seed: exp.seed,
+    };
     let (tx, rx) = mpsc::channel::<Done>();
     let mut appender = Appender::open(&cd.dir)?;
     let mut failed = 0;
     let mut done = 0;
     let mut write_error: Option<io::Error> = None;
     std::thread::scope(|scope| {
-        for _ in 0..opts.jobs.max(1) {
+        for _ in 0..max_testbeds(opts.jobs) {
             let tx = tx.clone();
             let queue = &queue;
             let sites = &sites;
-            scope.spawn(move || loop {
-                let Some(work) = queue.lock().unwrap().pop_front() else {
-                    break;
-                };
-                run_work(exp, work, sites, &tx);
+            scope.spawn(move || {
+                while let Some((work, weight)) = queue.take() {
+                    run_work(exp, work, sites, &tx);
+                    queue.done(weight);
+                }
             });
         }
         drop(tx);
@@ -615,7 +690,7 @@ pub fn sweep(
                         calibration.push(entry);
                         if let Err(e) = write_calibration(&cd.dir, &calibration) {
                             // Nothing can be kept: stop taking new work.
-                            queue.lock().unwrap().clear();
+                            queue.clear();
                             write_error.get_or_insert(e);
                         }
                     }
@@ -650,7 +725,7 @@ pub fn sweep(
                     }
                     if write_error.is_some() {
                         // Nothing more can be kept: stop taking new work.
-                        queue.lock().unwrap().clear();
+                        queue.clear();
                     }
                     let swept = exp.swept();
                     let mut label: Vec<String> = swept
@@ -673,6 +748,70 @@ pub fn sweep(
         return Err(e.into());
     }
     Ok(failed)
+}
+
+/// Hands out the work to the testbeds' threads: the next item whose CPU
+/// weight fits in what the running ones leave of the budget (the cores), or
+/// any item when none runs.
+struct Scheduler {
+    state: Mutex<Sched>,
+    freed: Condvar,
+    budget: f64,
+    seed: u64,
+}
+
+struct Sched {
+    queue: VecDeque<Work>,
+    busy: f64,
+    running: usize,
+}
+
+impl Scheduler {
+    fn weight(&self, work: &Work) -> f64 {
+        match work {
+            Work::Calibrate { .. } => 1.0,
+            Work::Point { point, .. } => cpu_weight(point, self.seed),
+        }
+    }
+
+    /// The next work to run and its weight; None when there is none left.
+    fn take(&self) -> Option<(Work, f64)> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if st.queue.is_empty() {
+                return None;
+            }
+            let fits = st
+                .queue
+                .iter()
+                .position(|w| st.running == 0 || st.busy + self.weight(w) <= self.budget + 1e-9);
+            if let Some(i) = fits {
+                let work = st.queue.remove(i).expect("a queued item");
+                let weight = self.weight(&work);
+                st.busy += weight;
+                st.running += 1;
+                return Some((work, weight));
+            }
+            st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn done(&self, weight: f64) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.busy -= weight;
+        st.running -= 1;
+        self.freed.notify_all();
+    }
+
+    /// Drops the work not started (nothing more can be kept).
+    fn clear(&self) {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .queue
+            .clear();
+        self.freed.notify_all();
+    }
 }
 
 fn run_work(

@@ -8,9 +8,21 @@ use lab::campaign::{self, CampaignDir, Event, SweepError, SweepOptions};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
-/// Testbeds run at once by default: measured on a 2-core machine, two parallel
-/// testbeds keep RTT and goodput within the emulator's own error (see README).
-pub const DEFAULT_JOBS: u16 = 2;
+/// Testbeds run at once by default: `auto`, as many as the cores' CPU budget
+/// allows (two per core at most; a point at 10 Mbit or less counts half a
+/// core, a faster one or a calibration a whole core).
+pub const DEFAULT_JOBS: &str = "auto";
+
+/// `--jobs`: a number of testbeds (1..=64), or `auto`.
+pub fn parse_jobs(s: &str) -> Result<Option<usize>, String> {
+    if s == "auto" {
+        return Ok(None);
+    }
+    match s.parse::<usize>() {
+        Ok(n) if (1..=64).contains(&n) => Ok(Some(n)),
+        _ => Err(format!("'{s}' is not 1..=64 or auto")),
+    }
+}
 
 /// Run a campaign: every Trial of an experiment file, resumably, on parallel testbeds
 #[derive(Debug, Args)]
@@ -45,9 +57,10 @@ pub struct SweepArgs {
 /// How a campaign runs: shared by `sweep` and `paper`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Testbeds running at once
-    #[arg(long, default_value_t = DEFAULT_JOBS, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub jobs: u16,
+    /// Testbeds running at once (1..=64), or auto: as many as the cores can
+    /// carry without the probes disturbing each other (up to two per core)
+    #[arg(long, value_name = "N|auto", default_value = DEFAULT_JOBS, value_parser = parse_jobs)]
+    pub jobs: Option<usize>,
     /// Run only slice I of N (1-based), e.g. one Kubernetes Indexed Job pod each
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
@@ -65,7 +78,7 @@ pub struct RunArgs {
 impl RunArgs {
     pub fn options(&self) -> SweepOptions {
         SweepOptions {
-            jobs: self.jobs as usize,
+            jobs: self.jobs,
             shard: self.shard.unwrap_or((1, 1)),
             retry_failed: self.retry_failed,
             calibrate: !self.no_calibration,
@@ -153,7 +166,10 @@ pub fn run_campaign(
             eprintln!(
                 "sweep {name}: {total} Trials{}, {finished} finished before, {pending} to run on {} testbed(s) → {}",
                 if opts.shard.1 > 1 { format!(" in slice {}/{}", opts.shard.0, opts.shard.1) } else { String::new() },
-                opts.jobs,
+                match opts.jobs {
+                    Some(n) => n.to_string(),
+                    None => format!("up to {} (auto)", campaign::max_testbeds(None)),
+                },
                 out.display()
             );
             progress = Some(CountProgress::new("sweep", pending));
