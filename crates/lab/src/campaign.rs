@@ -814,6 +814,14 @@ impl Scheduler {
     }
 }
 
+/// Which queued item (by its weight) starts next: the first that fits in what
+/// the `running` items (weighing `busy`) leave of `budget`; any when none runs.
+fn pick(weights: &[f64], busy: f64, running: usize, budget: f64) -> Option<usize> {
+    weights
+        .iter()
+        .position(|w| running == 0 || busy + w <= budget + 1e-9)
+}
+
 fn run_work(
     exp: &Experiment,
     work: Work,
@@ -984,4 +992,49 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(usize, usize), SweepErro
     write_calibration(&cd.dir, &calibration)?;
     merge_sites(inputs, &cd.dir)?;
     Ok((written, skipped))
+}
+
+#[cfg(test)]
+mod scheduling_tests {
+    use super::*;
+
+    fn point(rate: Option<&str>) -> Point {
+        let mut p = Point::new();
+        p.insert("site".into(), "twitter".into());
+        p.insert("rtt".into(), "150ms".into());
+        if let Some(r) = rate {
+            p.insert("rate".into(), r.into());
+        }
+        p
+    }
+
+    #[test]
+    fn slow_links_weigh_half_a_core_fast_and_unlimited_ones_a_core() {
+        assert_eq!(cpu_weight(&point(Some("1mbit")), 1), 0.5);
+        assert_eq!(cpu_weight(&point(Some("10mbit")), 1), 0.5);
+        assert_eq!(cpu_weight(&point(Some("100mbit")), 1), 1.0);
+        assert_eq!(cpu_weight(&point(None), 1), 1.0);
+    }
+
+    #[test]
+    fn two_cores_carry_four_slow_testbeds_or_two_fast_ones() {
+        // Four half-core points fit in two cores; the fifth waits.
+        assert_eq!(pick(&[0.5], 1.5, 3, 2.0), Some(0));
+        assert_eq!(pick(&[0.5], 2.0, 4, 2.0), None);
+        // A whole-core point waits behind three slow ones, but a slow one
+        // later in the queue may start.
+        assert_eq!(pick(&[1.0, 0.5], 1.5, 3, 2.0), Some(1));
+        // Anything starts when nothing runs, even over the budget.
+        assert_eq!(pick(&[4.0], 0.0, 0, 2.0), Some(0));
+        // --jobs N: no budget, only the N threads.
+        assert_eq!(pick(&[1.0], 7.0, 7, f64::INFINITY), Some(0));
+    }
+
+    #[test]
+    fn auto_runs_two_testbeds_per_core_and_n_means_n() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(max_testbeds(None), 2 * cores);
+        assert_eq!(max_testbeds(Some(1)), 1);
+        assert_eq!(max_testbeds(Some(5)), 5);
+    }
 }
