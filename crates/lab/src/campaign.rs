@@ -781,11 +781,8 @@ impl Scheduler {
             if st.queue.is_empty() {
                 return None;
             }
-            let fits = st
-                .queue
-                .iter()
-                .position(|w| st.running == 0 || st.busy + self.weight(w) <= self.budget + 1e-9);
-            if let Some(i) = fits {
+            let weights: Vec<f64> = st.queue.iter().map(|w| self.weight(w)).collect();
+            if let Some(i) = pick(&weights, st.busy, st.running, self.budget) {
                 let work = st.queue.remove(i).expect("a queued item");
                 let weight = self.weight(&work);
                 st.busy += weight;

@@ -62,7 +62,7 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
             (r.retry_failed, "--retry-failed"),
             (r.no_har, "--no-har"),
             (r.no_calibration, "--no-calibration"),
-            (r.jobs.is_some(), "--jobs"),
+            (r.jobs.0.is_some(), "--jobs"),
         ];
         if let Some((_, flag)) = ignored.iter().find(|(set, _)| *set) {
             return Err(Failure::Usage(format!(

@@ -13,13 +13,17 @@ use std::path::{Path, PathBuf};
 /// core, a faster one or a calibration a whole core).
 pub const DEFAULT_JOBS: &str = "auto";
 
+/// `--jobs`: a number of testbeds, or None for `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Jobs(pub Option<usize>);
+
 /// `--jobs`: a number of testbeds (1..=64), or `auto`.
-pub fn parse_jobs(s: &str) -> Result<Option<usize>, String> {
+pub fn parse_jobs(s: &str) -> Result<Jobs, String> {
     if s == "auto" {
-        return Ok(None);
+        return Ok(Jobs(None));
     }
     match s.parse::<usize>() {
-        Ok(n) if (1..=64).contains(&n) => Ok(Some(n)),
+        Ok(n) if (1..=64).contains(&n) => Ok(Jobs(Some(n))),
         _ => Err(format!("'{s}' is not 1..=64 or auto")),
     }
 }
@@ -60,7 +64,7 @@ pub struct RunArgs {
     /// Testbeds running at once (1..=64), or auto: as many as the cores can
     /// carry without the probes disturbing each other (up to two per core)
     #[arg(long, value_name = "N|auto", default_value = DEFAULT_JOBS, value_parser = parse_jobs)]
-    pub jobs: Option<usize>,
+    pub jobs: Jobs,
     /// Run only slice I of N (1-based), e.g. one Kubernetes Indexed Job pod each
     #[arg(long, value_name = "I/N", value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
@@ -78,7 +82,7 @@ pub struct RunArgs {
 impl RunArgs {
     pub fn options(&self) -> SweepOptions {
         SweepOptions {
-            jobs: self.jobs,
+            jobs: self.jobs.0,
             shard: self.shard.unwrap_or((1, 1)),
             retry_failed: self.retry_failed,
             calibrate: !self.no_calibration,
