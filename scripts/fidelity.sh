@@ -21,6 +21,7 @@ PINGS=50; T=10; T64=30
 [ $QUICK = 1 ] && { PINGS=20; T=5; T64=15; }
 TMP=$(mktemp -d /tmp/fidelity.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+chmod 755 "$TMP"   # Mahimahi runs as nobody and reads its traces here
 
 mm_why=""
 if ! command -v mm-delay >/dev/null || ! command -v mm-link >/dev/null; then
@@ -47,18 +48,22 @@ with open(out, "w") as f:
 EOF
 }
 
-# Runs a command inside Mahimahi in a namespace of its own, with an iperf3
-# server outside the emulated link (on its side of MAHIMAHI_BASE).
-mm() { # mm SHELLS... -- COMMAND (a sh -c string)
-  local shells=() ; while [ "$1" != -- ]; do shells+=("$1"); shift; done; shift
+# Runs a command inside Mahimahi in a network namespace of its own, with an
+# iperf3 server outside the emulated link (on its side of MAHIMAHI_BASE).
+# Mahimahi refuses to run as root ("please run as non-root"): its setuid
+# binaries run as nobody. The last argument is the command (a sh -c string);
+# the others are the chain of shells (mm-link's options end with --).
+mm() {
+  local cmd=${!#}; local shells=("${@:1:$#-1}")
   unshare -n sh -c '
     ip link set lo up; echo 1 > /proc/sys/net/ipv4/ip_forward
-    iperf3 -s -D -1 --logfile /dev/null >/dev/null 2>&1
-    exec "$@"' mm "${shells[@]}" -- sh -c "$1" 2>"$TMP/mm.err"
+    iperf3 -s -D -1 >/dev/null 2>&1
+    exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp "$@"' \
+    mm "${shells[@]}" sh -c "$cmd" 2>"$TMP/mm.err"
 }
 
 ours_rtt() { $S shell --rtt "$1"ms -- ping -c $PINGS -i 0.2 -q server 2>/dev/null | ping_stats; }
-mm_rtt() { mm mm-delay $(($1 / 2)) -- "ping -c $PINGS -i 0.2 -q \$MAHIMAHI_BASE" | ping_stats; }
+mm_rtt() { mm mm-delay $(($1 / 2)) "ping -c $PINGS -i 0.2 -q \$MAHIMAHI_BASE" | ping_stats; }
 
 ours_goodput() { # rate-spec seconds
   $S shell --rate "$1" --rtt 20ms --queue 256p --server-cmd 'iperf3 -s -1 >/dev/null' -- \
@@ -91,7 +96,7 @@ mm_cpu() {
   cpu_during $job mm-delay mm-link; wait $job; }
 
 ours_unshaped() { $S shell --server-cmd 'iperf3 -s -1 >/dev/null' -- iperf3 -c server -t $T -J 2>/dev/null | bps; }
-mm_unshaped() { mm mm-delay 0 -- "iperf3 -c \$MAHIMAHI_BASE -t $T -J" | bps; }
+mm_unshaped() { mm mm-delay 0 "iperf3 -c \$MAHIMAHI_BASE -t $T -J" | bps; }
 
 # Mahimahi's cell: its figure, or why there is none.
 mmcell() { # fmt value...
