@@ -10,7 +10,7 @@ DEMO_DEPS := iproute2 ca-certificates build-essential
 # Everything the tests use besides: tools they drive, Chromium, real servers and peers.
 DEPS := $(DEMO_DEPS) iputils-ping iperf3 tcpdump procps pkg-config \
         curl nghttp2-client python3-pil python3-jsonschema chromium nginx openssl \
-        maven default-jdk-headless apache2 h2o caddy
+        maven default-jdk-headless apache2 h2o caddy slurm-wlm munge
 H2SPEC := $(HOME)/go/bin/h2spec
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 

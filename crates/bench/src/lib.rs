@@ -414,14 +414,6 @@ impl Recorder {
         }
     }
 
-    /// Takes in a finished worker's tally.
-    fn merge(&mut self, other: Recorder, shared: &Shared) {
-        let _ = self.hist.add(&other.hist);
-        self.requests += other.requests;
-        self.bytes += other.bytes;
-        self.flush(shared);
-    }
-
     fn done(mut self, shared: &Shared) {
         self.flush(shared);
         shared.histograms.lock().unwrap().push(self.hist);
@@ -565,8 +557,9 @@ async fn h1_loop(
 /// An HTTP/2 request not sent because the server is going away gracefully.
 const GOING_AWAY: &str = "going-away";
 
-/// HTTP/2: `streams` workers on one connection, each sending its next request
-/// as soon as its last one is answered (or, open loop, when the next is due).
+/// HTTP/2: `streams` requests in flight on one connection, all driven by this
+/// one task (the connection, every stream, the open-loop clock), as the h1 and
+/// SPDY loops are: no task per stream to wake, no far-ahead timer per stream.
 async fn h2_loop(
     io: Box<dyn Io>,
     spec: &Arc<BenchSpec>,
@@ -576,6 +569,7 @@ async fn h2_loop(
     schedule: &Option<Arc<Mutex<Schedule>>>,
     counter: &mut usize,
 ) -> Result<(), &'static str> {
+    use futures_util::stream::{FuturesUnordered, StreamExt};
     let mut builder = h2::client::Builder::new();
     builder
         .initial_window_size(16 * 1024 * 1024)
@@ -584,123 +578,138 @@ async fn h2_loop(
         .handshake::<_, Bytes>(io)
         .await
         .map_err(|_| "h2-handshake")?;
-    let driver = tokio::spawn(async move {
-        let _ = connection.await;
-    });
+    tokio::pin!(connection);
     let scheme = if spec.tls.is_some() { "https" } else { "http" };
-    let uris: Arc<Vec<http::Uri>> = Arc::new(
-        spec.paths
-            .iter()
-            .map(|p| {
-                format!("{scheme}://{}{}", spec.host, p.path)
-                    .parse()
-                    .unwrap_or_default()
-            })
-            .collect(),
-    );
-    let next_path = Arc::new(AtomicU64::new(*counter as u64));
-    let failed: Arc<Mutex<Option<&'static str>>> = Arc::new(Mutex::new(None));
-    let broken = Arc::new(AtomicBool::new(false));
-    let mut workers = tokio::task::JoinSet::new();
-    for _ in 0..spec.streams {
-        let (send, uris, next_path, failed, broken) = (
-            send.clone(),
-            uris.clone(),
-            next_path.clone(),
-            failed.clone(),
-            broken.clone(),
-        );
-        let (spec, shared, schedule) = (spec.clone(), shared.clone(), schedule.clone());
-        workers.spawn(async move {
-            let mut rec = Recorder::new();
-            let mut send = send;
-            let outcome: Result<(), &'static str> = async {
-                loop {
-                    let now = Instant::now();
-                    if now >= window.end || broken.load(Ordering::Relaxed) {
-                        return Ok(());
-                    }
-                    let since = match &schedule {
-                        None => now,
-                        Some(s) => {
-                            let t = s.lock().unwrap().take();
-                            if t > now {
-                                if t >= window.end {
-                                    return Ok(());
-                                }
-                                tokio::time::sleep_until(t.into()).await;
-                            }
-                            t
-                        }
-                    };
-                    let path =
-                        (next_path.fetch_add(1, Ordering::Relaxed) % uris.len() as u64) as usize;
-                    let work = async {
-                        // Refused before it went out by a graceful GOAWAY: not lost.
-                        let unsent = |e: h2::Error| {
-                            if e.is_go_away() && e.reason() == Some(h2::Reason::NO_ERROR) {
-                                GOING_AWAY
-                            } else {
-                                "h2-reset"
-                            }
-                        };
-                        send = send.clone().ready().await.map_err(unsent)?;
-                        let req = http::Request::get(uris[path].clone())
-                            .body(())
-                            .map_err(|_| "request")?;
-                        let (resp, _) = send.send_request(req, true).map_err(unsent)?;
-                        let resp = resp.await.map_err(|_| "h2-reset")?;
-                        let status = resp.status().as_u16();
-                        let mut body = resp.into_body();
-                        let mut n = 0u64;
-                        while let Some(chunk) = body.data().await {
-                            let chunk = chunk.map_err(|_| "h2-reset")?;
-                            n += chunk.len() as u64;
-                            let _ = body.flow_control().release_capacity(chunk.len());
-                        }
-                        Ok::<_, &'static str>((status, n))
-                    };
-                    let (status, n) = tokio::time::timeout(spec.timeout, work)
-                        .await
-                        .unwrap_or(Err("timeout"))?;
-                    rec.finish(
-                        &spec,
-                        &shared,
-                        window,
-                        path,
-                        since,
-                        Instant::now(),
-                        status,
-                        n,
-                    )?;
-                    if rec.requests >= 64 {
-                        rec.flush(&shared);
-                    }
-                }
-            }
-            .await;
-            match outcome {
-                // The server is closing the connection gracefully: reconnect.
-                Err(GOING_AWAY) => broken.store(true, Ordering::Relaxed),
-                Err(kind) => {
-                    broken.store(true, Ordering::Relaxed);
-                    failed.lock().unwrap().get_or_insert(kind);
-                }
-                Ok(()) => {}
-            }
-            rec
-        });
-    }
-    drop(send);
-    while let Some(done) = workers.join_next().await {
-        if let Ok(worker) = done {
-            rec.merge(worker, shared);
+    let uris: Vec<http::Uri> = spec
+        .paths
+        .iter()
+        .map(|p| {
+            format!("{scheme}://{}{}", spec.host, p.path)
+                .parse()
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut in_flight = FuturesUnordered::new();
+    // Open loop: requests due but not sent yet (their latency runs from when they were due).
+    let mut due: VecDeque<Instant> = VecDeque::new();
+    let wake_timer = tokio::time::sleep_until(window.end.into());
+    tokio::pin!(wake_timer);
+    let mut wake_at = window.end;
+    let mut going_away = false;
+    let mut flushed = Instant::now();
+    let result = loop {
+        let now = Instant::now();
+        if now >= window.end || shared.stop.load(Ordering::Relaxed) {
+            break Ok(());
         }
-    }
-    driver.abort();
-    *counter = next_path.load(Ordering::Relaxed) as usize;
-    let kind = failed.lock().unwrap().take();
-    kind.map_or(Ok(()), Err)
+        if let Some(s) = schedule {
+            let mut s = s.lock().unwrap();
+            while s.next <= now {
+                due.push_back(s.take());
+            }
+        }
+        while !going_away && in_flight.len() < spec.streams {
+            let since = match schedule {
+                None => now,
+                Some(_) => match due.pop_front() {
+                    Some(t) => t,
+                    None => break,
+                },
+            };
+            let path = *counter % uris.len();
+            *counter += 1;
+            in_flight.push(h2_request(
+                send.clone(),
+                uris[path].clone(),
+                path,
+                since,
+                spec.timeout,
+            ));
+        }
+        // A graceful GOAWAY: no new streams; reconnect once the last one is in.
+        if going_away && in_flight.is_empty() {
+            break Ok(());
+        }
+        let wake = match schedule {
+            Some(s) if !going_away && in_flight.len() < spec.streams => {
+                s.lock().unwrap().next.min(window.end)
+            }
+            _ => window.end,
+        };
+        if wake != wake_at {
+            wake_at = wake;
+            wake_timer.as_mut().reset(wake.into());
+        }
+        tokio::select! {
+            biased;
+            Some((path, since, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
+                match outcome {
+                    Ok((status, n)) => {
+                        let now = Instant::now();
+                        if let Err(kind) =
+                            rec.finish(spec, shared, window, path, since, now, status, n)
+                        {
+                            break Err(kind);
+                        }
+                        if rec.requests >= 64 || now - flushed >= Duration::from_millis(100) {
+                            rec.flush(shared);
+                            flushed = now;
+                        }
+                    }
+                    Err(GOING_AWAY) => going_away = true,
+                    Err(kind) => break Err(kind),
+                }
+            }
+            r = &mut connection => {
+                // The connection ended: whatever is still in flight is lost.
+                break match r {
+                    Ok(()) if in_flight.is_empty() => Ok(()),
+                    Ok(()) => Err("closed-mid-request"),
+                    Err(_) => Err("h2-reset"),
+                };
+            }
+            _ = &mut wake_timer => {}
+        }
+    };
+    rec.flush(shared);
+    result
+}
+
+/// One HTTP/2 request on `send`'s connection: (path, counted from, (status, body bytes)).
+async fn h2_request(
+    send: h2::client::SendRequest<Bytes>,
+    uri: http::Uri,
+    path: usize,
+    since: Instant,
+    timeout: Duration,
+) -> (usize, Instant, Result<(u16, u64), &'static str>) {
+    let work = async move {
+        // Refused before it went out by a graceful GOAWAY: not lost.
+        let unsent = |e: h2::Error| {
+            if e.is_go_away() && e.reason() == Some(h2::Reason::NO_ERROR) {
+                GOING_AWAY
+            } else {
+                "h2-reset"
+            }
+        };
+        let mut send = send.ready().await.map_err(unsent)?;
+        let req = http::Request::get(uri).body(()).map_err(|_| "request")?;
+        let (resp, _) = send.send_request(req, true).map_err(unsent)?;
+        let resp = resp.await.map_err(|_| "h2-reset")?;
+        let status = resp.status().as_u16();
+        let mut body = resp.into_body();
+        let mut n = 0u64;
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.map_err(|_| "h2-reset")?;
+            n += chunk.len() as u64;
+            let _ = body.flow_control().release_capacity(chunk.len());
+        }
+        Ok::<_, &'static str>((status, n))
+    };
+    let outcome = tokio::time::timeout(timeout, work)
+        .await
+        .unwrap_or(Err("timeout"));
+    (path, since, outcome)
 }
 
 /// SPDY/3.1 on proto's sans-I/O session: `streams` requests in flight on one
