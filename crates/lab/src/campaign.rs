@@ -562,6 +562,8 @@ pub fn sweep(
                 .map_err(|e| SweepError::Usage(e.named("sites")))?;
             sites.insert(name.clone(), Arc::new(site));
         }
+        crate::sites::lay_out(&sites[name], s.layout)
+            .map_err(|e| SweepError::Usage(format!("{}: knobs.layout: {e}", point_key(p))))?;
         let knobs = crate::trial::Knobs {
             server: peers::Knobs {
                 max_streams: s.max_streams,
@@ -862,7 +864,10 @@ fn run_work(
                 Ok(s) => s,
                 Err(e) => return fail_all(&pending, e),
             };
-            let site = sites[&s.site].as_ref().clone();
+            let site = match crate::sites::lay_out(&sites[&s.site], s.layout) {
+                Ok(site) => site,
+                Err(e) => return fail_all(&pending, format!("knobs.layout: {e}")),
+            };
             let spec = ProbeSpec {
                 site,
                 protocols: exp.protocols.clone(),

@@ -6,7 +6,7 @@ use crate::probe::{run_plan, ProbeResult, ProbeSpec};
 use proto::Protocol;
 use std::io;
 
-pub use results::ProtocolSummary;
+pub use results::{Metric, ProtocolSummary};
 
 /// Runs the comparison: warm-ups, then `reps` repetitions with the protocols
 /// interleaved. `on_probe` hears of every finished probe, warm-ups too.

@@ -1,11 +1,20 @@
 //! The paper's experiments (004, "Can SPDY really make the web faster?") as
 //! typed values — its axes, its sites (twitter, youtube, imgur), its 256-packet
-//! drop-tail queue and, where it gives numbers, reference marks — rendered as
-//! the experiment file a campaign keeps. `--quick` grids are reduced so that
-//! each runs in minutes on 2 cores.
+//! drop-tail queue, its testbed (every page mirrored on one server, §V; N shard
+//! host names for Fig. 8), TLS 1.2, its metric (time on wire) and, where it
+//! gives numbers, reference marks — rendered as the experiment file a campaign
+//! keeps; and seed 002's mobile study (2 Mbit/s down, 1 Mbit/s up, 150 ms, SPDY
+//! against HTTP over many pages). Each grid's description ends with its
+//! settings table (`settings`). `--quick` grids are reduced so that each runs
+//! in minutes on 2 cores.
 //!
 //! The paper's "SPDY" is our `spdy3`; `h2`, its heir, is measured beside it.
 //! (A server or client without `spdy3` measures `h2` in its place, and says so.)
+//!
+//! TODO(issue 16): the faithful presets also want `pool = "per-host"` (2013
+//! Chrome: one SPDY session per host name) and `cert = "rsa2048"` (the era's
+//! RSA chains) once those knobs exist (helpers "fidelity" and "tlshead"); add
+//! them to `FAITHFUL` below.
 
 use results::{ClientKind, Protocol, ServerKind};
 use std::fmt::Write as _;
@@ -19,6 +28,7 @@ pub enum PaperProtocol {
 
 use PaperProtocol::{Is, Spdy};
 const HTTPS: PaperProtocol = Is(Protocol::Https);
+const HTTP: PaperProtocol = Is(Protocol::Http);
 const H2: PaperProtocol = Is(Protocol::H2);
 
 /// The values of one axis, as the experiment file gives them.
@@ -73,6 +83,10 @@ pub struct Preset {
     pub full: Grid,
     pub quick: Grid,
     pub marks: &'static [Mark],
+    /// The headline metric of its report: "tow" (004's time on wire) or "plt".
+    pub metric: &'static str,
+    /// Where its settings come from, one line (for the settings table).
+    pub source: &'static str,
 }
 
 const FIG2_MARKS: &[Mark] = &[
@@ -117,7 +131,24 @@ const FIG4_MARKS: &[Mark] = &[
     },
 ];
 
+/// Seed 002: "a mean page load time improvement of 23% across these sites, compared to HTTP".
+const MOBILE_MARKS: &[Mark] = &[Mark {
+    site: None,
+    at: None,
+    gain_pct: 23.0,
+    label: "002: mean PLT reduction over 77 pages",
+}];
+
+/// The knobs of 004's testbed (§III-B, §V): every page mirrored with wget onto
+/// one server ("converting their links accordingly"), TLS 1.2 (Apache 2.2 with
+/// mod_ssl and mod_spdy, 2013: no TLS 1.3).
+// TODO(issue 16): ("pool", Axis::One("per-host")) and ("cert", Axis::One("rsa2048")).
+const MIRROR: (&str, Axis) = ("layout", Axis::One("mirror"));
+const TLS12: (&str, Axis) = ("tls", Axis::One("1.2"));
+const FAITHFUL: &[(&str, Axis)] = &[MIRROR, TLS12];
+
 const THREE_SITES: &[&str] = &["youtube", "twitter", "imgur"];
+const ALL_SITES: &[&str] = &["twitter", "youtube", "imgur", "icons", "http-archive-2014"];
 const TWO_SITES: &[&str] = &["youtube", "twitter"];
 const QUEUE: (&str, Axis) = ("queue", Axis::One("256p"));
 const RTT_150: (&str, Axis) = ("rtt", Axis::One("150ms"));
@@ -146,7 +177,7 @@ pub const PRESETS: &[Preset] = &[
                 RATE_1M,
                 QUEUE,
             ],
-            knobs: &[],
+            knobs: FAITHFUL,
         },
         quick: Grid {
             name: "fig2-quick",
@@ -160,9 +191,11 @@ pub const PRESETS: &[Preset] = &[
                 RATE_1M,
                 QUEUE,
             ],
-            knobs: &[],
+            knobs: FAITHFUL,
         },
         marks: FIG2_MARKS,
+        metric: "tow",
+        source: "004 §V-A, Fig. 2",
     },
     Preset {
         name: "fig4",
@@ -185,7 +218,7 @@ pub const PRESETS: &[Preset] = &[
                 ),
                 QUEUE,
             ],
-            knobs: &[],
+            knobs: FAITHFUL,
         },
         quick: Grid {
             name: "fig4-quick",
@@ -199,9 +232,11 @@ pub const PRESETS: &[Preset] = &[
                 ("rate", Axis::List(&["256kbit", "1mbit", "8mbit"])),
                 QUEUE,
             ],
-            knobs: &[],
+            knobs: FAITHFUL,
         },
         marks: FIG4_MARKS,
+        metric: "tow",
+        source: "004 §V-B, Fig. 4",
     },
     Preset {
         name: "fig6",
@@ -226,7 +261,7 @@ pub const PRESETS: &[Preset] = &[
                 ),
                 QUEUE,
             ],
-            knobs: &[],
+            knobs: FAITHFUL,
         },
         quick: Grid {
             name: "fig6-quick",
@@ -241,9 +276,11 @@ pub const PRESETS: &[Preset] = &[
                 ("loss", Axis::List(&["0%", "1%", "3%"])),
                 QUEUE,
             ],
-            knobs: &[],
+            knobs: FAITHFUL,
         },
         marks: &[],
+        metric: "tow",
+        source: "004 §V-C, Fig. 6",
     },
     Preset {
         name: "fig8",
@@ -256,7 +293,16 @@ pub const PRESETS: &[Preset] = &[
             reps: 10,
             timeout: None,
             link: &[RTT_150, RATE_1M, QUEUE],
-            knobs: &[("shards", Axis::IntRange { from: 1, to: 7 })],
+            knobs: &[
+                (
+                    "layout",
+                    Axis::List(&[
+                        "shards:1", "shards:2", "shards:3", "shards:4", "shards:5", "shards:6",
+                        "shards:7",
+                    ]),
+                ),
+                TLS12,
+            ],
         },
         quick: Grid {
             name: "fig8-quick",
@@ -266,9 +312,14 @@ pub const PRESETS: &[Preset] = &[
             reps: 2,
             timeout: None,
             link: &[RTT_150, RATE_1M, QUEUE],
-            knobs: &[("shards", Axis::Ints(&[1, 3, 7]))],
+            knobs: &[
+                ("layout", Axis::List(&["shards:1", "shards:3", "shards:7"])),
+                TLS12,
+            ],
         },
         marks: &[],
+        metric: "tow",
+        source: "004 §VI, Fig. 8",
     },
     Preset {
         name: "fig9",
@@ -288,10 +339,14 @@ pub const PRESETS: &[Preset] = &[
                 RATE_1M,
                 QUEUE,
             ],
-            knobs: &[(
-                "max_streams",
-                Axis::Ints(&[1, 2, 4, 6, 8, 10, 20, 30, 50, 100]),
-            )],
+            knobs: &[
+                MIRROR,
+                TLS12,
+                (
+                    "max_streams",
+                    Axis::Ints(&[1, 2, 4, 6, 8, 10, 20, 30, 50, 100]),
+                ),
+            ],
         },
         quick: Grid {
             name: "fig9-quick",
@@ -305,9 +360,11 @@ pub const PRESETS: &[Preset] = &[
                 RATE_1M,
                 QUEUE,
             ],
-            knobs: &[("max_streams", Axis::Ints(&[1, 6, 30, 100]))],
+            knobs: &[MIRROR, TLS12, ("max_streams", Axis::Ints(&[1, 6, 30, 100]))],
         },
         marks: &[],
+        metric: "tow",
+        source: "004 §VI, Fig. 9",
     },
     Preset {
         name: "iw",
@@ -320,7 +377,7 @@ pub const PRESETS: &[Preset] = &[
             reps: 10,
             timeout: None,
             link: &[RTT_150, RATE_1M, QUEUE, ("iw", Axis::Ints(&[3, 7, 10, 16]))],
-            knobs: &[],
+            knobs: FAITHFUL,
         },
         quick: Grid {
             name: "iw-quick",
@@ -330,9 +387,43 @@ pub const PRESETS: &[Preset] = &[
             reps: 2,
             timeout: None,
             link: &[RTT_150, RATE_1M, QUEUE, ("iw", Axis::Ints(&[3, 10, 16]))],
-            knobs: &[],
+            knobs: FAITHFUL,
         },
         marks: &[],
+        metric: "tow",
+        source: "004 §V-B (initial window)",
+    },
+    Preset {
+        name: "mobile",
+        about: "Seed 002: SPDY on mobile networks, 2 Mbit/s down, 1 Mbit/s up, 150 ms, against HTTP",
+        full: Grid {
+            name: "mobile",
+            description: "Seed 002 (Welsh, Greenstein, Piatek, 2012): page load time of SPDY (and h2) against HTTP on an emulated 3G link, 2 Mbit/s down, 1 Mbit/s up, 150 ms RTT, no loss; every built-in site (002 loaded 77 pages of 31 sites through one server).",
+            sites: ALL_SITES,
+            protocols: &[HTTP, Spdy, H2],
+            reps: 10,
+            timeout: Some("300s"),
+            link: &[RTT_150, ("down", Axis::One("2mbit")), ("up", Axis::One("1mbit")), QUEUE],
+            knobs: &[],
+        },
+        quick: Grid {
+            name: "mobile-quick",
+            description: "Seed 002, reduced: every built-in site, two repetitions (2 Mbit/s down, 1 Mbit/s up, 150 ms).",
+            sites: ALL_SITES,
+            protocols: &[HTTP, Spdy, H2],
+            reps: 2,
+            timeout: Some("300s"),
+            link: &[RTT_150, ("down", Axis::One("2mbit")), ("up", Axis::One("1mbit")), QUEUE],
+            knobs: &[],
+        },
+        marks: MOBILE_MARKS,
+        // 002 reports the browser's page load time.
+        metric: "plt",
+        // 002 mapped every domain to the one GFE address (its /etc/hosts),
+        // kept the names ("a single SSL connection per domain"): the origin
+        // layout on one address. TODO(issue 16): pool = "per-host"; HAR-imported
+        // pages (`--site X.har`) join the sites once imports exist.
+        source: "seed 002 (Google, 2012)",
     },
 ];
 
@@ -397,6 +488,90 @@ impl Preset {
     }
 }
 
+/// The settings table of a preset's grid: (setting, value) rows — what it
+/// loads, over which link, on which layout, TLS, pooling, with which metric —
+/// every knob the experiment file leaves to its default named with it.
+pub fn settings(p: &Preset, quick: bool, peers: Peers) -> Vec<(String, String)> {
+    let g = p.grid(quick);
+    let spdy = spdy(peers);
+    let mut protocols: Vec<&str> = Vec::new();
+    for pp in g.protocols {
+        let name = match *pp {
+            Is(proto) => proto.name(),
+            Spdy => spdy.name(),
+        };
+        if !protocols.contains(&name) {
+            protocols.push(name);
+        }
+    }
+    let value = |axes: &[(&str, Axis)], name: &str| {
+        axes.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, a)| a.toml().replace('"', ""))
+    };
+    let mut rows = vec![
+        ("source".to_string(), p.source.to_string()),
+        ("sites".to_string(), g.sites.join(", ")),
+        (
+            "protocols".to_string(),
+            format!("{} (baseline {})", protocols.join(", "), protocols[0]),
+        ),
+    ];
+    for (name, axis) in g.link {
+        rows.push((name.to_string(), axis.toml().replace('"', "")));
+    }
+    rows.push((
+        "layout".to_string(),
+        value(g.knobs, "layout").unwrap_or_else(|| "origin (one address)".into()),
+    ));
+    rows.push((
+        "tls".to_string(),
+        value(g.knobs, "tls").unwrap_or_else(|| "1.3, 1.2 offered".into()),
+    ));
+    // TODO(issue 16): the pool knob's value once "fidelity"'s --pool exists.
+    rows.push((
+        "pool".to_string(),
+        "per-address (today's only pooling; per-host pending)".to_string(),
+    ));
+    for (name, axis) in g.knobs {
+        if !["layout", "tls"].contains(name) {
+            rows.push((name.to_string(), axis.toml().replace('"', "")));
+        }
+    }
+    rows.push((
+        "metric".to_string(),
+        match p.metric {
+            "tow" => "ToW (time on wire), PLT beside it".to_string(),
+            _ => "PLT, ToW beside it".to_string(),
+        },
+    ));
+    rows.push(("reps".to_string(), g.reps.to_string()));
+    rows.push((
+        "server, client".to_string(),
+        format!("{}, {}", peers.server.name(), peers.client.name()),
+    ));
+    rows
+}
+
+/// Every preset's settings tables, full and quick, for `paper --help`.
+pub fn help_tables() -> String {
+    let mut out = String::new();
+    for p in PRESETS {
+        let _ = writeln!(out, "{}: {}", p.name, p.about);
+        let (full, quick) = (
+            settings(p, false, Peers::default()),
+            settings(p, true, Peers::default()),
+        );
+        let _ = writeln!(out, "  {:<15} {:<40} quick", "setting", "full");
+        for ((k, f), (_, q)) in full.iter().zip(&quick) {
+            let q = if q == f { "=" } else { q.as_str() };
+            let _ = writeln!(out, "  {k:<15} {f:<40} {q}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The experiment text of a preset, with the paper's reference marks.
 pub fn text(p: &Preset, quick: bool, peers: Peers) -> String {
     let g = p.grid(quick);
@@ -424,11 +599,20 @@ pub fn text(p: &Preset, quick: bool, peers: Peers) -> String {
     let _ = writeln!(t, "server = {}", quoted(peers.server.name()));
     let _ = writeln!(t, "client = {}", quoted(peers.client.name()));
     let _ = writeln!(t, "name = {}", quoted(g.name));
+    let table: Vec<String> = settings(p, quick, peers)
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
     let _ = writeln!(
         t,
         "description = {}",
-        quoted(&format!("{stand_in}{}", g.description))
+        quoted(&format!(
+            "{stand_in}{} Settings — {}.",
+            g.description,
+            table.join("; ")
+        ))
     );
+    let _ = writeln!(t, "metric = {}", quoted(p.metric));
     let _ = writeln!(t, "sites = {}", list(g.sites, |s| quoted(s)));
     let _ = writeln!(t, "protocols = {}", list(&protocols, |p| quoted(p.name())));
     let _ = writeln!(t, "reps = {}", g.reps);
@@ -479,7 +663,12 @@ mod tests {
                 assert!(!t.contains("\"spdy3\""), "{}", p.name);
                 let e2 = parse(p.name, &t).unwrap_or_else(|e| panic!("{}: {e}", p.name));
                 assert_eq!((e2.server, e2.client), (chromium.server, chromium.client));
-                assert_eq!(e2.protocols, [Protocol::Https, Protocol::H2], "{}", p.name);
+                let base = if p.name == "mobile" {
+                    Protocol::Http
+                } else {
+                    Protocol::Https
+                };
+                assert_eq!(e2.protocols, [base, Protocol::H2], "{}", p.name);
                 assert!(e2
                     .description
                     .starts_with("(server nginx, client chromium: "));
@@ -492,7 +681,74 @@ mod tests {
                 if quick {
                     assert!(e.trial_count() <= 80, "{}: {}", p.name, e.trial_count());
                 }
+                assert!(e.description.contains("Settings — source: "), "{}", p.name);
             }
         }
+    }
+
+    /// The quick plans are what the settings tables say: 004's figures on the
+    /// mirror (Fig. 8 on shards:N), TLS 1.2, ToW; seed 002 on 2/1 Mbit/s,
+    /// 150 ms, no loss, http against spdy3 and h2, every built-in site, PLT.
+    #[test]
+    fn quick_plans_are_as_described() {
+        use results::Metric;
+        let parsed = |name: &str, quick: bool| {
+            let p = preset(name).unwrap();
+            parse(name, &text(p, quick, Peers::default())).unwrap()
+        };
+        for quick in [false, true] {
+            for name in ["fig2", "fig4", "fig6", "fig9", "iw"] {
+                let e = parsed(name, quick);
+                assert_eq!(e.values("layout"), ["mirror"], "{name}");
+                assert_eq!(e.values("tls"), ["1.2"], "{name}");
+                assert_eq!(e.metric, Metric::Tow, "{name}");
+                assert_eq!(e.baseline, Protocol::Https, "{name}");
+                for point in e.points() {
+                    let s = crate::trial::settings(&point, 1).unwrap();
+                    assert_eq!(s.testbed.shards, 1, "{name}: one server");
+                    assert_eq!(s.tls13_only, Some(false));
+                }
+            }
+            let e = parsed("fig8", quick);
+            assert_eq!(e.metric, Metric::Tow);
+            let shards: Vec<usize> = e
+                .points()
+                .iter()
+                .map(|pt| crate::trial::settings(pt, 1).unwrap().testbed.shards)
+                .collect();
+            let want: &[usize] = if quick {
+                &[1, 3, 7]
+            } else {
+                &[1, 2, 3, 4, 5, 6, 7]
+            };
+            for n in want {
+                assert!(shards.contains(n), "fig8: {shards:?}");
+            }
+            assert!(shards.iter().all(|n| want.contains(n)));
+            let e = parsed("mobile", quick);
+            assert_eq!(e.values("site").len(), site::BUILTIN.len());
+            assert_eq!(e.protocols, [Protocol::Http, Protocol::Spdy3, Protocol::H2]);
+            assert_eq!(e.metric, Metric::Plt);
+            assert_eq!(
+                (
+                    e.values("rtt"),
+                    e.values("down"),
+                    e.values("up"),
+                    e.values("loss")
+                ),
+                (
+                    &["150ms".to_string()][..],
+                    &["2mbit".to_string()][..],
+                    &["1mbit".to_string()][..],
+                    &["0%".to_string()][..]
+                )
+            );
+            assert_eq!(e.values("layout"), ["origin"]);
+        }
+        let help = help_tables();
+        for p in PRESETS {
+            assert!(help.contains(&format!("{}: ", p.name)), "{help}");
+        }
+        assert!(help.contains("shards:1, shards:2"), "{help}");
     }
 }

@@ -2,7 +2,7 @@
 //! path — relative to a base directory for experiment files. Every command
 //! and the campaigns resolve `--site` and `sites = [...]` through it.
 
-pub use site::{Site, DEFAULT_SEED};
+pub use site::{Layout, Site, DEFAULT_SEED};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -60,6 +60,14 @@ pub fn resolve_in(name_or_path: &str, seed: u64, base: &Path) -> Result<Site, Si
         return site::parse_toml(&path.display().to_string(), &text).map_err(SiteError::Invalid);
     }
     Err(SiteError::Unknown(name_or_path.to_string()))
+}
+
+/// `site` in `layout` (`site::Layout::apply`); the error names the layout
+/// and the resource.
+pub fn lay_out(site: &Site, layout: Layout) -> Result<Site, SiteError> {
+    layout
+        .apply(site)
+        .map_err(|e| SiteError::Invalid(e.to_string()))
 }
 
 /// The built-in sites, in their order.

@@ -236,6 +236,28 @@ impl LinkChoice {
     }
 }
 
+/// How many server addresses a site in `layout` is placed on: `shards`
+/// (the addresses the origin layout's own hosts are spread over) for
+/// `origin`, the layout's own count otherwise. `shards` above 1 with another
+/// layout is refused: `shards:N` is where Fig. 8's shards are asked for.
+/// `name` turns `shards`/`layout` into the flag or key.
+pub fn addresses(
+    layout: site::Layout,
+    shards: usize,
+    name: &dyn Fn(&str) -> String,
+) -> Result<usize, String> {
+    match layout.addresses() {
+        None => Ok(shards),
+        Some(n) if shards <= 1 => Ok(n),
+        Some(_) => Err(format!(
+            "{} {shards} spreads the origin layout's hosts over addresses; with {} {layout} it is not used (N host names, each its own address: {} shards:N)",
+            name("shards"),
+            name("layout"),
+            name("layout"),
+        )),
+    }
+}
+
 /// Everything a probe of one Point needs besides the site and protocols.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -246,6 +268,9 @@ pub struct Settings {
     pub conns_per_host: usize,
     pub depth: usize,
     pub server_delay: Duration,
+    /// How the site's resources map to host names (the testbed's address
+    /// count already follows it).
+    pub layout: site::Layout,
 }
 
 /// A Point's settings; its values were checked when the experiment was parsed,
@@ -301,7 +326,13 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
         cc: text("cc").and_then(congestion_control),
         seed: Some(seed),
     };
-    let shards = int("shards", 1)? as usize;
+    let layout: site::Layout = match text("layout") {
+        None => site::Layout::Origin,
+        Some(v) => v.parse().map_err(|e| format!("knobs.layout: {e}"))?,
+    };
+    let shards = addresses(layout, int("shards", 1)? as usize, &|k| {
+        format!("knobs.{k} =")
+    })?;
     let testbed = choice
         .testbed_spec(shards, &|k| format!("link.{k}"))
         .map_err(|e| e.0)?;
@@ -317,5 +348,6 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
         conns_per_host: int("conns_per_host", 6)? as usize,
         depth: int("depth", 8)? as usize,
         server_delay: duration("server_delay")?.unwrap_or_default(),
+        layout,
     })
 }

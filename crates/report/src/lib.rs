@@ -47,6 +47,10 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "receive_ms",
     "connections",
     "bytes_down",
+    "metric",
+    "plt_gain_pct",
+    "tow_gain_ci_lo",
+    "tow_gain_ci_hi",
 ];
 
 /// The HAR phases drawn, with their colours (connect here excludes ssl).
@@ -75,13 +79,17 @@ pub struct Row {
     pub failed: usize,
     pub plt: Summary,
     pub tow: Summary,
-    /// Gain of mean PLT over the baseline's at the same point, with its 95 % bootstrap CI.
+    /// Gain of the headline metric's mean (the experiment's `metric`: PLT or
+    /// ToW) over the baseline's at the same point, with its 95 % bootstrap CI.
     pub gain: f64,
     pub gain_ci: [f64; 2],
     pub tow_gain: f64,
     pub phases: BTreeMap<String, f64>,
     pub connections: f64,
     pub bytes_down: f64,
+    /// Gain of mean PLT (whatever the headline), and ToW's CI.
+    pub plt_gain: f64,
+    pub tow_gain_ci: [f64; 2],
 }
 
 /// What `write` produced, for the command's closing lines.
@@ -184,8 +192,16 @@ pub fn aggregate(exp: &Experiment, probes: &[ProbeRecord]) -> Vec<Row> {
                 plt: s.plt_ms,
                 tow: s.tow_ms,
                 // The baseline's own gain is drawn and written as 0.
-                gain: if is_baseline { 0.0 } else { s.gain_pct },
-                gain_ci: if is_baseline { [0.0, 0.0] } else { s.gain_ci95 },
+                gain: if is_baseline {
+                    0.0
+                } else {
+                    exp.metric.gain(s).0
+                },
+                gain_ci: if is_baseline {
+                    [0.0, 0.0]
+                } else {
+                    exp.metric.gain(s).1
+                },
                 tow_gain: if is_baseline {
                     0.0
                 } else {
@@ -194,6 +210,12 @@ pub fn aggregate(exp: &Experiment, probes: &[ProbeRecord]) -> Vec<Row> {
                 phases,
                 connections: s.connections,
                 bytes_down: s.bytes_down,
+                plt_gain: if is_baseline { 0.0 } else { s.gain_pct },
+                tow_gain_ci: if is_baseline {
+                    [0.0, 0.0]
+                } else {
+                    s.tow_gain_ci95
+                },
             });
         }
     }
@@ -284,6 +306,10 @@ fn summary_csv(exp: &Experiment, rows: &[Row]) -> String {
             ph("receive"),
             num(r.connections),
             num(r.bytes_down),
+            exp.metric.name().to_string(),
+            num(r.plt_gain),
+            num(r.tow_gain_ci[0]),
+            num(r.tow_gain_ci[1]),
         ]);
         out.push_str(&fields.join(","));
         out.push('\n');
@@ -350,6 +376,16 @@ fn x_ticks(exp: &Experiment, axis: &str) -> Vec<(f64, String)> {
         .collect()
 }
 
+/// The headline metric in words, the other named beside it.
+fn metric_words(m: results::Metric) -> &'static str {
+    match m {
+        results::Metric::Plt => "PLT (page load time; ToW beside it in summary.csv)",
+        results::Metric::Tow => {
+            "ToW (time on wire: first request packet to last response packet, 004's metric; PLT beside it)"
+        }
+    }
+}
+
 /// Mean gain per site and protocol over the sweep, with the range of group gains.
 fn headline(exp: &Experiment, rows: &[Row]) -> Vec<String> {
     let mut out = Vec::new();
@@ -374,8 +410,9 @@ fn headline(exp: &Experiment, rows: &[Row]) -> Vec<String> {
                     (a.min(*g), b.max(*g))
                 });
             let mut line = format!(
-                "{site}: {proto} over {}: mean gain {:+.1} % over {} point(s) (from {:+.1} to {:+.1})",
+                "{site}: {proto} over {}: mean {} gain {:+.1} % over {} point(s) (from {:+.1} to {:+.1})",
                 exp.baseline,
+                exp.metric.label(),
                 mean(&gains),
                 gains.len(),
                 lo,
@@ -575,7 +612,7 @@ fn render(
     h.section("summary", "Summary");
     let _ = write!(
         h.body,
-        "<p>{} Trials in the experiment; {} probes recorded ({} failed, {} not run yet). Protocols: {}; baseline {}. Swept: {}. {} repetitions per point; gain = (baseline − X) / baseline × 100 % of mean PLT, positive when X is faster; CIs are 95 % (Student's t for means, bootstrap for gains).</p><ul>",
+        "<p>{} Trials in the experiment; {} probes recorded ({} failed, {} not run yet). Protocols: {}; baseline {}. Swept: {}. {} repetitions per point; gain = (baseline − X) / baseline × 100 % of mean {}, positive when X is faster; CIs are 95 % (Student's t for means, bootstrap for gains).</p><ul>",
         exp.trial_count(),
         probes.len(),
         failed,
@@ -583,7 +620,8 @@ fn render(
         esc(&all.join(", ")),
         exp.baseline,
         esc(&if exp.swept().is_empty() { "nothing".to_string() } else { exp.swept().join(", ") }),
-        exp.reps
+        exp.reps,
+        metric_words(exp.metric)
     );
     for line in headline {
         let _ = write!(h.body, "<li>{}</li>", esc(line));
@@ -617,7 +655,7 @@ fn render(
             let marks = reference_marks(exp, &site, Some(axis));
             h.figure(
                 svg::line_chart(
-                    &format!("{site}: gain of mean PLT over {} against {axis}", exp.baseline),
+                    &format!("{site}: gain of mean {} over {} against {axis}", exp.metric.label(), exp.baseline),
                     &axis_label(axis),
                     &format!("gain over {} (%)", exp.baseline),
                     &x_ticks(exp, axis),
@@ -626,7 +664,7 @@ fn render(
                     &marks,
                     true,
                 ),
-                &format!("Gain of mean PLT over {} with 95 % bootstrap bands; diamonds and dashed lines are the paper's numbers.{averaged}", exp.baseline),
+                &format!("Gain of mean {} over {} with 95 % bootstrap bands; diamonds and dashed lines are the paper's numbers.{averaged}", metric_words(exp.metric), exp.baseline),
             );
             let series = gain_series(
                 exp,
@@ -672,7 +710,7 @@ fn render(
                 };
                 h.figure(
                     svg::heatmap(&format!("{site}: gain of {proto} over {}", exp.baseline), col_axis, row_axis, &cols, &rws, &cell),
-                    &format!("Gain of mean PLT (%) of {proto} over {} at each point (blue: faster, red: slower), as in 004's Fig. 9.", exp.baseline),
+                    &format!("Gain of mean {} (%) of {proto} over {} at each point (blue: faster, red: slower), as in 004's Fig. 9.", exp.metric.label(), exp.baseline),
                 );
             }
         }
@@ -799,11 +837,15 @@ fn render(
     }
 
     h.section("table", "All groups");
-    h.body.push_str("<table><tr><th>point</th><th>protocol</th><th>n</th><th>failed</th><th>PLT mean (ms)</th><th>95 % CI</th><th>median</th><th>gain (%)</th><th>95 % CI</th></tr>");
+    let _ = write!(h.body, "<table><tr><th>point</th><th>protocol</th><th>n</th><th>failed</th><th>PLT mean (ms)</th><th>95 % CI</th><th>median</th><th>{} gain (%)</th><th>95 % CI</th><th>ToW mean (ms)</th><th>{} gain (%)</th></tr>", exp.metric.label(), exp.metric.other().label());
     for r in rows {
+        let other = match exp.metric {
+            results::Metric::Plt => r.tow_gain,
+            results::Metric::Tow => r.plt_gain,
+        };
         let _ = write!(
             h.body,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&r.key),
             esc(&r.protocol),
             r.n,
@@ -813,6 +855,8 @@ fn render(
             or_na(r.plt.median, |v| format!("{v:.0}")),
             if r.protocol == exp.baseline.name() { "baseline".into() } else { or_na(r.gain, |v| format!("{v:+.1}")) },
             if r.protocol == exp.baseline.name() { String::new() } else { ci_text(r.gain_ci, |v| format!("{v:+.1}")) },
+            or_na(r.tow.mean, |v| format!("{v:.0}")),
+            if r.protocol == exp.baseline.name() { "baseline".into() } else { or_na(other, |v| format!("{v:+.1}")) },
         );
     }
     h.body.push_str("</table>");

@@ -154,6 +154,8 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A built-in site name or a site file.
     Site,
+    /// A layout: origin, mirror or shards:N (`site::Layout`).
+    Layout,
 }
 
 /// One axis of an experiment: its section, name, kind and default value.
@@ -257,7 +259,7 @@ pub const FIELDS: &[Field] = &[
             default_ok: false,
         },
         default: "1",
-        help: "server addresses the site's hosts are spread over",
+        help: "server addresses the origin layout's hosts are spread over (Fig. 8's shards: layout = \"shards:N\")",
     },
     Field {
         section: "knobs",
@@ -306,6 +308,13 @@ pub const FIELDS: &[Field] = &[
         default: "0ms",
         help: "server think time per response",
     },
+    Field {
+        section: "knobs",
+        name: "layout",
+        kind: Kind::Layout,
+        default: "origin",
+        help: "origin, mirror (one host, 004 §V) or shards:N (N host names, each its own address, 004 Fig. 8)",
+    },
 ];
 
 pub fn field(name: &str) -> Option<&'static Field> {
@@ -352,6 +361,9 @@ pub struct Experiment {
     /// Every axis with its values, in FIELDS order.
     pub axes: Vec<(String, Vec<String>)>,
     pub references: Vec<Reference>,
+    /// The headline metric of the report's gains (`metric = "tow"|"plt"`,
+    /// default PLT); the other is shown beside it.
+    pub metric: crate::summary::Metric,
 }
 
 fn ser_duration<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -389,6 +401,8 @@ struct File {
     knobs: BTreeMap<String, Spanned<toml::Value>>,
     #[serde(default)]
     reference: Vec<Spanned<Reference>>,
+    #[serde(default)]
+    metric: Option<Spanned<String>>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -547,6 +561,13 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, ExperimentError> {
         references.push(r);
     }
 
+    let metric = match &doc.metric {
+        None => crate::summary::Metric::Plt,
+        Some(m) => m
+            .get_ref()
+            .parse()
+            .map_err(|e: String| at(m.span(), "metric", &e))?,
+    };
     let exp = Experiment {
         name: doc.name.unwrap_or_else(|| {
             std::path::Path::new(file)
@@ -565,6 +586,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, ExperimentError> {
         timeout,
         axes,
         references,
+        metric,
     };
     let n = exp.trial_count();
     if n > MAX_TRIALS {
@@ -651,6 +673,13 @@ pub fn canonical(kind: Kind, s: &str) -> Result<String, ValueError> {
         }),
         Kind::Site if s.is_empty() => Err(ValueError::EmptySite),
         Kind::Site => Ok(s.into()),
+        Kind::Layout => s
+            .parse::<site::Layout>()
+            .map(|l| l.to_string())
+            .map_err(|_| ValueError::Choice {
+                given: s.to_string(),
+                allowed: &["origin", "mirror", "shards:N (N in 1..=254)"],
+            }),
     }
 }
 
@@ -670,6 +699,11 @@ pub fn magnitude(kind: Kind, canonical: &str) -> Option<f64> {
             .ok()
             .map(|l| l.mean_loss() * 100.0),
         Kind::Int { .. } => canonical.parse::<i64>().ok().map(|i| i as f64),
+        Kind::Layout => match canonical.parse::<site::Layout>().ok()? {
+            site::Layout::Origin => None,
+            site::Layout::Mirror => Some(1.0),
+            site::Layout::Shards(n) => Some(n as f64),
+        },
         Kind::Queue | Kind::Choice(_) | Kind::Site => None,
     }
 }
@@ -812,13 +846,16 @@ impl Experiment {
     }
 }
 
-/// A point's key: its set values in FIELDS order, `name=value` joined by spaces.
+/// A point's key: its set values in FIELDS order, `name=value` joined by
+/// spaces. `layout=origin` (the layout before there were layouts) is left
+/// out, so that older campaigns' keys stay theirs.
 pub fn point_key(p: &Point) -> String {
     FIELDS
         .iter()
         .filter_map(|f| {
             p.get(f.name)
                 .filter(|v| !v.is_empty())
+                .filter(|v| !(f.name == "layout" && v.as_str() == "origin"))
                 .map(|v| format!("{}={v}", f.name))
         })
         .collect::<Vec<_>>()
@@ -855,7 +892,7 @@ pub fn differences(a: &Experiment, b: &Experiment) -> Vec<String> {
 
 /// Top-level fields that label a campaign without changing what it measures:
 /// they may change between the runs of one campaign (the copy follows).
-pub const LABELS: &[&str] = &["name", "description"];
+pub const LABELS: &[&str] = &["name", "description", "metric"];
 
 /// The fields in which two experiments differ as campaigns: `differences`
 /// less the labels. Empty: a campaign of one may resume with the other.

@@ -27,4 +27,4 @@ pub use files::{
 pub use kinds::{ClientKind, PeerKind, ServerKind, UnknownName};
 pub use probe::{latest, read_probes, Measured, Phases, ProbeRecord};
 pub use proto::Protocol;
-pub use summary::{summarize_protocols, ProtocolSummary};
+pub use summary::{summarize_protocols, Metric, ProtocolSummary};

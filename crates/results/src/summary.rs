@@ -1,11 +1,81 @@
 //! The per-protocol summary of a group of probes — PLT and ToW (mean, median,
 //! Student-t CI), bytes, connections, and the gain of mean PLT over a baseline
-//! with its bootstrap CI — computed here once for `compare` and the report.
+//! with its bootstrap CI, and of mean ToW likewise — computed here once for
+//! `compare` and the report; `Metric` names which of the two is the headline.
 
 use crate::probe::Measured;
 use crate::stats::{gain_with_ci, mean, summarize, Summary, BOOTSTRAP_SEED};
 use proto::Protocol;
 use serde::Serialize;
+use std::fmt;
+
+/// The headline metric of a comparison: PLT (compare's default) or time on
+/// wire (the paper's, 004 §IV: first request packet to last response packet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    #[default]
+    Plt,
+    Tow,
+}
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Plt => "plt",
+            Metric::Tow => "tow",
+        }
+    }
+
+    /// As a reader sees it: "PLT" or "ToW".
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Plt => "PLT",
+            Metric::Tow => "ToW",
+        }
+    }
+
+    /// The other one, shown beside the headline.
+    pub fn other(self) -> Metric {
+        match self {
+            Metric::Plt => Metric::Tow,
+            Metric::Tow => Metric::Plt,
+        }
+    }
+
+    /// The headline's (gain, CI) of a summary.
+    pub fn gain(self, s: &ProtocolSummary) -> (f64, [f64; 2]) {
+        match self {
+            Metric::Plt => (s.gain_pct, s.gain_ci95),
+            Metric::Tow => (s.tow_gain_pct, s.tow_gain_ci95),
+        }
+    }
+
+    /// The headline's per-probe summary.
+    pub fn summary(self, s: &ProtocolSummary) -> &Summary {
+        match self {
+            Metric::Plt => &s.plt_ms,
+            Metric::Tow => &s.tow_ms,
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Metric, String> {
+        match s {
+            "plt" => Ok(Metric::Plt),
+            "tow" => Ok(Metric::Tow),
+            _ => Err(format!("'{s}' is not a metric: plt or tow")),
+        }
+    }
+}
 
 /// One protocol's probes in a group, summarized.
 #[derive(Debug, Clone, Serialize)]
@@ -22,6 +92,9 @@ pub struct ProtocolSummary {
     /// (the baseline's own: against a resample of itself).
     pub gain_pct: f64,
     pub gain_ci95: [f64; 2],
+    /// Gain of mean ToW over the baseline's, in %, with its 95 % bootstrap CI.
+    pub tow_gain_pct: f64,
+    pub tow_gain_ci95: [f64; 2],
 }
 
 /// Per protocol of `protocols`, in that order: the summary of its finished
@@ -38,6 +111,7 @@ pub fn summarize_protocols<P: Measured>(
             .collect()
     };
     let base: Vec<f64> = ok(baseline).iter().map(|r| r.plt_ms()).collect();
+    let base_tow: Vec<f64> = ok(baseline).iter().map(|r| r.tow_ms()).collect();
     protocols
         .iter()
         .map(|&p| {
@@ -45,6 +119,7 @@ pub fn summarize_protocols<P: Measured>(
             let plt: Vec<f64> = good.iter().map(|r| r.plt_ms()).collect();
             let tow: Vec<f64> = good.iter().map(|r| r.tow_ms()).collect();
             let (gain_pct, gain_ci95) = gain_with_ci(&base, &plt, BOOTSTRAP_SEED);
+            let (tow_gain_pct, tow_gain_ci95) = gain_with_ci(&base_tow, &tow, BOOTSTRAP_SEED);
             ProtocolSummary {
                 protocol: p,
                 n: good.len(),
@@ -68,6 +143,8 @@ pub fn summarize_protocols<P: Measured>(
                 ),
                 gain_pct,
                 gain_ci95,
+                tow_gain_pct,
+                tow_gain_ci95,
             }
         })
         .collect()
@@ -123,6 +200,12 @@ mod tests {
             gain_with_ci(&[100.0, 110.0, 90.0], &[80.0, 85.0, 75.0], BOOTSTRAP_SEED)
         );
         assert_eq!(s[1].tow_ms.mean, 70.0);
+        // ToW: 100, 90, 80 against 70, 75, 65.
+        assert!((s[1].tow_gain_pct - 100.0 * (90.0 - 70.0) / 90.0).abs() < 1e-9);
+        assert_eq!(Metric::Tow.gain(&s[1]).0, s[1].tow_gain_pct);
+        assert_eq!(Metric::Plt.gain(&s[1]).0, s[1].gain_pct);
+        assert_eq!("tow".parse::<Metric>(), Ok(Metric::Tow));
+        assert!("wire".parse::<Metric>().unwrap_err().contains("plt or tow"));
         assert_eq!(s[1].bytes_down, 1000.0);
         // Borrowed records summarize alike.
         let refs: Vec<&ProbeRecord> = probes.iter().collect();

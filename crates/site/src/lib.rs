@@ -1,14 +1,17 @@
 //! Sites for spdylab: a page as a tree of Resources — built-in profiles from the
 //! source studies, user sites in TOML, content generated deterministically in
-//! real formats, and the mapping of hosts onto shards. No I/O.
+//! real formats, layouts (origin, mirror, shards:N) and the mapping of hosts
+//! onto shards. No I/O.
 
 pub mod content;
 mod file;
+mod layout;
 mod model;
 mod profiles;
 mod tree;
 
 pub use file::parse as parse_toml;
+pub use layout::{Layout, MAX_SHARDS};
 pub use model::{Kind, Resource, Reveal, SiteError};
 pub use profiles::{builtin, BUILTIN, DEFAULT_SEED};
 pub use tree::Site;

@@ -90,6 +90,10 @@ pub struct BenchArgs {
     /// (any LINK flag puts the server and the generator in a testbed)
     #[command(flatten)]
     pub link: crate::link_args::LinkArgs,
+    /// How the site's resources map to host names: origin, mirror (all on the
+    /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
+    #[arg(long, requires = "site", default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
+    pub layout: lab::sites::Layout,
 }
 
 fn usage(msg: String) -> Failure {
@@ -124,14 +128,18 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
                 cacert: args.cacert.clone(),
             }
         }
-        (None, Some(name)) => Target::Site {
-            site: Box::new(crate::sites::site(name, lab::sites::DEFAULT_SEED)?),
-            link: if choice.shaped() {
-                Some(crate::link_args::testbed_spec(&choice, 1)?)
-            } else {
-                None
-            },
-        },
+        (None, Some(name)) => {
+            let (site, addresses) =
+                crate::sites::laid_out(name, lab::sites::DEFAULT_SEED, args.layout, 1)?;
+            Target::Site {
+                site: Box::new(site),
+                link: if choice.shaped() {
+                    Some(crate::link_args::testbed_spec(&choice, addresses)?)
+                } else {
+                    None
+                },
+            }
+        }
         (None, None) => unreachable!("clap requires a URL or --site"),
     };
     let request = BenchRequest {

@@ -101,7 +101,9 @@ pub struct CompareArgs {
     /// Probes per protocol run first and not counted
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
-    /// Server addresses the site's hosts are spread over
+    /// Origin layout only: server addresses the site's own hosts are spread
+    /// over (Fig. 8's shards, N host names each with its own address, are
+    /// --layout shards:N)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
     pub shards: u16,
     /// The server's concurrent-stream limit per HTTP/2 connection
@@ -147,6 +149,19 @@ pub struct CompareArgs {
     /// or on Ctrl-C
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// How the site's resources map to host names: origin (each host as on
+    /// the live site), mirror (all on the page's host, as 004's wget mirror),
+    /// shards:N (spread over N host names, each its own address, as 004 Fig. 8)
+    #[arg(long, default_value = "origin", value_parser = sites::parse_layout, value_name = "LAYOUT")]
+    pub layout: lab::sites::Layout,
+    /// The headline of the table's gain column: plt, or tow (time on wire,
+    /// 004's metric); --json carries both
+    #[arg(long, default_value = "plt", value_parser = parse_metric, value_name = "METRIC")]
+    pub metric: lab::compare::Metric,
+}
+
+fn parse_metric(s: &str) -> Result<lab::compare::Metric, String> {
+    s.parse()
 }
 
 /// Writes `text` to `path` whole or not at all (a temporary file, renamed).
@@ -161,8 +176,8 @@ fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
-    let site = sites::site(&args.site, args.site_seed)?;
-    let testbed = args.link.testbed_spec(args.shards as usize)?;
+    let (site, addresses) = sites::laid_out(&args.site, args.site_seed, args.layout, args.shards)?;
+    let testbed = args.link.testbed_spec(addresses)?;
     if let Some(dir) = &args.har_dir {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::Usage(format!("--har-dir {}: {e}", dir.display())))?;
@@ -281,7 +296,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     if args.json {
         println!("{doc}");
     } else {
-        print_table(&spec, &summary);
+        print_table(&spec, &summary, args.metric);
+        println!("{}", settings_line(&args, &spec));
     }
     if interrupted {
         if let Some(e) = har_error {
@@ -296,7 +312,42 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     })
 }
 
-fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary]) {
+/// The one line under the table: which layout, pooling, TLS and metric the
+/// comparison used (issue 16), so that a number is never read without them.
+fn settings_line(args: &CompareArgs, spec: &ProbeSpec) -> String {
+    let layout = match args.layout {
+        lab::sites::Layout::Origin => format!(
+            "origin ({} host names on {} address{})",
+            spec.site.hosts().len(),
+            spec.testbed.shards,
+            if spec.testbed.shards == 1 { "" } else { "es" }
+        ),
+        lab::sites::Layout::Mirror => {
+            "mirror (every resource on the page's host, one address)".into()
+        }
+        l => format!(
+            "{l} ({} host names, each its own address)",
+            spec.site.hosts().len()
+        ),
+    };
+    // TODO(issue 16, helper "fidelity"): name --pool's choice here once it exists.
+    let pool = format!(
+        "per-address (h2/spdy3: one connection per server address; h1: {} per host)",
+        spec.conns_per_host
+    );
+    let tls = match spec.tls13_only {
+        None => "1.3 (1.2 offered)",
+        Some(true) => "1.3 only",
+        Some(false) => "1.2 only",
+    };
+    format!(
+        "settings: layout {layout}; pooling {pool}; TLS {tls}; metric {} (gain), {} beside it",
+        args.metric.label(),
+        args.metric.other().label()
+    )
+}
+
+fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare::Metric) {
     println!(
         "site {} ({} resources, {:.1} kB) — {}",
         spec.site.name,
@@ -314,16 +365,17 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary]) {
         "ToW mean",
         "kB down",
         "conns",
-        "gain vs first (95% CI)"
+        format!("{} gain vs first (95% CI)", metric.label())
     );
     for r in rows {
+        let (gain_pct, gain_ci95) = metric.gain(r);
         let gain = if r.protocol == rows[0].protocol {
             "baseline".to_string()
         } else {
             format!(
                 "{}% [{}]",
-                or_na(r.gain_pct, |v| format!("{v:+.1}")),
-                interval(r.gain_ci95, |v| format!("{v:+.1}"), ", ")
+                or_na(gain_pct, |v| format!("{v:+.1}")),
+                interval(gain_ci95, |v| format!("{v:+.1}"), ", ")
             )
         };
         println!(

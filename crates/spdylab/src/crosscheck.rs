@@ -39,7 +39,8 @@ pub struct CrosscheckArgs {
     /// Probes per protocol and client run first and not counted
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
-    /// Server addresses the site's hosts are spread over
+    /// Origin layout only: server addresses the site's hosts are spread over
+    /// (Fig. 8's shards: --layout shards:N)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
     pub shards: u16,
     /// Only this TLS version (default: 1.3, falling back to 1.2)
@@ -54,6 +55,10 @@ pub struct CrosscheckArgs {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
+    /// How the site's resources map to host names: origin, mirror (all on the
+    /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
+    #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
+    pub layout: lab::sites::Layout,
 }
 
 pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
@@ -63,14 +68,17 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         args.rtts.iter().map(|r| Some(*r)).collect()
     };
     let mut sites = Vec::new();
+    let mut addresses = args.shards as usize;
     for s in &args.sites {
-        sites.push(sites::site(s, lab::sites::DEFAULT_SEED)?);
+        let (site, n) = sites::laid_out(s, lab::sites::DEFAULT_SEED, args.layout, args.shards)?;
+        addresses = n;
+        sites.push(site);
     }
     let mut links = Vec::new();
     for rtt in &rtts {
         let mut choice = args.link.choice()?;
         choice.rtt = *rtt;
-        let testbed = crate::link_args::testbed_spec(&choice, args.shards as usize)?;
+        let testbed = crate::link_args::testbed_spec(&choice, addresses)?;
         links.push((describe(&testbed), testbed));
     }
     let spec = CrosscheckSpec {

@@ -97,6 +97,10 @@ pub struct LoadArgs {
     /// Print one JSON object at the end (derived figures and totals)
     #[arg(long)]
     pub json: bool,
+    /// How the site's resources map to host names: origin, mirror (all on the
+    /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
+    #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
+    pub layout: lab::sites::Layout,
 }
 
 pub fn parse_users(s: &str) -> Result<(u32, u32), String> {
@@ -133,8 +137,8 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
             "--keepalive sets a real server's keep-alive timeout; the built-in server keeps connections open: use --server apache|nginx|h2o|caddy".into(),
         ));
     }
-    let site = sites::site(&args.site, args.site_seed)?;
-    let testbed = args.link.testbed_spec(1)?;
+    let (site, addresses) = sites::laid_out(&args.site, args.site_seed, args.layout, 1)?;
+    let testbed = args.link.testbed_spec(addresses)?;
     let spec = LoadSpec {
         site,
         protocols: args.protocols.0.clone(),

@@ -9,21 +9,9 @@ use std::path::PathBuf;
 
 /// Reproduce a figure of "Can SPDY really make the web faster?" (004): sweep, then report
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:
-  spdylab paper fig2 --quick --out results/fig2-quick
-  spdylab paper fig9 --out results/fig9 --jobs 2
-  spdylab paper all --quick --out results/paper      # results/paper/fig2, .../fig4, ...
-  spdylab paper fig2 --print > fig2.toml             # the experiment file, to edit
-  spdylab paper load --quick --out results/load      # seed 000: users until the SLA breaks
-
-Figures: fig2 (RTT), fig4 (bandwidth), fig6 (loss), fig8 (shards), fig9 (streams x RTT),
-iw (initial window); pipelining: seed 003's throughput matrix (built-in server and
-nginx; h1, TLS, pipelining x8/x16, h2, h2c); load: seed 000's load test (Apache worker
-MPM, http/https/h2, and spdy3 on the built-in server; --quick: 1-400 users in 5 min).
-The paper's numbers, where it gives them, are drawn as marks.
-An interrupted figure campaign resumes when the same command is run again.")]
+#[command(after_help = help())]
 pub struct PaperArgs {
-    /// fig2, fig4, fig6, fig8, fig9, iw, all, pipelining (seed 003) or load (seed 000)
+    /// fig2, fig4, fig6, fig8, fig9, iw, mobile (seed 002), all, pipelining (seed 003) or load (seed 000)
     pub figure: String,
     /// A reduced grid that runs in minutes
     #[arg(long)]
@@ -42,6 +30,31 @@ pub struct PaperArgs {
     pub client: crate::compare::ClientArg,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// The examples, then every preset's settings table (`lab::presets::help_tables`).
+fn help() -> String {
+    format!(
+        "{}\n\nSettings of each preset (full grid, and --quick where it differs):\n\n{}",
+        "Examples:
+  spdylab paper fig2 --quick --out results/fig2-quick
+  spdylab paper fig9 --out results/fig9 --jobs 2
+  spdylab paper all --quick --out results/paper      # results/paper/fig2, .../fig4, ...
+  spdylab paper fig2 --print > fig2.toml             # the experiment file, to edit
+  spdylab paper load --quick --out results/load      # seed 000: users until the SLA breaks
+
+Figures: fig2 (RTT), fig4 (bandwidth), fig6 (loss), fig8 (shards), fig9 (streams x RTT),
+iw (initial window), on 004's testbed (one mirrored server, TLS 1.2, time on wire; fig8:
+N shard host names); mobile: seed 002 (2/1 Mbit/s, 150 ms, http vs spdy3/h2, every
+built-in site, PLT); pipelining: seed 003's throughput matrix (built-in server and
+nginx; h1, TLS, pipelining x8/x16, h2, h2c); load: seed 000's load test (Apache worker
+MPM (600 workers, as 000's mod_spdy pool) for http/https and h2 as SPDY's stand-in, and
+spdy3 on the built-in server; icons page, 40/45 ms, think 5 s, SLA 3 s; --quick: 1-400
+users in 5 min).
+The paper's numbers, where it gives them, are drawn as marks.
+An interrupted figure campaign resumes when the same command is run again.",
+        presets::help_tables()
+    )
 }
 
 pub fn run(args: PaperArgs) -> Result<i32, Failure> {

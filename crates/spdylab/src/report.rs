@@ -13,7 +13,9 @@ use std::path::PathBuf;
 summary.csv has one row per point and protocol: site, point, protocol, n, failed,
 plt_mean_ms, plt_median_ms, plt_ci_lo_ms, plt_ci_hi_ms, tow_mean_ms, tow_median_ms,
 gain_pct, gain_ci_lo, gain_ci_hi, tow_gain_pct, connect_ms, ssl_ms, send_ms, wait_ms,
-receive_ms, connections, bytes_down (see docs/experiments.md).")]
+receive_ms, connections, bytes_down, metric, plt_gain_pct, tow_gain_ci_lo,
+tow_gain_ci_hi (see docs/experiments.md). gain_pct is the experiment's headline
+metric's gain (metric = \"tow\" or \"plt\"; default plt).")]
 pub struct ReportArgs {
     /// The campaign directory (from `spdylab sweep` or `spdylab paper`), or a load test's (`spdylab load --out`)
     pub dir: PathBuf,

@@ -32,7 +32,8 @@ pub struct ServeArgs {
     /// TLS address (https, h2)
     #[arg(long, default_value = "127.0.0.1:8443")]
     pub tls_listen: SocketAddr,
-    /// Server addresses to spread the site's hosts over (shard i on 127.0.0.i)
+    /// Origin layout: server addresses to spread the site's hosts over (shard
+    /// i on 127.0.0.i); --layout shards:N puts each of its N names on its own
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
     pub shards: u16,
     /// Concurrent streams per HTTP/2 connection (advertised in SETTINGS)
@@ -50,6 +51,10 @@ pub struct ServeArgs {
     /// Seed of the site's content
     #[arg(long, default_value_t = lab::sites::DEFAULT_SEED)]
     pub seed: u64,
+    /// How the site's resources map to host names: origin, mirror (all on the
+    /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
+    #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
+    pub layout: lab::sites::Layout,
 }
 
 impl From<ServeError> for Failure {
@@ -62,13 +67,13 @@ impl From<ServeError> for Failure {
 }
 
 pub fn run(args: ServeArgs) -> Result<i32, Failure> {
-    let site = sites::site(&args.site, args.seed)?;
+    let (site, addresses) = sites::laid_out(&args.site, args.seed, args.layout, args.shards)?;
     let serving = lab::serve::bind(ServeRequest {
         site,
         offer: args.offer,
         listen: args.listen,
         tls_listen: args.tls_listen,
-        shards: args.shards as usize,
+        shards: addresses,
         max_streams: args.max_streams,
         server_delay: args.server_delay,
         tls13_only: TlsArg::tls13_only(args.tls),

@@ -31,6 +31,28 @@ pub fn site(name_or_path: &str, seed: u64) -> Result<Site, Failure> {
     lab::sites::resolve(name_or_path, seed).map_err(|e| Failure::Usage(e.named("--site")))
 }
 
+/// Parses `--layout` (origin, mirror, shards:N).
+pub fn parse_layout(s: &str) -> Result<lab::sites::Layout, String> {
+    s.parse()
+}
+
+/// `--site` resolved and laid out by `--layout`, with the number of server
+/// addresses it is placed on (`--shards` for the origin layout, the
+/// layout's own otherwise: `lab::trial::addresses`).
+pub fn laid_out(
+    name_or_path: &str,
+    seed: u64,
+    layout: lab::sites::Layout,
+    shards: u16,
+) -> Result<(Site, usize), Failure> {
+    let origin = site(name_or_path, seed)?;
+    let addresses = lab::trial::addresses(layout, shards as usize, &|k| format!("--{k}"))
+        .map_err(Failure::Usage)?;
+    let s = lab::sites::lay_out(&origin, layout)
+        .map_err(|e| Failure::Usage(format!("--layout {layout}: {e}")))?;
+    Ok((s, addresses))
+}
+
 fn kb(bytes: usize) -> String {
     format!("{:.1} kB", bytes as f64 / 1000.0)
 }

@@ -198,5 +198,18 @@ fn one_repetition_prints_na_not_nan() {
     );
     assert!(!text.to_lowercase().contains("nan"), "{text}");
     assert!(text.contains("n/a"), "{text}");
+    // One line under the table names the layout, pooling, TLS and metric (make demo's too).
+    let settings = text
+        .lines()
+        .find(|l| l.starts_with("settings: "))
+        .unwrap_or_else(|| panic!("no settings line: {text}"));
+    for want in [
+        "layout origin",
+        "pooling per-address",
+        "TLS 1.3",
+        "metric PLT",
+    ] {
+        assert!(settings.contains(want), "{want}: {settings}");
+    }
     assert!(text.contains("one repetition has no"), "{text}");
 }

@@ -206,6 +206,10 @@ fn slices_merge_and_the_report_renders_in_chromium() {
         "receive_ms",
         "connections",
         "bytes_down",
+        "metric",
+        "plt_gain_pct",
+        "tow_gain_ci_lo",
+        "tow_gain_ci_hi",
     ];
     assert_eq!(header, documented);
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
