@@ -22,6 +22,8 @@ pub struct ProtocolSummary {
     /// (the baseline's own: against a resample of itself).
     pub gain_pct: f64,
     pub gain_ci95: [f64; 2],
+    /// Mean bytes client → server (requests, handshakes, ACKs).
+    pub bytes_up: f64,
 }
 
 /// Per protocol of `protocols`, in that order: the summary of its finished
@@ -68,6 +70,7 @@ pub fn summarize_protocols<P: Measured>(
                 ),
                 gain_pct,
                 gain_ci95,
+                bytes_up: mean(&good.iter().map(|r| r.bytes_up() as f64).collect::<Vec<_>>()),
             }
         })
         .collect()
