@@ -325,7 +325,7 @@ pub const FIELDS: &[Field] = &[
         name: "headers",
         kind: Kind::Choice(&["chrome2014", "minimal"]),
         default: "chrome2014",
-        help: "model client's request headers: a 2014 Chrome's (~450 B) or minimal",
+        help: "model client's request headers: a 2014 Chrome's (~350–450 B) or minimal",
     },
     Field {
         section: "knobs",

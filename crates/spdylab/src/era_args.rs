@@ -20,7 +20,7 @@ pub enum CertArg {
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum HeadersArg {
     /// A 2014 Chrome's: user-agent, accept by resource type, accept-encoding,
-    /// accept-language, referer (~450 B per request on HTTP/1.1)
+    /// accept-language, referer (~350–450 B per request on HTTP/1.1)
     Chrome2014,
     /// Two or three short headers (spdylab before issue 16)
     Minimal,
