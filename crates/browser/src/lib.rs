@@ -180,6 +180,7 @@ impl Browser {
                 connections: 0,
                 entries: Vec::new(),
                 error: Some(format!("chromium: {e}\n{}", self.log())),
+                tls_resumed: 0,
             },
         }
     }

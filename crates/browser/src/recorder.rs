@@ -190,6 +190,7 @@ impl Recorder {
             connections: connections.len(),
             entries,
             error: (!errors.is_empty()).then(|| errors.join("; ")),
+            tls_resumed: 0,
         }
     }
 }

@@ -1,9 +1,13 @@
 //! One page load over real sockets: the event loop that joins discovery, the
 //! scheduler and the connections, and records each resource's timings. Every
-//! load starts cold: new connections, full TLS handshakes, nothing cached.
+//! load starts cold: new connections, full TLS handshakes (unless the config
+//! shares a TLS session store across loads: `--tls-resume`), nothing cached.
+//! Requests carry the config's header set (`headers`), with the referer of
+//! the document or style sheet that named them.
 
-use crate::conn::{self, client_tls, Event, RequestSender};
+use crate::conn::{self, client_tls_resuming, Event, RequestSender};
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
+use crate::headers::RequestHeaders;
 use crate::schedule::{Action, ConnId, Policy, ReqId, Scheduler};
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
@@ -33,6 +37,11 @@ pub struct PageConfig {
     pub https_port: u16,
     /// The whole load must end within this.
     pub timeout: Duration,
+    /// The request headers (`--headers`, `--cookie-bytes`).
+    pub headers: RequestHeaders,
+    /// TLS sessions kept from earlier loads and resumed (`--tls-resume`);
+    /// None: every handshake is full.
+    pub tls_sessions: Option<Arc<dyn rustls::client::ClientSessionStore>>,
 }
 
 /// Why a page did not load (its words are `PageResult::error`).
@@ -107,6 +116,8 @@ pub struct PageResult {
     pub connections: usize,
     pub entries: Vec<Entry>,
     pub error: Option<String>,
+    /// TLS handshakes that resumed an earlier session (model client only).
+    pub tls_resumed: usize,
 }
 
 #[derive(Default)]
@@ -124,6 +135,8 @@ struct Req {
     bytes: u64,
     html: Option<HtmlScanner>,
     body: Vec<u8>,
+    /// The URL of the document or style sheet that named it (None: the page).
+    referer: Option<String>,
 }
 
 struct Conn {
@@ -132,6 +145,7 @@ struct Conn {
     tls_ms: f64,
     first_req: Option<ReqId>,
     sender: Option<RequestSender>,
+    resumed: bool,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -204,7 +218,7 @@ impl<'a> State<'a> {
         }
     }
 
-    fn discover(&mut self, found: Found) -> Result<(), Error> {
+    fn discover(&mut self, found: Found, referer: Option<String>) -> Result<(), Error> {
         let key = (found.host.clone(), found.path.clone());
         if self.seen.contains_key(&key) {
             return Ok(());
@@ -216,6 +230,7 @@ impl<'a> State<'a> {
             host: found.host,
             path: found.path,
             discovered: Some(Instant::now()),
+            referer,
             ..Default::default()
         });
         self.sched.discovered(id, &pool);
@@ -224,7 +239,7 @@ impl<'a> State<'a> {
 
     async fn run(&mut self) -> Result<(), Error> {
         let (host, path) = self.cfg.root.clone();
-        self.discover(Found { host, path })?;
+        self.discover(Found { host, path }, None)?;
         loop {
             self.act()?;
             if self.reqs.iter().all(|r| r.done.is_some()) {
@@ -263,6 +278,7 @@ impl<'a> State<'a> {
                         tls_ms: -1.0,
                         first_req: None,
                         sender: None,
+                        resumed: false,
                     });
                     debug_assert_eq!(self.conns.len() - 1, conn);
                     let port = if self.cfg.protocol.tls() {
@@ -288,12 +304,22 @@ impl<'a> State<'a> {
                     let c = &mut self.conns[conn];
                     c.first_req.get_or_insert(req);
                     let (host, path) = (r.host.clone(), r.path.clone());
+                    let headers = self.cfg.headers.for_request(
+                        self.cfg.protocol,
+                        &path,
+                        r.referer.as_deref(),
+                    );
                     match c.sender.as_mut() {
                         Some(RequestSender::H1(tx)) => {
-                            let _ = tx.send((req, host, path));
+                            let _ = tx.send((req, host, path, headers));
                         }
                         Some(RequestSender::Spdy3(tx)) => {
-                            let _ = tx.send(conn::spdy3::Job { req, host, path });
+                            let _ = tx.send(conn::spdy3::Job {
+                                req,
+                                host,
+                                path,
+                                headers,
+                            });
                         }
                         Some(RequestSender::H2(send)) => {
                             tokio::spawn(conn::h2::request(
@@ -304,6 +330,7 @@ impl<'a> State<'a> {
                                 path,
                                 self.cfg.protocol,
                                 self.tx.clone(),
+                                headers,
                             ));
                         }
                         None => return Err(Error::Unconnected),
@@ -321,10 +348,12 @@ impl<'a> State<'a> {
                 at,
                 tls_ms,
                 sender,
+                resumed,
             } => {
                 let c = &mut self.conns[conn];
                 c.ready = Some(at);
                 c.tls_ms = tls_ms;
+                c.resumed = resumed;
                 c.sender = Some(sender);
                 self.sched.connected(conn, None);
             }
@@ -350,6 +379,7 @@ impl<'a> State<'a> {
                 r.content_type = content_type;
             }
             Event::Data { req, data } => {
+                let url = self.url_of(req);
                 let r = &mut self.reqs[req];
                 r.bytes += data.len() as u64;
                 let found = match r.html.as_mut() {
@@ -364,10 +394,11 @@ impl<'a> State<'a> {
                     }
                 };
                 for f in found {
-                    self.discover(f)?;
+                    self.discover(f, Some(url.clone()))?;
                 }
             }
             Event::Done { req, at, conn } => {
+                let url = self.url_of(req);
                 let r = &mut self.reqs[req];
                 r.done = Some(at);
                 let body = std::mem::take(&mut r.body);
@@ -380,7 +411,7 @@ impl<'a> State<'a> {
                 };
                 self.sched.finished(conn);
                 for f in found {
-                    self.discover(f)?;
+                    self.discover(f, Some(url.clone()))?;
                 }
             }
             Event::Failed { req, error } => {
@@ -393,6 +424,17 @@ impl<'a> State<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The URL of request `req`, as a referer.
+    fn url_of(&self, req: ReqId) -> String {
+        let r = &self.reqs[req];
+        let scheme = if self.cfg.protocol.tls() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}{}", r.host, r.path)
     }
 
     fn result(self, error: Option<String>) -> PageResult {
@@ -461,10 +503,16 @@ impl<'a> State<'a> {
             connections: self.sched.connections(),
             entries,
             error,
+            tls_resumed: self.conns.iter().filter(|c| c.resumed).count(),
         }
     }
 }
 
 fn tls_config(cfg: &PageConfig) -> Arc<rustls::ClientConfig> {
-    client_tls(cfg.protocol, cfg.ca.clone(), cfg.tls13_only)
+    client_tls_resuming(
+        cfg.protocol,
+        cfg.ca.clone(),
+        cfg.tls13_only,
+        cfg.tls_sessions.clone(),
+    )
 }

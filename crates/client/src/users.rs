@@ -407,13 +407,15 @@ impl User {
                 match c.sender.as_ref().expect("ready") {
                     RequestSender::H1(tx) => {
                         c.busy = Some(i);
-                        let _ = tx.send((req, host, path));
+                        let headers = crate::headers::minimal(self.cfg.protocol);
+                        let _ = tx.send((req, host, path, headers));
                     }
                     RequestSender::Spdy3(tx) => {
                         let job = conn::spdy3::Job {
                             req,
                             host: host.clone(),
                             path,
+                            headers: crate::headers::minimal(self.cfg.protocol),
                         };
                         if tx.send(job).is_err() {
                             // The session has ended: a new one takes it.
@@ -431,6 +433,7 @@ impl User {
                             path,
                             self.cfg.protocol,
                             self.tx.clone(),
+                            crate::headers::minimal(self.cfg.protocol),
                         ));
                         c.extra.retain(|h| !h.is_finished());
                         c.extra.push(t);

@@ -435,6 +435,7 @@ pub fn run(
                     access_log: false,
                     stop_after: None,
                     thread_name: SERVER_THREADS,
+                    tls_tickets: false,
                 },
             )?;
             let port = if protocol.tls() {

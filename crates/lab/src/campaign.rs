@@ -572,6 +572,7 @@ pub fn sweep(
                 resources: sites[name].resources.len(),
             },
             conns_per_host: s.conns_per_host,
+            tls_resume: s.tls_resume,
         };
         let refused = crate::trial::refusal(exp.server, Some(exp.client), &exp.protocols, &knobs);
         if let Some(r) = refused {
@@ -883,6 +884,9 @@ fn run_work(
                 server: exp.server,
                 client: exp.client,
                 keep_server_log: None,
+                cert: s.cert,
+                tls_resume: s.tls_resume,
+                headers: s.headers,
             };
             let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();
             for _ in 0..exp.warmup {

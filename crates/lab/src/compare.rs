@@ -49,4 +49,7 @@ impl results::Measured for ProbeResult {
     fn connections(&self) -> usize {
         self.connections
     }
+    fn bytes_up(&self) -> u64 {
+        self.bytes_up
+    }
 }

@@ -139,6 +139,12 @@ pub struct CrosscheckSpec {
     pub tls13_only: Option<bool>,
     pub server: ServerKind,
     pub timeout: Duration,
+    /// The server's certificate (`--cert`).
+    pub cert: server::CertKind,
+    /// Resume TLS sessions between probes (refused: Chromium cannot).
+    pub tls_resume: bool,
+    /// The model's request headers (Chromium sends its own).
+    pub headers: client::RequestHeaders,
 }
 
 /// Why a crosscheck did not run.
@@ -189,6 +195,9 @@ impl CrosscheckSpec {
             server: self.server,
             client,
             keep_server_log: None,
+            cert: self.cert,
+            tls_resume: self.tls_resume,
+            headers: self.headers,
         }
     }
 }

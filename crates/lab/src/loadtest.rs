@@ -73,6 +73,7 @@ impl LoadSpec {
                 resources: self.site.resources.len(),
             },
             conns_per_host: self.conns_per_user,
+            tls_resume: false,
         };
         refusal(self.server, None, &self.protocols, &knobs)
     }
@@ -434,6 +435,7 @@ fn run_protocol(
             access_log: false,
             stop_after: spec.stop_server_after,
             thread_name: "load-srv",
+            tls_tickets: false,
         },
     )?;
     let apache_status_addr = server.apache_status;

@@ -36,6 +36,13 @@ pub struct ProbeSpec {
     /// the protocol of each request from them).
     pub keep_server_log: Option<std::path::PathBuf>,
     pub client: ClientKind,
+    /// The server's certificate (`--cert`).
+    pub cert: server::CertKind,
+    /// The model client resumes TLS sessions of earlier probes of this spec
+    /// (one session store for all its probes; the server issues tickets).
+    pub tls_resume: bool,
+    /// The model client's request headers (`--headers`, `--cookie-bytes`).
+    pub headers: client::RequestHeaders,
 }
 
 impl ProbeSpec {
@@ -49,6 +56,7 @@ impl ProbeSpec {
                 resources: self.site.resources.len(),
             },
             conns_per_host: self.conns_per_host,
+            tls_resume: self.tls_resume,
         }
     }
 
@@ -85,6 +93,9 @@ pub struct ProbeResult {
     /// Sums over the page's resources of each HAR phase, in ms (phases that do not apply count 0).
     pub phases: client::Timings,
     pub error: Option<String>,
+    /// TLS handshakes that resumed a session of an earlier probe (`--tls-resume`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tls_resumed: usize,
     /// A warm-up probe (run, not counted).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub warmup: bool,
@@ -114,6 +125,7 @@ impl ProbeResult {
             resources: 0,
             phases: client::Timings::default(),
             error: Some(error),
+            tls_resumed: 0,
             warmup: false,
             load: None,
             started: Some(SystemTime::now()),
@@ -143,7 +155,11 @@ pub fn run_plan(
     }
     let log = PacketLog::new();
     let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
-    let ca = Ca::new()?;
+    let ca = Ca::of_kind(spec.cert)?;
+    // One store for all the probes: each resumes the sessions of the earlier ones.
+    let tls_sessions: Option<std::sync::Arc<dyn rustls::client::ClientSessionStore>> = spec
+        .tls_resume
+        .then(|| std::sync::Arc::new(rustls::client::ClientSessionMemoryCache::new(256)) as _);
     let mut server = testbed_server::start(
         &mut testbed,
         &ca,
@@ -158,6 +174,7 @@ pub fn run_plan(
             access_log: true,
             stop_after: None,
             thread_name: "compare-srv",
+            tls_tickets: spec.tls_resume,
         },
     )?;
 
@@ -174,6 +191,8 @@ pub fn run_plan(
         http_port: HTTP_PORT,
         https_port: HTTPS_PORT,
         timeout: spec.timeout,
+        headers: spec.headers,
+        tls_sessions,
     };
     let link = testbed.link();
     let epoch = testbed.epoch();
@@ -181,7 +200,7 @@ pub fn run_plan(
     let client_ns = testbed.namespace(Side::Client);
     let testbed_ref = &testbed;
     let (page, hosts) = (base.root.clone(), base.resolve.clone());
-    let (spki, timeout) = (ca.spki_sha256_base64(), spec.timeout);
+    let (spki, timeout) = (ca.spki_list(), spec.timeout);
     let chromium = move |protocol: Protocol| browser::ChromiumOptions {
         protocol,
         url: format!(
@@ -191,7 +210,7 @@ pub fn run_plan(
             page.1
         ),
         resolve: hosts.iter().map(|(h, a)| (h.clone(), *a)).collect(),
-        spki: vec![spki.clone()],
+        spki: spki.clone(),
         timeout,
     };
     let client_kind = spec.client;
@@ -224,6 +243,7 @@ pub fn run_plan(
                         connections: 0,
                         entries: Vec::new(),
                         error: Some(format!("chromium did not start: {e}")),
+                        tls_resumed: 0,
                     },
                 };
                 drop(browser);
@@ -252,6 +272,7 @@ pub fn run_plan(
                         - (before.down.drops_loss + before.up.drops_loss),
                     resources: load.entries.len(),
                     error: load.error.clone(),
+                    tls_resumed: load.tls_resumed,
                     load: Some(load),
                     started: Some(started),
                 };
@@ -297,6 +318,10 @@ fn start_chromium(
     let mut cmd = browser::command(opts, &profile)?;
     testbed.confine(Side::Client, &mut cmd);
     browser::Browser::spawn(cmd, profile)
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn phase_totals(load: &PageResult) -> client::Timings {

@@ -165,6 +165,7 @@ pub fn bind(request: ServeRequest) -> Result<Serving, ServeError> {
         tls: TlsVersions::from_tls13_only(request.tls13_only),
         server_delay: request.server_delay,
         cc: None,
+        tickets: false,
     };
     let map = request.site.shard_map(shards);
     let server = Server::new(request.site, opts, &ca, &addresses).map_err(ServeError::Setup)?;

@@ -57,6 +57,9 @@ pub struct ServerSetup<'a> {
     pub stop_after: Option<Duration>,
     /// Name of the built-in server's threads (CPU accounting finds them by it).
     pub thread_name: &'static str,
+    /// Issue TLS session tickets (`--tls-resume`; built-in server: rustls's
+    /// ticketer; real servers issue them by default).
+    pub tls_tickets: bool,
 }
 
 /// A running server; `stop` ends it (a real one ends with the testbed).
@@ -122,6 +125,7 @@ pub fn start(
                     tls: TlsVersions::from_tls13_only(setup.tls13_only),
                     server_delay: setup.server_delay,
                     cc: Some(testbed.spec().cc.name().to_string()),
+                    tickets: setup.tls_tickets,
                     ..Default::default()
                 },
                 ca,

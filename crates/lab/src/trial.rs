@@ -27,6 +27,8 @@ pub struct Knobs {
     pub server: peers::Knobs,
     /// HTTP/1.1 connections per host the client is asked to open.
     pub conns_per_host: usize,
+    /// Resume TLS sessions between the probes of a Trial (`--tls-resume`).
+    pub tls_resume: bool,
 }
 
 /// Why a Trial cannot run exactly as asked: it is refused, never measured as
@@ -77,10 +79,17 @@ pub fn refusal(
         let by_client = || match client {
             None | Some(ClientKind::Model) => None,
             Some(ClientKind::Chromium) => browser::refuses(*p).map(str::to_string).or_else(|| {
-                (knobs.conns_per_host != 6).then(|| {
-                    "Chromium opens up to 6 connections per host: --conns-per-host needs --client model"
-                        .to_string()
-                })
+                (knobs.conns_per_host != 6)
+                    .then(|| {
+                        "Chromium opens up to 6 connections per host: --conns-per-host needs --client model"
+                            .to_string()
+                    })
+                    .or_else(|| {
+                        knobs.tls_resume.then(|| {
+                            "Chromium starts with a fresh profile for every probe, so it never resumes a TLS session of an earlier probe: --tls-resume needs --client model"
+                                .to_string()
+                        })
+                    })
             }),
         };
         by_server
@@ -199,6 +208,7 @@ impl LinkChoice {
             cc: self.cc.unwrap_or(CongestionControl::Cubic),
             seed: self.seed.unwrap_or(DEFAULT_LINK_SEED),
             hosts: Vec::new(),
+            warm_metrics: false,
         })
     }
 
@@ -271,6 +281,12 @@ pub struct Settings {
     /// How the site's resources map to host names (the testbed's address
     /// count already follows it).
     pub layout: site::Layout,
+    /// The server's certificate (`cert`).
+    pub cert: server::CertKind,
+    /// TLS resumption between probes (`tls_resume`).
+    pub tls_resume: bool,
+    /// The model client's request headers (`headers`, `cookie_bytes`).
+    pub headers: client::RequestHeaders,
 }
 
 /// A Point's settings; its values were checked when the experiment was parsed,
@@ -333,9 +349,12 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
     let shards = addresses(layout, int("shards", 1)? as usize, &|k| {
         format!("knobs.{k} =")
     })?;
-    let testbed = choice
+    let mut testbed = choice
         .testbed_spec(shards, &|k| format!("link.{k}"))
         .map_err(|e| e.0)?;
+    let on = |k: &str| text(k) == Some("on");
+    testbed.warm_metrics = on("warm_metrics");
+    let parsed = |k: &str, default: &str| text(k).unwrap_or(default).to_string();
     Ok(Settings {
         site: text("site").unwrap_or_default().to_string(),
         testbed,
@@ -349,5 +368,15 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
         depth: int("depth", 8)? as usize,
         server_delay: duration("server_delay")?.unwrap_or_default(),
         layout,
+        cert: parsed("cert", "ecdsa")
+            .parse()
+            .map_err(|e| format!("cert: {e}"))?,
+        tls_resume: on("tls_resume"),
+        headers: client::RequestHeaders {
+            set: parsed("headers", "chrome2014")
+                .parse()
+                .map_err(|e| format!("headers: {e}"))?,
+            cookie_bytes: int("cookie_bytes", 0)? as usize,
+        },
     })
 }

@@ -76,6 +76,11 @@ pub struct TestbedSpec {
     pub seed: u64,
     /// Extra names for the hosts file (a Site's hosts, mapped to shards).
     pub hosts: Vec<(String, Ipv4Addr)>,
+    /// Keep the kernel's per-destination TCP metrics (RTT, ssthresh, cwnd:
+    /// `ip tcp_metrics`) from one connection to the next, as a 2013 kernel
+    /// did between back-to-back runs (`tcp_no_metrics_save=0`). Default false:
+    /// every connection starts cold (`tcp_no_metrics_save=1`).
+    pub warm_metrics: bool,
 }
 
 impl Default for TestbedSpec {
@@ -87,6 +92,7 @@ impl Default for TestbedSpec {
             cc: CongestionControl::Cubic,
             seed: 1,
             hosts: Vec::new(),
+            warm_metrics: false,
         }
     }
 }
@@ -147,7 +153,7 @@ impl Testbed {
         // solicitation or MLD packet ever crosses the link (nor draws on its
         // loss process), so a seed gives the same losses every time.
         for ns in [&client, &server] {
-            apply_sysctls(ns, spec.cc)?;
+            apply_sysctls(ns, spec.cc, spec.warm_metrics)?;
         }
         configure(&client, &client_iproute())?;
         configure(&server, &server_iproute(&spec))?;
@@ -346,9 +352,11 @@ fn configure(ns: &NetNs, batch: &str) -> io::Result<()> {
     Ok(())
 }
 
-fn apply_sysctls(ns: &NetNs, cc: CongestionControl) -> io::Result<()> {
-    // Every probe starts cold: no metrics (ssthresh, RTT) cached from earlier connections.
-    ns.write_sysctl("net/ipv4/tcp_no_metrics_save", "1")?;
+fn apply_sysctls(ns: &NetNs, cc: CongestionControl, warm_metrics: bool) -> io::Result<()> {
+    // Cold (default): no metrics (ssthresh, RTT) cached from earlier
+    // connections; warm: the kernel keeps them per destination.
+    let save = if warm_metrics { "0" } else { "1" };
+    ns.write_sysctl("net/ipv4/tcp_no_metrics_save", save)?;
     for key in [
         "net/ipv6/conf/default/disable_ipv6",
         "net/ipv6/conf/all/disable_ipv6",

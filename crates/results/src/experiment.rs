@@ -315,6 +315,46 @@ pub const FIELDS: &[Field] = &[
         default: "origin",
         help: "origin, mirror (one host, 004 §V) or shards:N (N host names, each its own address, 004 Fig. 8)",
     },
+    Field {
+        section: "knobs",
+        name: "cert",
+        kind: Kind::Choice(&["ecdsa", "rsa2048"]),
+        default: "ecdsa",
+        help: "server certificate: ECDSA P-256 root → leaf, or RSA 2048 root → intermediate → leaf",
+    },
+    Field {
+        section: "knobs",
+        name: "tls_resume",
+        kind: Kind::Choice(&["off", "on"]),
+        default: "off",
+        help: "model client resumes TLS sessions of earlier probes of a Trial (tickets)",
+    },
+    Field {
+        section: "knobs",
+        name: "headers",
+        kind: Kind::Choice(&["chrome2014", "minimal"]),
+        default: "chrome2014",
+        help: "model client's request headers: a 2014 Chrome's (~350–450 B) or minimal",
+    },
+    Field {
+        section: "knobs",
+        name: "cookie_bytes",
+        kind: Kind::Int {
+            min: 0,
+            max: 4096,
+            default_ok: false,
+        },
+        default: "0",
+        help: "a cookie header of this many bytes on every request (headers = chrome2014)",
+    },
+    Field {
+        section: "knobs",
+        name: "warm_metrics",
+        kind: Kind::Choice(&["off", "on"]),
+        default: "off",
+        help:
+            "keep the kernel's per-destination TCP metrics between probes (tcp_no_metrics_save=0)",
+    },
 ];
 
 pub fn field(name: &str) -> Option<&'static Field> {

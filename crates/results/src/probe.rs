@@ -103,6 +103,7 @@ pub trait Measured {
     fn tow_ms(&self) -> f64;
     fn bytes_down(&self) -> u64;
     fn connections(&self) -> usize;
+    fn bytes_up(&self) -> u64;
 }
 
 impl Measured for ProbeRecord {
@@ -124,6 +125,9 @@ impl Measured for ProbeRecord {
     fn connections(&self) -> usize {
         self.connections
     }
+    fn bytes_up(&self) -> u64 {
+        self.bytes_up
+    }
 }
 
 impl<T: Measured + ?Sized> Measured for &T {
@@ -144,6 +148,9 @@ impl<T: Measured + ?Sized> Measured for &T {
     }
     fn connections(&self) -> usize {
         (**self).connections()
+    }
+    fn bytes_up(&self) -> u64 {
+        (**self).bytes_up()
     }
 }
 

@@ -95,6 +95,8 @@ pub struct ProtocolSummary {
     /// Gain of mean ToW over the baseline's, in %, with its 95 % bootstrap CI.
     pub tow_gain_pct: f64,
     pub tow_gain_ci95: [f64; 2],
+    /// Mean bytes client → server (requests, handshakes, ACKs).
+    pub bytes_up: f64,
 }
 
 /// Per protocol of `protocols`, in that order: the summary of its finished
@@ -145,6 +147,7 @@ pub fn summarize_protocols<P: Measured>(
                 gain_ci95,
                 tow_gain_pct,
                 tow_gain_ci95,
+                bytes_up: mean(&good.iter().map(|r| r.bytes_up() as f64).collect::<Vec<_>>()),
             }
         })
         .collect()

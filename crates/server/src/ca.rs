@@ -1,9 +1,17 @@
 //! A local certificate authority (rcgen), made fresh for each testbed or `serve`
 //! run: one certificate naming every host and address of the site, signed by a
-//! CA whose PEM (or SPKI hash, for Chromium) clients are told to trust — and
+//! CA whose PEM (or SPKI hashes, for Chromium) clients are told to trust — and
 //! nothing else. One certificate for all hosts is what real sharded sites used
 //! and what lets a browser pool h2 connections per address (Chrome reuses a
 //! connection for another host only when its certificate covers that host).
+//!
+//! Two kinds of certificate (`--cert`): today's small ECDSA P-256 (root → leaf,
+//! the default), or a chain of the 2013–14 era, RSA 2048 root → RSA 2048
+//! intermediate → RSA 2048 leaf, whose server sends leaf and intermediate (about
+//! 1.7 kB more in the handshake than ECDSA). ring signs with RSA but cannot make
+//! RSA keys: the `rsa` crate makes the three keys once per process (a 2048-bit
+//! key takes a second or so) and every CA of the process reuses them, with
+//! fresh certificates.
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
@@ -14,32 +22,140 @@ use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use std::io;
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+/// The server's certificate: key type and chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CertKind {
+    /// ECDSA P-256, root → leaf (today's certificates).
+    #[default]
+    Ecdsa,
+    /// RSA 2048, root → intermediate → leaf (the era of the studies).
+    Rsa2048,
+}
+
+impl CertKind {
+    pub const ALL: [CertKind; 2] = [CertKind::Rsa2048, CertKind::Ecdsa];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CertKind::Ecdsa => "ecdsa",
+            CertKind::Rsa2048 => "rsa2048",
+        }
+    }
+}
+
+impl std::str::FromStr for CertKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<CertKind, String> {
+        CertKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("'{s}' is not a certificate kind (rsa2048, ecdsa)"))
+    }
+}
+
+impl std::fmt::Display for CertKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 pub struct Ca {
+    kind: CertKind,
     cert: rcgen::Certificate,
     key: KeyPair,
+    /// The intermediate that signs leaves (RSA chains only).
+    intermediate: Option<(rcgen::Certificate, KeyPair)>,
 }
 
 fn tls_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("certificate: {e}"))
 }
 
+/// The process's three RSA 2048 keys (root, intermediate, leaf) as PKCS#8 DER,
+/// made on first use.
+fn rsa_keys() -> io::Result<&'static [Vec<u8>; 3]> {
+    static KEYS: OnceLock<Result<[Vec<u8>; 3], String>> = OnceLock::new();
+    let made = KEYS.get_or_init(|| {
+        use rsa::pkcs8::EncodePrivateKey;
+        let one = || -> Result<Vec<u8>, String> {
+            let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, 2048)
+                .map_err(|e| e.to_string())?;
+            Ok(key
+                .to_pkcs8_der()
+                .map_err(|e| e.to_string())?
+                .as_bytes()
+                .to_vec())
+        };
+        Ok([one()?, one()?, one()?])
+    });
+    made.as_ref().map_err(tls_err)
+}
+
+/// A key of `kind`: a fresh ECDSA key, or the process's RSA key number `i`.
+fn key_of(kind: CertKind, i: usize) -> io::Result<KeyPair> {
+    match kind {
+        CertKind::Ecdsa => KeyPair::generate().map_err(tls_err),
+        CertKind::Rsa2048 => KeyPair::from_pkcs8_der_and_sign_algo(
+            &PrivatePkcs8KeyDer::from(rsa_keys()?[i].as_slice()),
+            &rcgen::PKCS_RSA_SHA256,
+        )
+        .map_err(tls_err),
+    }
+}
+
+fn ca_params(name: &str) -> io::Result<CertificateParams> {
+    let mut params = CertificateParams::new(Vec::<String>::new()).map_err(tls_err)?;
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    Ok(params)
+}
+
+fn spki_hash(spki_der: &[u8]) -> String {
+    use base64::Engine;
+    let digest = ring::digest::digest(&ring::digest::SHA256, spki_der);
+    base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
+}
+
 impl Ca {
+    /// A CA of today's kind (ECDSA).
     pub fn new() -> io::Result<Ca> {
-        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(tls_err)?;
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "spdylab testbed CA");
-        params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let key = KeyPair::generate().map_err(tls_err)?;
-        let cert = params.self_signed(&key).map_err(tls_err)?;
-        Ok(Ca { cert, key })
+        Ca::of_kind(CertKind::Ecdsa)
+    }
+
+    /// A CA whose leaves are of `kind` (with an intermediate for RSA).
+    pub fn of_kind(kind: CertKind) -> io::Result<Ca> {
+        let key = key_of(kind, 0)?;
+        let cert = ca_params("spdylab testbed CA")?
+            .self_signed(&key)
+            .map_err(tls_err)?;
+        let intermediate = match kind {
+            CertKind::Ecdsa => None,
+            CertKind::Rsa2048 => {
+                let ikey = key_of(kind, 1)?;
+                let mut params = ca_params("spdylab testbed intermediate CA")?;
+                params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+                params.use_authority_key_identifier_extension = true;
+                let icert = params.signed_by(&ikey, &cert, &key).map_err(tls_err)?;
+                Some((icert, ikey))
+            }
+        };
+        Ok(Ca {
+            kind,
+            cert,
+            key,
+            intermediate,
+        })
+    }
+
+    pub fn kind(&self) -> CertKind {
+        self.kind
     }
 
     /// The CA certificate in PEM, for clients to trust.
@@ -51,11 +167,16 @@ impl Ca {
         self.cert.der().clone()
     }
 
-    /// A certificate for `names` as PEM (the chain: leaf then CA) and its key as
-    /// PEM (PKCS#8), for real servers (nginx, Apache, …) that read files.
+    /// A certificate for `names` as PEM (the chain the server sends: leaf,
+    /// then the intermediate or the CA) and its key as PEM (PKCS#8), for real
+    /// servers (nginx, Apache, …) that read files.
     pub fn issue_pem(&self, names: &[String]) -> io::Result<(String, String)> {
         let (cert, key) = self.sign(names)?;
-        Ok((format!("{}{}", cert.pem(), self.pem()), key.serialize_pem()))
+        let next = match &self.intermediate {
+            Some((icert, _)) => icert.pem(),
+            None => self.pem(),
+        };
+        Ok((format!("{}{}", cert.pem(), next), key.serialize_pem()))
     }
 
     fn sign(&self, names: &[String]) -> io::Result<(rcgen::Certificate, KeyPair)> {
@@ -72,9 +193,13 @@ impl Ca {
         );
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         params.use_authority_key_identifier_extension = true;
-        let key = KeyPair::generate().map_err(tls_err)?;
+        let key = key_of(self.kind, 2)?;
+        let (issuer, issuer_key) = match &self.intermediate {
+            Some((c, k)) => (c, k),
+            None => (&self.cert, &self.key),
+        };
         let cert = params
-            .signed_by(&key, &self.cert, &self.key)
+            .signed_by(&key, issuer, issuer_key)
             .map_err(tls_err)?;
         Ok((cert, key))
     }
@@ -84,8 +209,12 @@ impl Ca {
         let (cert, key) = self.sign(names)?;
         let der_key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
         let signer = rustls::crypto::ring::sign::any_supported_type(&der_key).map_err(tls_err)?;
+        let next = match &self.intermediate {
+            Some((icert, _)) => icert.der().clone(),
+            None => self.der(),
+        };
         Ok(Arc::new(CertifiedKey::new(
-            vec![cert.der().clone(), self.der()],
+            vec![cert.der().clone(), next],
             signer,
         )))
     }
@@ -93,9 +222,17 @@ impl Ca {
     /// base64(SHA-256(SubjectPublicKeyInfo)) of the CA: what Chromium's
     /// `--ignore-certificate-errors-spki-list` takes to trust it.
     pub fn spki_sha256_base64(&self) -> String {
-        use base64::Engine;
-        let digest = ring::digest::digest(&ring::digest::SHA256, &self.key.public_key_der());
-        base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
+        spki_hash(&self.key.public_key_der())
+    }
+
+    /// The SPKI hashes Chromium is to trust: the CA's and, in an RSA chain,
+    /// the intermediate's (the root is not in the chain the server sends).
+    pub fn spki_list(&self) -> Vec<String> {
+        let mut list = vec![self.spki_sha256_base64()];
+        if let Some((_, ikey)) = &self.intermediate {
+            list.push(spki_hash(&ikey.public_key_der()));
+        }
+        list
     }
 
     /// A resolver that answers every SNI (and none) with one certificate for

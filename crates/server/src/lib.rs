@@ -10,7 +10,7 @@ mod ca;
 mod content;
 mod protocols;
 
-pub use ca::Ca;
+pub use ca::{Ca, CertKind};
 pub use content::Content;
 
 use proto::Protocol;
@@ -126,6 +126,10 @@ pub struct ServerOptions {
     pub tls: TlsVersions,
     pub server_delay: Duration,
     pub cc: Option<String>,
+    /// Issue TLS session tickets (rustls's ticketer), so clients that keep
+    /// sessions resume (`--tls-resume`). Off: rustls's defaults (a session-ID
+    /// cache, no stateless tickets).
+    pub tickets: bool,
 }
 
 impl Default for ServerOptions {
@@ -136,6 +140,7 @@ impl Default for ServerOptions {
             tls: TlsVersions::Both,
             server_delay: Duration::ZERO,
             cc: None,
+            tickets: false,
         }
     }
 }
@@ -169,6 +174,10 @@ impl Server {
             let mut config = rustls::ServerConfig::builder_with_protocol_versions(versions)
                 .with_no_client_auth()
                 .with_cert_resolver(Arc::new(resolver));
+            if opts.tickets {
+                config.ticketer = rustls::crypto::ring::Ticketer::new()
+                    .map_err(|e| io::Error::other(format!("TLS ticketer: {e}")))?;
+            }
             if opts.offer.offers(Protocol::H2) {
                 config.alpn_protocols.push(H2.alpn().to_vec());
             }

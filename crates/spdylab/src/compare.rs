@@ -81,6 +81,8 @@ pub fn parse_protocols(s: &str) -> Result<ProtocolList, String> {
   spdylab compare --site twitter --protocols https,h2,http --rtt 490ms --rate 1mbit --json
   spdylab compare --site icons --protocols http,http-pipelined --har-dir /tmp/har
   spdylab compare --site youtube --protocols https,h2 --rtt 150ms --rate 1mbit --server apache
+  spdylab compare --site youtube --protocols https,h2 --rtt 150ms --rate 1mbit --tls 1.2 \
+      --cert rsa2048 --tls-resume --warm-metrics --cookie-bytes 200
 
 Repetitions interleave the protocols (A B C A B C ...). Gain is against the first
 protocol: (B - X) / B x 100 %, positive when X is faster; its 95 % CI is a bootstrap.
@@ -158,6 +160,8 @@ pub struct CompareArgs {
     /// 004's metric); --json carries both
     #[arg(long, default_value = "plt", value_parser = parse_metric, value_name = "METRIC")]
     pub metric: lab::compare::Metric,
+    #[command(flatten)]
+    pub era: crate::era_args::EraArgs,
 }
 
 fn parse_metric(s: &str) -> Result<lab::compare::Metric, String> {
@@ -182,7 +186,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::Usage(format!("--har-dir {}: {e}", dir.display())))?;
     }
-    let spec = ProbeSpec {
+    let mut spec = ProbeSpec {
         site,
         protocols: args.protocols.0.clone(),
         testbed,
@@ -197,7 +201,11 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         server: args.server.kind(),
         client: args.client.kind(),
         keep_server_log: args.keep_server_log.clone(),
+        cert: Default::default(),
+        tls_resume: false,
+        headers: Default::default(),
     };
+    args.era.apply(&mut spec);
     if let Some(why) = spec.refusal() {
         return Err(Failure::Usage(why.to_string()));
     }
@@ -356,7 +364,7 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare:
         describe(&spec.testbed)
     );
     println!(
-        "{:<16} {:>3} {:>10} {:>10} {:>21} {:>10} {:>10} {:>6} {:>22}",
+        "{:<16} {:>3} {:>10} {:>10} {:>21} {:>10} {:>10} {:>8} {:>6} {:>22}",
         "protocol",
         "n",
         "PLT med",
@@ -364,6 +372,7 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare:
         "PLT 95% CI",
         "ToW mean",
         "kB down",
+        "kB up",
         "conns",
         format!("{} gain vs first (95% CI)", metric.label())
     );
@@ -379,7 +388,7 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare:
             )
         };
         println!(
-            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10.1} {:>6.1} {:>22}{}",
+            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10.1} {:>8.1} {:>6.1} {:>22}{}",
             r.protocol.name(),
             r.n,
             or_na(r.plt_ms.median, ms),
@@ -391,6 +400,7 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare:
             },
             or_na(r.tow_ms.mean, ms),
             r.bytes_down / 1e3,
+            r.bytes_up / 1e3,
             r.connections,
             gain,
             if r.failed > 0 {

@@ -59,6 +59,8 @@ pub struct CrosscheckArgs {
     /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
     #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
     pub layout: lab::sites::Layout,
+    #[command(flatten)]
+    pub era: crate::era_args::EraArgs,
 }
 
 pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
@@ -78,7 +80,8 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
     for rtt in &rtts {
         let mut choice = args.link.choice()?;
         choice.rtt = *rtt;
-        let testbed = crate::link_args::testbed_spec(&choice, addresses)?;
+        let mut testbed = crate::link_args::testbed_spec(&choice, addresses)?;
+        testbed.warm_metrics = args.era.warm_metrics;
         links.push((describe(&testbed), testbed));
     }
     let spec = CrosscheckSpec {
@@ -90,6 +93,12 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         tls13_only: TlsArg::tls13_only(args.tls),
         server: args.server.kind(),
         timeout: args.timeout,
+        cert: match args.era.cert {
+            crate::era_args::CertArg::Rsa2048 => server::CertKind::Rsa2048,
+            crate::era_args::CertArg::Ecdsa => server::CertKind::Ecdsa,
+        },
+        tls_resume: args.era.tls_resume,
+        headers: args.era.request_headers(),
     };
     let total = spec.total_probes();
     let progress = CountProgress::new("crosscheck", total);

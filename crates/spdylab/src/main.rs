@@ -5,6 +5,7 @@ mod bench;
 mod calibrate;
 mod compare;
 mod crosscheck;
+mod era_args;
 mod link_args;
 mod loadtest;
 mod paper;

@@ -13,8 +13,8 @@ use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-/// A request for the connection: its id, host and path.
-pub type Job = (ReqId, String, String);
+/// A request for the connection: its id, host, path and other headers.
+pub type Job = (ReqId, String, String, crate::headers::HeaderList);
 
 /// Runs the connection until the owner drops its sender and every answer is
 /// in, or the connection ends.
@@ -29,7 +29,7 @@ pub async fn connection(
     let ev = events.clone();
     let writer = async move {
         let mut broken = false;
-        while let Some((req, host, path)) = jobs.recv().await {
+        while let Some((req, host, path, headers)) = jobs.recv().await {
             let fail = |error| {
                 let _ = ev.send(Event::Failed { req, error });
             };
@@ -37,9 +37,14 @@ pub async fn connection(
                 fail(Error::Write(None));
                 continue;
             }
-            let text = format!(
-                "GET {path} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: spdylab/0.1\r\nAccept: */*\r\n\r\n"
-            );
+            let mut text = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n");
+            for (name, value) in &headers {
+                text.push_str(&crate::headers::title_case(name));
+                text.push_str(": ");
+                text.push_str(value);
+                text.push_str("\r\n");
+            }
+            text.push_str("\r\n");
             // The reader has stopped: the connection is closed.
             if order_tx.send(req).is_err() {
                 fail(Error::Closed);
@@ -162,7 +167,10 @@ mod tests {
         let (events_tx, mut events) = mpsc::unbounded_channel();
         let task = tokio::spawn(connection(7, Box::new(ours), jobs_rx, events_tx));
         for req in 0..requests {
-            jobs_tx.send((req, "h.test".into(), "/".into())).unwrap();
+            let headers = crate::headers::minimal(proto::Protocol::Http);
+            jobs_tx
+                .send((req, "h.test".into(), "/".into(), headers))
+                .unwrap();
         }
         // Read the requests, then answer and close.
         let mut got = Vec::new();

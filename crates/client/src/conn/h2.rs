@@ -28,7 +28,9 @@ pub async fn handshake(
     builder.handshake::<_, Bytes>(io).await
 }
 
-/// One HTTP/2 request: waits for a stream slot (the server's limit), sends, reads.
+/// One HTTP/2 request with `headers` besides the pseudo-headers: waits for a
+/// stream slot (the server's limit), sends, reads.
+#[allow(clippy::too_many_arguments)]
 pub async fn request(
     mut send: h2::client::SendRequest<Bytes>,
     req: ReqId,
@@ -37,16 +39,18 @@ pub async fn request(
     path: String,
     protocol: Protocol,
     events: mpsc::UnboundedSender<Event>,
+    headers: crate::headers::HeaderList,
 ) {
     let fail = |error: Error| {
         let _ = events.send(Event::Failed { req, error });
     };
     let h2 = |step: &'static str| move |source| Error::H2 { step, source };
     let scheme = if protocol.tls() { "https" } else { "http" };
-    let request = match http::Request::get(format!("{scheme}://{host}{path}"))
-        .header("user-agent", "spdylab/0.1")
-        .body(())
-    {
+    let mut builder = http::Request::get(format!("{scheme}://{host}{path}"));
+    for (name, value) in &headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    let request = match builder.body(()) {
         Ok(r) => r,
         Err(e) => return fail(Error::Request(e.to_string())),
     };

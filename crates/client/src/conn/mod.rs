@@ -102,6 +102,8 @@ pub enum Event {
         /// The TLS handshake's time in ms (-1 without TLS).
         tls_ms: f64,
         sender: RequestSender,
+        /// The TLS handshake resumed an earlier session.
+        resumed: bool,
     },
     ConnFailed {
         conn: ConnId,
@@ -152,6 +154,18 @@ pub fn client_tls(
     ca: CertificateDer<'static>,
     tls13_only: Option<bool>,
 ) -> Arc<rustls::ClientConfig> {
+    client_tls_resuming(protocol, ca, tls13_only, None)
+}
+
+/// As `client_tls`, resuming sessions (tickets or session IDs, TLS 1.2 and
+/// 1.3) kept in `sessions` when given: `--tls-resume` shares one store
+/// across the probes of a Trial.
+pub fn client_tls_resuming(
+    protocol: Protocol,
+    ca: CertificateDer<'static>,
+    tls13_only: Option<bool>,
+    sessions: Option<Arc<dyn rustls::client::ClientSessionStore>>,
+) -> Arc<rustls::ClientConfig> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut roots = rustls::RootCertStore::empty();
     let _ = roots.add(ca);
@@ -164,20 +178,23 @@ pub fn client_tls(
         .with_root_certificates(roots)
         .with_no_client_auth();
     c.alpn_protocols = vec![protocol.alpn().to_vec()];
-    c.resumption = rustls::client::Resumption::disabled();
+    c.resumption = match sessions {
+        None => rustls::client::Resumption::disabled(),
+        Some(store) => rustls::client::Resumption::store(store),
+    };
     Arc::new(c)
 }
 
 /// TCP to `addr` (from `bind` when given: a user's own address), then TLS if
-/// `protocol` wants it, with spdy3 only where ALPN chose spdy/3.1. The stream
-/// and the TLS handshake's time in ms (-1 without TLS).
+/// `protocol` wants it, with spdy3 only where ALPN chose spdy/3.1. The stream,
+/// the TLS handshake's time in ms (-1 without TLS) and whether it resumed.
 pub async fn dial(
     addr: SocketAddr,
     bind: Option<IpAddr>,
     protocol: Protocol,
     sni: &str,
     tls: Arc<rustls::ClientConfig>,
-) -> Result<(Box<dyn Io>, f64), Error> {
+) -> Result<(Box<dyn Io>, f64, bool), Error> {
     let connect = |source| Error::Connect { addr, source };
     let sock = if addr.is_ipv4() {
         tokio::net::TcpSocket::new_v4()
@@ -192,7 +209,7 @@ pub async fn dial(
     let tcp = sock.connect(addr).await.map_err(connect)?;
     let _ = tcp.set_nodelay(true);
     if !protocol.tls() {
-        return Ok((Box::new(tcp), -1.0));
+        return Ok((Box::new(tcp), -1.0, false));
     }
     let t0 = Instant::now();
     let name = ServerName::try_from(sni.to_string()).map_err(|e| Error::ServerName {
@@ -211,7 +228,8 @@ pub async fn dial(
             sni: sni.to_string(),
         });
     }
-    Ok((Box::new(s), t0.elapsed().as_secs_f64() * 1e3))
+    let resumed = s.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+    Ok((Box::new(s), t0.elapsed().as_secs_f64() * 1e3, resumed))
 }
 
 /// A connection: dials, reports `Connected` with its request sender, then
@@ -229,7 +247,7 @@ pub async fn open(
     let fail = |error: Error| {
         let _ = events.send(Event::ConnFailed { conn, error });
     };
-    let (io, tls_ms) = match dial(addr, bind, protocol, &sni, tls).await {
+    let (io, tls_ms, resumed) = match dial(addr, bind, protocol, &sni, tls).await {
         Ok(d) => d,
         Err(e) => return fail(e),
     };
@@ -238,6 +256,7 @@ pub async fn open(
         at: Instant::now(),
         tls_ms,
         sender,
+        resumed,
     };
     if protocol == Protocol::Spdy3 {
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();

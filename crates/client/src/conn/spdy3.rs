@@ -19,6 +19,8 @@ pub struct Job {
     pub req: ReqId,
     pub host: String,
     pub path: String,
+    /// The headers besides the pseudo-headers.
+    pub headers: crate::headers::HeaderList,
 }
 
 /// Chrome's SPDY priority for a resource, from what its URL says it is:
@@ -38,7 +40,8 @@ pub fn priority_for(path: &str) -> u8 {
 /// The receive window Chrome announced for SPDY/3.1 streams and sessions (10 MiB).
 pub const CHROME_RECEIVE_WINDOW: u32 = 10 * 1024 * 1024;
 
-/// The header block of a request, as Chrome sent it.
+/// The header block of a request, as Chrome sent it: the pseudo-headers,
+/// then the job's own.
 fn headers_of(job: &Job) -> Headers {
     [
         (":method", "GET"),
@@ -46,12 +49,10 @@ fn headers_of(job: &Job) -> Headers {
         (":version", "HTTP/1.1"),
         (":host", job.host.as_str()),
         (":scheme", "https"),
-        ("user-agent", "spdylab/0.1"),
-        ("accept", "*/*"),
-        ("accept-encoding", "gzip,deflate,sdch"),
     ]
     .iter()
     .map(|(n, v)| (n.to_string(), v.to_string()))
+    .chain(job.headers.iter().cloned())
     .collect()
 }
 
@@ -194,7 +195,7 @@ pub async fn fetch(
     window: u32,
 ) -> Result<Vec<Fetched>, FetchError> {
     let tls = client_tls(Protocol::Spdy3, ca, None);
-    let (io, _) = dial(addr, None, Protocol::Spdy3, host, tls)
+    let (io, _, _) = dial(addr, None, Protocol::Spdy3, host, tls)
         .await
         .map_err(FetchError::Dial)?;
     let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
@@ -204,6 +205,7 @@ pub async fn fetch(
             req,
             host: host.to_string(),
             path: path.clone(),
+            headers: crate::headers::minimal(Protocol::Spdy3),
         });
     }
     drop(jobs_tx);
@@ -395,6 +397,7 @@ mod tests {
                     req,
                     host: "www.example.test".into(),
                     path: path.into(),
+                    headers: crate::headers::minimal(Protocol::Spdy3),
                 })
                 .unwrap();
         }
@@ -466,6 +469,7 @@ mod tests {
                 req: 0,
                 host: "www.example.test".into(),
                 path: "/".into(),
+                headers: crate::headers::minimal(Protocol::Spdy3),
             })
             .unwrap();
         drop(jobs_tx);
