@@ -17,6 +17,7 @@ pub mod procstat;
 pub mod serve;
 pub mod shell;
 pub mod sites;
+pub mod survey;
 pub mod testbed_server;
 pub mod trial;
 

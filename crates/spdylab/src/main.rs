@@ -10,6 +10,7 @@ mod link_args;
 mod loadtest;
 mod paper;
 mod peer_table;
+mod probe;
 mod progress;
 mod report;
 mod serve;
@@ -48,6 +49,7 @@ enum Cmd {
     Bench(bench::BenchArgs),
     Load(loadtest::LoadArgs),
     Peers(peer_table::PeersArgs),
+    Probe(probe::ProbeArgs),
 }
 
 /// Why a command failed: bad input (exit 2) or a failure to set up or run (exit 1).
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
         Cmd::Bench(args) => bench::run(args),
         Cmd::Load(args) => loadtest::run(args),
         Cmd::Peers(args) => peer_table::run(args),
+        Cmd::Probe(args) => probe::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

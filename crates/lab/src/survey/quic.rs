@@ -1,0 +1,164 @@
+//! `survey`'s h3 check: a QUIC handshake (quinn) offering only ALPN `h3`,
+//! with the same recording verifier as over TCP; then the server's control
+//! stream read by hand up to its SETTINGS frame ([`wire::h3_control`]) — our
+//! own control stream sends empty SETTINGS — and the bidirectional streams the
+//! server allows counted as quinn lets us open them without sending anything
+//! (its `initial_max_streams_bidi`, which quinn does not otherwise expose).
+//! The initial flow-control windows (transport parameters) are not read.
+
+use super::wire::{self, H3Control, Settings};
+use super::{Found, Outcome, Plan, Timer};
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+/// Counting stops here: "at least" this many streams.
+const STREAM_COUNT_CAP: u64 = 10_000;
+
+/// H3_NO_ERROR, to close politely.
+const H3_NO_ERROR: u32 = 0x100;
+
+pub fn h3(plan: &Plan, port: u16, timer: &Timer) -> Outcome {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio: {e}"))?;
+    let left = timer.left()?;
+    let timeout_reason = timer.expired();
+    rt.block_on(async {
+        match tokio::time::timeout(left, handshake_and_read(plan, port, timer)).await {
+            Ok(r) => r,
+            Err(_) => Err(if timer.answered.get() {
+                format!("QUIC handshake done, then {timeout_reason}")
+            } else {
+                format!("{timeout_reason} (no QUIC answer on UDP port {port})")
+            }),
+        }
+    })
+}
+
+async fn handshake_and_read(plan: &Plan, port: u16, timer: &Timer) -> Outcome {
+    let (config, seen) = plan.trust.config(&[b"h3"], &[&rustls::version::TLS13]);
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(config)
+        .map_err(|e| format!("QUIC client configuration: {e}"))?;
+    let client = quinn::ClientConfig::new(Arc::new(crypto));
+    let addr = SocketAddr::new(plan.tls_addr.ip(), port);
+    let local: IpAddr = match addr.ip() {
+        IpAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+        IpAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+    };
+    let endpoint = quinn::Endpoint::client(SocketAddr::new(local, 0))
+        .map_err(|e| format!("UDP socket: {e}"))?;
+    let server_name = match &plan.server_name {
+        rustls::pki_types::ServerName::DnsName(n) => n.as_ref().to_string(),
+        rustls::pki_types::ServerName::IpAddress(ip) => IpAddr::from(*ip).to_string(),
+        _ => plan.name.clone(),
+    };
+    let connecting = endpoint
+        .connect_with(client, addr, &server_name)
+        .map_err(|e| format!("QUIC connect: {e}"))?;
+    let conn = connecting.await.map_err(|e| {
+        timer
+            .answered
+            .set(!matches!(e, quinn::ConnectionError::TimedOut));
+        reason(&e)
+    })?;
+    timer.answered.set(true);
+    let seen = seen.lock().unwrap().take();
+
+    // Our control stream: type 0x00, SETTINGS (0x04) of length 0.
+    let mut ours = conn.open_uni().await.map_err(|e| reason(&e))?;
+    let _ = ours.write_all(&[0x00, 0x04, 0x00]).await;
+
+    let mut settings = Settings::default();
+    // Most of the time left, so that a server that sends no SETTINGS is still
+    // reported as speaking QUIC with ALPN h3.
+    let budget = timer.left().unwrap_or_default() * 9 / 10;
+    let mut note = String::new();
+    match tokio::time::timeout(budget, read_control(&conn)).await {
+        Ok(Ok(pairs)) => settings.all = pairs,
+        Ok(Err(e)) => note = format!("; SETTINGS not read: {e}"),
+        Err(_) => note = "; SETTINGS not read: no control stream in time".into(),
+    }
+
+    // Streams we may open now; kept until the connection is closed (dropped
+    // earlier, each would be finished, i.e. sent as an empty request).
+    let mut opened = Vec::new();
+    let waker = Waker::noop();
+    let mut cx = Context::from_waker(waker);
+    while (opened.len() as u64) < STREAM_COUNT_CAP {
+        let mut fut = pin!(conn.open_bi());
+        match fut.as_mut().poll(&mut cx) {
+            Poll::Ready(Ok(s)) => opened.push(s),
+            _ => break,
+        }
+    }
+    let streams = opened.len() as u64;
+    settings.max_concurrent_streams = Some(streams);
+    conn.close(H3_NO_ERROR.into(), b"spdylab probe");
+    drop(opened);
+    endpoint.close(H3_NO_ERROR.into(), b"");
+
+    let named: Vec<String> = settings
+        .all
+        .iter()
+        .map(|(id, v)| match wire::h3_setting_name(*id) {
+            Some(n) => format!("{n} {v}"),
+            None => format!("{id:#x} {v}"),
+        })
+        .collect();
+    let streams_text = if streams >= STREAM_COUNT_CAP {
+        format!("at least {streams}")
+    } else {
+        streams.to_string()
+    };
+    Ok(Found {
+        detail: format!(
+            "QUIC handshake, ALPN h3; max streams {streams_text} (bidi, transport parameter); SETTINGS [{}]; initial windows not read{note}",
+            named.join(", ")
+        ),
+        settings: Some(settings),
+        seen,
+        ..Found::default()
+    })
+}
+
+/// The server's control stream's SETTINGS, skipping its other unidirectional
+/// streams (QPACK's).
+async fn read_control(conn: &quinn::Connection) -> Result<Vec<(u64, u64)>, String> {
+    for _ in 0..4 {
+        let mut recv = conn.accept_uni().await.map_err(|e| reason(&e))?;
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            match wire::h3_control(&buf) {
+                H3Control::Settings(pairs) => return Ok(pairs),
+                H3Control::NotSettings(f) => {
+                    return Err(format!("the control stream's first frame is {f:#x}"))
+                }
+                H3Control::Other(_) => break,
+                H3Control::More => {}
+            }
+            match recv.read(&mut chunk).await {
+                Ok(Some(n)) => buf.extend_from_slice(&chunk[..n]),
+                Ok(None) => return Err("the control stream ended".into()),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+    Err("no control stream among the server's first streams".into())
+}
+
+fn reason(e: &quinn::ConnectionError) -> String {
+    match e {
+        quinn::ConnectionError::ConnectionClosed(c) if u64::from(c.error_code) == 0x100 + 120 => {
+            "the server refused ALPN h3 (no_application_protocol)".into()
+        }
+        quinn::ConnectionError::ConnectionClosed(c) => format!("QUIC closed by the server: {c}"),
+        quinn::ConnectionError::ApplicationClosed(c) => format!("closed by the server: {c}"),
+        quinn::ConnectionError::VersionMismatch => "no QUIC version in common".into(),
+        other => format!("QUIC: {other}"),
+    }
+}

@@ -1,0 +1,524 @@
+//! The bytes `survey` reads and writes by hand, sans I/O: the first HTTP/2
+//! frames a server sends after the preface (its SETTINGS and connection
+//! WINDOW_UPDATE), an HTTP/3 control stream's SETTINGS, an HTTP/1.1 response
+//! head, `Alt-Svc`'s h3 entries and a certificate's subject alternative names.
+//! Hand-read because the crates we use do not expose the peer's settings (the
+//! `h2` crate keeps them inside; quinn the transport parameters) — only the
+//! fields named here are read, every other byte is skipped by its length.
+
+use std::net::IpAddr;
+
+/// The client connection preface of HTTP/2 (RFC 9113 §3.4).
+pub const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+const H2_SETTINGS: u8 = 0x4;
+const H2_PING: u8 = 0x6;
+const H2_GOAWAY: u8 = 0x7;
+const H2_WINDOW_UPDATE: u8 = 0x8;
+const H2_ACK: u8 = 0x1;
+
+/// What the client sends to open an HTTP/2 connection for the survey: the
+/// preface (unless after an Upgrade, where it is still sent: RFC 9113 §3.2),
+/// an empty SETTINGS and a PING whose ACK marks the end of what the server
+/// sent first.
+pub fn h2_opening() -> Vec<u8> {
+    let mut out = H2_PREFACE.to_vec();
+    out.extend_from_slice(&h2_frame(H2_SETTINGS, 0, 0, &[]));
+    out.extend_from_slice(&h2_frame(H2_PING, 0, 0, b"spdylab!"));
+    out
+}
+
+/// A SETTINGS ACK and a GOAWAY(NO_ERROR): a polite end.
+pub fn h2_closing() -> Vec<u8> {
+    let mut out = h2_frame(H2_SETTINGS, H2_ACK, 0, &[]);
+    out.extend_from_slice(&h2_frame(H2_GOAWAY, 0, 0, &[0; 8]));
+    out
+}
+
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let n = payload.len() as u32;
+    let mut f = vec![(n >> 16) as u8, (n >> 8) as u8, n as u8, kind, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// An HTTP/2 or SPDY/3.1 server's first word: its limits as it sent them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Settings {
+    /// SETTINGS_MAX_CONCURRENT_STREAMS (None: not sent, i.e. unlimited).
+    pub max_concurrent_streams: Option<u64>,
+    /// SETTINGS_INITIAL_WINDOW_SIZE, each stream's (None: not sent, the
+    /// protocol's default applies: 65 535 B for h2, 65 536 B for SPDY/3.1).
+    pub initial_window: Option<u64>,
+    /// The connection's window after the server's first WINDOW_UPDATE on
+    /// stream 0 (None: none came before our PING's answer; the default applies).
+    pub connection_window: Option<u64>,
+    /// Every setting as sent, `(id, value)`, in order.
+    pub all: Vec<(u64, u64)>,
+}
+
+/// Reads the HTTP/2 frames a server sent, up to the ACK of our PING.
+#[derive(Debug, Default)]
+pub struct H2Reader {
+    buf: Vec<u8>,
+    settings: Option<Settings>,
+    window_update: Option<u64>,
+    done: bool,
+    goaway: Option<u32>,
+}
+
+/// How an HTTP/2 read ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum H2Seen {
+    /// More bytes needed.
+    More,
+    /// The PING's ACK came: everything the server sent first is in.
+    Done,
+    /// A GOAWAY with this error code.
+    GoAway(u32),
+    /// The first bytes are no HTTP/2 frame header (e.g. "HTTP/1.1 400").
+    NotH2,
+}
+
+impl H2Reader {
+    /// Feeds bytes; says whether the read is over.
+    pub fn feed(&mut self, bytes: &[u8]) -> H2Seen {
+        self.buf.extend_from_slice(bytes);
+        loop {
+            if self.done {
+                return H2Seen::Done;
+            }
+            if let Some(code) = self.goaway {
+                return H2Seen::GoAway(code);
+            }
+            if self.buf.len() < 9 {
+                return H2Seen::More;
+            }
+            let len = (usize::from(self.buf[0]) << 16)
+                | (usize::from(self.buf[1]) << 8)
+                | usize::from(self.buf[2]);
+            let (kind, flags) = (self.buf[3], self.buf[4]);
+            // A server's first frame must be SETTINGS (RFC 9113 §3.4).
+            if self.settings.is_none() && (kind != H2_SETTINGS || flags & H2_ACK != 0) {
+                return H2Seen::NotH2;
+            }
+            if self.buf.len() < 9 + len {
+                return H2Seen::More;
+            }
+            let stream = u32::from_be_bytes([self.buf[5], self.buf[6], self.buf[7], self.buf[8]])
+                & 0x7fff_ffff;
+            let payload: Vec<u8> = self.buf[9..9 + len].to_vec();
+            self.buf.drain(..9 + len);
+            match kind {
+                H2_SETTINGS if flags & H2_ACK == 0 && self.settings.is_none() => {
+                    let mut s = Settings::default();
+                    for e in payload.chunks_exact(6) {
+                        let id = u64::from(u16::from_be_bytes([e[0], e[1]]));
+                        let v = u64::from(u32::from_be_bytes([e[2], e[3], e[4], e[5]]));
+                        match id {
+                            0x3 => s.max_concurrent_streams = Some(v),
+                            0x4 => s.initial_window = Some(v),
+                            _ => {}
+                        }
+                        s.all.push((id, v));
+                    }
+                    self.settings = Some(s);
+                }
+                H2_WINDOW_UPDATE if stream == 0 && payload.len() == 4 => {
+                    let inc = u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]])
+                        & 0x7fff_ffff;
+                    *self.window_update.get_or_insert(0) += u64::from(inc);
+                }
+                H2_PING if flags & H2_ACK != 0 => self.done = true,
+                H2_GOAWAY if payload.len() >= 8 => {
+                    self.goaway = Some(u32::from_be_bytes([
+                        payload[4], payload[5], payload[6], payload[7],
+                    ]));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The server's settings (with the connection window) once SETTINGS came.
+    pub fn settings(&self) -> Option<Settings> {
+        let mut s = self.settings.clone()?;
+        s.connection_window = self.window_update.map(|inc| 65_535 + inc);
+        Some(s)
+    }
+}
+
+/// The status line and the headers of an HTTP/1.x response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// "HTTP/1.1 200 OK".
+    pub status_line: String,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+}
+
+impl Head {
+    /// The first header named `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The response head in `buf`: Ok(None) while it is incomplete; Err when the
+/// bytes are not HTTP/1.x (a short, printable description of what came).
+pub fn parse_head(buf: &[u8]) -> Result<Option<(Head, usize)>, String> {
+    if buf.len() >= 5 && !buf.starts_with(b"HTTP/") {
+        return Err(describe_bytes(buf));
+    }
+    if buf.len() < 5 && !b"HTTP/".starts_with(buf) {
+        return Err(describe_bytes(buf));
+    }
+    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&buf[..end]);
+    let mut lines = text.split("\r\n");
+    let status_line = lines.next().unwrap_or_default().trim().to_string();
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("a malformed status line {status_line:?}"))?;
+    let headers = lines
+        .filter_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            Some((n.trim().to_string(), v.trim().to_string()))
+        })
+        .collect();
+    Ok(Some((
+        Head {
+            status_line,
+            status,
+            headers,
+        },
+        end + 4,
+    )))
+}
+
+/// What the first bytes of something that is not what we asked for look like.
+pub fn describe_bytes(buf: &[u8]) -> String {
+    let n = buf.len().min(24);
+    if buf[..n]
+        .iter()
+        .all(|b| b.is_ascii_graphic() || *b == b' ' || *b == b'\r' || *b == b'\n')
+    {
+        let line = String::from_utf8_lossy(&buf[..n]);
+        format!("{:?}", line.lines().next().unwrap_or_default())
+    } else if buf.first() == Some(&0x15) || buf.first() == Some(&0x16) {
+        "TLS records (a TLS port?)".into()
+    } else if buf.len() >= 9 && buf[3] == H2_SETTINGS {
+        "HTTP/2 frames".into()
+    } else {
+        let hex: Vec<String> = buf[..n.min(8)].iter().map(|b| format!("{b:02x}")).collect();
+        format!("bytes {}", hex.join(" "))
+    }
+}
+
+/// The ports of the `h3` entries of an `Alt-Svc` value that point at the same
+/// host (`h3=":443"`); entries naming another host are left out (the survey
+/// probes only the address it was given).
+pub fn alt_svc_h3_ports(value: &str) -> Vec<u16> {
+    value
+        .split(',')
+        .filter_map(|entry| {
+            let first = entry.split(';').next()?.trim();
+            let (proto, authority) = first.split_once('=')?;
+            if proto.trim() != "h3" {
+                return None;
+            }
+            let authority = authority.trim().trim_matches('"');
+            let (host, port) = authority.rsplit_once(':')?;
+            if !host.is_empty() {
+                return None;
+            }
+            port.parse().ok()
+        })
+        .collect()
+}
+
+/// A QUIC variable-length integer (RFC 9000 §16) at the start of `buf`, and its length.
+pub fn varint(buf: &[u8]) -> Option<(u64, usize)> {
+    let first = *buf.first()?;
+    let len = 1usize << (first >> 6);
+    if buf.len() < len {
+        return None;
+    }
+    let mut v = u64::from(first & 0x3f);
+    for b in &buf[1..len] {
+        v = (v << 8) | u64::from(*b);
+    }
+    Some((v, len))
+}
+
+/// Encodes a QUIC variable-length integer (values below 2^30).
+pub fn put_varint(v: u64, out: &mut Vec<u8>) {
+    match v {
+        0..=63 => out.push(v as u8),
+        64..=16_383 => out.extend_from_slice(&((v as u16) | 0x4000).to_be_bytes()),
+        _ => out.extend_from_slice(&((v as u32) | 0x8000_0000).to_be_bytes()),
+    }
+}
+
+/// How an HTTP/3 control stream read ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum H3Control {
+    /// More bytes needed.
+    More,
+    /// Not a control stream (another unidirectional stream type: QPACK's, a push).
+    Other(u64),
+    /// The first frame, SETTINGS: `(id, value)` pairs.
+    Settings(Vec<(u64, u64)>),
+    /// The first frame is not SETTINGS (a protocol error on the server's part).
+    NotSettings(u64),
+}
+
+/// Reads the start of a server's unidirectional stream: type 0x00 (control),
+/// then its first frame, which must be SETTINGS (0x04) (RFC 9114 §6.2.1, §7.2.4).
+pub fn h3_control(buf: &[u8]) -> H3Control {
+    let Some((kind, n)) = varint(buf) else {
+        return H3Control::More;
+    };
+    if kind != 0 {
+        return H3Control::Other(kind);
+    }
+    let rest = &buf[n..];
+    let Some((frame, a)) = varint(rest) else {
+        return H3Control::More;
+    };
+    if frame != 0x4 {
+        return H3Control::NotSettings(frame);
+    }
+    let Some((len, b)) = varint(&rest[a..]) else {
+        return H3Control::More;
+    };
+    let body = &rest[a + b..];
+    if (body.len() as u64) < len {
+        return H3Control::More;
+    }
+    let mut body = &body[..len as usize];
+    let mut pairs = Vec::new();
+    while let (Some((id, i)), true) = (varint(body), !body.is_empty()) {
+        let Some((v, j)) = varint(&body[i..]) else {
+            break;
+        };
+        pairs.push((id, v));
+        body = &body[i + j..];
+    }
+    H3Control::Settings(pairs)
+}
+
+/// The names of an HTTP/3 setting we know.
+pub fn h3_setting_name(id: u64) -> Option<&'static str> {
+    Some(match id {
+        0x1 => "QPACK_MAX_TABLE_CAPACITY",
+        0x6 => "MAX_FIELD_SECTION_SIZE",
+        0x7 => "QPACK_BLOCKED_STREAMS",
+        0x8 => "ENABLE_CONNECT_PROTOCOL",
+        0x33 => "H3_DATAGRAM",
+        _ => return None,
+    })
+}
+
+/// A name in a certificate's subject alternative names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AltName {
+    Dns(String),
+    Ip(IpAddr),
+}
+
+impl std::fmt::Display for AltName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AltName::Dns(n) => f.write_str(n),
+            AltName::Ip(a) => write!(f, "{a}"),
+        }
+    }
+}
+
+/// One DER element at the start of `buf`: (tag, contents, total length).
+fn der(buf: &[u8]) -> Option<(u8, &[u8], usize)> {
+    let tag = *buf.first()?;
+    let first = *buf.get(1)? as usize;
+    let (len, head) = if first < 0x80 {
+        (first, 2)
+    } else {
+        let n = first & 0x7f;
+        if n == 0 || n > 4 || buf.len() < 2 + n {
+            return None;
+        }
+        let len = buf[2..2 + n]
+            .iter()
+            .fold(0usize, |a, b| (a << 8) | *b as usize);
+        (len, 2 + n)
+    };
+    let contents = buf.get(head..head.checked_add(len)?)?;
+    Some((tag, contents, head + len))
+}
+
+/// The DNS names and IP addresses of a certificate's subjectAltName
+/// extension (OID 2.5.29.17), in order; empty if it has none or does not parse.
+pub fn subject_alt_names(cert_der: &[u8]) -> Vec<AltName> {
+    const SAN_OID: &[u8] = &[0x06, 0x03, 0x55, 0x1d, 0x11];
+    let mut found = Vec::new();
+    // The extension is an OID followed by an optional critical flag and an OCTET STRING.
+    let Some(at) = cert_der.windows(SAN_OID.len()).position(|w| w == SAN_OID) else {
+        return found;
+    };
+    let mut rest = &cert_der[at + SAN_OID.len()..];
+    if let Some((0x01, _, n)) = der(rest) {
+        rest = &rest[n..];
+    }
+    let Some((0x04, octets, _)) = der(rest) else {
+        return found;
+    };
+    let Some((0x30, mut names, _)) = der(octets) else {
+        return found;
+    };
+    while let Some((tag, value, n)) = der(names) {
+        match (tag, value.len()) {
+            (0x82, _) => found.push(AltName::Dns(String::from_utf8_lossy(value).into_owned())),
+            (0x87, 4) => found.push(AltName::Ip(IpAddr::from(
+                <[u8; 4]>::try_from(value).unwrap(),
+            ))),
+            (0x87, 16) => found.push(AltName::Ip(IpAddr::from(
+                <[u8; 16]>::try_from(value).unwrap(),
+            ))),
+            _ => {}
+        }
+        names = &names[n..];
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings_frame(entries: &[(u16, u32)]) -> Vec<u8> {
+        let payload: Vec<u8> = entries
+            .iter()
+            .flat_map(|(id, v)| [id.to_be_bytes().to_vec(), v.to_be_bytes().to_vec()].concat())
+            .collect();
+        h2_frame(H2_SETTINGS, 0, 0, &payload)
+    }
+
+    #[test]
+    fn h2_settings_and_the_connection_window_are_read_up_to_the_ping_ack() {
+        let mut wire = settings_frame(&[(3, 100), (4, 1 << 20), (6, 8192)]);
+        wire.extend(h2_frame(
+            H2_WINDOW_UPDATE,
+            0,
+            0,
+            &(1u32 << 24).to_be_bytes(),
+        ));
+        wire.extend(h2_frame(H2_SETTINGS, H2_ACK, 0, &[]));
+        wire.extend(h2_frame(H2_PING, H2_ACK, 0, b"spdylab!"));
+        let mut r = H2Reader::default();
+        // Cut anywhere, the same result.
+        for cut in 0..wire.len() {
+            let mut r2 = H2Reader::default();
+            assert_ne!(r2.feed(&wire[..cut]), H2Seen::Done);
+            assert_eq!(r2.feed(&wire[cut..]), H2Seen::Done);
+            assert_eq!(r2.settings().unwrap().max_concurrent_streams, Some(100));
+        }
+        assert_eq!(r.feed(&wire), H2Seen::Done);
+        let s = r.settings().unwrap();
+        assert_eq!(s.max_concurrent_streams, Some(100));
+        assert_eq!(s.initial_window, Some(1 << 20));
+        assert_eq!(s.connection_window, Some(65_535 + (1 << 24)));
+        assert_eq!(s.all, vec![(3, 100), (4, 1 << 20), (6, 8192)]);
+    }
+
+    #[test]
+    fn an_http1_answer_or_a_goaway_is_not_taken_for_settings() {
+        assert_eq!(
+            H2Reader::default().feed(b"HTTP/1.1 400 Bad Request\r\n\r\n"),
+            H2Seen::NotH2
+        );
+        let mut wire = settings_frame(&[]);
+        wire.extend(h2_frame(H2_GOAWAY, 0, 0, &[0, 0, 0, 0, 0, 0, 0, 1]));
+        let mut r = H2Reader::default();
+        assert_eq!(r.feed(&wire), H2Seen::GoAway(1));
+        assert_eq!(r.settings().unwrap().max_concurrent_streams, None);
+    }
+
+    #[test]
+    fn a_response_head_is_parsed_and_non_http_is_described() {
+        let (head, n) = parse_head(b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nAlt-Svc: h3=\":443\"; ma=86400\r\n\r\nbody")
+            .unwrap()
+            .unwrap();
+        assert_eq!(n, 71);
+        assert_eq!(head.status, 200);
+        assert_eq!(head.header("server"), Some("nginx/1.22.1"));
+        assert_eq!(parse_head(b"HTTP/1.1 200 OK\r\n"), Ok(None));
+        assert_eq!(parse_head(b"HT"), Ok(None));
+        assert_eq!(
+            parse_head(&[0x15, 3, 3, 0, 2, 2, 70]),
+            Err("TLS records (a TLS port?)".into())
+        );
+    }
+
+    #[test]
+    fn alt_svc_h3_ports_are_those_on_the_same_host() {
+        assert_eq!(
+            alt_svc_h3_ports("h3=\":443\"; ma=2592000, h3-29=\":8443\", h3=\"other.example:444\""),
+            vec![443]
+        );
+        assert!(alt_svc_h3_ports("clear").is_empty());
+    }
+
+    #[test]
+    fn varints_round_trip_and_an_h3_control_stream_yields_its_settings() {
+        for v in [0, 63, 64, 16_383, 16_384, (1 << 30) - 1] {
+            let mut b = Vec::new();
+            put_varint(v, &mut b);
+            assert_eq!(varint(&b), Some((v, b.len())));
+        }
+        let mut s = vec![0x00, 0x04];
+        let mut body = Vec::new();
+        for (id, v) in [(0x6u64, 16_384u64), (0x1, 0), (0x33, 1)] {
+            put_varint(id, &mut body);
+            put_varint(v, &mut body);
+        }
+        put_varint(body.len() as u64, &mut s);
+        s.extend(&body);
+        for cut in 0..s.len() {
+            assert_eq!(h3_control(&s[..cut]), H3Control::More, "cut {cut}");
+        }
+        assert_eq!(
+            h3_control(&s),
+            H3Control::Settings(vec![(0x6, 16_384), (0x1, 0), (0x33, 1)])
+        );
+        assert_eq!(h3_control(&[0x02]), H3Control::Other(2));
+    }
+
+    #[test]
+    fn subject_alt_names_of_a_testbed_certificate() {
+        let ca = server::Ca::new().unwrap();
+        let (pem, _) = ca
+            .issue_pem(&["www.example.test".into(), "198.18.1.1".into()])
+            .unwrap();
+        use rustls::pki_types::{pem::PemObject, CertificateDer};
+        let leaf = CertificateDer::pem_slice_iter(pem.as_bytes())
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            subject_alt_names(&leaf),
+            vec![
+                AltName::Dns("www.example.test".into()),
+                AltName::Ip([198, 18, 1, 1].into())
+            ]
+        );
+        assert!(subject_alt_names(b"not a certificate").is_empty());
+    }
+}
