@@ -13,7 +13,7 @@
 # 198.18.0.0/15 (in its src/util/address.cc, Address::cgnat returns
 # "198.19.254.N"; stock Mahimahi uses 10.0.0.N or 100.64.0.N, which this
 # project never sends to). Without it, its column says why.
-# Needs root, iperf3 and ping. Usage: scripts/fidelity.sh [--quick]
+# Needs root, iperf3 and ping. Usage: [SPDYLAB=bin] [MAHIMAHI=0] scripts/fidelity.sh [--quick]
 set -u
 S=${SPDYLAB:-target/release/spdylab}
 QUICK=0; [ "${1:-}" = --quick ] && QUICK=1
@@ -24,7 +24,9 @@ trap 'rm -rf "$TMP"' EXIT
 chmod 755 "$TMP"   # Mahimahi runs as nobody and reads its traces here
 
 mm_why=""
-if ! command -v mm-delay >/dev/null || ! command -v mm-link >/dev/null; then
+if [ "${MAHIMAHI:-1}" = 0 ]; then
+  mm_why="n/a (skipped: MAHIMAHI=0)"
+elif ! command -v mm-delay >/dev/null || ! command -v mm-link >/dev/null; then
   mm_why="n/a (Mahimahi not installed: mm-delay, mm-link not on PATH)"
 elif ! unshare -n true 2>/dev/null; then
   mm_why="n/a (cannot make a network namespace for it: unshare -n failed)"
