@@ -50,6 +50,18 @@ with open(out, "w") as f:
 EOF
 }
 
+# Each Mahimahi shell checks ip_forward in its own namespace, and a new
+# namespace takes its IPv4 settings from the machine's, not from its parent:
+# while this script runs, new namespaces inherit from the one that makes them
+# (devconf_inherit_init_net=3; the old value is put back on exit), so that the
+# machine's own ip_forward is never touched.
+if [ -z "$mm_why" ]; then
+  inherit=$(cat /proc/sys/net/core/devconf_inherit_init_net)
+  trap 'echo "$inherit" > /proc/sys/net/core/devconf_inherit_init_net; rm -rf "$TMP"' EXIT
+  echo 3 > /proc/sys/net/core/devconf_inherit_init_net ||
+    mm_why="n/a (cannot set net.core.devconf_inherit_init_net=3 for its nested shells)"
+fi
+
 # Runs a command inside Mahimahi in a network namespace of its own, with an
 # iperf3 server outside the emulated link (on its side of MAHIMAHI_BASE).
 # Mahimahi refuses to run as root ("please run as non-root"): its setuid
@@ -59,8 +71,9 @@ mm() {
   local cmd=${!#}; local shells=("${@:1:$#-1}")
   unshare -n sh -c '
     ip link set lo up; echo 1 > /proc/sys/net/ipv4/ip_forward
-    iperf3 -s -D -1 >/dev/null 2>&1
-    exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp "$@"' \
+    iperf3 -s -1 >/dev/null 2>&1 & srv=$!
+    setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp "$@"; rc=$?
+    kill $srv 2>/dev/null; exit $rc' \
     mm "${shells[@]}" sh -c "$cmd" 2>"$TMP/mm.err"
 }
 
