@@ -13,7 +13,8 @@
 # 198.18.0.0/15 (in its src/util/address.cc, Address::cgnat returns
 # "198.19.254.N"; stock Mahimahi uses 10.0.0.N or 100.64.0.N, which this
 # project never sends to). Without it, its column says why.
-# Needs root, iperf3 and ping. Usage: scripts/fidelity.sh [--quick]
+# Needs root, iperf3 and ping.
+# Usage: [SPDYLAB=bin] [MAHIMAHI=0] [ONLY='rtt goodput cpu unshaped'] scripts/fidelity.sh [--quick]
 set -u
 S=${SPDYLAB:-target/release/spdylab}
 QUICK=0; [ "${1:-}" = --quick ] && QUICK=1
@@ -24,7 +25,9 @@ trap 'rm -rf "$TMP"' EXIT
 chmod 755 "$TMP"   # Mahimahi runs as nobody and reads its traces here
 
 mm_why=""
-if ! command -v mm-delay >/dev/null || ! command -v mm-link >/dev/null; then
+if [ "${MAHIMAHI:-1}" = 0 ]; then
+  mm_why="n/a (skipped: MAHIMAHI=0)"
+elif ! command -v mm-delay >/dev/null || ! command -v mm-link >/dev/null; then
   mm_why="n/a (Mahimahi not installed: mm-delay, mm-link not on PATH)"
 elif ! unshare -n true 2>/dev/null; then
   mm_why="n/a (cannot make a network namespace for it: unshare -n failed)"
@@ -48,6 +51,18 @@ with open(out, "w") as f:
 EOF
 }
 
+# Each Mahimahi shell checks ip_forward in its own namespace, and a new
+# namespace takes its IPv4 settings from the machine's, not from its parent:
+# while this script runs, new namespaces inherit from the one that makes them
+# (devconf_inherit_init_net=3; the old value is put back on exit), so that the
+# machine's own ip_forward is never touched.
+if [ -z "$mm_why" ]; then
+  inherit=$(cat /proc/sys/net/core/devconf_inherit_init_net)
+  trap 'echo "$inherit" > /proc/sys/net/core/devconf_inherit_init_net; rm -rf "$TMP"' EXIT
+  echo 3 > /proc/sys/net/core/devconf_inherit_init_net ||
+    mm_why="n/a (cannot set net.core.devconf_inherit_init_net=3 for its nested shells)"
+fi
+
 # Runs a command inside Mahimahi in a network namespace of its own, with an
 # iperf3 server outside the emulated link (on its side of MAHIMAHI_BASE).
 # Mahimahi refuses to run as root ("please run as non-root"): its setuid
@@ -57,8 +72,9 @@ mm() {
   local cmd=${!#}; local shells=("${@:1:$#-1}")
   unshare -n sh -c '
     ip link set lo up; echo 1 > /proc/sys/net/ipv4/ip_forward
-    iperf3 -s -D -1 >/dev/null 2>&1
-    exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp "$@"' \
+    iperf3 -s -1 >/dev/null 2>&1 & srv=$!
+    setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/tmp "$@"; rc=$?
+    kill $srv 2>/dev/null; exit $rc' \
     mm "${shells[@]}" sh -c "$cmd" 2>"$TMP/mm.err"
 }
 
@@ -76,24 +92,30 @@ mm_goodput() { # bits seconds
 
 tree() { # a process and all its descendants
   echo "$1"; local c; for c in $(pgrep -P "$1"); do tree "$c"; done; }
-cpu_ticks() { # utime+stime of the processes under $1 named $2 (or $3), in ticks
-  local sum=0 p f
+cpu_ticks() { # "pid ticks" (utime+stime) of each process under $1 named $2 (or $3)
+  local p f
   for p in $(tree "$1"); do
     case "$(cat /proc/$p/comm 2>/dev/null)" in "$2"|"${3:-$2}") ;; *) continue ;; esac
-    f=($(sed 's/.*) //' /proc/$p/stat 2>/dev/null)); sum=$((sum + ${f[11]:-0} + ${f[12]:-0}))
-  done; echo $sum; }
-cpu_during() { # pid names... : % of a core over 6 s, from 3 s into the transfer
+    f=($(sed 's/.*) //' /proc/$p/stat 2>/dev/null)); echo "$p $((${f[11]:-0} + ${f[12]:-0}))"
+  done; }
+cpu_during() { # pid names... : % of a core over 6 s, from 3 s into the transfer,
+  # summed over the processes alive at both ends (helpers that exit drop out)
   sleep 3; local a b; a=$(cpu_ticks "$@"); sleep 6; b=$(cpu_ticks "$@")
-  python3 -c "print('%.1f' % (100 * ($b - $a) / $(getconf CLK_TCK) / 6))"; }
+  A="$a" B="$b" python3 -c "import os
+def ticks(v): return dict(l.split() for l in os.environ[v].splitlines() if l.strip())
+a, b = ticks('A'), ticks('B')
+print('%.1f' % (100 * sum(int(b[p]) - int(a[p]) for p in b if p in a) / $(getconf CLK_TCK) / 6))"; }
 ours_cpu() {
   $S shell --rate 100mbit --rtt 10ms --server-cmd 'iperf3 -s -1 >/dev/null' -- \
-    iperf3 -c server -R -t 12 >/dev/null 2>&1 & local job=$!
-  cpu_during $job "$(basename "$S" | cut -c1-15)"; wait $job; }
+    iperf3 -c server -R -t 12 -J >"$TMP/cpu.json" 2>/dev/null & local job=$!
+  local c; c=$(cpu_during $job "$(basename "$S" | cut -c1-15)"); wait $job
+  echo "$c $(bps <"$TMP/cpu.json")"; }
 mm_cpu() {
   trace 100e6 "$TMP/100m.tr"
   mm mm-delay 5 mm-link "$TMP/100m.tr" "$TMP/100m.tr" -- \
-    "iperf3 -c \$MAHIMAHI_BASE -R -t 12" >/dev/null & local job=$!
-  cpu_during $job mm-delay mm-link; wait $job; }
+    "iperf3 -c \$MAHIMAHI_BASE -R -t 12 -J" >"$TMP/cpu.json" & local job=$!
+  local c; c=$(cpu_during $job mm-delay mm-link); wait $job
+  echo "$c $(bps <"$TMP/cpu.json")"; }
 
 ours_unshaped() { $S shell --server-cmd 'iperf3 -s -1 >/dev/null' -- iperf3 -c server -t $T -J 2>/dev/null | bps; }
 mm_unshaped() { mm mm-delay 0 "iperf3 -c \$MAHIMAHI_BASE -t $T -J" | bps; }
@@ -105,23 +127,30 @@ mmcell() { # fmt value...
   printf "$1" "${@:2}"; }
 pct() { python3 -c "import sys; print('%.2f' % (100 * float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
 
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 printf "%-24s %-12s %-30s %s\n" measure spec ours mahimahi
-for rtt in 10 150 490; do
+want rtt && for rtt in 10 150 490; do
   read -r om od <<<"$(ours_rtt $rtt)"; mmr=""; [ -z "$mm_why" ] && mmr=$(mm_rtt $rtt)
   read -r mmm mmd <<<"$mmr"
   printf "%-24s %-12s %-30s %s\n" "rtt ${rtt}ms (mean, mdev)" "$rtt ms" \
     "${om:-?} ms, mdev ${od:-?} ms" "$(mmcell "%s ms, mdev %s ms" "${mmm:-}" "${mmd:-}")"
 done
-for r in 64kbit:64e3 1mbit:1e6 8mbit:8e6 100mbit:100e6 1gbit:1e9; do
+want goodput && for r in 64kbit:64e3 1mbit:1e6 8mbit:8e6 100mbit:100e6 1gbit:1e9; do
   name=${r%%:*}; bits=${r#*:}; t=$T; [ $name = 64kbit ] && t=$T64
   o=$(ours_goodput $name $t); m=""; [ -z "$mm_why" ] && m=$(mm_goodput $bits $t)
   oc="?"; [ -n "$o" ] && oc="$(python3 -c "print('%.4g' % ($o/1e6))") Mbit/s ($(pct $o $bits) %)"
   mc=""; [ -n "$m" ] && mc="$(python3 -c "print('%.4g' % ($m/1e6))") Mbit/s ($(pct $m $bits) %)"
   printf "%-24s %-12s %-30s %s\n" "goodput $name ${t}s" "$name" "$oc" "$(mmcell "%s" "$mc")"
 done
-oc=$(ours_cpu); mc=""; [ -z "$mm_why" ] && mc=$(mm_cpu)
-printf "%-24s %-12s %-30s %s\n" "emulator cpu 100mbit" "-" "$oc % of a core" "$(mmcell "%s %% of a core" "$mc")"
+if want cpu; then
+at() { python3 -c "import sys; print('%s %% of a core at %.1f Mbit/s' % (sys.argv[1], float(sys.argv[2] or 0) / 1e6))" $1 "${2:-0}"; }
+read -r oc ob <<<"$(ours_cpu)"; mc=""; [ -z "$mm_why" ] && mc=$(mm_cpu)
+read -r mc mb <<<"$mc"
+printf "%-24s %-12s %-30s %s\n" "emulator cpu 100mbit" "-" "$(at "$oc" "$ob")" "$(mmcell "%s" "${mc:+$(at "$mc" "$mb")}")"
+fi
+if want unshaped; then
 o=$(ours_unshaped); m=""; [ -z "$mm_why" ] && m=$(mm_unshaped)
 oc="?"; [ -n "$o" ] && oc="$(python3 -c "print('%.2f' % ($o/1e9))") Gbit/s"
 mc=""; [ -n "$m" ] && mc="$(python3 -c "print('%.2f' % ($m/1e9))") Gbit/s"
 printf "%-24s %-12s %-30s %s\n" "unshaped ${T}s" "-" "$oc" "$(mmcell "%s" "$mc")"
+fi
