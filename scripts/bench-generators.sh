@@ -1,10 +1,14 @@
 #!/bin/bash
-# spdylab bench against wrk (h1, h1 pipelined x8) and h2load (h2, h2c) on the same
-# nginx (1 worker) serving a 612-byte file on loopback, same connections, one
-# generator thread each: requests/s and requests/s per generator CPU-second.
-# Needs nginx, wrk, h2load (nghttp2-client). Usage: scripts/bench-generators.sh [SECONDS] [CONNS]
+# spdylab bench against wrk (h1, h1 pipelined x8 by wrk's Lua, https) and h2load
+# (h2, h2c) on the same nginx (1 worker) serving a 612-byte file on loopback, same
+# connections, one generator thread each: requests per generator CPU-second. Each
+# pair runs in turn (ours, theirs) RUNS times in one invocation; medians and the
+# ratio of medians are printed, then every run.
+# Needs nginx, wrk, h2load: apt-get install nginx wrk nghttp2-client (wrk is not in
+# the Makefile's DEPS: no test runs this script).
+# Usage: scripts/bench-generators.sh [SECONDS] [CONNS] [RUNS]
 set -euo pipefail
-T=${1:-10}; C=${2:-32}
+T=${1:-10}; C=${2:-32}; RUNS=${3:-3}
 B=${SPDYLAB:-$(dirname "$0")/../target/release/spdylab}
 D=$(mktemp -d); trap 'kill $(cat $D/nginx.pid 2>/dev/null) 2>/dev/null; rm -rf $D' EXIT
 chmod 755 $D; mkdir -p $D/www; head -c 612 /dev/zero | tr '\0' 'x' > $D/www/index.html
@@ -27,21 +31,34 @@ end
 request = function() return req end
 LUA
 cpu() { /usr/bin/time -f "%U %S" -o $D/cpu "$@" > $D/out 2>&1; tail -1 $D/cpu | awk '{print $1+$2}'; }
-row() { printf "%-26s %12.0f req/s %8.2f CPU-s %10.0f req per CPU-s\n" "$1" "$2" "$3" "$(echo "$2 * $T / $3" | bc -l)"; }
+# Each runner prints "REQ_PER_S CPU_S".
 ours() { # protocol url extra...
   local p=$1 u=$2; shift 2
   local c; c=$(cpu $B bench "$u" --protocol $p -c $C -t 1 -d ${T}s --warmup 0s --insecure --json "$@")
-  local r; r=$(python3 -c "import json,sys; print(json.load(open('$D/out'))['requests_per_sec'])")
-  row "spdylab $p $*" "$r" "$c"
+  echo "$(python3 -c "import json; print(json.load(open('$D/out'))['requests_per_sec'])") $c"
 }
-echo "nginx 1.22 (1 worker), 612-byte file, $C connections, 1 generator thread, ${T}s each"
-ours http http://127.0.0.1:18081/index.html
-c=$(cpu wrk -t1 -c$C -d${T}s --latency http://127.0.0.1:18081/index.html); r=$(awk '/Requests\/sec/ {print $2}' $D/out); row "wrk" "$r" "$c"
-ours http-pipelined http://127.0.0.1:18081/index.html --depth 8
-c=$(cpu wrk -t1 -c$C -d${T}s -s $D/pipeline.lua http://127.0.0.1:18081/index.html); r=$(awk '/Requests\/sec/ {print $2}' $D/out); row "wrk pipeline.lua x8" "$r" "$c"
-ours https https://127.0.0.1:18444/index.html
-c=$(cpu wrk -t1 -c$C -d${T}s https://127.0.0.1:18444/index.html); r=$(awk '/Requests\/sec/ {print $2}' $D/out); row "wrk https" "$r" "$c"
-ours h2 https://127.0.0.1:18444/index.html --streams 100
-c=$(cpu h2load -t1 -c$C -m100 -D$T https://127.0.0.1:18444/index.html); r=$(awk '/finished in/ {print $4}' $D/out); row "h2load h2 -m100" "$r" "$c"
-ours h2c http://127.0.0.1:18082/index.html --streams 100
-c=$(cpu h2load -t1 -c$C -m100 -D$T http://127.0.0.1:18082/index.html); r=$(awk '/finished in/ {print $4}' $D/out); row "h2load h2c -m100" "$r" "$c"
+wrk_() { local c; c=$(cpu wrk -t1 -c$C -d${T}s "$@"); echo "$(awk '/Requests\/sec/ {print $2}' $D/out) $c"; }
+h2load_() { local c; c=$(cpu h2load -t1 -c$C -m100 -D$T "$@"); echo "$(awk '/finished in/ {print $4}' $D/out) $c"; }
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+LOG=$D/runs
+pair() { # name ours-command... -- theirs-command...
+  local name=$1; shift
+  local a=() b=(); while [ "$1" != "--" ]; do a+=("$1"); shift; done; shift; b=("$@")
+  for i in $(seq $RUNS); do
+    read r c < <("${a[@]}"); echo "$name ours $i $r $c $(echo "$r * $T / $c" | bc -l)" >> $LOG
+    read r c < <("${b[@]}"); echo "$name theirs $i $r $c $(echo "$r * $T / $c" | bc -l)" >> $LOG
+  done
+  local o t
+  o=$(awk -v n="$name" '$1==n && $2=="ours" {print $6}' $LOG | median)
+  t=$(awk -v n="$name" '$1==n && $2=="theirs" {print $6}' $LOG | median)
+  printf "%-14s %14.0f %14.0f %8.2fx\n" "$name" "$o" "$t" "$(echo "$o / $t" | bc -l)"
+}
+echo "nginx (1 worker), 612-byte file, $C connections, 1 generator thread, ${T}s a run, $RUNS runs each (ours, theirs, in turn)"
+printf "%-14s %14s %14s %9s\n" "case" "ours req/CPU-s" "theirs" "ratio"
+U=http://127.0.0.1:18081/index.html; S=https://127.0.0.1:18444/index.html
+pair "h1/wrk" ours http $U -- wrk_ --latency $U
+pair "h1x8/wrk-lua" ours http-pipelined $U --depth 8 -- wrk_ -s $D/pipeline.lua $U
+pair "https/wrk" ours https $S -- wrk_ $S
+pair "h2/h2load" ours h2 $S --streams 100 -- h2load_ $S
+pair "h2c/h2load" ours h2c http://127.0.0.1:18082/index.html --streams 100 -- h2load_ http://127.0.0.1:18082/index.html
+echo; echo "every run: case who run req/s cpu-s req/cpu-s"; column -t $LOG
