@@ -3,7 +3,8 @@
 //! version restricted), and nginx, Apache, h2o and caddy from their generated
 //! configs (caddy a second time with h3 turned on, for a real QUIC handshake) —
 //! all on loopback; and bad input: a closed port, a server that resets every
-//! connection, a cleartext port asked for ALPN, bad HOST:PORT syntax.
+//! connection, a cleartext port asked for ALPN, bad HOST:PORT syntax; and a
+//! testbed's server address probed from the client namespace through the link.
 
 mod common;
 
@@ -405,4 +406,53 @@ fn bad_input_gets_a_clear_line_per_check_and_the_right_status() {
         2,
         "--ca",
     );
+}
+
+#[test]
+fn inside_a_testbed_the_server_address_is_probed_through_the_link() {
+    // The built-in server on 198.18.1.1 (80 and 443) behind a 40 ms link;
+    // probe runs in the client namespace with the defaults: TLS on 443, cleartext on 80.
+    let exe = env!("CARGO_BIN_EXE_spdylab");
+    let server = format!(
+        "{exe} serve --site icons --listen 198.18.1.1:80 --tls-listen 198.18.1.1:443 --max-streams 8 --proto https,h2,h2c,http"
+    );
+    let o = spdylab(&[
+        "shell",
+        "--rtt",
+        "40ms",
+        "--rate",
+        "20mbit",
+        "--server-cmd",
+        &server,
+        "--",
+        exe,
+        "probe",
+        "198.18.1.1",
+        "--sni",
+        "icons.spdylab.test",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let v = json_of(&o);
+    assert_eq!(
+        (v["tls_port"].as_u64(), v["http_port"].as_u64()),
+        (Some(443), Some(80))
+    );
+    assert_eq!(
+        offered(&v),
+        set(&[
+            "tls",
+            "http1_tls",
+            "h2",
+            "http1",
+            "h2c_upgrade",
+            "h2c_prior",
+            "tls1.2",
+            "tls1.3"
+        ]),
+        "{v:#}"
+    );
+    assert_eq!(check(&v, "h2")["settings"]["max_concurrent_streams"], 8);
+    let names = v["certificate"]["names"].as_array().unwrap();
+    assert!(names.iter().any(|n| n == "198.18.1.1"), "{names:?}");
 }
