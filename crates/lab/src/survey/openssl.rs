@@ -91,6 +91,9 @@ fn failure(text: &str) -> String {
     if text.contains("no protocols available") {
         return "openssl here cannot offer this version".into();
     }
+    if text.contains("errno=104") || text.contains("Connection reset") {
+        return "connection reset by the server".into();
+    }
     if text.contains("Connection refused") || text.contains("connect:errno=111") {
         return "connection refused".into();
     }
@@ -142,7 +145,12 @@ pub fn npn(plan: &Plan, timer: &Timer) -> Result<Outcome, NotTested> {
     };
     timer.answered.set(connected(&text));
     if negotiated(&text).is_none() {
-        return Ok(Err(failure(&text)));
+        let why = failure(&text);
+        return Ok(Err(if why.contains("protocol_version") {
+            format!("NPN needs TLS 1.2: {why}")
+        } else {
+            why
+        }));
     }
     let advertised = text.lines().find_map(|l| {
         l.strip_prefix("Protocols advertised by server:")

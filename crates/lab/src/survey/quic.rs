@@ -116,8 +116,12 @@ async fn handshake_and_read(plan: &Plan, port: u16, timer: &Timer) -> Outcome {
     };
     Ok(Found {
         detail: format!(
-            "QUIC handshake, ALPN h3; max streams {streams_text} (bidi, transport parameter); SETTINGS [{}]; initial windows not read{note}",
-            named.join(", ")
+            "QUIC handshake, ALPN h3; max streams {streams_text} (bidi, transport parameter); SETTINGS {}; initial windows not read{note}",
+            if named.is_empty() {
+                "(none: every default)".to_string()
+            } else {
+                format!("[{}]", named.join(", "))
+            }
         ),
         settings: Some(settings),
         seen,

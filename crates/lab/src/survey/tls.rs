@@ -242,6 +242,9 @@ pub fn tls_reason(e: &rustls::Error) -> String {
             "not TLS: the server answered something else".into()
         }
         E::PeerIncompatible(p) => format!("no TLS in common: {p:?}"),
+        E::PeerMisbehaved(rustls::PeerMisbehaved::SelectedUnofferedApplicationProtocol) => {
+            "the server chose an ALPN protocol that was not offered".into()
+        }
         other => other.to_string(),
     }
 }
