@@ -92,8 +92,8 @@ pub struct BenchArgs {
     pub link: crate::link_args::LinkArgs,
     /// How the site's resources map to host names: origin, mirror (all on the
     /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
-    #[arg(long, requires = "site", default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
-    pub layout: lab::sites::Layout,
+    #[arg(long, value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
+    pub layout: Option<lab::sites::Layout>,
 }
 
 fn usage(msg: String) -> Failure {
@@ -113,6 +113,11 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
     let choice = args.link.choice()?;
     let target = match (&args.url, &args.site) {
         (Some(url), _) => {
+            if let Some(l) = args.layout {
+                return Err(usage(format!(
+                    "--layout {l} lays out a --site; a URL is loaded as it is"
+                )));
+            }
             if let Some(given) = choice.given().next() {
                 return Err(usage(format!(
                     "{}: LINK flags (--rtt, --link-rate, --loss, ...) need --site: a URL is loaded over loopback",
@@ -129,8 +134,12 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
             }
         }
         (None, Some(name)) => {
-            let (site, addresses) =
-                crate::sites::laid_out(name, lab::sites::DEFAULT_SEED, args.layout, 1)?;
+            let (site, addresses) = crate::sites::laid_out(
+                name,
+                lab::sites::DEFAULT_SEED,
+                args.layout.unwrap_or_default(),
+                1,
+            )?;
             Target::Site {
                 site: Box::new(site),
                 link: if choice.shaped() {

@@ -296,6 +296,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         "interrupted": interrupted,
         "summary": summary,
         "probes": probes,
+        "layout": args.layout.to_string(),
+        "metric": args.metric.name(),
     });
     if let Some(out) = &args.out {
         write_whole(out, &format!("{doc}\n"))

@@ -81,6 +81,7 @@ fn shards_have_up_to_six_https_connections_and_one_session_per_shard() {
     assert_eq!(syns(&v, "spdy3"), n);
     assert_eq!(syns(&v, "h2"), n);
     assert_eq!(v["testbed"]["shards"], n, "one address per shard");
+    assert_eq!(v["layout"], "shards:3");
     for (name, doc) in hars(&har) {
         let hosts = connections_per_host(&doc);
         assert_eq!(hosts.len(), n as usize, "{name}: {hosts:?}");
