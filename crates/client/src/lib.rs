@@ -7,8 +7,11 @@
 pub mod conn;
 pub mod discover;
 pub mod page;
+pub mod render;
 pub mod schedule;
 pub mod users;
 
 pub use conn::spdy3::{fetch as fetch_spdy3, FetchError, Fetched};
 pub use page::{load_page, Entry, PageConfig, PageResult, Timings};
+pub use render::BrowserCost;
+pub use schedule::Pool;

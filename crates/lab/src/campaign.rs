@@ -518,6 +518,8 @@ pub fn sweep(
                 resources: sites[name].resources.len(),
             },
             conns_per_host: s.conns_per_host,
+            pool: s.pool,
+            browser_cost: s.browser_cost,
         };
         let refused = crate::trial::refusal(exp.server, Some(exp.client), &exp.protocols, &knobs);
         if let Some(r) = refused {
@@ -734,6 +736,8 @@ fn run_work(
                 server: exp.server,
                 client: exp.client,
                 keep_server_log: None,
+                pool: s.pool,
+                browser_cost: s.browser_cost,
             };
             let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();
             for _ in 0..exp.warmup {

@@ -73,6 +73,8 @@ impl LoadSpec {
                 resources: self.site.resources.len(),
             },
             conns_per_host: self.conns_per_user,
+            pool: crate::trial::Pool::default(),
+            browser_cost: crate::trial::BrowserCost::default(),
         };
         refusal(self.server, None, &self.protocols, &knobs)
     }

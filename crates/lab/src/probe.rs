@@ -36,6 +36,10 @@ pub struct ProbeSpec {
     /// the protocol of each request from them).
     pub keep_server_log: Option<std::path::PathBuf>,
     pub client: ClientKind,
+    /// How the model pools SPDY/HTTP/2 sessions.
+    pub pool: client::Pool,
+    /// The model's browser costs.
+    pub browser_cost: client::BrowserCost,
 }
 
 impl ProbeSpec {
@@ -49,6 +53,8 @@ impl ProbeSpec {
                 resources: self.site.resources.len(),
             },
             conns_per_host: self.conns_per_host,
+            pool: self.pool,
+            browser_cost: self.browser_cost,
         }
     }
 
@@ -174,6 +180,8 @@ pub fn run_plan(
         http_port: HTTP_PORT,
         https_port: HTTPS_PORT,
         timeout: spec.timeout,
+        pool: spec.pool,
+        browser_cost: spec.browser_cost,
     };
     let link = testbed.link();
     let epoch = testbed.epoch();

@@ -14,6 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use client::{BrowserCost, Pool};
 pub use results::{ClientKind, PeerKind, ServerKind};
 
 /// Ports of the server inside a testbed.
@@ -27,6 +28,10 @@ pub struct Knobs {
     pub server: peers::Knobs,
     /// HTTP/1.1 connections per host the client is asked to open.
     pub conns_per_host: usize,
+    /// How the model pools SPDY/HTTP/2 sessions (Chromium pools as it does).
+    pub pool: Pool,
+    /// The model's browser costs (Chromium has its own).
+    pub browser_cost: BrowserCost,
 }
 
 /// Why a Trial cannot run exactly as asked: it is refused, never measured as
@@ -76,12 +81,25 @@ pub fn refusal(
         };
         let by_client = || match client {
             None | Some(ClientKind::Model) => None,
-            Some(ClientKind::Chromium) => browser::refuses(*p).map(str::to_string).or_else(|| {
-                (knobs.conns_per_host != 6).then(|| {
-                    "Chromium opens up to 6 connections per host: --conns-per-host needs --client model"
-                        .to_string()
+            Some(ClientKind::Chromium) => browser::refuses(*p)
+                .map(str::to_string)
+                .or_else(|| {
+                    (knobs.conns_per_host != 6).then(|| {
+                        "Chromium opens up to 6 connections per host: --conns-per-host needs --client model"
+                            .to_string()
+                    })
                 })
-            }),
+                .or_else(|| {
+                    (knobs.pool != Pool::default()).then(|| {
+                        "Chromium pools sessions as it does (--pool chromium): --pool needs --client model"
+                            .to_string()
+                    })
+                })
+                .or_else(|| {
+                    (knobs.browser_cost != BrowserCost::default()).then(|| {
+                        "Chromium has its own costs: --browser-cost needs --client model".to_string()
+                    })
+                }),
         };
         by_server
             .map(|why| Refusal::Server { server, why })
@@ -246,6 +264,8 @@ pub struct Settings {
     pub conns_per_host: usize,
     pub depth: usize,
     pub server_delay: Duration,
+    pub pool: Pool,
+    pub browser_cost: BrowserCost,
 }
 
 /// A Point's settings; its values were checked when the experiment was parsed,
@@ -317,5 +337,13 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
         conns_per_host: int("conns_per_host", 6)? as usize,
         depth: int("depth", 8)? as usize,
         server_delay: duration("server_delay")?.unwrap_or_default(),
+        pool: match text("pool") {
+            None => Pool::default(),
+            Some(v) => v.parse().map_err(|e| format!("knobs.pool: {e}"))?,
+        },
+        browser_cost: match text("browser_cost") {
+            None => BrowserCost::default(),
+            Some(v) => v.parse().map_err(|e| format!("knobs.browser_cost: {e}"))?,
+        },
     })
 }

@@ -306,6 +306,20 @@ pub const FIELDS: &[Field] = &[
         default: "0ms",
         help: "server think time per response",
     },
+    Field {
+        section: "knobs",
+        name: "pool",
+        kind: Kind::Choice(&["chromium", "per-host", "per-address"]),
+        default: "chromium",
+        help: "model's SPDY/HTTP/2 sessions: per host name, per server address, or as Chromium",
+    },
+    Field {
+        section: "knobs",
+        name: "browser_cost",
+        kind: Kind::Choice(&["fitted", "none"]),
+        default: "fitted",
+        help: "model's browser costs: fitted to Chromium, or none (pure network model)",
+    },
 ];
 
 pub fn field(name: &str) -> Option<&'static Field> {

@@ -147,6 +147,25 @@ pub struct CompareArgs {
     /// or on Ctrl-C
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// The model's SPDY/HTTP/2 sessions: chromium (as today's Chromium was
+    /// measured: a host joins a session to its address already up, else opens
+    /// its own), per-host (one per host name, as 2013 Chrome) or per-address
+    /// (coalescing by address and certificate)
+    #[arg(long, default_value = "chromium", value_parser = parse_pool, value_name = "POOL")]
+    pub pool: lab::trial::Pool,
+    /// The model's browser costs: fitted (to Chromium on this lab's machine),
+    /// none (the pure network model), or
+    /// navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR (scripts in order)
+    #[arg(long, default_value = "fitted", value_parser = parse_browser_cost, value_name = "COSTS")]
+    pub browser_cost: lab::trial::BrowserCost,
+}
+
+pub fn parse_pool(s: &str) -> Result<lab::trial::Pool, String> {
+    s.parse()
+}
+
+pub fn parse_browser_cost(s: &str) -> Result<lab::trial::BrowserCost, String> {
+    s.parse()
 }
 
 /// Writes `text` to `path` whole or not at all (a temporary file, renamed).
@@ -182,6 +201,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         server: args.server.kind(),
         client: args.client.kind(),
         keep_server_log: args.keep_server_log.clone(),
+        pool: args.pool,
+        browser_cost: args.browser_cost,
     };
     if let Some(why) = spec.refusal() {
         return Err(Failure::Usage(why.to_string()));
@@ -273,6 +294,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         "interrupted": interrupted,
         "summary": summary,
         "probes": probes,
+        "pool": spec.pool.name(),
+        "browser_cost": spec.browser_cost.to_string(),
     });
     if let Some(out) = &args.out {
         write_whole(out, &format!("{doc}\n"))
