@@ -20,6 +20,15 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
     Some(&tag[at..end])
 }
 
+/// Which tag named a reference: a stylesheet, a script, or anything else (an
+/// image, an embed, a frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tag {
+    Stylesheet,
+    Script,
+    Other,
+}
+
 /// Scans HTML incrementally: feed bytes as they arrive; complete tags are read.
 #[derive(Debug, Default)]
 pub struct HtmlScanner {
@@ -30,6 +39,14 @@ pub struct HtmlScanner {
 impl HtmlScanner {
     /// Adds bytes; returns the references in tags completed by them.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<Found> {
+        self.feed_tagged(bytes)
+            .into_iter()
+            .map(|(_, f)| f)
+            .collect()
+    }
+
+    /// As `feed`, with the kind of tag each reference came from.
+    pub fn feed_tagged(&mut self, bytes: &[u8]) -> Vec<(Tag, Found)> {
         self.buf.extend_from_slice(bytes);
         let mut found = Vec::new();
         loop {
@@ -46,17 +63,19 @@ impl HtmlScanner {
             self.scanned += lt + gt + 1;
             let lower = tag.to_ascii_lowercase();
             let url = if lower.starts_with("<link") && lower.contains("stylesheet") {
-                attr(&tag, "href")
-            } else if ["<script", "<img", "<embed", "<iframe"]
+                attr(&tag, "href").map(|u| (Tag::Stylesheet, u))
+            } else if lower.starts_with("<script") {
+                attr(&tag, "src").map(|u| (Tag::Script, u))
+            } else if ["<img", "<embed", "<iframe"]
                 .iter()
                 .any(|t| lower.starts_with(t))
             {
-                attr(&tag, "src")
+                attr(&tag, "src").map(|u| (Tag::Other, u))
             } else {
                 None
             };
-            if let Some(f) = url.and_then(split) {
-                found.push(f);
+            if let Some((t, f)) = url.and_then(|(t, u)| Some((t, split(u)?))) {
+                found.push((t, f));
             }
         }
         found

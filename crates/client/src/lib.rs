@@ -8,9 +8,12 @@ pub mod conn;
 pub mod discover;
 pub mod headers;
 pub mod page;
+pub mod render;
 pub mod schedule;
 pub mod users;
 
 pub use conn::spdy3::{fetch as fetch_spdy3, FetchError, Fetched};
 pub use headers::{HeaderSet, RequestHeaders};
 pub use page::{load_page, Entry, PageConfig, PageResult, Timings};
+pub use render::BrowserCost;
+pub use schedule::Pool;

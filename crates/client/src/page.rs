@@ -4,11 +4,14 @@
 //! shares a TLS session store across loads: `--tls-resume`), nothing cached.
 //! Requests carry the config's header set (`headers`), with the referer of
 //! the document or style sheet that named them.
+//! With browser costs (`render`), discovery goes through the renderer's main
+//! thread, woken at its virtual times; without, as bytes arrive.
 
 use crate::conn::{self, client_tls_resuming, Event, RequestSender};
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
 use crate::headers::RequestHeaders;
-use crate::schedule::{Action, ConnId, Policy, ReqId, Scheduler};
+use crate::render::{BrowserCost, Renderer};
+use crate::schedule::{Action, ConnId, Policy, Pool, ReqId, Scheduler};
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
 use serde::Serialize;
@@ -42,6 +45,10 @@ pub struct PageConfig {
     /// TLS sessions kept from earlier loads and resumed (`--tls-resume`);
     /// None: every handshake is full.
     pub tls_sessions: Option<Arc<dyn rustls::client::ClientSessionStore>>,
+    /// SPDY/HTTP/2 sessions per host name or per server address.
+    pub pool: Pool,
+    /// The browser's CPU costs and script order (`render`); NONE: the pure network model.
+    pub browser_cost: BrowserCost,
 }
 
 /// Why a page did not load (its words are `PageResult::error`).
@@ -124,6 +131,8 @@ pub struct PageResult {
 struct Req {
     host: String,
     path: String,
+    /// The scheduler's pool it was put in when found.
+    pool: String,
     discovered: Option<Instant>,
     assigned: Option<Instant>,
     conn: Option<ConnId>,
@@ -140,6 +149,10 @@ struct Req {
 }
 
 struct Conn {
+    /// Its pool, its server address, and whether the page's host opened it.
+    pool: String,
+    addr: IpAddr,
+    root: bool,
     opened: Instant,
     ready: Option<Instant>,
     tls_ms: f64,
@@ -175,6 +188,8 @@ struct State<'a> {
     tx: mpsc::UnboundedSender<Event>,
     rx: mpsc::UnboundedReceiver<Event>,
     tls: Arc<rustls::ClientConfig>,
+    /// The browser's main thread, when it has costs.
+    render: Option<Renderer>,
 }
 
 impl<'a> State<'a> {
@@ -202,19 +217,51 @@ impl<'a> State<'a> {
             tx,
             rx,
             tls: tls_config(cfg),
+            render: None,
         }
     }
 
+    fn now(&self) -> Duration {
+        Instant::now().saturating_duration_since(self.start)
+    }
+
+    /// Requests what the renderer has finished with by now.
+    fn render_advance(&mut self) -> Result<(), Error> {
+        let now = self.now();
+        let Some(r) = self.render.as_mut() else {
+            return Ok(());
+        };
+        r.advance(now);
+        let found: Vec<Found> = std::iter::from_fn(|| r.poll()).collect();
+        for f in found {
+            self.discover(f)?;
+        }
+        Ok(())
+    }
+
     fn pool_of(&self, host: &str) -> Result<String, Error> {
-        if self.cfg.protocol.multiplexed() {
-            // One connection per origin address.
-            self.cfg
-                .resolve
-                .get(host)
-                .map(|a| a.to_string())
-                .ok_or_else(|| Error::Unresolved(host.to_string()))
-        } else {
-            Ok(host.to_string())
+        let addr = self
+            .cfg
+            .resolve
+            .get(host)
+            .ok_or_else(|| Error::Unresolved(host.to_string()))?;
+        if !self.cfg.protocol.multiplexed() {
+            return Ok(host.to_string());
+        }
+        match self.cfg.pool {
+            // One connection per origin address (coalescing).
+            Pool::PerAddress => Ok(addr.to_string()),
+            Pool::PerHost => Ok(host.to_string()),
+            // A session to the address already up, if one may be shared.
+            Pool::Chromium => Ok(self
+                .conns
+                .iter()
+                .find(|c| {
+                    c.ready.is_some()
+                        && c.addr == *addr
+                        && (!c.root || same_site(host, &self.cfg.root.0))
+                })
+                .map_or_else(|| host.to_string(), |c| c.pool.clone())),
         }
     }
 
@@ -229,6 +276,7 @@ impl<'a> State<'a> {
         self.reqs.push(Req {
             host: found.host,
             path: found.path,
+            pool: pool.clone(),
             discovered: Some(Instant::now()),
             referer,
             ..Default::default()
@@ -239,13 +287,31 @@ impl<'a> State<'a> {
 
     async fn run(&mut self) -> Result<(), Error> {
         let (host, path) = self.cfg.root.clone();
-        self.discover(Found { host, path }, None)?;
+        if self.cfg.browser_cost.is_none() {
+            self.discover(Found { host, path }, None)?;
+        } else {
+            self.render = Some(Renderer::new(self.cfg.browser_cost, Found { host, path }));
+        }
         loop {
+            self.render_advance()?;
             self.act()?;
-            if self.reqs.iter().all(|r| r.done.is_some()) {
+            let idle = self.render.as_ref().is_none_or(|r| r.idle());
+            if idle && self.reqs.iter().all(|r| r.done.is_some()) {
                 return Ok(());
             }
-            let Some(ev) = self.rx.recv().await else {
+            let wake = self
+                .render
+                .as_ref()
+                .and_then(|r| r.next_wakeup())
+                .map(|t| tokio::time::Instant::from_std(self.start + t));
+            let ev = match wake {
+                Some(at) => tokio::select! {
+                    ev = self.rx.recv() => ev,
+                    _ = tokio::time::sleep_until(at) => continue,
+                },
+                None => self.rx.recv().await,
+            };
+            let Some(ev) = ev else {
                 return Err(Error::ConnectionsEnded);
             };
             self.handle(ev)?;
@@ -260,10 +326,7 @@ impl<'a> State<'a> {
                     let first_host = self
                         .reqs
                         .iter()
-                        .find(|r| {
-                            r.conn.is_none()
-                                && self.pool_of(&r.host).ok().as_deref() == Some(pool.as_str())
-                        })
+                        .find(|r| r.conn.is_none() && r.pool == pool)
                         .map(|r| r.host.clone())
                         .unwrap_or(pool.clone());
                     let addr = self
@@ -273,6 +336,9 @@ impl<'a> State<'a> {
                         .copied()
                         .ok_or_else(|| Error::Unresolved(first_host.clone()))?;
                     self.conns.push(Conn {
+                        root: first_host == self.cfg.root.0,
+                        pool: pool.clone(),
+                        addr,
                         opened: Instant::now(),
                         ready: None,
                         tls_ms: -1.0,
@@ -373,6 +439,11 @@ impl<'a> State<'a> {
                 let r = &mut self.reqs[req];
                 r.head = Some(at);
                 r.status = status;
+                if let Some(render) = self.render.as_mut() {
+                    render.head(&r.host, &r.path, &content_type);
+                    r.content_type = content_type;
+                    return Ok(());
+                }
                 if content_type.starts_with("text/html") {
                     r.html = Some(HtmlScanner::default());
                 }
@@ -382,6 +453,11 @@ impl<'a> State<'a> {
                 let url = self.url_of(req);
                 let r = &mut self.reqs[req];
                 r.bytes += data.len() as u64;
+                if let Some(render) = self.render.as_mut() {
+                    let now = Instant::now().saturating_duration_since(self.start);
+                    render.data(now, &r.host, &r.path, &data);
+                    return Ok(());
+                }
                 let found = match r.html.as_mut() {
                     Some(scanner) => scanner.feed(&data),
                     None => {
@@ -401,6 +477,12 @@ impl<'a> State<'a> {
                 let url = self.url_of(req);
                 let r = &mut self.reqs[req];
                 r.done = Some(at);
+                if let Some(render) = self.render.as_mut() {
+                    let now = Instant::now().saturating_duration_since(self.start);
+                    render.done(now, &r.host, &r.path);
+                    self.sched.finished(conn);
+                    return Ok(());
+                }
                 let body = std::mem::take(&mut r.body);
                 let found = if r.content_type.starts_with("text/css") {
                     css_urls(&body)
@@ -440,6 +522,11 @@ impl<'a> State<'a> {
     fn result(self, error: Option<String>) -> PageResult {
         let since = |t: Instant| ms(t.saturating_duration_since(self.start));
         let last = self.reqs.iter().filter_map(|r| r.done).max();
+        // The main thread's last work (a script run after the last byte) counts.
+        let last = match (&self.render, last) {
+            (Some(r), Some(l)) if error.is_none() => Some(l.max(self.start + r.busy_until())),
+            _ => last,
+        };
         let entries = self
             .reqs
             .iter()
@@ -506,6 +593,15 @@ impl<'a> State<'a> {
             tls_resumed: self.conns.iter().filter(|c| c.resumed).count(),
         }
     }
+}
+
+/// Whether two hosts are of one site: the same last two labels
+/// (`s.imgur.com` and `imgur.com`; enough for the built-in sites' names).
+fn same_site(a: &str, b: &str) -> bool {
+    fn site(h: &str) -> Vec<&str> {
+        h.rsplit('.').take(2).collect()
+    }
+    site(a) == site(b)
 }
 
 fn tls_config(cfg: &PageConfig) -> Arc<rustls::ClientConfig> {

@@ -573,6 +573,8 @@ pub fn sweep(
             },
             conns_per_host: s.conns_per_host,
             tls_resume: s.tls_resume,
+            pool: s.pool,
+            browser_cost: s.browser_cost,
         };
         let refused = crate::trial::refusal(exp.server, Some(exp.client), &exp.protocols, &knobs);
         if let Some(r) = refused {
@@ -887,6 +889,8 @@ fn run_work(
                 cert: s.cert,
                 tls_resume: s.tls_resume,
                 headers: s.headers,
+                pool: s.pool,
+                browser_cost: s.browser_cost,
             };
             let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();
             for _ in 0..exp.warmup {

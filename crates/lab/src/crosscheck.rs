@@ -1,11 +1,15 @@
 //! The model against Chromium: the same Trials loaded by both, per-Trial PLT
-//! ratio (model / Chromium) and absolute percentage error, and their mean (MAPE).
+//! ratio (model / Chromium) and absolute percentage error; over the Trials
+//! (all, and per link, rate, RTT, protocol and site) the MAPE, the share
+//! within 10 % and Spearman's ρ of the two clients' PLTs; and per Trial the
+//! HAR phases of each client (connect, ssl, wait, receive, and discovery:
+//! when resources were found), so that each departure is traceable.
 
 use crate::probe::{ProbeResult, ProbeSpec};
 use crate::trial::{ClientKind, Refusal, ServerKind};
 use netns::TestbedSpec;
 use proto::Protocol;
-use results::stats::{median, summarize, Summary};
+use results::stats::{median, spearman, summarize, Summary};
 use serde::Serialize;
 use site::Site;
 use std::io;
@@ -32,12 +36,189 @@ pub struct Row {
     /// Probes that failed, each client.
     pub model_failed: usize,
     pub chromium_failed: usize,
+    /// The link's rate and RTT as labels (for the per-rate and per-RTT figures).
+    pub rate: String,
+    pub rtt: String,
+    /// Per-load HAR phases, summed over the page's resources (median over
+    /// the probes), each client, in ms.
+    pub model_phases: Phases,
+    pub chromium_phases: Phases,
 }
 
-/// The row of one Trial from each client's probes (failed probes are counted, not used).
+/// HAR phases of one load summed over its resources, in ms; `discovery` is
+/// the sum of the times (from navigation start) at which each was found.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Phases {
+    pub connect: f64,
+    pub ssl: f64,
+    pub wait: f64,
+    pub receive: f64,
+    pub discovery: f64,
+}
+
+impl Phases {
+    pub const NAMES: [&'static str; 5] = ["connect", "ssl", "wait", "receive", "discovery"];
+
+    pub fn values(&self) -> [f64; 5] {
+        [
+            self.connect,
+            self.ssl,
+            self.wait,
+            self.receive,
+            self.discovery,
+        ]
+    }
+
+    fn of(p: &ProbeResult) -> Phases {
+        Phases {
+            connect: p.phases.connect,
+            ssl: p.phases.ssl,
+            wait: p.phases.wait,
+            receive: p.phases.receive,
+            discovery: p
+                .load
+                .as_ref()
+                .map_or(f64::NAN, |l| l.entries.iter().map(|e| e.started_ms).sum()),
+        }
+    }
+
+    /// Each phase's median over `loads`.
+    fn median(loads: &[Phases]) -> Phases {
+        let m = |f: fn(&Phases) -> f64| median(&loads.iter().map(f).collect::<Vec<_>>());
+        Phases {
+            connect: m(|p| p.connect),
+            ssl: m(|p| p.ssl),
+            wait: m(|p| p.wait),
+            receive: m(|p| p.receive),
+            discovery: m(|p| p.discovery),
+        }
+    }
+}
+
+impl Row {
+    /// Model minus Chromium, per phase (ms).
+    pub fn phase_diff(&self) -> Phases {
+        let (m, c) = (self.model_phases, self.chromium_phases);
+        Phases {
+            connect: m.connect - c.connect,
+            ssl: m.ssl - c.ssl,
+            wait: m.wait - c.wait,
+            receive: m.receive - c.receive,
+            discovery: m.discovery - c.discovery,
+        }
+    }
+}
+
+/// The figures of a set of Trials.
+#[derive(Debug, Clone, Serialize)]
+pub struct Agreement {
+    /// What the set is: "all", or e.g. "rate 8mbit".
+    pub group: String,
+    pub trials: usize,
+    /// Trials with both clients' numbers.
+    pub compared: usize,
+    pub mape_pct: f64,
+    /// Share of the compared Trials within 10 %, in %.
+    pub within_10_pct: f64,
+    /// The largest error and its Trial.
+    pub worst_pct: f64,
+    pub worst: String,
+    /// Spearman's ρ of the median PLTs (ties share their mean rank).
+    pub spearman: f64,
+    /// Mean model − Chromium phase difference per Trial, ms.
+    pub phase_diff: Phases,
+}
+
+/// The figures of `rows`, named `group`.
+pub fn agreement(group: &str, rows: &[&Row]) -> Agreement {
+    let ok: Vec<&&Row> = rows.iter().filter(|r| r.ape_pct.is_finite()).collect();
+    let n = ok.len();
+    let worst = ok
+        .iter()
+        .max_by(|a, b| a.ape_pct.total_cmp(&b.ape_pct))
+        .map(|r| {
+            (
+                r.ape_pct,
+                format!("{} {} {}", r.site, r.link, r.protocol.name()),
+            )
+        })
+        .unwrap_or((f64::NAN, String::new()));
+    let mean_of = |f: fn(&Phases) -> f64| -> f64 {
+        let v: Vec<f64> = ok
+            .iter()
+            .map(|r| f(&r.phase_diff()))
+            .filter(|v| v.is_finite())
+            .collect();
+        results::stats::mean(&v)
+    };
+    Agreement {
+        group: group.to_string(),
+        trials: rows.len(),
+        compared: n,
+        mape_pct: mape_of(rows.iter().copied()),
+        within_10_pct: if n == 0 {
+            f64::NAN
+        } else {
+            ok.iter().filter(|r| r.ape_pct <= 10.0).count() as f64 / n as f64 * 100.0
+        },
+        worst_pct: worst.0,
+        worst: worst.1,
+        spearman: spearman(
+            &rows
+                .iter()
+                .map(|r| (r.model.median, r.chromium.median))
+                .collect::<Vec<_>>(),
+        ),
+        phase_diff: Phases {
+            connect: mean_of(|p| p.connect),
+            ssl: mean_of(|p| p.ssl),
+            wait: mean_of(|p| p.wait),
+            receive: mean_of(|p| p.receive),
+            discovery: mean_of(|p| p.discovery),
+        },
+    }
+}
+
+/// The figures overall, then per link, rate, RTT, protocol and site (each
+/// dimension only when it has more than one value).
+pub fn agreements(rows: &[Row]) -> Vec<Agreement> {
+    let all: Vec<&Row> = rows.iter().collect();
+    let mut out = vec![agreement("all", &all)];
+    type Key = fn(&Row) -> String;
+    let dims: [(&str, Key); 5] = [
+        ("link", |r| r.link.clone()),
+        ("rate", |r| r.rate.clone()),
+        ("rtt", |r| r.rtt.clone()),
+        ("protocol", |r| r.protocol.name().to_string()),
+        ("site", |r| r.site.clone()),
+    ];
+    for (name, key) in dims {
+        let mut values: Vec<String> = Vec::new();
+        for r in rows {
+            let k = key(r);
+            if !values.contains(&k) {
+                values.push(k);
+            }
+        }
+        if values.len() < 2 || (name == "link" && values.len() == rows.len()) {
+            continue;
+        }
+        for v in values {
+            let set: Vec<&Row> = rows.iter().filter(|r| key(r) == v).collect();
+            out.push(agreement(&format!("{name} {v}"), &set));
+        }
+    }
+    out
+}
+
+/// The row of one Trial from each client's probes (failed probes are counted,
+/// not used); `rate` and `rtt` label the link.
+#[allow(clippy::too_many_arguments)]
 pub fn row(
     site: &str,
     link: &str,
+    rate: &str,
+    rtt: &str,
     protocol: Protocol,
     model: &[ProbeResult],
     chromium: &[ProbeResult],
@@ -60,8 +241,16 @@ pub fn row(
     } else {
         (
             ms.median / cs.median,
-            (ms.median - cs.median).abs() / cs.median * 100.0,
+            results::stats::ape(ms.median, cs.median),
         )
+    };
+    let phases = |ps: &[ProbeResult]| -> Phases {
+        let loads: Vec<Phases> = ps
+            .iter()
+            .filter(|p| p.protocol == protocol && p.error.is_none())
+            .map(Phases::of)
+            .collect();
+        Phases::median(&loads)
     };
     Row {
         site: site.to_string(),
@@ -77,21 +266,24 @@ pub fn row(
         chromium_connections: median(&ok(chromium, &|p| p.connections as f64)),
         model_failed: failed(model),
         chromium_failed: failed(chromium),
+        rate: rate.to_string(),
+        rtt: rtt.to_string(),
+        model_phases: phases(model),
+        chromium_phases: phases(chromium),
     }
 }
 
 /// Mean absolute percentage error over the rows that have both clients' numbers.
 pub fn mape(rows: &[Row]) -> f64 {
-    let apes: Vec<f64> = rows
-        .iter()
-        .map(|r| r.ape_pct)
-        .filter(|a| a.is_finite())
-        .collect();
-    if apes.is_empty() {
-        f64::NAN
-    } else {
-        apes.iter().sum::<f64>() / apes.len() as f64
-    }
+    mape_of(rows.iter())
+}
+
+fn mape_of<'a>(rows: impl Iterator<Item = &'a Row>) -> f64 {
+    results::stats::mape(
+        &rows
+            .map(|r| (r.model.median, r.chromium.median))
+            .collect::<Vec<_>>(),
+    )
 }
 
 #[cfg(test)]
@@ -117,13 +309,57 @@ mod tests {
             probe(Protocol::H2, 125.0, None),
             probe(Protocol::H2, 0.0, Some("timeout")),
         ];
-        let r = row("s", "l", Protocol::H2, &model, &chromium);
+        let r = row("s", "l", "1mbit", "20ms", Protocol::H2, &model, &chromium);
         assert!((r.ratio - 0.8).abs() < 1e-9);
         assert!((r.ape_pct - 20.0).abs() < 1e-9);
         assert_eq!((r.model_failed, r.chromium_failed), (0, 1));
-        let r2 = row("s", "l", Protocol::Https, &model, &chromium);
+        let r2 = row(
+            "s",
+            "l",
+            "1mbit",
+            "20ms",
+            Protocol::Https,
+            &model,
+            &chromium,
+        );
         assert!(r2.ape_pct.is_nan());
         assert!((mape(&[r, r2]) - 20.0).abs() < 1e-9);
+    }
+
+    /// Four Trials: errors 5 %, 10 %, 30 % and one without Chromium's number.
+    #[test]
+    fn agreement_mape_share_worst_and_spearman() {
+        let trial = |site: &str, rate: &str, m: f64, c: f64| {
+            let model = [probe(Protocol::H2, m, None)];
+            let chromium = [probe(
+                Protocol::H2,
+                c,
+                if c > 0.0 { None } else { Some("x") },
+            )];
+            row(site, "l", rate, "20ms", Protocol::H2, &model, &chromium)
+        };
+        let rows = vec![
+            trial("a", "1mbit", 105.0, 100.0),
+            trial("b", "1mbit", 180.0, 200.0),
+            trial("c", "8mbit", 390.0, 300.0),
+            trial("d", "8mbit", 50.0, 0.0),
+        ];
+        let all = agreements(&rows);
+        let a = &all[0];
+        assert_eq!((a.group.as_str(), a.trials, a.compared), ("all", 4, 3));
+        assert!((a.mape_pct - 15.0).abs() < 1e-9, "{a:?}");
+        assert!((a.within_10_pct - 200.0 / 3.0).abs() < 1e-9, "{a:?}");
+        assert!((a.worst_pct - 30.0).abs() < 1e-9);
+        assert!(a.worst.starts_with("c "), "{a:?}");
+        // Ranks agree: 105 < 180 < 390 and 100 < 200 < 300.
+        assert!((a.spearman - 1.0).abs() < 1e-12, "{a:?}");
+        let fast = all.iter().find(|g| g.group == "rate 8mbit").unwrap();
+        assert!((fast.mape_pct - 30.0).abs() < 1e-9, "{fast:?}");
+        assert!(all.iter().any(|g| g.group == "site a"));
+        assert!(
+            !all.iter().any(|g| g.group.starts_with("rtt")),
+            "one RTT: no group"
+        );
     }
 }
 
@@ -132,8 +368,8 @@ mod tests {
 pub struct CrosscheckSpec {
     pub sites: Vec<Site>,
     pub protocols: Vec<Protocol>,
-    /// The links, with a label each for the rows.
-    pub links: Vec<(String, TestbedSpec)>,
+    /// The links, each with a label for the rows, its rate and its RTT.
+    pub links: Vec<Link>,
     pub reps: usize,
     pub warmup: usize,
     pub tls13_only: Option<bool>,
@@ -145,6 +381,18 @@ pub struct CrosscheckSpec {
     pub tls_resume: bool,
     /// The model's request headers (Chromium sends its own).
     pub headers: client::RequestHeaders,
+    /// The model's session pooling and browser costs (Chromium does as it does).
+    pub pool: crate::trial::Pool,
+    pub browser_cost: crate::trial::BrowserCost,
+}
+
+/// One link of a crosscheck: its label, rate and RTT (for grouping), testbed.
+#[derive(Debug, Clone)]
+pub struct Link {
+    pub label: String,
+    pub rate: String,
+    pub rtt: String,
+    pub testbed: TestbedSpec,
 }
 
 /// Why a crosscheck did not run.
@@ -198,6 +446,14 @@ impl CrosscheckSpec {
             cert: self.cert,
             tls_resume: self.tls_resume,
             headers: self.headers,
+            pool: match client {
+                ClientKind::Model => self.pool,
+                ClientKind::Chromium => crate::trial::Pool::default(),
+            },
+            browser_cost: match client {
+                ClientKind::Model => self.browser_cost,
+                ClientKind::Chromium => crate::trial::BrowserCost::default(),
+            },
         }
     }
 }
@@ -212,7 +468,13 @@ pub fn run(
     browser::find().map_err(CrosscheckError::NoBrowser)?;
     let mut rows = Vec::new();
     for site in &spec.sites {
-        for (label, testbed) in &spec.links {
+        for Link {
+            label,
+            rate,
+            rtt,
+            testbed,
+        } in &spec.links
+        {
             for client in [ClientKind::Model, ClientKind::Chromium] {
                 if let Some(r) = spec.probe_spec(site, testbed, client).refusal() {
                     return Err(CrosscheckError::Refused(r));
@@ -228,7 +490,15 @@ pub fn run(
                 by_client.push(probes);
             }
             for p in &spec.protocols {
-                rows.push(row(&site.name, label, *p, &by_client[0], &by_client[1]));
+                rows.push(row(
+                    &site.name,
+                    label,
+                    rate,
+                    rtt,
+                    *p,
+                    &by_client[0],
+                    &by_client[1],
+                ));
             }
         }
     }

@@ -74,6 +74,8 @@ impl LoadSpec {
             },
             conns_per_host: self.conns_per_user,
             tls_resume: false,
+            pool: crate::trial::Pool::default(),
+            browser_cost: crate::trial::BrowserCost::default(),
         };
         refusal(self.server, None, &self.protocols, &knobs)
     }

@@ -43,6 +43,10 @@ pub struct ProbeSpec {
     pub tls_resume: bool,
     /// The model client's request headers (`--headers`, `--cookie-bytes`).
     pub headers: client::RequestHeaders,
+    /// How the model pools SPDY/HTTP/2 sessions.
+    pub pool: client::Pool,
+    /// The model's browser costs.
+    pub browser_cost: client::BrowserCost,
 }
 
 impl ProbeSpec {
@@ -57,6 +61,8 @@ impl ProbeSpec {
             },
             conns_per_host: self.conns_per_host,
             tls_resume: self.tls_resume,
+            pool: self.pool,
+            browser_cost: self.browser_cost,
         }
     }
 
@@ -193,6 +199,8 @@ pub fn run_plan(
         timeout: spec.timeout,
         headers: spec.headers,
         tls_sessions,
+        pool: spec.pool,
+        browser_cost: spec.browser_cost,
     };
     let link = testbed.link();
     let epoch = testbed.epoch();

@@ -14,6 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use client::{BrowserCost, Pool};
 pub use results::{ClientKind, PeerKind, ServerKind};
 
 /// Ports of the server inside a testbed.
@@ -29,6 +30,10 @@ pub struct Knobs {
     pub conns_per_host: usize,
     /// Resume TLS sessions between the probes of a Trial (`--tls-resume`).
     pub tls_resume: bool,
+    /// How the model pools SPDY/HTTP/2 sessions (Chromium pools as it does).
+    pub pool: Pool,
+    /// The model's browser costs (Chromium has its own).
+    pub browser_cost: BrowserCost,
 }
 
 /// Why a Trial cannot run exactly as asked: it is refused, never measured as
@@ -78,19 +83,31 @@ pub fn refusal(
         };
         let by_client = || match client {
             None | Some(ClientKind::Model) => None,
-            Some(ClientKind::Chromium) => browser::refuses(*p).map(str::to_string).or_else(|| {
-                (knobs.conns_per_host != 6)
-                    .then(|| {
+            Some(ClientKind::Chromium) => browser::refuses(*p)
+                .map(str::to_string)
+                .or_else(|| {
+                    (knobs.conns_per_host != 6).then(|| {
                         "Chromium opens up to 6 connections per host: --conns-per-host needs --client model"
                             .to_string()
                     })
-                    .or_else(|| {
-                        knobs.tls_resume.then(|| {
-                            "Chromium starts with a fresh profile for every probe, so it never resumes a TLS session of an earlier probe: --tls-resume needs --client model"
-                                .to_string()
-                        })
+                })
+                .or_else(|| {
+                    knobs.tls_resume.then(|| {
+                        "Chromium starts with a fresh profile for every probe, so it never resumes a TLS session of an earlier probe: --tls-resume needs --client model"
+                            .to_string()
                     })
-            }),
+                })
+                .or_else(|| {
+                    (knobs.pool != Pool::default()).then(|| {
+                        "Chromium pools sessions as it does (--pool chromium): --pool needs --client model"
+                            .to_string()
+                    })
+                })
+                .or_else(|| {
+                    (knobs.browser_cost != BrowserCost::default()).then(|| {
+                        "Chromium has its own costs: --browser-cost needs --client model".to_string()
+                    })
+                }),
         };
         by_server
             .map(|why| Refusal::Server { server, why })
@@ -287,6 +304,8 @@ pub struct Settings {
     pub tls_resume: bool,
     /// The model client's request headers (`headers`, `cookie_bytes`).
     pub headers: client::RequestHeaders,
+    pub pool: Pool,
+    pub browser_cost: BrowserCost,
 }
 
 /// A Point's settings; its values were checked when the experiment was parsed,
@@ -377,6 +396,14 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
                 .parse()
                 .map_err(|e| format!("headers: {e}"))?,
             cookie_bytes: int("cookie_bytes", 0)? as usize,
+        },
+        pool: match text("pool") {
+            None => Pool::default(),
+            Some(v) => v.parse().map_err(|e| format!("knobs.pool: {e}"))?,
+        },
+        browser_cost: match text("browser_cost") {
+            None => BrowserCost::default(),
+            Some(v) => v.parse().map_err(|e| format!("knobs.browser_cost: {e}"))?,
         },
     })
 }

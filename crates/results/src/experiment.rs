@@ -355,6 +355,20 @@ pub const FIELDS: &[Field] = &[
         help:
             "keep the kernel's per-destination TCP metrics between probes (tcp_no_metrics_save=0)",
     },
+    Field {
+        section: "knobs",
+        name: "pool",
+        kind: Kind::Choice(&["chromium", "per-host", "per-address"]),
+        default: "chromium",
+        help: "model's SPDY/HTTP/2 sessions: per host name, per server address, or as Chromium",
+    },
+    Field {
+        section: "knobs",
+        name: "browser_cost",
+        kind: Kind::Choice(&["fitted", "none"]),
+        default: "fitted",
+        help: "model's browser costs: fitted to Chromium, or none (pure network model)",
+    },
 ];
 
 pub fn field(name: &str) -> Option<&'static Field> {

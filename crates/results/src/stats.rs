@@ -1,7 +1,8 @@
 //! Statistics, one definition each: mean, median, the 95 % confidence interval
 //! of a mean (Student's t), and the gain of X over a baseline B,
 //! (B − X) / B × 100 %, with a bootstrap CI (seeded with [`BOOTSTRAP_SEED`],
-//! so reproducible).
+//! so reproducible); the model-against-Chromium figures: absolute percentage
+//! error and its mean (MAPE), and Spearman's rank correlation with ties.
 
 use serde::Serialize;
 
@@ -101,9 +102,142 @@ pub fn gain_with_ci(baseline: &[f64], x: &[f64], seed: u64) -> (f64, [f64; 2]) {
     (g, [gains[49], gains[1949]])
 }
 
+/// Absolute percentage error of `model` against `reference`, in %:
+/// |model − reference| / reference × 100; NaN when either is not a number
+/// or the reference is not positive.
+pub fn ape(model: f64, reference: f64) -> f64 {
+    if model.is_finite() && reference.is_finite() && reference > 0.0 {
+        (model - reference).abs() / reference * 100.0
+    } else {
+        f64::NAN
+    }
+}
+
+/// Mean absolute percentage error over the pairs (model, reference) whose
+/// error is a number (NaN when none is).
+pub fn mape(pairs: &[(f64, f64)]) -> f64 {
+    let apes: Vec<f64> = pairs
+        .iter()
+        .map(|&(m, r)| ape(m, r))
+        .filter(|a| a.is_finite())
+        .collect();
+    if apes.is_empty() {
+        f64::NAN
+    } else {
+        mean(&apes)
+    }
+}
+
+/// Ranks 1..=n of `xs`, ties sharing the mean of the ranks they span
+/// (`[10, 20, 20, 30]` → `[1, 2.5, 2.5, 4]`).
+pub fn ranks(xs: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
+    let mut out = vec![0.0; xs.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && xs[order[j + 1]] == xs[order[i]] {
+            j += 1;
+        }
+        // Positions i..=j (0-based) hold ranks i+1..=j+1: their mean.
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            out[k] = rank;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// Pearson's correlation coefficient; NaN with fewer than two pairs or when
+/// either side does not vary.
+pub fn pearson(xs: &[f64], ys: &[f64]) -> f64 {
+    let n = xs.len().min(ys.len());
+    if n < 2 {
+        return f64::NAN;
+    }
+    let (mx, my) = (mean(&xs[..n]), mean(&ys[..n]));
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (x, y) in xs[..n].iter().zip(&ys[..n]) {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx).powi(2);
+        syy += (y - my).powi(2);
+    }
+    if sxx == 0.0 || syy == 0.0 {
+        f64::NAN
+    } else {
+        sxy / (sxx * syy).sqrt()
+    }
+}
+
+/// Spearman's rank correlation ρ of the pairs whose values are both numbers:
+/// Pearson's coefficient of their ranks, ties given their mean rank (so exact
+/// with ties, unlike 1 − 6Σd²/(n(n²−1))). NaN with fewer than two pairs or a
+/// side that does not vary.
+pub fn spearman(pairs: &[(f64, f64)]) -> f64 {
+    let kept: Vec<(f64, f64)> = pairs
+        .iter()
+        .copied()
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+        .collect();
+    let xs: Vec<f64> = kept.iter().map(|p| p.0).collect();
+    let ys: Vec<f64> = kept.iter().map(|p| p.1).collect();
+    pearson(&ranks(&xs), &ranks(&ys))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ape_and_mape_on_known_values() {
+        assert!((ape(90.0, 100.0) - 10.0).abs() < 1e-12);
+        assert!((ape(125.0, 100.0) - 25.0).abs() < 1e-12);
+        assert!(ape(1.0, 0.0).is_nan());
+        assert!(ape(f64::NAN, 1.0).is_nan());
+        // (10 + 25 + 0) / 3; the pair without a reference is left out.
+        let m = mape(&[(90.0, 100.0), (125.0, 100.0), (50.0, 50.0), (3.0, 0.0)]);
+        assert!((m - 35.0 / 3.0).abs() < 1e-12, "{m}");
+        assert!(mape(&[]).is_nan());
+    }
+
+    #[test]
+    fn ranks_share_the_mean_rank_of_ties() {
+        assert_eq!(ranks(&[10.0, 20.0, 20.0, 30.0]), [1.0, 2.5, 2.5, 4.0]);
+        assert_eq!(ranks(&[3.0, 1.0, 2.0]), [3.0, 1.0, 2.0]);
+        assert_eq!(ranks(&[5.0, 5.0, 5.0]), [2.0, 2.0, 2.0]);
+        assert_eq!(ranks(&[2.0, 1.0, 2.0, 1.0, 3.0]), [3.5, 1.5, 3.5, 1.5, 5.0]);
+    }
+
+    #[test]
+    fn spearman_on_known_values_with_and_without_ties() {
+        let p = |xs: &[f64], ys: &[f64]| -> Vec<(f64, f64)> {
+            xs.iter().copied().zip(ys.iter().copied()).collect()
+        };
+        // Any monotone relation: 1; reversed: -1.
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert!((spearman(&p(&x, &[1.0, 4.0, 9.0, 16.0, 25.0])) - 1.0).abs() < 1e-12);
+        assert!((spearman(&p(&x, &[5.0, 4.0, 3.0, 2.0, 1.0])) + 1.0).abs() < 1e-12);
+        // No ties: 1 - 6 Σd² / (n(n²-1)); ranks of y are 2,1,4,3,5: Σd² = 4, ρ = 0.8.
+        let r = spearman(&p(&x, &[20.0, 10.0, 40.0, 30.0, 50.0]));
+        assert!((r - 0.8).abs() < 1e-12, "{r}");
+        // Ties: x ranks 1,2.5,2.5,4; y ranks 1,2,3,4. Pearson of the ranks:
+        // mean 2.5 each; Σ(dx·dy) = 2.25+0+0+2.25 = 4.5; Σdx² = 4.5; Σdy² = 5;
+        // ρ = 4.5 / sqrt(4.5·5) = 0.9486833 (the no-ties formula would say 0.95).
+        let r = spearman(&p(&[1.0, 2.0, 2.0, 3.0], &[1.0, 2.0, 3.0, 4.0]));
+        assert!((r - 4.5 / (22.5f64).sqrt()).abs() < 1e-12, "{r}");
+        assert!((r - 0.948_683_3).abs() < 1e-6, "{r}");
+        // Ties on both sides: ranks 1.5,1.5,3,4 and 1,2.5,2.5,4; Σ(dx·dy) = 3.75,
+        // Σdx² = Σdy² = 4.5: ρ = 5/6 (as scipy.stats.spearmanr gives).
+        let r = spearman(&p(&[1.0, 1.0, 2.0, 3.0], &[1.0, 2.0, 2.0, 3.0]));
+        assert!((r - 5.0 / 6.0).abs() < 1e-12, "{r}");
+        // Pairs with a NaN are left out; too few or constant: NaN.
+        let r = spearman(&[(1.0, 1.0), (f64::NAN, 9.0), (2.0, 2.0), (3.0, 3.0)]);
+        assert!((r - 1.0).abs() < 1e-12);
+        assert!(spearman(&[(1.0, 2.0)]).is_nan());
+        assert!(spearman(&p(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0])).is_nan());
+    }
 
     #[test]
     fn summaries_and_gain() {

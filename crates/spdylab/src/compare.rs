@@ -162,6 +162,25 @@ pub struct CompareArgs {
     pub metric: lab::compare::Metric,
     #[command(flatten)]
     pub era: crate::era_args::EraArgs,
+    /// The model's SPDY/HTTP/2 sessions: chromium (as today's Chromium was
+    /// measured: a host joins a session to its address already up, else opens
+    /// its own), per-host (one per host name, as 2013 Chrome) or per-address
+    /// (coalescing by address and certificate)
+    #[arg(long, default_value = "chromium", value_parser = parse_pool, value_name = "POOL")]
+    pub pool: lab::trial::Pool,
+    /// The model's browser costs: fitted (to Chromium on this lab's machine),
+    /// none (the pure network model), or
+    /// navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR (scripts in order)
+    #[arg(long, default_value = "fitted", value_parser = parse_browser_cost, value_name = "COSTS")]
+    pub browser_cost: lab::trial::BrowserCost,
+}
+
+pub fn parse_pool(s: &str) -> Result<lab::trial::Pool, String> {
+    s.parse()
+}
+
+pub fn parse_browser_cost(s: &str) -> Result<lab::trial::BrowserCost, String> {
+    s.parse()
 }
 
 fn parse_metric(s: &str) -> Result<lab::compare::Metric, String> {
@@ -204,6 +223,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         cert: Default::default(),
         tls_resume: false,
         headers: Default::default(),
+        pool: args.pool,
+        browser_cost: args.browser_cost,
     };
     args.era.apply(&mut spec);
     if let Some(why) = spec.refusal() {
@@ -298,6 +319,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         "probes": probes,
         "layout": args.layout.to_string(),
         "metric": args.metric.name(),
+        "pool": spec.pool.name(),
+        "browser_cost": spec.browser_cost.to_string(),
     });
     if let Some(out) = &args.out {
         write_whole(out, &format!("{doc}\n"))

@@ -1,26 +1,37 @@
 //! `spdylab crosscheck`: the same Trials loaded by the browser model and by
-//! headless Chromium; per Trial the PLT ratio and error, and the MAPE.
+//! headless Chromium; per Trial the PLT ratio and error and each client's HAR
+//! phases; overall and per rate, RTT, protocol and site the MAPE, the share
+//! of Trials within 10 %, the worst Trial and Spearman's ρ.
 
-use crate::compare::{ProtocolList, ServerArg};
+use crate::compare::{parse_browser_cost, parse_pool, ProtocolList, ServerArg};
 use crate::link_args::{describe, LinkArgs, TlsArg};
 use crate::progress::CountProgress;
 use crate::sites;
 use crate::Failure;
 use clap::Args;
-use lab::crosscheck::{mape, CrosscheckError, CrosscheckSpec};
+use lab::crosscheck::{agreements, CrosscheckError, CrosscheckSpec, Phases};
 use link::units::parse_duration;
+use link::Bitrate;
 use serde_json::json;
 use std::time::Duration;
 
-/// Is the model right? The same Trials with the model and with Chromium: PLT ratio, MAPE
+/// Is the model right? The same Trials with the model and with Chromium: PLT ratio, MAPE, Spearman's rho, phases
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   spdylab crosscheck --sites youtube,twitter --protocols https,h2 --rtts 20ms,150ms --rate 8mbit
+  spdylab crosscheck --sites youtube,twitter,imgur,icons,http-archive-2014 --protocols http,https,h2 \\
+      --rtts 20ms,150ms --rates 1mbit,8mbit --pool per-host
   spdylab crosscheck --sites icons --protocols http,h2 --rtt 50ms --rate 1mbit --reps 5 --json
 
-Each (site, RTT) runs twice on its own testbed: the model's probes, then Chromium's
+Each (site, link) runs twice on its own testbed: the model's probes, then Chromium's
 (a fresh browser and profile per probe). Ratio = model median PLT / Chromium median
-PLT; error = |model - Chromium| / Chromium; MAPE is its mean over the Trials.")]
+PLT; error = |model - Chromium| / Chromium; MAPE is its mean over the Trials; within
+10% is the share of Trials whose error is at most 10%; rho is Spearman's rank
+correlation of the two clients' median PLTs over the Trials (ties share their mean
+rank). Phases (ms, summed over the page's resources, median over the probes):
+connect (includes ssl), ssl, wait, receive, and discovery (the sum of the times at
+which each resource was found); the table shows model - Chromium. --pool and
+--browser-cost set the model's; Chromium pools and computes as it does.")]
 pub struct CrosscheckArgs {
     /// Sites, comma-separated (built-in names or site files)
     #[arg(long, default_value = "youtube,twitter", value_delimiter = ',')]
@@ -33,6 +44,9 @@ pub struct CrosscheckArgs {
     /// Round-trip times to run, comma-separated (each replaces --rtt)
     #[arg(long, value_delimiter = ',', value_parser = parse_duration, value_name = "LIST")]
     pub rtts: Vec<Duration>,
+    /// Rates to run, comma-separated (each replaces --rate)
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub rates: Vec<Bitrate>,
     /// Repetitions per protocol and client
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub reps: u32,
@@ -61,6 +75,12 @@ pub struct CrosscheckArgs {
     pub layout: lab::sites::Layout,
     #[command(flatten)]
     pub era: crate::era_args::EraArgs,
+    /// The model's SPDY/HTTP/2 sessions: chromium, per-host or per-address (see compare --help)
+    #[arg(long, default_value = "chromium", value_parser = parse_pool, value_name = "POOL")]
+    pub pool: lab::trial::Pool,
+    /// The model's browser costs: fitted, none, or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR
+    #[arg(long, default_value = "fitted", value_parser = parse_browser_cost, value_name = "COSTS")]
+    pub browser_cost: lab::trial::BrowserCost,
 }
 
 pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
@@ -76,13 +96,28 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         addresses = n;
         sites.push(site);
     }
+    let rates: Vec<Option<Bitrate>> = if args.rates.is_empty() {
+        vec![args.link.rate]
+    } else {
+        args.rates.iter().map(|r| Some(*r)).collect()
+    };
     let mut links = Vec::new();
-    for rtt in &rtts {
-        let mut choice = args.link.choice()?;
-        choice.rtt = *rtt;
-        let mut testbed = crate::link_args::testbed_spec(&choice, addresses)?;
-        testbed.warm_metrics = args.era.warm_metrics;
-        links.push((describe(&testbed), testbed));
+    for rate in &rates {
+        for rtt in &rtts {
+            let mut choice = args.link.choice()?;
+            choice.rtt = *rtt;
+            choice.rate = *rate;
+            let mut testbed = crate::link_args::testbed_spec(&choice, addresses)?;
+            testbed.warm_metrics = args.era.warm_metrics;
+            let rtt = link::units::format_duration(testbed.link.rtt());
+            let rate = rate.map_or("unlimited".to_string(), |r| r.to_string());
+            links.push(lab::crosscheck::Link {
+                label: format!("{rtt} {rate}"),
+                rate,
+                rtt,
+                testbed,
+            });
+        }
     }
     let spec = CrosscheckSpec {
         sites,
@@ -99,6 +134,8 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         },
         tls_resume: args.era.tls_resume,
         headers: args.era.request_headers(),
+        pool: args.pool,
+        browser_cost: args.browser_cost,
     };
     let total = spec.total_probes();
     let progress = CountProgress::new("crosscheck", total);
@@ -130,29 +167,37 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         CrosscheckError::Setup(e) => Failure::Setup(Box::new(e)),
     })?;
     progress.finish();
-    let m = mape(&rows);
+    let groups = agreements(&rows);
     if args.json {
         println!(
             "{}",
-            json!({"schema": 1, "reps": args.reps, "rows": rows, "mape_pct": m,
-                   "testbeds": spec.links.iter().map(|l| &l.1).collect::<Vec<_>>()})
+            json!({"schema": 1, "reps": args.reps, "rows": rows,
+                   "mape_pct": groups[0].mape_pct, "agreement": groups,
+                   "pool": args.pool.name(), "browser_cost": args.browser_cost.to_string(),
+                   "testbeds": spec.links.iter().map(|l| json!({"label": l.label, "link": describe(&l.testbed), "testbed": l.testbed})).collect::<Vec<_>>()})
         );
     } else {
         println!(
-            "{:<10} {:<34} {:<6} {:>10} {:>10} {:>6} {:>7} {:>9} {:>9}",
+            "{:<17} {:<13} {:<5} {:>8} {:>8} {:>5} {:>6} {:>7} {:>7}  {:>7} {:>7} {:>7} {:>7} {:>8}",
             "site",
             "link",
             "proto",
-            "model ms",
-            "chrome ms",
+            "model",
+            "chrome",
             "ratio",
             "error",
-            "resources",
-            "conns"
+            "res",
+            "conns",
+            "Δconn",
+            "Δssl",
+            "Δwait",
+            "Δrecv",
+            "Δdisc"
         );
         for r in &rows {
+            let d = r.phase_diff();
             println!(
-                "{:<10} {:<34} {:<6} {:>10} {:>10} {:>6} {:>7} {:>4.0}/{:<4.0} {:>4.0}/{:<4.0}",
+                "{:<17} {:<13} {:<5} {:>8} {:>8} {:>5} {:>6} {:>3.0}/{:<3.0} {:>3.0}/{:<3.0}  {:>7} {:>7} {:>7} {:>7} {:>8}",
                 r.site,
                 r.link,
                 r.protocol.name(),
@@ -163,13 +208,38 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
                 r.model_resources,
                 r.chromium_resources,
                 r.model_connections,
-                r.chromium_connections
+                r.chromium_connections,
+                or_na(d.connect, |v| format!("{v:+.0}")),
+                or_na(d.ssl, |v| format!("{v:+.0}")),
+                or_na(d.wait, |v| format!("{v:+.0}")),
+                or_na(d.receive, |v| format!("{v:+.0}")),
+                or_na(d.discovery, |v| format!("{v:+.0}")),
             );
         }
         println!(
-            "MAPE {} over {} Trials (goal: within 10%)",
-            or_na(m, |v| format!("{v:.1}%")),
-            rows.len()
+            "model and chrome: median PLT, ms; res, conns: model/Chromium; Δ: model - Chromium, ms ({}); model: --pool {} --browser-cost {}",
+            Phases::NAMES.join(", "),
+            args.pool,
+            args.browser_cost
+        );
+        println!();
+        println!(
+            "{:<26} {:>6} {:>7} {:>9} {:>6}  worst",
+            "Trials", "n", "MAPE", "within10", "rho"
+        );
+        for g in &groups {
+            println!(
+                "{:<26} {:>6} {:>7} {:>9} {:>6}  {}",
+                g.group,
+                format!("{}/{}", g.compared, g.trials),
+                or_na(g.mape_pct, |v| format!("{v:.1}%")),
+                or_na(g.within_10_pct, |v| format!("{v:.0}%")),
+                or_na(g.spearman, |v| format!("{v:.3}")),
+                or_na(g.worst_pct, |v| format!("{v:.1}% {}", g.worst)),
+            );
+        }
+        println!(
+            "goal: MAPE within 10% overall and per rate, rho >= 0.95, no Trial worse than 20%"
         );
         if rows.iter().any(|r| !r.ape_pct.is_finite()) {
             println!("n/a: a client loaded none of that Trial's pages: nothing to compare.");

@@ -99,6 +99,8 @@ fn https_uses_up_to_six_connections_per_host_and_h2_one_per_address() {
         "1",
         "--shards",
         "2",
+        "--pool",
+        "per-address",
         "--har-dir",
         dir.to_str().unwrap(),
     ]);
@@ -147,6 +149,83 @@ fn https_uses_up_to_six_connections_per_host_and_h2_one_per_address() {
     let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/har-1.2.schema.json");
     let script = "import json, sys, glob, jsonschema\nschema = json.load(open(sys.argv[1]))\nfor f in glob.glob(sys.argv[2] + '/*.har'):\n    jsonschema.validate(json.load(open(f)), schema)\nprint('valid')\n";
     assert_eq!(python(script, &[&schema, &dir]).trim(), "valid");
+}
+
+/// `--pool`: one h2 session per host name, or per address (the link's SYNs
+/// count them); `--browser-cost`: a navigation cost comes before the first
+/// request packet; bad values and Chromium are refused naming the flag.
+#[test]
+fn pool_per_host_or_per_address_and_a_navigation_cost() {
+    // youtube: 4 host names on 1 address.
+    for (pool, sessions) in [("per-host", 4), ("per-address", 1)] {
+        let v = compare(&[
+            "--site",
+            "youtube",
+            "--protocols",
+            "h2",
+            "--rtt",
+            "20ms",
+            "--reps",
+            "1",
+            "--pool",
+            pool,
+            "--browser-cost",
+            "none",
+        ]);
+        let p = &probes(&v)[0];
+        assert!(p["error"].is_null(), "{p}");
+        assert_eq!(p["connections"], sessions, "{pool}: {p}");
+        assert_eq!(p["syns"], sessions, "{pool}: SYNs on the link: {p}");
+        assert_eq!(v["pool"], pool);
+    }
+    let v = compare(&[
+        "--site",
+        "twitter",
+        "--protocols",
+        "h2",
+        "--rtt",
+        "20ms",
+        "--reps",
+        "1",
+        "--browser-cost",
+        "navigation=300ms,request=1ms",
+    ]);
+    let p = &probes(&v)[0];
+    assert!(p["error"].is_null(), "{p}");
+    let (plt, tow) = (p["plt_ms"].as_f64().unwrap(), p["tow_ms"].as_f64().unwrap());
+    // Time on wire starts at the first request packet, after the navigation.
+    assert!(plt - tow >= 300.0, "PLT {plt}, ToW {tow}");
+    fails(
+        &[
+            "compare",
+            "--site",
+            "twitter",
+            "--browser-cost",
+            "parse=1ms",
+        ],
+        2,
+        "--browser-cost",
+    );
+    fails(
+        &["compare", "--site", "twitter", "--pool", "shared"],
+        2,
+        "--pool",
+    );
+    fails(
+        &[
+            "compare",
+            "--site",
+            "twitter",
+            "--client",
+            "chromium",
+            "--protocols",
+            "h2",
+            "--pool",
+            "per-host",
+        ],
+        2,
+        "--pool needs --client model",
+    );
 }
 
 #[test]

@@ -129,6 +129,8 @@ fn model_loads(rt: &tokio::runtime::Runtime, site: &site::Site, ca: &server::Ca,
         timeout: Duration::from_secs(60),
         headers: client::RequestHeaders::default(),
         tls_sessions: None,
+        pool: client::Pool::PerAddress,
+        browser_cost: client::BrowserCost::NONE,
     };
     let result = rt.block_on(client::load_page(&cfg));
     assert!(result.error.is_none(), "{:?}", result.error);
