@@ -234,7 +234,10 @@ impl<'a> State<'a> {
         r.advance(now);
         let found: Vec<Found> = std::iter::from_fn(|| r.poll()).collect();
         for f in found {
-            self.discover(f)?;
+            // The renderer does not say which document or style sheet named a
+            // resource: the page's own URL is its referer (the root has none).
+            let referer = (!self.reqs.is_empty()).then(|| self.url_of(0));
+            self.discover(f, referer)?;
         }
         Ok(())
     }
