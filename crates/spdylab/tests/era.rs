@@ -1,0 +1,107 @@
+//! The knobs of the studies' era on `spdylab compare`, end to end on a real
+//! testbed: a 2014 Chrome's request headers cost HTTPS far more bytes up than
+//! SPDY and HTTP/2, which compress them; `--tls-resume` makes the later
+//! probes' handshakes resumed (and Chromium refuses it); `--cert rsa2048`
+//! makes every handshake's bytes down grow.
+
+mod common;
+
+use common::{fails, probes, run_json};
+use serde_json::Value;
+
+fn compare(args: &[&str]) -> Value {
+    let mut all = vec!["compare", "--site", "icons", "--json", "--warmup", "0"];
+    all.extend_from_slice(args);
+    run_json(&all)
+}
+
+/// Mean of `key` over the probes of `protocol`.
+fn mean(v: &Value, protocol: &str, key: &str) -> f64 {
+    let xs: Vec<f64> = probes(v)
+        .iter()
+        .filter(|p| p["protocol"] == protocol)
+        .map(|p| {
+            assert!(p["error"].is_null(), "{p}");
+            p[key].as_f64().unwrap_or(0.0)
+        })
+        .collect();
+    assert!(!xs.is_empty(), "no {protocol} probe: {v}");
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+#[test]
+fn chrome_2014_headers_are_compressed_by_spdy_and_h2_only() {
+    let args = ["--protocols", "https,h2,spdy3", "--reps", "1"];
+    let chrome = compare(&[&args[..], &["--headers", "chrome2014"]].concat());
+    let minimal = compare(&[&args[..], &["--headers", "minimal"]].concat());
+    let up = |v: &Value, p: &str| mean(v, p, "bytes_up");
+    // 51 requests: HTTPS sends each header block whole.
+    let https_more = up(&chrome, "https") - up(&minimal, "https");
+    assert!(https_more > 51.0 * 150.0, "https: +{https_more} B up");
+    for p in ["h2", "spdy3"] {
+        assert!(
+            up(&chrome, p) < 0.5 * up(&chrome, "https"),
+            "{p}: {} B up, https {} B",
+            up(&chrome, p),
+            up(&chrome, "https")
+        );
+        let more = up(&chrome, p) - up(&minimal, p);
+        assert!(
+            more < https_more / 4.0,
+            "{p}: +{more} B up for the headers, https +{https_more} B"
+        );
+    }
+}
+
+#[test]
+fn tls_resume_resumes_the_later_probes_and_chromium_refuses_it() {
+    let args = ["--protocols", "https", "--reps", "2", "--tls", "1.2"];
+    let resumed = compare(&[&args[..], &["--tls-resume"]].concat());
+    let ps = probes(&resumed);
+    let n = |p: &Value, k: &str| p[k].as_u64().unwrap_or(0);
+    // The first probe's first handshake is full; most handshakes of the
+    // second resume a session of the first (rustls keeps one TLS 1.2 session
+    // per server name, so one of six parallel connections may go full).
+    assert!(
+        n(&ps[0], "tls_resumed") < n(&ps[0], "connections"),
+        "{}",
+        ps[0]
+    );
+    assert!(n(&ps[1], "connections") > 0);
+    assert!(
+        2 * n(&ps[1], "tls_resumed") >= n(&ps[1], "connections"),
+        "{}",
+        ps[1]
+    );
+    let cold = compare(&args);
+    assert!(probes(&cold).iter().all(|p| n(p, "tls_resumed") == 0));
+    let err = fails(
+        &[
+            "compare",
+            "--site",
+            "icons",
+            "--protocols",
+            "https",
+            "--client",
+            "chromium",
+            "--tls-resume",
+        ],
+        2,
+        "--tls-resume",
+    );
+    assert!(err.contains("--client chromium"), "{err}");
+}
+
+#[test]
+fn an_rsa_chain_makes_every_handshake_longer() {
+    let args = ["--protocols", "https", "--reps", "1", "--tls", "1.2"];
+    let rsa = compare(&[&args[..], &["--cert", "rsa2048"]].concat());
+    let ec = compare(&[&args[..], &["--cert", "ecdsa"]].concat());
+    let conns = mean(&rsa, "https", "connections");
+    assert_eq!(conns, mean(&ec, "https", "connections"));
+    let more = mean(&rsa, "https", "bytes_down") - mean(&ec, "https", "bytes_down");
+    assert!(
+        more > conns * 1000.0,
+        "+{more} B down over {conns} handshakes"
+    );
+}
