@@ -133,6 +133,8 @@ struct Req {
     path: String,
     /// The scheduler's pool it was put in when found.
     pool: String,
+    /// Sent again after a reused HTTP/1.1 connection closed before answering.
+    retried: bool,
     discovered: Option<Instant>,
     assigned: Option<Instant>,
     conn: Option<ConnId>,
@@ -500,6 +502,22 @@ impl<'a> State<'a> {
                 }
             }
             Event::Failed { req, error } => {
+                let r = &mut self.reqs[req];
+                // A kept-alive HTTP/1.1 connection the server closed (idle)
+                // as the request went out: sent again once on another, as
+                // browsers do with a GET before any byte of its answer.
+                let closed = matches!(error, conn::Error::Closed | conn::Error::Write(_));
+                if closed && !self.cfg.protocol.multiplexed() && r.head.is_none() && !r.retried {
+                    r.retried = true;
+                    r.assigned = None;
+                    r.sent = None;
+                    if let Some(c) = r.conn.take() {
+                        self.sched.closed(c);
+                    }
+                    let pool = r.pool.clone();
+                    self.sched.discovered(req, &pool);
+                    return Ok(());
+                }
                 let r = &self.reqs[req];
                 return Err(Error::Request {
                     host: r.host.clone(),

@@ -174,7 +174,8 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
             json!({"schema": 1, "reps": args.reps, "rows": rows,
                    "mape_pct": groups[0].mape_pct, "agreement": groups,
                    "pool": args.pool.name(), "browser_cost": args.browser_cost.to_string(),
-                   "testbeds": spec.links.iter().map(|l| json!({"label": l.label, "link": describe(&l.testbed), "testbed": l.testbed})).collect::<Vec<_>>()})
+                   "testbeds": spec.links.iter().map(|l| &l.testbed).collect::<Vec<_>>(),
+                   "links": spec.links.iter().map(|l| json!({"label": l.label, "link": describe(&l.testbed)})).collect::<Vec<_>>()})
         );
     } else {
         println!(

@@ -111,6 +111,8 @@ fn each_real_server_serves_every_resource_over_each_of_its_protocols() {
             har.to_str().unwrap(),
             "--keep-server-log",
             log.to_str().unwrap(),
+            "--pool",
+            "per-address",
         ]);
         let mut expected: BTreeMap<String, u64> = BTreeMap::new();
         for p in probes(&v) {
