@@ -11,10 +11,10 @@
 //! The paper's "SPDY" is our `spdy3`; `h2`, its heir, is measured beside it.
 //! (A server or client without `spdy3` measures `h2` in its place, and says so.)
 //!
-//! TODO(issue 16): the faithful presets also want `pool = "per-host"` (2013
-//! Chrome: one SPDY session per host name) and `cert = "rsa2048"` (the era's
-//! RSA chains) once those knobs exist (helpers "fidelity" and "tlshead"); add
-//! them to `FAITHFUL` below.
+//! The faithful presets also pool SPDY/h2 sessions per host name (2013 Chrome:
+//! "a single SSL connection per domain", 002) and serve the era's RSA 2048
+//! chains (`FAITHFUL`); Chromium, which pools as it does, refuses them
+//! (`paper --client chromium` says so).
 
 use results::{ClientKind, Protocol, ServerKind};
 use std::fmt::Write as _;
@@ -142,10 +142,13 @@ const MOBILE_MARKS: &[Mark] = &[Mark {
 /// The knobs of 004's testbed (§III-B, §V): every page mirrored with wget onto
 /// one server ("converting their links accordingly"), TLS 1.2 (Apache 2.2 with
 /// mod_ssl and mod_spdy, 2013: no TLS 1.3).
-// TODO(issue 16): ("pool", Axis::One("per-host")) and ("cert", Axis::One("rsa2048")).
+/// 2013 Chrome kept one SPDY session per host name, and certificates were RSA
+/// chains.
 const MIRROR: (&str, Axis) = ("layout", Axis::One("mirror"));
 const TLS12: (&str, Axis) = ("tls", Axis::One("1.2"));
-const FAITHFUL: &[(&str, Axis)] = &[MIRROR, TLS12];
+const PER_HOST: (&str, Axis) = ("pool", Axis::One("per-host"));
+const RSA: (&str, Axis) = ("cert", Axis::One("rsa2048"));
+const FAITHFUL: &[(&str, Axis)] = &[MIRROR, TLS12, PER_HOST, RSA];
 
 const THREE_SITES: &[&str] = &["youtube", "twitter", "imgur"];
 const ALL_SITES: &[&str] = &["twitter", "youtube", "imgur", "icons", "http-archive-2014"];
@@ -302,6 +305,8 @@ pub const PRESETS: &[Preset] = &[
                     ]),
                 ),
                 TLS12,
+                PER_HOST,
+                RSA,
             ],
         },
         quick: Grid {
@@ -315,6 +320,8 @@ pub const PRESETS: &[Preset] = &[
             knobs: &[
                 ("layout", Axis::List(&["shards:1", "shards:3", "shards:7"])),
                 TLS12,
+                PER_HOST,
+                RSA,
             ],
         },
         marks: &[],
@@ -342,6 +349,8 @@ pub const PRESETS: &[Preset] = &[
             knobs: &[
                 MIRROR,
                 TLS12,
+                PER_HOST,
+                RSA,
                 (
                     "max_streams",
                     Axis::Ints(&[1, 2, 4, 6, 8, 10, 20, 30, 50, 100]),
@@ -360,7 +369,13 @@ pub const PRESETS: &[Preset] = &[
                 RATE_1M,
                 QUEUE,
             ],
-            knobs: &[MIRROR, TLS12, ("max_streams", Axis::Ints(&[1, 6, 30, 100]))],
+            knobs: &[
+                MIRROR,
+                TLS12,
+                PER_HOST,
+                RSA,
+                ("max_streams", Axis::Ints(&[1, 6, 30, 100])),
+            ],
         },
         marks: &[],
         metric: "tow",
@@ -404,7 +419,7 @@ pub const PRESETS: &[Preset] = &[
             reps: 10,
             timeout: Some("300s"),
             link: &[RTT_150, ("down", Axis::One("2mbit")), ("up", Axis::One("1mbit")), QUEUE],
-            knobs: &[],
+            knobs: &[PER_HOST],
         },
         quick: Grid {
             name: "mobile-quick",
@@ -414,15 +429,14 @@ pub const PRESETS: &[Preset] = &[
             reps: 2,
             timeout: Some("300s"),
             link: &[RTT_150, ("down", Axis::One("2mbit")), ("up", Axis::One("1mbit")), QUEUE],
-            knobs: &[],
+            knobs: &[PER_HOST],
         },
         marks: MOBILE_MARKS,
         // 002 reports the browser's page load time.
         metric: "plt",
         // 002 mapped every domain to the one GFE address (its /etc/hosts),
         // kept the names ("a single SSL connection per domain"): the origin
-        // layout on one address. TODO(issue 16): pool = "per-host"; HAR-imported
-        // pages (`--site X.har`) join the sites once imports exist.
+        // layout on one address, one session per host name (`pool = per-host`).
         source: "seed 002 (Google, 2012)",
     },
 ];
@@ -528,13 +542,16 @@ pub fn settings(p: &Preset, quick: bool, peers: Peers) -> Vec<(String, String)> 
         "tls".to_string(),
         value(g.knobs, "tls").unwrap_or_else(|| "1.3, 1.2 offered".into()),
     ));
-    // TODO(issue 16): the pool knob's value once "fidelity"'s --pool exists.
     rows.push((
         "pool".to_string(),
-        "per-address (today's only pooling; per-host pending)".to_string(),
+        value(g.knobs, "pool").unwrap_or_else(|| "chromium (as today's Chromium)".into()),
+    ));
+    rows.push((
+        "cert".to_string(),
+        value(g.knobs, "cert").unwrap_or_else(|| "ecdsa".into()),
     ));
     for (name, axis) in g.knobs {
-        if !["layout", "tls"].contains(name) {
+        if !["layout", "tls", "pool", "cert"].contains(name) {
             rows.push((name.to_string(), axis.toml().replace('"', "")));
         }
     }

@@ -363,10 +363,11 @@ fn settings_line(args: &CompareArgs, spec: &ProbeSpec) -> String {
             spec.site.hosts().len()
         ),
     };
-    // TODO(issue 16, helper "fidelity"): name --pool's choice here once it exists.
     let pool = format!(
-        "per-address (h2/spdy3: one connection per server address; h1: {} per host)",
-        spec.conns_per_host
+        "{} (h2/spdy3 sessions; h1: {} per host), browser costs {}",
+        spec.pool.name(),
+        spec.conns_per_host,
+        spec.browser_cost
     );
     let tls = match spec.tls13_only {
         None => "1.3 (1.2 offered)",

@@ -282,12 +282,7 @@ fn one_repetition_prints_na_not_nan() {
         .lines()
         .find(|l| l.starts_with("settings: "))
         .unwrap_or_else(|| panic!("no settings line: {text}"));
-    for want in [
-        "layout origin",
-        "pooling per-address",
-        "TLS 1.3",
-        "metric PLT",
-    ] {
+    for want in ["layout origin", "pooling chromium", "TLS 1.3", "metric PLT"] {
         assert!(settings.contains(want), "{want}: {settings}");
     }
     assert!(text.contains("one repetition has no"), "{text}");
