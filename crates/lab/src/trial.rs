@@ -15,7 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use client::{BrowserCost, Pool};
+pub use client::headers::MAX_COOKIE_BYTES;
+pub use client::{HeaderSet, RequestHeaders};
 pub use results::{ClientKind, PeerKind, ServerKind};
+pub use server::CertKind;
 
 /// Ports of the server inside a testbed.
 pub const HTTP_PORT: u16 = 80;

@@ -129,8 +129,8 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         server: args.server.kind(),
         timeout: args.timeout,
         cert: match args.era.cert {
-            crate::era_args::CertArg::Rsa2048 => server::CertKind::Rsa2048,
-            crate::era_args::CertArg::Ecdsa => server::CertKind::Ecdsa,
+            crate::era_args::CertArg::Rsa2048 => lab::trial::CertKind::Rsa2048,
+            crate::era_args::CertArg::Ecdsa => lab::trial::CertKind::Ecdsa,
         },
         tls_resume: args.era.tls_resume,
         headers: args.era.request_headers(),

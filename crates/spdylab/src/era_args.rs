@@ -45,7 +45,7 @@ pub struct EraArgs {
     pub headers: HeadersArg,
     /// A cookie header of N bytes on every request of the model client (with --headers chrome2014)
     #[arg(long, default_value_t = 0, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(0..=client::headers::MAX_COOKIE_BYTES as i64))]
+          value_parser = clap::value_parser!(u32).range(0..=lab::trial::MAX_COOKIE_BYTES as i64))]
     pub cookie_bytes: u32,
     /// Keep the kernel's per-destination TCP metrics (ssthresh, RTT, cwnd)
     /// between the probes of a Trial (tcp_no_metrics_save=0), as the 2013
@@ -58,19 +58,19 @@ impl EraArgs {
     /// Sets the spec's certificate, resumption, headers and kernel state.
     pub fn apply(&self, spec: &mut ProbeSpec) {
         spec.cert = match self.cert {
-            CertArg::Rsa2048 => server::CertKind::Rsa2048,
-            CertArg::Ecdsa => server::CertKind::Ecdsa,
+            CertArg::Rsa2048 => lab::trial::CertKind::Rsa2048,
+            CertArg::Ecdsa => lab::trial::CertKind::Ecdsa,
         };
         spec.tls_resume = self.tls_resume;
         spec.headers = self.request_headers();
         spec.testbed.warm_metrics = self.warm_metrics;
     }
 
-    pub fn request_headers(&self) -> client::RequestHeaders {
-        client::RequestHeaders {
+    pub fn request_headers(&self) -> lab::trial::RequestHeaders {
+        lab::trial::RequestHeaders {
             set: match self.headers {
-                HeadersArg::Chrome2014 => client::HeaderSet::Chrome2014,
-                HeadersArg::Minimal => client::HeaderSet::Minimal,
+                HeadersArg::Chrome2014 => lab::trial::HeaderSet::Chrome2014,
+                HeadersArg::Minimal => lab::trial::HeaderSet::Minimal,
             },
             cookie_bytes: self.cookie_bytes as usize,
         }
