@@ -14,8 +14,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use client::{BrowserCost, Pool};
 pub use client::headers::MAX_COOKIE_BYTES;
+pub use client::{BrowserCost, Pool};
 pub use client::{HeaderSet, RequestHeaders};
 pub use results::{ClientKind, PeerKind, ServerKind};
 pub use server::CertKind;
