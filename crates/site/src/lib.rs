@@ -4,11 +4,14 @@
 
 pub mod content;
 mod file;
+pub mod har;
 mod model;
 mod profiles;
+mod recorded;
 mod tree;
 
 pub use file::parse as parse_toml;
 pub use model::{Kind, Resource, Reveal, SiteError};
 pub use profiles::{builtin, BUILTIN, DEFAULT_SEED};
+pub use recorded::Recorded;
 pub use tree::Site;
