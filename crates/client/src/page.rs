@@ -4,6 +4,7 @@
 
 use crate::conn::{self, client_tls, Event, RequestSender};
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
+use crate::replay::ReplayTree;
 use crate::schedule::{Action, ConnId, Policy, ReqId, Scheduler};
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
@@ -33,6 +34,8 @@ pub struct PageConfig {
     pub https_port: u16,
     /// The whole load must end within this.
     pub timeout: Duration,
+    /// An imported page: discover from its tree, not from the bytes.
+    pub replay: Option<Arc<ReplayTree>>,
 }
 
 /// Why a page did not load (its words are `PageResult::error`).
@@ -344,14 +347,29 @@ impl<'a> State<'a> {
                 let r = &mut self.reqs[req];
                 r.head = Some(at);
                 r.status = status;
-                if content_type.starts_with("text/html") {
+                if content_type.starts_with("text/html") && self.cfg.replay.is_none() {
                     r.html = Some(HtmlScanner::default());
                 }
                 r.content_type = content_type;
+                let cfg = self.cfg;
+                if let Some(t) = &cfg.replay {
+                    let (host, path) = (r.host.clone(), r.path.clone());
+                    for f in t.due(&host, &path, 0, false) {
+                        self.discover(f)?;
+                    }
+                }
             }
             Event::Data { req, data } => {
                 let r = &mut self.reqs[req];
                 r.bytes += data.len() as u64;
+                let cfg = self.cfg;
+                if let Some(t) = &cfg.replay {
+                    let (host, path, bytes) = (r.host.clone(), r.path.clone(), r.bytes);
+                    for f in t.due(&host, &path, bytes, false) {
+                        self.discover(f)?;
+                    }
+                    return Ok(());
+                }
                 let found = match r.html.as_mut() {
                     Some(scanner) => scanner.feed(&data),
                     None => {
@@ -371,7 +389,9 @@ impl<'a> State<'a> {
                 let r = &mut self.reqs[req];
                 r.done = Some(at);
                 let body = std::mem::take(&mut r.body);
-                let found = if r.content_type.starts_with("text/css") {
+                let found = if let Some(t) = &self.cfg.replay {
+                    t.due(&r.host, &r.path, r.bytes, true)
+                } else if r.content_type.starts_with("text/css") {
                     css_urls(&body)
                 } else if r.content_type.contains("javascript") {
                     script_injections(&body)

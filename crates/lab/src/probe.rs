@@ -14,7 +14,7 @@ use serde::Serialize;
 use server::Ca;
 use site::Site;
 use std::io;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 
 /// One testbed, one server, one client, and the probes to run on them.
@@ -82,6 +82,10 @@ pub struct ProbeResult {
     pub drops_queue: u64,
     pub drops_loss: u64,
     pub resources: usize,
+    /// Response body bytes of the page's resources (as the client counted them).
+    pub body_bytes: u64,
+    /// Requests the server had nothing for (answered 404): replay misses.
+    pub misses: usize,
     /// Sums over the page's resources of each HAR phase, in ms (phases that do not apply count 0).
     pub phases: client::Timings,
     pub error: Option<String>,
@@ -112,6 +116,8 @@ impl ProbeResult {
             drops_queue: 0,
             drops_loss: 0,
             resources: 0,
+            body_bytes: 0,
+            misses: 0,
             phases: client::Timings::default(),
             error: Some(error),
             warmup: false,
@@ -174,6 +180,10 @@ pub fn run_plan(
         http_port: HTTP_PORT,
         https_port: HTTPS_PORT,
         timeout: spec.timeout,
+        replay: spec
+            .site
+            .is_recorded()
+            .then(|| Arc::new(client::replay::ReplayTree::of(&spec.site))),
     };
     let link = testbed.link();
     let epoch = testbed.epoch();
@@ -251,6 +261,8 @@ pub fn run_plan(
                     drops_loss: (after.down.drops_loss + after.up.drops_loss)
                         - (before.down.drops_loss + before.up.drops_loss),
                     resources: load.entries.len(),
+                    body_bytes: load.entries.iter().map(|e| e.body_bytes).sum(),
+                    misses: misses(&spec.site, &load),
                     error: load.error.clone(),
                     load: Some(load),
                     started: Some(started),
@@ -297,6 +309,18 @@ fn start_chromium(
     let mut cmd = browser::command(opts, &profile)?;
     testbed.confine(Side::Client, &mut cmd);
     browser::Browser::spawn(cmd, profile)
+}
+
+/// Responses 404 to requests the site has no resource (or no recorded 404) for.
+pub fn misses(site: &Site, load: &PageResult) -> usize {
+    load.entries
+        .iter()
+        .filter(|e| e.status == 404)
+        .filter(|e| {
+            site.find_request(&e.host, "GET", &e.path)
+                .map_or(true, |i| site.recorded(i).map_or(true, |r| r.status != 404))
+        })
+        .count()
 }
 
 fn phase_totals(load: &PageResult) -> client::Timings {

@@ -130,6 +130,8 @@ struct Response {
     redirect_url: Option<String>,
     #[serde(default, rename = "_error")]
     error: Option<Value>,
+    #[serde(default, rename = "bodySize")]
+    body_size: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -493,6 +495,7 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
         let recorded_size = c
             .and_then(|c| c.size)
             .filter(|s| *s > 0.0)
+            .or(e.response.body_size.filter(|s| *s > 0.0))
             .map_or(0, |s| s as usize);
         let size = body.as_ref().map_or(recorded_size, Vec::len);
         let key = (url.host.clone(), url.path.clone());
@@ -508,7 +511,10 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
                     kept[j].size
                 )));
             }
-            skip(format!("duplicate of an earlier entry ({method} {})", kept[j].rec.method));
+            skip(format!(
+                "duplicate of an earlier entry{}",
+                if kept[j].rec.method == method { "" } else { " with another method" }
+            ));
             continue;
         }
         let mut kind = kind_of(&mime, &url.path);

@@ -127,6 +127,7 @@ fn model_loads(rt: &tokio::runtime::Runtime, site: &site::Site, ca: &server::Ca,
         http_port: 0,
         https_port: port,
         timeout: Duration::from_secs(60),
+        replay: None,
     };
     let result = rt.block_on(client::load_page(&cfg));
     assert!(result.error.is_none(), "{:?}", result.error);
