@@ -186,6 +186,14 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     if let Some(why) = spec.refusal() {
         return Err(Failure::Usage(why.to_string()));
     }
+    if spec.site.is_recorded() && spec.server != lab::trial::ServerKind::Builtin {
+        return Err(Failure::Usage(format!(
+            "--server {}: an imported page ({}) is replayed by the built-in server only \
+             (a docroot would lose its query strings, statuses and recorded headers)",
+            format!("{:?}", args.server).to_lowercase(),
+            spec.site.name
+        )));
+    }
     let total = spec.protocols.len() * (spec.reps + spec.warmup);
     let spec = Arc::new(spec);
     // Probes run on their own thread, so that Ctrl-C can end the wait for
@@ -282,6 +290,9 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         println!("{doc}");
     } else {
         print_table(&spec, &summary);
+        if spec.site.is_recorded() {
+            print_replay(&spec, &probes);
+        }
     }
     if interrupted {
         if let Some(e) = har_error {
@@ -354,6 +365,24 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary]) {
         .any(|r| !has_interval(r.plt_ms.ci95) || !has_interval(r.gain_ci95))
     {
         println!("n/a: no interval from fewer than 2 successful loads of a protocol (one repetition has no spread to estimate one from).");
+    }
+}
+
+/// For an imported page: what each protocol fetched against the import, and
+/// the replay misses (requests the server had nothing for: answered 404).
+fn print_replay(spec: &ProbeSpec, probes: &[lab::probe::ProbeResult]) {
+    for p in &spec.protocols {
+        let mine: Vec<_> = probes.iter().filter(|r| r.protocol == *p).collect();
+        let misses: usize = mine.iter().map(|r| r.misses).sum();
+        let fetched = mine.iter().map(|r| r.resources).max().unwrap_or(0);
+        let bytes = mine.iter().map(|r| r.body_bytes).max().unwrap_or(0);
+        println!(
+            "replay {:<10} fetched {fetched} of {} resources, {:.1} of {:.1} kB, {misses} misses",
+            p.name(),
+            spec.site.resources.len(),
+            bytes as f64 / 1e3,
+            spec.site.total_bytes() as f64 / 1e3,
+        );
     }
 }
 
