@@ -106,6 +106,9 @@ mod tests {
         }
         assert_eq!(found, site.resources.len());
         let root = site.root();
-        assert!(t.due(&root.host, &root.path, 0, false).len() < t.due(&root.host, &root.path, 0, true).len());
+        assert!(
+            t.due(&root.host, &root.path, 0, false).len()
+                < t.due(&root.host, &root.path, 0, true).len()
+        );
     }
 }

@@ -63,6 +63,18 @@ impl ProbeSpec {
     }
 }
 
+/// `server_delay` for each imported response's recorded think time (`--server-delay from-har`).
+pub const DELAY_FROM_HAR: Duration = server::DELAY_FROM_HAR;
+
+/// Parses a `--server-delay` value: a duration, or `from-har`.
+pub fn parse_server_delay(s: &str) -> Result<Duration, String> {
+    if s == "from-har" {
+        return Ok(DELAY_FROM_HAR);
+    }
+    link::units::parse_duration(s)
+        .map_err(|e| format!("{e} (or from-har: each imported response's recorded wait)"))
+}
+
 /// One probe's measurements.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProbeResult {

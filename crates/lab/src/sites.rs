@@ -142,10 +142,7 @@ pub fn write_dir(site: &Site, report: &ImportReport, dir: &Path) -> std::io::Res
     })
 }
 
-fn write_whole(
-    dir: &Path,
-    fill: impl FnOnce(&Path) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+fn write_whole(dir: &Path, fill: impl FnOnce(&Path) -> std::io::Result<()>) -> std::io::Result<()> {
     if dir.exists() {
         let empty = std::fs::read_dir(dir)?.next().is_none();
         if !empty {
@@ -163,7 +160,8 @@ fn write_whole(
     std::fs::create_dir_all(&parent)?;
     let tmp = parent.join(format!(
         ".{}.partial-{}",
-        dir.file_name().map_or("import".into(), |n| n.to_string_lossy()),
+        dir.file_name()
+            .map_or("import".into(), |n| n.to_string_lossy()),
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&tmp);
@@ -223,7 +221,11 @@ pub fn import(path: &Path, out: &Path) -> Result<Vec<Imported>, ImportError> {
     let write = |tmp: &Path| -> std::io::Result<()> {
         for (_, s, r) in &sites {
             let (json, files) = site::har::store(s, r);
-            let d = if corpus { tmp.join(&s.name) } else { tmp.to_path_buf() };
+            let d = if corpus {
+                tmp.join(&s.name)
+            } else {
+                tmp.to_path_buf()
+            };
             std::fs::create_dir_all(d.join("bodies"))?;
             for (name, bytes) in &files {
                 std::fs::write(d.join(name), bytes)?;

@@ -28,6 +28,9 @@ pub struct Content {
 }
 
 pub const SERVER_NAME: &str = "spdylab";
+/// The `server_delay` that asks for each imported response's recorded think
+/// time (`timings.wait`) instead of one delay (`--server-delay from-har`).
+pub const DELAY_FROM_HAR: Duration = Duration::MAX;
 /// Request bodies larger than this are refused (the site has nothing to upload to).
 const MAX_REQUEST_BODY: usize = 1 << 20;
 
@@ -41,8 +44,12 @@ impl Content {
             site,
             bodies,
             hosts,
-            delay,
-            delay_from_har: false,
+            delay: if delay == DELAY_FROM_HAR {
+                Duration::ZERO
+            } else {
+                delay
+            },
+            delay_from_har: delay == DELAY_FROM_HAR,
         }
     }
 

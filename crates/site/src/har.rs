@@ -178,7 +178,11 @@ fn parse_url(url: &str) -> Result<Url, String> {
     if authority.starts_with('[') {
         return Err("an IPv6 literal host".into());
     }
-    let host = authority.split(':').next().unwrap_or("").to_ascii_lowercase();
+    let host = authority
+        .split(':')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let mut path = rest[end..].split('#').next().unwrap_or("").to_string();
     if !path.starts_with('/') {
         path.insert(0, '/');
@@ -256,7 +260,8 @@ fn kind_of(mime: &str, path: &str) -> Kind {
 }
 
 fn number(v: &Value) -> Option<f64> {
-    v.as_f64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+    v.as_f64()
+        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
 }
 
 /// The initiator's URL: Chrome's DevTools object (`parser`'s url; `script`'s
@@ -264,7 +269,11 @@ fn number(v: &Value) -> Option<f64> {
 /// (`_initiator_detail`), or the flattened string (browsertime, WebPageTest).
 fn initiator_url(e: &Entry) -> Option<String> {
     fn from_object(o: &Value) -> Option<String> {
-        if let Some(u) = o.get("url").and_then(Value::as_str).filter(|u| !u.is_empty()) {
+        if let Some(u) = o
+            .get("url")
+            .and_then(Value::as_str)
+            .filter(|u| !u.is_empty())
+        {
             return Some(u.to_string());
         }
         let mut stack = o.get("stack");
@@ -402,7 +411,11 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             skip("data: URL".into());
             continue;
         }
-        let rt = e.resource_type.as_deref().unwrap_or("").to_ascii_lowercase();
+        let rt = e
+            .resource_type
+            .as_deref()
+            .unwrap_or("")
+            .to_ascii_lowercase();
         if raw.starts_with("ws:") || raw.starts_with("wss:") || rt == "websocket" {
             skip("websocket".into());
             continue;
@@ -460,7 +473,8 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
         }
         let redirect = (300..400).contains(&status) && status != 304;
         if redirect {
-            location = location.or_else(|| e.response.redirect_url.clone().filter(|s| !s.is_empty()));
+            location =
+                location.or_else(|| e.response.redirect_url.clone().filter(|s| !s.is_empty()));
         } else {
             location = None;
         }
@@ -472,7 +486,10 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
                     continue;
                 }
                 Some(t) if t.host == url.host && t.path == url.path => {
-                    skip("redirect to the same URL on another scheme (replay serves one scheme)".into());
+                    skip(
+                        "redirect to the same URL on another scheme (replay serves one scheme)"
+                            .into(),
+                    );
                     continue;
                 }
                 Some(t) => headers.push(("location".into(), format!("//{}{}", t.host, t.path))),
@@ -513,7 +530,11 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             }
             skip(format!(
                 "duplicate of an earlier entry{}",
-                if kept[j].rec.method == method { "" } else { " with another method" }
+                if kept[j].rec.method == method {
+                    ""
+                } else {
+                    " with another method"
+                }
             ));
             continue;
         }
@@ -646,10 +667,7 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
         if kept[i].rec.body.is_some() {
             continue;
         }
-        let children: Vec<&Resource> = resources
-            .iter()
-            .filter(|r| r.parent == Some(i))
-            .collect();
+        let children: Vec<&Resource> = resources.iter().filter(|r| r.parent == Some(i)).collect();
         let grand: Vec<usize> = (0..resources.len())
             .filter(|&c| resources[c].parent == Some(i))
             .map(|c| resources.iter().filter(|r| r.parent == Some(c)).count())
@@ -767,7 +785,10 @@ pub fn load(
 ) -> Result<(Site, ImportReport), String> {
     let stored: Stored = serde_json::from_str(text).map_err(|e| format!("site.json: {e}"))?;
     if stored.schema != 1 {
-        return Err(format!("site.json: schema {} (this spdylab reads 1)", stored.schema));
+        return Err(format!(
+            "site.json: schema {} (this spdylab reads 1)",
+            stored.schema
+        ));
     }
     let mut resources = Vec::new();
     let mut recorded = Vec::new();
@@ -775,7 +796,9 @@ pub fn load(
         let mut rec = r.recorded;
         if let Some(f) = &r.body {
             if f.contains("..") || f.starts_with('/') {
-                return Err(format!("site.json: body file '{f}' is outside the directory"));
+                return Err(format!(
+                    "site.json: body file '{f}' is outside the directory"
+                ));
             }
             rec.body = Some(read(f)?);
         }
@@ -789,8 +812,14 @@ pub fn load(
         });
         recorded.push(rec);
     }
-    let site = Site::with_recording(&stored.name, &stored.about, stored.seed, resources, recorded)
-        .map_err(|e| format!("site.json: {e}"))?;
+    let site = Site::with_recording(
+        &stored.name,
+        &stored.about,
+        stored.seed,
+        resources,
+        recorded,
+    )
+    .map_err(|e| format!("site.json: {e}"))?;
     Ok((site, stored.report))
 }
 
@@ -821,27 +850,60 @@ mod tests {
         let html = r#"<html><link rel="stylesheet" href="/a.css?v=1"><script src="https://cdn.test/app.js"></script></html>"#;
         let h = har(vec![
             entry("https://www.test/", "text/html", Some(html), Value::Null),
-            entry("https://www.test/a.css?v=1", "text/css", Some("body{background:url(/bg.png)}"), Value::Null),
-            entry("https://cdn.test/app.js", "application/javascript", None, Value::Null),
+            entry(
+                "https://www.test/a.css?v=1",
+                "text/css",
+                Some("body{background:url(/bg.png)}"),
+                Value::Null,
+            ),
+            entry(
+                "https://cdn.test/app.js",
+                "application/javascript",
+                None,
+                Value::Null,
+            ),
             entry("https://www.test/bg.png", "image/png", None, Value::Null),
             // An async script initiator (DevTools object form).
-            entry("https://img.test/x.png?a=1", "image/png", None, serde_json::json!({"type": "script", "stack": {"callFrames": [], "parent": {"callFrames": [{"url": "https://cdn.test/app.js"}]}}})),
+            entry(
+                "https://img.test/x.png?a=1",
+                "image/png",
+                None,
+                serde_json::json!({"type": "script", "stack": {"callFrames": [], "parent": {"callFrames": [{"url": "https://cdn.test/app.js"}]}}}),
+            ),
             entry("https://img.test/y.png", "image/png", None, Value::Null),
             entry("data:image/png;base64,AAAA", "image/png", None, Value::Null),
         ]);
         let (site, rep) = import("t", &h).unwrap();
-        let parent = |p: &str| site.resources[site.find_request(&p[..p.find('/').unwrap()], "GET", &p[p.find('/').unwrap()..]).unwrap()].parent;
+        let parent = |p: &str| {
+            site.resources[site
+                .find_request(
+                    &p[..p.find('/').unwrap()],
+                    "GET",
+                    &p[p.find('/').unwrap()..],
+                )
+                .unwrap()]
+            .parent
+        };
         assert_eq!(parent("www.test/a.css?v=1"), Some(0));
         assert_eq!(parent("cdn.test/app.js"), Some(0));
         assert_eq!(parent("www.test/bg.png"), Some(1));
         assert_eq!(parent("img.test/x.png?a=1"), Some(2));
-        assert_eq!((rep.parents_initiator, rep.parents_discovery, rep.parents_document), (1, 3, 1));
+        assert_eq!(
+            (
+                rep.parents_initiator,
+                rep.parents_discovery,
+                rep.parents_document
+            ),
+            (1, 3, 1)
+        );
         assert_eq!(rep.skipped.len(), 1);
         assert_eq!(rep.skipped[0].reason, "data: URL");
         assert_eq!((rep.bodies_recorded, rep.bodies_generated), (2, 4));
         assert_eq!(site.body(0), html.as_bytes());
         // The generated script holds its child's reference.
-        assert!(String::from_utf8(site.body(2)).unwrap().contains("//img.test/x.png?a=1"));
+        assert!(String::from_utf8(site.body(2))
+            .unwrap()
+            .contains("//img.test/x.png?a=1"));
         assert_eq!(site.recorded(1).unwrap().wait_ms, 12.5);
         // Query matching: the closest query wins.
         assert_eq!(site.find_request("www.test", "GET", "/a.css?v=2"), Some(1));
@@ -852,7 +914,10 @@ mod tests {
         let (back, rep2) = load(&json, |f| Ok(files[f].clone())).unwrap();
         assert_eq!(back.resources, site.resources);
         assert_eq!(rep2, rep);
-        assert_eq!((0..6).map(|i| back.body(i)).collect::<Vec<_>>(), (0..6).map(|i| site.body(i)).collect::<Vec<_>>());
+        assert_eq!(
+            (0..6).map(|i| back.body(i)).collect::<Vec<_>>(),
+            (0..6).map(|i| site.body(i)).collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -875,11 +940,21 @@ mod tests {
     fn redirects_are_kept_as_chains_and_scheme_upgrades_collapse() {
         let mut r = entry("http://www.test/", "text/html", None, Value::Null);
         r["response"]["status"] = 301.into();
-        r["response"]["headers"] = serde_json::json!([{"name": "Location", "value": "https://www.test/"}]);
+        r["response"]["headers"] =
+            serde_json::json!([{"name": "Location", "value": "https://www.test/"}]);
         let mut r2 = entry("https://www.test/", "text/html", None, Value::Null);
         r2["response"]["status"] = 302.into();
         r2["response"]["redirectURL"] = "/home?x=1".into();
-        let h = har(vec![r, r2, entry("https://www.test/home?x=1", "text/html", Some("<p>"), Value::Null)]);
+        let h = har(vec![
+            r,
+            r2,
+            entry(
+                "https://www.test/home?x=1",
+                "text/html",
+                Some("<p>"),
+                Value::Null,
+            ),
+        ]);
         let (site, rep) = import("t", &h).unwrap();
         assert_eq!(rep.skipped.len(), 1, "{:?}", rep.skipped);
         assert_eq!(site.resources.len(), 2);

@@ -196,7 +196,10 @@ impl Site {
     /// (Imported pages keep queries in their paths: there the exact path is tried first.)
     pub fn find(&self, host: &str, path: &str) -> Option<usize> {
         if self.recorded.is_some() {
-            if let Some(&i) = self.index.get(&(host.to_ascii_lowercase(), path.to_string())) {
+            if let Some(&i) = self
+                .index
+                .get(&(host.to_ascii_lowercase(), path.to_string()))
+            {
                 return Some(i);
             }
         }
@@ -230,9 +233,8 @@ impl Site {
                 .flatten();
         };
         let host = host.to_ascii_lowercase();
-        let method_ok = |i: usize| {
-            rec[i].method == method || (method == "HEAD" && rec[i].method == "GET")
-        };
+        let method_ok =
+            |i: usize| rec[i].method == method || (method == "HEAD" && rec[i].method == "GET");
         if let Some(&i) = self.index.get(&(host.clone(), path.to_string())) {
             if method_ok(i) {
                 return Some(i);

@@ -116,8 +116,9 @@ pub struct CompareArgs {
     /// Only this TLS version (default: 1.3, falling back to 1.2)
     #[arg(long)]
     pub tls: Option<TlsArg>,
-    /// Think time of the server before each response
-    #[arg(long, value_parser = parse_duration, default_value = "0ms", value_name = "DURATION")]
+    /// Think time of the server before each response; `from-har`: each imported
+    /// response's recorded wait (timings.wait)
+    #[arg(long, value_parser = lab::probe::parse_server_delay, default_value = "0ms", value_name = "DURATION|from-har")]
     pub server_delay: Duration,
     /// The server: builtin (every protocol and knob), or a real one — nginx (not
     /// spdy3, h2c), apache (not spdy3), h2o (not spdy3; 100 streams; no TLS 1.2
@@ -185,6 +186,12 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     };
     if let Some(why) = spec.refusal() {
         return Err(Failure::Usage(why.to_string()));
+    }
+    if spec.server_delay == lab::probe::DELAY_FROM_HAR && !spec.site.is_recorded() {
+        return Err(Failure::Usage(format!(
+            "--server-delay from-har: site {} is not an imported page (give --site X.har or an imported directory)",
+            spec.site.name
+        )));
     }
     if spec.site.is_recorded() && spec.server != lab::trial::ServerKind::Builtin {
         return Err(Failure::Usage(format!(

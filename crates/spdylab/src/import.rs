@@ -92,10 +92,7 @@ pub fn run(args: ImportArgs) -> Result<i32, Failure> {
             .iter()
             .map(|i| json!({"har": i.har, "name": i.name, "import": i.report}))
             .collect();
-        println!(
-            "{}",
-            json!({"schema": 1, "out": args.out, "sites": list})
-        );
+        println!("{}", json!({"schema": 1, "out": args.out, "sites": list}));
         return Ok(0);
     }
     for i in &imported {

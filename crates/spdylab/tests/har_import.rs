@@ -44,7 +44,11 @@ fn every_fixture_imports_and_loads_back() {
         assert_eq!(n("entries"), n("resources") + skipped, "{name}: {r}");
         assert_eq!(n("bodies_recorded") + n("bodies_generated"), n("resources"));
         assert_eq!(
-            n("parents_initiator") + n("parents_discovery") + n("parents_document") + n("parents_redirect") + 1,
+            n("parents_initiator")
+                + n("parents_discovery")
+                + n("parents_document")
+                + n("parents_redirect")
+                + 1,
             n("resources"),
             "{name}: {r}"
         );
@@ -55,17 +59,29 @@ fn every_fixture_imports_and_loads_back() {
         let bytes: u64 = res.iter().map(|r| r["size"].as_u64().unwrap()).sum();
         assert_eq!(bytes, n("bytes"), "{name}");
         let direct = run_json(&["sites", har.to_str().unwrap(), "--json"]);
-        assert_eq!(direct["site"]["resources"], s["site"]["resources"], "{name}");
+        assert_eq!(
+            direct["site"]["resources"], s["site"]["resources"],
+            "{name}"
+        );
     }
     // SPDY-era and h2 captures: their httpVersion values were read.
     let v = run_json(&["import", data().to_str().unwrap(), "--json"]);
     let versions = v.to_string();
     for want in ["spdy/3.1", "h2", "HTTP/2.0", "http/1.1"] {
-        assert!(versions.contains(&format!("[\"{want}\"")), "{want} in {versions}");
+        assert!(
+            versions.contains(&format!("[\"{want}\"")),
+            "{want} in {versions}"
+        );
     }
     // A directory of HARs is a corpus: one site directory each.
     let corpus = tmp.join("corpus");
-    run_json(&["import", data().to_str().unwrap(), "--out", corpus.to_str().unwrap(), "--json"]);
+    run_json(&[
+        "import",
+        data().to_str().unwrap(),
+        "--out",
+        corpus.to_str().unwrap(),
+        "--json",
+    ]);
     for har in fixtures() {
         let stem = har.file_stem().unwrap().to_string_lossy().to_string();
         assert!(corpus.join(stem).join("site.json").is_file());
@@ -92,9 +108,21 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
     let good = std::fs::read(data().join("pagexray-http2-chrome.har")).unwrap();
     let big = PathBuf::from(format!("/tmp/har-test-big-{}.har", std::process::id()));
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("truncated.har", good[..good.len() / 2].to_vec(), "truncated"),
-        ("other.har", br#"{"name": "not a har", "items": [1, 2]}"#.to_vec(), "not a HAR"),
-        ("empty.har", br#"{"log": {"pages": [], "entries": []}}"#.to_vec(), "no entries"),
+        (
+            "truncated.har",
+            good[..good.len() / 2].to_vec(),
+            "truncated",
+        ),
+        (
+            "other.har",
+            br#"{"name": "not a har", "items": [1, 2]}"#.to_vec(),
+            "not a HAR",
+        ),
+        (
+            "empty.har",
+            br#"{"log": {"pages": [], "entries": []}}"#.to_vec(),
+            "no entries",
+        ),
         (
             "dup.har",
             small_har(&[
@@ -119,11 +147,19 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
     paths.push((big.clone(), "200 MB"));
     for (p, want) in &paths {
         let out = tmp.join("out");
-        let o = spdylab(&["import", p.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        let o = spdylab(&[
+            "import",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
         let err = String::from_utf8_lossy(&o.stderr).to_string();
         assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-        assert!(err.contains(p.to_str().unwrap()) && err.contains(want), "{want}: {err}");
+        assert!(
+            err.contains(p.to_str().unwrap()) && err.contains(want),
+            "{want}: {err}"
+        );
         assert!(!out.exists(), "{} was written", out.display());
         // --site takes the same path, with the same line.
         let o = spdylab(&["sites", p.to_str().unwrap()]);
@@ -136,7 +172,12 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
     std::fs::write(corpus.join("a.har"), &good).unwrap();
     std::fs::write(corpus.join("b.har"), &cases[0].1).unwrap();
     let out = tmp.join("corpus-out");
-    let o = spdylab(&["import", corpus.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = spdylab(&[
+        "import",
+        corpus.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
     assert!(!out.exists());
     let leftovers: Vec<_> = std::fs::read_dir(&tmp.0)
@@ -147,7 +188,8 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // A HAR without pages is a documented choice: its first entry is the page.
     let p = tmp.join("nopages.har");
-    let text = small_har(&[("https://a.test/", "text/html", "<p>")]).replace(r#""pages":[{"id":"p","title":"x"}],"#, "");
+    let text = small_har(&[("https://a.test/", "text/html", "<p>")])
+        .replace(r#""pages":[{"id":"p","title":"x"}],"#, "");
     assert!(!text.contains("pages"));
     std::fs::write(&p, text).unwrap();
     let v = run_json(&["import", p.to_str().unwrap(), "--json"]);
@@ -179,6 +221,10 @@ fn replays_whole(har: &Path, protocols: &str) {
         assert_eq!(p["resources"], r["resources"], "{}: {p}", har.display());
         assert_eq!(p["body_bytes"], r["bytes"], "{}: {p}", har.display());
         assert_eq!(p["misses"], 0, "{}: {p}", har.display());
+        // Every origin on its own address: one multiplexed connection each.
+        if p["protocol"] == "h2" || p["protocol"] == "spdy3" || p["protocol"] == "h2c" {
+            assert_eq!(p["connections"], r["hosts"], "{}: {p}", har.display());
+        }
     }
 }
 
