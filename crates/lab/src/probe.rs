@@ -328,9 +328,9 @@ pub fn misses(site: &Site, load: &PageResult) -> usize {
     load.entries
         .iter()
         .filter(|e| e.status == 404)
-        .filter(|e| {
-            site.find_request(&e.host, "GET", &e.path)
-                .map_or(true, |i| site.recorded(i).map_or(true, |r| r.status != 404))
+        .filter(|e| match site.find_request(&e.host, "GET", &e.path) {
+            None => true,
+            Some(i) => site.recorded(i).map(|r| r.status) != Some(404),
         })
         .count()
 }

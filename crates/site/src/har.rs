@@ -459,10 +459,10 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
         for h in &e.response.headers {
             let n = h.name.to_ascii_lowercase();
             match n.as_str() {
-                "content-type" | "content-encoding" | "cache-control" => {
-                    if !headers.iter().any(|(k, _)| *k == n) {
-                        headers.push((n, h.value.clone()));
-                    }
+                "content-type" | "content-encoding" | "cache-control"
+                    if !headers.iter().any(|(k, _)| *k == n) =>
+                {
+                    headers.push((n, h.value.clone()));
                 }
                 "location" => location = Some(h.value.clone()),
                 _ => {}
@@ -578,9 +578,9 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
         )));
     }
     // Redirect targets.
-    for i in 0..kept.len() {
-        if let Some(t) = &kept[i].location {
-            kept[i].rec.redirect_to = by_url
+    for (i, k) in kept.iter_mut().enumerate() {
+        if let Some(t) = &k.location {
+            k.rec.redirect_to = by_url
                 .get(&(t.host.clone(), t.path.clone()))
                 .copied()
                 .filter(|&j| j > i);

@@ -69,6 +69,7 @@ pub fn best_query_match<'a>(
             .count() as isize;
         // Full pairs count most, then names, fewer extra parameters break ties.
         let score = shared * 1000 + names * 10 - (have.len() as isize - shared).abs();
+        #[allow(clippy::unnecessary_map_or)] // is_none_or needs Rust 1.82; the MSRV is 1.80
         if best.map_or(true, |(_, s)| score > s) {
             best = Some((i, score));
         }

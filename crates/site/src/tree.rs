@@ -223,8 +223,8 @@ impl Site {
         self.recorded(i).and_then(|r| r.body.as_deref())
     }
 
-    /// The resource a request names, Web Page Replay's way: `host` + `method`
-    /// + the exact path and query; else the same path with the best
+    /// The resource a request names, Web Page Replay's way: `host`, `method`
+    /// and the exact path and query; else the same path with the best
     /// query-parameter match. For generated sites: `find` (GET and HEAD only).
     pub fn find_request(&self, host: &str, method: &str, path: &str) -> Option<usize> {
         let Some(rec) = &self.recorded else {
