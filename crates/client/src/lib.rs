@@ -2,13 +2,14 @@
 //! discovering resources from the bytes that arrive, scheduling them on
 //! connections per protocol — over real TCP and TLS, and reports timings
 //! (`page`); virtual users for load tests (`users`); the connections both use
-//! (`conn`).
+//! (`conn`); for imported pages, discovery from the import's tree (`replay`).
 
 pub mod conn;
 pub mod discover;
 pub mod headers;
 pub mod page;
 pub mod render;
+pub mod replay;
 pub mod schedule;
 pub mod users;
 

@@ -11,6 +11,7 @@ use crate::conn::{self, client_tls_resuming, Event, RequestSender};
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
 use crate::headers::RequestHeaders;
 use crate::render::{BrowserCost, Renderer};
+use crate::replay::ReplayTree;
 use crate::schedule::{Action, ConnId, Policy, Pool, ReqId, Scheduler};
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
@@ -49,6 +50,8 @@ pub struct PageConfig {
     pub pool: Pool,
     /// The browser's CPU costs and script order (`render`); NONE: the pure network model.
     pub browser_cost: BrowserCost,
+    /// An imported page: discover from its tree, not from the bytes.
+    pub replay: Option<Arc<ReplayTree>>,
 }
 
 /// Why a page did not load (its words are `PageResult::error`).
@@ -292,7 +295,9 @@ impl<'a> State<'a> {
 
     async fn run(&mut self) -> Result<(), Error> {
         let (host, path) = self.cfg.root.clone();
-        if self.cfg.browser_cost.is_none() {
+        // An imported page is discovered from its tree (the renderer reads
+        // bytes): browser costs are not modelled on it.
+        if self.cfg.browser_cost.is_none() || self.cfg.replay.is_some() {
             self.discover(Found { host, path }, None)?;
         } else {
             self.render = Some(Renderer::new(self.cfg.browser_cost, Found { host, path }));
@@ -449,10 +454,18 @@ impl<'a> State<'a> {
                     r.content_type = content_type;
                     return Ok(());
                 }
-                if content_type.starts_with("text/html") {
+                if content_type.starts_with("text/html") && self.cfg.replay.is_none() {
                     r.html = Some(HtmlScanner::default());
                 }
                 r.content_type = content_type;
+                let cfg = self.cfg;
+                if let Some(t) = &cfg.replay {
+                    let (host, path) = (r.host.clone(), r.path.clone());
+                    let url = self.url_of(req);
+                    for f in t.due(&host, &path, 0, false) {
+                        self.discover(f, Some(url.clone()))?;
+                    }
+                }
             }
             Event::Data { req, data } => {
                 let url = self.url_of(req);
@@ -461,6 +474,14 @@ impl<'a> State<'a> {
                 if let Some(render) = self.render.as_mut() {
                     let now = Instant::now().saturating_duration_since(self.start);
                     render.data(now, &r.host, &r.path, &data);
+                    return Ok(());
+                }
+                let cfg = self.cfg;
+                if let Some(t) = &cfg.replay {
+                    let (host, path, bytes) = (r.host.clone(), r.path.clone(), r.bytes);
+                    for f in t.due(&host, &path, bytes, false) {
+                        self.discover(f, Some(url.clone()))?;
+                    }
                     return Ok(());
                 }
                 let found = match r.html.as_mut() {
@@ -489,7 +510,9 @@ impl<'a> State<'a> {
                     return Ok(());
                 }
                 let body = std::mem::take(&mut r.body);
-                let found = if r.content_type.starts_with("text/css") {
+                let found = if let Some(t) = &self.cfg.replay {
+                    t.due(&r.host, &r.path, r.bytes, true)
+                } else if r.content_type.starts_with("text/css") {
                     css_urls(&body)
                 } else if r.content_type.contains("javascript") {
                     script_injections(&body)

@@ -50,6 +50,8 @@ fn record(trial: String, point: &Point, probe: &ProbeResult, har: Option<String>
         drops_queue: probe.drops_queue,
         drops_loss: probe.drops_loss,
         resources: probe.resources,
+        body_bytes: probe.body_bytes,
+        misses: probe.misses,
         phases: Phases {
             blocked: t.blocked,
             dns: t.dns,

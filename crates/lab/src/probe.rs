@@ -14,7 +14,7 @@ use serde::Serialize;
 use server::Ca;
 use site::Site;
 use std::io;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime};
 
 /// One testbed, one server, one client, and the probes to run on them.
@@ -77,6 +77,18 @@ impl ProbeSpec {
     }
 }
 
+/// `server_delay` for each imported response's recorded think time (`--server-delay from-har`).
+pub const DELAY_FROM_HAR: Duration = server::DELAY_FROM_HAR;
+
+/// Parses a `--server-delay` value: a duration, or `from-har`.
+pub fn parse_server_delay(s: &str) -> Result<Duration, String> {
+    if s == "from-har" {
+        return Ok(DELAY_FROM_HAR);
+    }
+    link::units::parse_duration(s)
+        .map_err(|e| format!("{e} (or from-har: each imported response's recorded wait)"))
+}
+
 /// One probe's measurements.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProbeResult {
@@ -96,6 +108,10 @@ pub struct ProbeResult {
     pub drops_queue: u64,
     pub drops_loss: u64,
     pub resources: usize,
+    /// Response body bytes of the page's resources (as the client counted them).
+    pub body_bytes: u64,
+    /// Requests the server had nothing for (answered 404): replay misses.
+    pub misses: usize,
     /// Sums over the page's resources of each HAR phase, in ms (phases that do not apply count 0).
     pub phases: client::Timings,
     pub error: Option<String>,
@@ -129,6 +145,8 @@ impl ProbeResult {
             drops_queue: 0,
             drops_loss: 0,
             resources: 0,
+            body_bytes: 0,
+            misses: 0,
             phases: client::Timings::default(),
             error: Some(error),
             tls_resumed: 0,
@@ -201,6 +219,10 @@ pub fn run_plan(
         tls_sessions,
         pool: spec.pool,
         browser_cost: spec.browser_cost,
+        replay: spec
+            .site
+            .is_recorded()
+            .then(|| Arc::new(client::replay::ReplayTree::of(&spec.site))),
     };
     let link = testbed.link();
     let epoch = testbed.epoch();
@@ -279,6 +301,8 @@ pub fn run_plan(
                     drops_loss: (after.down.drops_loss + after.up.drops_loss)
                         - (before.down.drops_loss + before.up.drops_loss),
                     resources: load.entries.len(),
+                    body_bytes: load.entries.iter().map(|e| e.body_bytes).sum(),
+                    misses: misses(&spec.site, &load),
                     error: load.error.clone(),
                     tls_resumed: load.tls_resumed,
                     load: Some(load),
@@ -330,6 +354,16 @@ fn start_chromium(
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+/// Responses 404 to requests the site has no resource (or no recorded 404) for.
+pub fn misses(site: &Site, load: &PageResult) -> usize {
+    load.entries
+        .iter()
+        .filter(|e| e.status == 404)
+        .filter(|e| match site.find_request(&e.host, "GET", &e.path) {
+            None => true,
+            Some(i) => site.recorded(i).map(|r| r.status) != Some(404),
+        })
+        .count()
 }
 
 fn phase_totals(load: &PageResult) -> client::Timings {

@@ -1,6 +1,9 @@
-//! The one site resolver: a built-in site by name, or a site file (.toml) by
-//! path — relative to a base directory for experiment files. Every command
-//! and the campaigns resolve `--site` and `sites = [...]` through it.
+//! The one site resolver: a built-in site by name, a site file (.toml), a
+//! recorded page (.har, imported on the fly) or an imported directory (holding
+//! `site.json`) by path — relative to a base directory for experiment files.
+//! Every command and the campaigns resolve `--site` and `sites = [...]` through
+//! it. Also `import`: HARs (one, or a directory of them: a corpus) into
+//! directories, written whole or not at all.
 
 pub use site::{Layout, Site, DEFAULT_SEED};
 use std::fmt;
@@ -22,7 +25,7 @@ impl fmt::Display for SiteError {
         match self {
             SiteError::Unknown(name) => write!(
                 f,
-                "no built-in site '{name}' (built-in: {}); a site file ends in .toml",
+                "no built-in site '{name}' (built-in: {}); a site file ends in .toml, a recorded page in .har",
                 site::BUILTIN.join(", ")
             ),
             SiteError::Read(path, e) => write!(f, "{}: {e}", path.display()),
@@ -54,6 +57,14 @@ pub fn resolve_in(name_or_path: &str, seed: u64, base: &Path) -> Result<Site, Si
     if let Some(site) = site::builtin(name_or_path, seed) {
         return Ok(site);
     }
+    if name_or_path.ends_with(".har") {
+        let path = base.join(name_or_path);
+        return import_har(&path).map(|(s, _)| s);
+    }
+    let path = base.join(name_or_path);
+    if path.join("site.json").is_file() {
+        return load_dir(&path).map(|(s, _)| s);
+    }
     if name_or_path.ends_with(".toml") || name_or_path.contains('/') {
         let path = base.join(name_or_path);
         let text = std::fs::read_to_string(&path).map_err(|e| SiteError::Read(path.clone(), e))?;
@@ -81,4 +92,163 @@ pub fn builtin(seed: u64) -> Vec<Site> {
 /// Writes each resource to DIR/<host>/<path>, as a real server's docroot.
 pub fn export(s: &Site, dir: &Path) -> std::io::Result<()> {
     peers::write_docroot(s, dir)
+}
+
+pub use site::har::ImportReport;
+
+/// The site name of a HAR or directory: its file stem.
+fn stem(path: &Path) -> String {
+    let s = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_else(|| "imported".into());
+    if s.is_empty() {
+        "imported".into()
+    } else {
+        s
+    }
+}
+
+/// Imports one HAR file (errors name the file).
+pub fn import_har(path: &Path) -> Result<(Site, ImportReport), SiteError> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| SiteError::Read(path.to_path_buf(), e))?
+        .len();
+    if len > site::har::MAX_HAR_BYTES {
+        return Err(SiteError::Invalid(format!(
+            "{}: the HAR is {} MB; spdylab imports HARs of at most {} MB (one page)",
+            path.display(),
+            len >> 20,
+            site::har::MAX_HAR_BYTES >> 20
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| SiteError::Read(path.to_path_buf(), e))?;
+    site::har::import(&stem(path), &bytes)
+        .map_err(|e| SiteError::Invalid(format!("{}: {e}", path.display())))
+}
+
+/// Reads an imported directory (DIR/site.json and DIR/bodies/).
+pub fn load_dir(dir: &Path) -> Result<(Site, ImportReport), SiteError> {
+    let file = dir.join("site.json");
+    let text = std::fs::read_to_string(&file).map_err(|e| SiteError::Read(file.clone(), e))?;
+    site::har::load(&text, |f| {
+        std::fs::read(dir.join(f)).map_err(|e| format!("{}: {e}", dir.join(f).display()))
+    })
+    .map_err(|e| SiteError::Invalid(format!("{}: {e}", dir.display())))
+}
+
+/// Writes an imported site to `dir` (which must not exist, or be empty):
+/// everything goes to a temporary sibling first, renamed into place at the end.
+pub fn write_dir(site: &Site, report: &ImportReport, dir: &Path) -> std::io::Result<()> {
+    let (json, files) = site::har::store(site, report);
+    write_whole(dir, |tmp| {
+        std::fs::create_dir_all(tmp.join("bodies"))?;
+        for (name, bytes) in &files {
+            std::fs::write(tmp.join(name), bytes)?;
+        }
+        std::fs::write(tmp.join("site.json"), &json)
+    })
+}
+
+fn write_whole(dir: &Path, fill: impl FnOnce(&Path) -> std::io::Result<()>) -> std::io::Result<()> {
+    if dir.exists() {
+        let empty = std::fs::read_dir(dir)?.next().is_none();
+        if !empty {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{} exists and is not empty", dir.display()),
+            ));
+        }
+        std::fs::remove_dir(dir)?;
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent)?;
+    let tmp = parent.join(format!(
+        ".{}.partial-{}",
+        dir.file_name()
+            .map_or("import".into(), |n| n.to_string_lossy()),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let filled = fill(&tmp).and_then(|()| std::fs::rename(&tmp, dir));
+    if filled.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    filled
+}
+
+/// What `import` did with one HAR.
+#[derive(Debug)]
+pub struct Imported {
+    pub har: PathBuf,
+    pub name: String,
+    pub report: ImportReport,
+}
+
+/// Why `import` failed: bad input (exit 2) or a write failure (exit 1).
+#[derive(Debug)]
+pub enum ImportError {
+    Input(String),
+    Write(String),
+}
+
+/// The HARs `path` names: itself, or the `*.har` files of a directory (sorted).
+pub fn hars(path: &Path) -> Result<Vec<PathBuf>, SiteError> {
+    if path.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| SiteError::Read(path.to_path_buf(), e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "har"))
+            .collect();
+        v.sort();
+        if v.is_empty() {
+            return Err(SiteError::Invalid(format!(
+                "{}: no .har files in the directory",
+                path.display()
+            )));
+        }
+        return Ok(v);
+    }
+    Ok(vec![path.to_path_buf()])
+}
+
+/// Imports a HAR into `out`, or a directory of HARs into `out/<stem>/` each
+/// (a corpus). Every HAR is read and checked before anything is written, and
+/// `out` is written whole or not at all.
+pub fn import(path: &Path, out: &Path) -> Result<Vec<Imported>, ImportError> {
+    let list = hars(path).map_err(|e| ImportError::Input(e.to_string()))?;
+    let mut sites = Vec::new();
+    for h in &list {
+        let (s, r) = import_har(h).map_err(|e| ImportError::Input(e.to_string()))?;
+        sites.push((h.clone(), s, r));
+    }
+    let corpus = path.is_dir();
+    let write = |tmp: &Path| -> std::io::Result<()> {
+        for (_, s, r) in &sites {
+            let (json, files) = site::har::store(s, r);
+            let d = if corpus {
+                tmp.join(&s.name)
+            } else {
+                tmp.to_path_buf()
+            };
+            std::fs::create_dir_all(d.join("bodies"))?;
+            for (name, bytes) in &files {
+                std::fs::write(d.join(name), bytes)?;
+            }
+            std::fs::write(d.join("site.json"), &json)?;
+        }
+        Ok(())
+    };
+    write_whole(out, write).map_err(|e| ImportError::Write(format!("{}: {e}", out.display())))?;
+    Ok(sites
+        .into_iter()
+        .map(|(har, s, report)| Imported {
+            har,
+            name: s.name,
+            report,
+        })
+        .collect())
 }

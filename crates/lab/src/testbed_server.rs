@@ -22,9 +22,16 @@ pub struct Placement {
 }
 
 /// Spreads `site`'s hosts over the shards of `testbed`.
+///
+/// An imported page is replayed Mahimahi's way: every origin (host) on its own
+/// address, whatever `shards` says (up to the testbed's limit, then shared).
 pub fn place(site: &Site, testbed: &TestbedSpec) -> Placement {
-    let map = site.shard_map(testbed.shards);
     let mut spec = testbed.clone();
+    if site.is_recorded() {
+        spec.shards = site.hosts().len().clamp(1, netns::MAX_SHARDS);
+    }
+    let testbed = &spec.clone();
+    let map = site.shard_map(testbed.shards);
     spec.hosts = map
         .iter()
         .map(|(h, s)| (h.clone(), server_addr(*s)))

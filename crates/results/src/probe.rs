@@ -75,6 +75,12 @@ pub struct ProbeRecord {
     pub drops_loss: u64,
     #[serde(default)]
     pub resources: usize,
+    /// Response body bytes of the page's resources (absent in older files: 0).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub body_bytes: u64,
+    /// Requests answered 404 that the site has nothing for (replay misses).
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub misses: usize,
     #[serde(default)]
     pub phases: Phases,
     #[serde(default)]
@@ -85,6 +91,14 @@ pub struct ProbeRecord {
     /// The probe's HAR, relative to the campaign directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub har: Option<String>,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_usize(v: &usize) -> bool {
+    *v == 0
 }
 
 impl ProbeRecord {

@@ -176,6 +176,8 @@ mod tests {
             drops_queue: 0,
             drops_loss: 0,
             resources: 1,
+            body_bytes: 0,
+            misses: 0,
             phases: Default::default(),
             error: error.then(|| "x".to_string()),
             started: 0.0,

@@ -83,6 +83,8 @@ fn any_record() -> impl Strategy<Value = ProbeRecord> {
                 drops_queue: n[5],
                 drops_loss: n[6],
                 resources,
+                body_bytes: 0,
+                misses: 0,
                 phases: Phases {
                     blocked: ph[0],
                     dns: ph[1],

@@ -1,6 +1,8 @@
 //! What the server serves: every resource of the Site as a ready response body,
 //! found by host (from SNI/Host/:authority) and path. One shared handler for
 //! every protocol: the same bytes, headers and think time whatever the wire.
+//! An imported page is matched Web Page Replay's way (`Site::find_request`)
+//! and answered with its recorded status, headers and body.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -20,9 +22,15 @@ pub struct Content {
     hosts: HashMap<String, ()>,
     /// Think time before each response (`--server-delay`).
     pub delay: Duration,
+    /// For an imported page: each response's think time is its recorded
+    /// `timings.wait` instead (`--server-delay from-har`).
+    pub delay_from_har: bool,
 }
 
 pub const SERVER_NAME: &str = "spdylab";
+/// The `server_delay` that asks for each imported response's recorded think
+/// time (`timings.wait`) instead of one delay (`--server-delay from-har`).
+pub const DELAY_FROM_HAR: Duration = Duration::MAX;
 /// Request bodies larger than this are refused (the site has nothing to upload to).
 const MAX_REQUEST_BODY: usize = 1 << 20;
 
@@ -36,7 +44,12 @@ impl Content {
             site,
             bodies,
             hosts,
-            delay,
+            delay: if delay == DELAY_FROM_HAR {
+                Duration::ZERO
+            } else {
+                delay
+            },
+            delay_from_har: delay == DELAY_FROM_HAR,
         }
     }
 
@@ -76,7 +89,8 @@ impl Content {
             })
             .unwrap_or_default()
             .to_ascii_lowercase();
-        if req.method() != Method::GET && req.method() != Method::HEAD {
+        let recorded = self.site.is_recorded();
+        if !recorded && req.method() != Method::GET && req.method() != Method::HEAD {
             let mut r = plain(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "only GET and HEAD are served\n".into(),
@@ -102,14 +116,25 @@ impl Content {
                 ),
             );
         }
-        let Some(i) = self.site.find(&host, req.uri().path()) else {
+        let path = req
+            .uri()
+            .path_and_query()
+            .map_or(req.uri().path(), |p| p.as_str());
+        let Some(i) = self.site.find_request(&host, req.method().as_str(), path) else {
             return plain(
                 StatusCode::NOT_FOUND,
-                format!("no resource {} on {host}\n", req.uri().path()),
+                format!("no resource {} {path} on {host}\n", req.method()),
             );
         };
-        if !self.delay.is_zero() {
-            tokio::time::sleep(self.delay).await;
+        let think = match (self.delay_from_har, self.site.recorded(i)) {
+            (true, Some(rec)) => Duration::from_secs_f64(rec.wait_ms / 1e3),
+            _ => self.delay,
+        };
+        if !think.is_zero() {
+            tokio::time::sleep(think).await;
+        }
+        if let Some(rec) = self.site.recorded(i) {
+            return self.recorded_response(i, rec, req.method() == Method::HEAD);
         }
         let r = &self.site.resources[i];
         let body = if req.method() == Method::HEAD {
@@ -130,6 +155,53 @@ impl Content {
         );
         // Sharded sites serve fonts to pages of another origin, which browsers
         // allow only with CORS (as real CDNs do).
+        h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        common_headers(h);
+        resp
+    }
+}
+
+impl Content {
+    /// An imported page's response: its status, the headers that matter
+    /// (content-type, cache-control, location; bodies are served decoded, so
+    /// no content-encoding) and its recorded (or generated) body.
+    fn recorded_response(
+        &self,
+        i: usize,
+        rec: &site::Recorded,
+        head: bool,
+    ) -> Response<Full<Bytes>> {
+        let body = if head {
+            Bytes::new()
+        } else {
+            self.bodies[i].clone()
+        };
+        let len = self.bodies[i].len();
+        let mut resp = Response::new(Full::new(body));
+        *resp.status_mut() = StatusCode::from_u16(rec.status).unwrap_or(StatusCode::OK);
+        let h = resp.headers_mut();
+        let kind = self.site.resources[i].kind;
+        let ct = rec.header("content-type").unwrap_or(kind.content_type());
+        h.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_str(ct)
+                .unwrap_or_else(|_| HeaderValue::from_static(kind.content_type())),
+        );
+        if let Some(v) = rec
+            .header("cache-control")
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            h.insert(CACHE_CONTROL, v);
+        }
+        if let Some(v) = rec
+            .header("location")
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            h.insert(hyper::header::LOCATION, v);
+        }
+        if !(rec.status == 204 || rec.status == 304 || (100..200).contains(&rec.status)) {
+            h.insert(CONTENT_LENGTH, HeaderValue::from(len));
+        }
         h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
         common_headers(h);
         resp

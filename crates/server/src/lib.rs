@@ -11,7 +11,7 @@ mod content;
 mod protocols;
 
 pub use ca::{Ca, CertKind};
-pub use content::Content;
+pub use content::{Content, DELAY_FROM_HAR};
 
 use proto::Protocol;
 use protocols::{ServeProtocol, H2, H2_PREFACE};

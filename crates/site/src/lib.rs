@@ -6,12 +6,15 @@
 pub mod content;
 mod file;
 mod layout;
+pub mod har;
 mod model;
 mod profiles;
+mod recorded;
 mod tree;
 
 pub use file::parse as parse_toml;
 pub use layout::{Layout, MAX_SHARDS};
 pub use model::{Kind, Resource, Reveal, SiteError};
 pub use profiles::{builtin, BUILTIN, DEFAULT_SEED};
+pub use recorded::Recorded;
 pub use tree::Site;

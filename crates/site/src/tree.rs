@@ -5,8 +5,10 @@
 
 use crate::content;
 use crate::model::{Kind, Resource, Reveal, SiteError};
+use crate::recorded::{best_query_match, Recorded};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// A page: resources in discovery order, the root (the HTML page) first.
 #[derive(Debug, Clone, Serialize)]
@@ -17,6 +19,10 @@ pub struct Site {
     pub resources: Vec<Resource>,
     #[serde(skip)]
     index: HashMap<(String, String), usize>,
+    /// An imported page's recorded side, aligned with `resources`; None for
+    /// generated sites (built-in profiles and TOML files).
+    #[serde(skip)]
+    recorded: Option<Arc<Vec<Recorded>>>,
 }
 
 impl Site {
@@ -26,6 +32,50 @@ impl Site {
         about: &str,
         seed: u64,
         resources: Vec<Resource>,
+    ) -> Result<Site, SiteError> {
+        Site::build(name, about, seed, resources, None)
+    }
+
+    /// An imported page: as `new`, with each resource's recorded side
+    /// (`recorded[i]` for `resources[i]`). Sizes are checked against what the
+    /// content needs only where the body is generated.
+    pub fn with_recording(
+        name: &str,
+        about: &str,
+        seed: u64,
+        resources: Vec<Resource>,
+        recorded: Vec<Recorded>,
+    ) -> Result<Site, SiteError> {
+        if recorded.len() != resources.len() {
+            return Err(SiteError(format!(
+                "{} resources but {} recorded responses",
+                resources.len(),
+                recorded.len()
+            )));
+        }
+        for (i, (r, rec)) in resources.iter().zip(&recorded).enumerate() {
+            if let Some(b) = &rec.body {
+                if b.len() != r.size {
+                    return Err(SiteError(format!(
+                        "resource {} (//{}{}): size {} but the recorded body has {} bytes",
+                        i + 1,
+                        r.host,
+                        r.path,
+                        r.size,
+                        b.len()
+                    )));
+                }
+            }
+        }
+        Site::build(name, about, seed, resources, Some(Arc::new(recorded)))
+    }
+
+    fn build(
+        name: &str,
+        about: &str,
+        seed: u64,
+        resources: Vec<Resource>,
+        recorded: Option<Arc<Vec<Recorded>>>,
     ) -> Result<Site, SiteError> {
         let err = |i: usize, r: &Resource, msg: String| {
             SiteError(format!(
@@ -94,8 +144,12 @@ impl Site {
             seed,
             resources,
             index,
+            recorded,
         };
         for (i, r) in site.resources.iter().enumerate() {
+            if site.recorded_body(i).is_some() {
+                continue;
+            }
             let min = content::min_size(r, &site.children(i), &site.grandchildren(i));
             if r.size < min {
                 return Err(err(
@@ -139,15 +193,69 @@ impl Site {
     }
 
     /// Index of the resource at `host` + `path` (path without query).
+    /// (Imported pages keep queries in their paths: there the exact path is tried first.)
     pub fn find(&self, host: &str, path: &str) -> Option<usize> {
+        if self.recorded.is_some() {
+            if let Some(&i) = self
+                .index
+                .get(&(host.to_ascii_lowercase(), path.to_string()))
+            {
+                return Some(i);
+            }
+        }
         let path = path.split('?').next().unwrap_or(path);
         self.index
             .get(&(host.to_ascii_lowercase(), path.to_string()))
             .copied()
     }
 
-    /// The body of resource `i`, generated from the seed: the same bytes every time.
+    /// The recorded side of resource `i` (imported pages only).
+    pub fn recorded(&self, i: usize) -> Option<&Recorded> {
+        self.recorded.as_ref().map(|r| &r[i])
+    }
+
+    /// Whether this site was imported (has a recorded side).
+    pub fn is_recorded(&self) -> bool {
+        self.recorded.is_some()
+    }
+
+    fn recorded_body(&self, i: usize) -> Option<&[u8]> {
+        self.recorded(i).and_then(|r| r.body.as_deref())
+    }
+
+    /// The resource a request names, Web Page Replay's way: `host`, `method`
+    /// and the exact path and query; else the same path with the best
+    /// query-parameter match. For generated sites: `find` (GET and HEAD only).
+    pub fn find_request(&self, host: &str, method: &str, path: &str) -> Option<usize> {
+        let Some(rec) = &self.recorded else {
+            return matches!(method, "GET" | "HEAD")
+                .then(|| self.find(host, path))
+                .flatten();
+        };
+        let host = host.to_ascii_lowercase();
+        let method_ok =
+            |i: usize| rec[i].method == method || (method == "HEAD" && rec[i].method == "GET");
+        if let Some(&i) = self.index.get(&(host.clone(), path.to_string())) {
+            if method_ok(i) {
+                return Some(i);
+            }
+        }
+        let bare = path.split('?').next().unwrap_or(path);
+        best_query_match(
+            path,
+            self.resources.iter().enumerate().filter_map(|(i, r)| {
+                (r.host == host && r.path.split('?').next() == Some(bare) && method_ok(i))
+                    .then_some((i, r.path.as_str()))
+            }),
+        )
+    }
+
+    /// The body of resource `i`: recorded bytes for an imported page that has
+    /// them, else generated from the seed (the same bytes every time).
     pub fn body(&self, i: usize) -> Vec<u8> {
+        if let Some(b) = self.recorded_body(i) {
+            return b.to_vec();
+        }
         content::generate(
             &self.resources[i],
             &self.children(i),

@@ -120,8 +120,9 @@ pub struct CompareArgs {
     /// Only this TLS version (default: 1.3, falling back to 1.2)
     #[arg(long)]
     pub tls: Option<TlsArg>,
-    /// Think time of the server before each response
-    #[arg(long, value_parser = parse_duration, default_value = "0ms", value_name = "DURATION")]
+    /// Think time of the server before each response; `from-har`: each imported
+    /// response's recorded wait (timings.wait)
+    #[arg(long, value_parser = lab::probe::parse_server_delay, default_value = "0ms", value_name = "DURATION|from-har")]
     pub server_delay: Duration,
     /// The server: builtin (every protocol and knob), or a real one — nginx (not
     /// spdy3, h2c), apache (not spdy3), h2o (not spdy3; 100 streams; no TLS 1.2
@@ -230,6 +231,20 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     if let Some(why) = spec.refusal() {
         return Err(Failure::Usage(why.to_string()));
     }
+    if spec.server_delay == lab::probe::DELAY_FROM_HAR && !spec.site.is_recorded() {
+        return Err(Failure::Usage(format!(
+            "--server-delay from-har: site {} is not an imported page (give --site X.har or an imported directory)",
+            spec.site.name
+        )));
+    }
+    if spec.site.is_recorded() && spec.server != lab::trial::ServerKind::Builtin {
+        return Err(Failure::Usage(format!(
+            "--server {}: an imported page ({}) is replayed by the built-in server only \
+             (a docroot would lose its query strings, statuses and recorded headers)",
+            format!("{:?}", args.server).to_lowercase(),
+            spec.site.name
+        )));
+    }
     let total = spec.protocols.len() * (spec.reps + spec.warmup);
     let spec = Arc::new(spec);
     // Probes run on their own thread, so that Ctrl-C can end the wait for
@@ -330,6 +345,9 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         println!("{doc}");
     } else {
         print_table(&spec, &summary, args.metric);
+        if spec.site.is_recorded() {
+            print_replay(&spec, &probes);
+        }
         println!("{}", settings_line(&args, &spec));
     }
     if interrupted {
@@ -442,6 +460,24 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare:
         .any(|r| !has_interval(r.plt_ms.ci95) || !has_interval(r.gain_ci95))
     {
         println!("n/a: no interval from fewer than 2 successful loads of a protocol (one repetition has no spread to estimate one from).");
+    }
+}
+
+/// For an imported page: what each protocol fetched against the import, and
+/// the replay misses (requests the server had nothing for: answered 404).
+fn print_replay(spec: &ProbeSpec, probes: &[lab::probe::ProbeResult]) {
+    for p in &spec.protocols {
+        let mine: Vec<_> = probes.iter().filter(|r| r.protocol == *p).collect();
+        let misses: usize = mine.iter().map(|r| r.misses).sum();
+        let fetched = mine.iter().map(|r| r.resources).max().unwrap_or(0);
+        let bytes = mine.iter().map(|r| r.body_bytes).max().unwrap_or(0);
+        println!(
+            "replay {:<10} fetched {fetched} of {} resources, {:.1} of {:.1} kB, {misses} misses",
+            p.name(),
+            spec.site.resources.len(),
+            bytes as f64 / 1e3,
+            spec.site.total_bytes() as f64 / 1e3,
+        );
     }
 }
 

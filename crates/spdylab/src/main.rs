@@ -6,6 +6,7 @@ mod calibrate;
 mod compare;
 mod crosscheck;
 mod era_args;
+mod import;
 mod link_args;
 mod loadtest;
 mod paper;
@@ -39,6 +40,7 @@ enum Cmd {
     Shell(shell::ShellArgs),
     Calibrate(calibrate::CalibrateArgs),
     Sites(sites::SitesArgs),
+    Import(import::ImportArgs),
     Serve(serve::ServeArgs),
     Compare(compare::CompareArgs),
     Crosscheck(crosscheck::CrosscheckArgs),
@@ -93,6 +95,7 @@ fn main() -> ExitCode {
         Cmd::Shell(args) => shell::run(args),
         Cmd::Calibrate(args) => calibrate::run(args),
         Cmd::Sites(args) => sites::run(args),
+        Cmd::Import(args) => import::run(args),
         Cmd::Serve(args) => serve::run(args),
         Cmd::Compare(args) => compare::run(args),
         Cmd::Crosscheck(args) => crosscheck::run(args),

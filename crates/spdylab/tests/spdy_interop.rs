@@ -131,6 +131,7 @@ fn model_loads(rt: &tokio::runtime::Runtime, site: &site::Site, ca: &server::Ca,
         tls_sessions: None,
         pool: client::Pool::PerAddress,
         browser_cost: client::BrowserCost::NONE,
+        replay: None,
     };
     let result = rt.block_on(client::load_page(&cfg));
     assert!(result.error.is_none(), "{:?}", result.error);

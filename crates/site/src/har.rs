@@ -1,0 +1,967 @@
+//! HAR 1.2 import: a recorded page (Chromium, Firefox, WebPageTest,
+//! browsertime, SPDY-era captures) becomes a Site with its recorded side —
+//! bodies (`content.text`, base64 or not; generated in the right format and
+//! size where the HAR lacks them), queries, methods, statuses, the headers that
+//! matter, think time (`timings.wait`) and redirect chains. Parents come from
+//! Chrome's `_initiator` (object or flattened string form, async stacks
+//! followed), else from references found in earlier bodies, else the document.
+//! Entries that cannot be replayed are listed with their reason. Also the
+//! imported directory's `site.json`. No I/O: bytes in, Site out.
+
+use crate::content;
+use crate::model::{Kind, Resource, Reveal};
+use crate::recorded::Recorded;
+use crate::tree::Site;
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// HAR files larger than this are refused before they are read.
+pub const MAX_HAR_BYTES: u64 = 128 << 20;
+
+/// How a resource got its parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ParentSource {
+    Document,
+    Initiator,
+    Discovery,
+    Redirect,
+}
+
+/// An entry that is not replayed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub url: String,
+    pub reason: String,
+}
+
+/// What an import did, for the user.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportReport {
+    /// Entries in the HAR (all pages).
+    pub entries: usize,
+    /// Pages in the HAR; the first is imported.
+    pub pages: usize,
+    pub resources: usize,
+    pub bytes: usize,
+    pub bodies_recorded: usize,
+    pub bodies_generated: usize,
+    /// Generated bodies made larger than recorded, to hold their children's references.
+    pub bodies_enlarged: usize,
+    pub parents_initiator: usize,
+    pub parents_discovery: usize,
+    pub parents_document: usize,
+    pub parents_redirect: usize,
+    pub hosts: usize,
+    /// The `httpVersion` values seen, with their counts.
+    pub http_versions: Vec<(String, usize)>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Why a HAR did not import: one line (the caller prefixes the file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HarError(pub String);
+
+impl std::fmt::Display for HarError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HarError {}
+
+#[derive(Deserialize)]
+struct Har {
+    log: Log,
+}
+
+#[derive(Deserialize)]
+struct Log {
+    #[serde(default)]
+    pages: Option<Vec<Page>>,
+    entries: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+struct Page {
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    title: String,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    #[serde(default)]
+    pageref: Option<String>,
+    request: Request,
+    response: Response,
+    #[serde(default)]
+    timings: Option<Timings>,
+    #[serde(default, rename = "_initiator")]
+    initiator: Option<Value>,
+    #[serde(default, rename = "_initiator_detail")]
+    initiator_detail: Option<Value>,
+    #[serde(default, rename = "_resourceType")]
+    resource_type: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Request {
+    method: String,
+    url: String,
+    #[serde(default, rename = "postData")]
+    post_data: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    status: Value,
+    #[serde(default, rename = "httpVersion")]
+    http_version: Value,
+    #[serde(default)]
+    headers: Vec<Header>,
+    #[serde(default)]
+    content: Option<Content>,
+    #[serde(default, rename = "redirectURL")]
+    redirect_url: Option<String>,
+    #[serde(default, rename = "_error")]
+    error: Option<Value>,
+    #[serde(default, rename = "bodySize")]
+    body_size: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct Header {
+    name: String,
+    value: String,
+}
+
+#[derive(Deserialize, Default)]
+struct Content {
+    #[serde(default)]
+    size: Option<f64>,
+    #[serde(default, rename = "mimeType")]
+    mime: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    encoding: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Timings {
+    #[serde(default)]
+    wait: Option<f64>,
+}
+
+/// A URL split for replay: scheme, lower-cased host (no port), path with query.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Url {
+    scheme: String,
+    host: String,
+    path: String,
+}
+
+fn parse_url(url: &str) -> Result<Url, String> {
+    let (scheme, rest) = url.split_once("://").ok_or("not an absolute URL")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(format!("{scheme}: URL"));
+    }
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    let authority = authority.rsplit('@').next().unwrap_or(authority);
+    if authority.starts_with('[') {
+        return Err("an IPv6 literal host".into());
+    }
+    let host = authority
+        .split(':')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let mut path = rest[end..].split('#').next().unwrap_or("").to_string();
+    if !path.starts_with('/') {
+        path.insert(0, '/');
+    }
+    let path = path
+        .replace(' ', "%20")
+        .replace('"', "%22")
+        .replace(|c: char| c.is_whitespace(), "");
+    if host.is_empty()
+        || !host.split('.').all(|l| {
+            !l.is_empty()
+                && l.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        })
+    {
+        return Err(format!("host '{host}' cannot be served"));
+    }
+    Ok(Url { scheme, host, path })
+}
+
+/// `location` resolved against `base` (absolute, scheme-relative, absolute path or relative).
+fn resolve(base: &Url, location: &str) -> Option<Url> {
+    if location.contains("://") {
+        return parse_url(location).ok();
+    }
+    if let Some(r) = location.strip_prefix("//") {
+        return parse_url(&format!("{}://{r}", base.scheme)).ok();
+    }
+    let path = if location.starts_with('/') {
+        location.to_string()
+    } else if location.starts_with('?') {
+        format!("{}{location}", base.path.split('?').next().unwrap_or("/"))
+    } else {
+        let dir = base.path.split('?').next().unwrap_or("/");
+        let dir = &dir[..dir.rfind('/').map_or(0, |i| i + 1)];
+        format!("{dir}{location}")
+    };
+    parse_url(&format!("{}://{}{path}", base.scheme, base.host)).ok()
+}
+
+fn kind_of(mime: &str, path: &str) -> Kind {
+    let m = mime.to_ascii_lowercase();
+    let ext = path
+        .split('?')
+        .next()
+        .unwrap_or("")
+        .rsplit('.')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if m.contains("html") {
+        Kind::Html
+    } else if m.contains("css") {
+        Kind::Css
+    } else if m.contains("javascript") || m.contains("ecmascript") {
+        Kind::Js
+    } else if m.starts_with("image/") && !m.contains("svg") {
+        Kind::Png
+    } else if m.starts_with("font/") || m.contains("woff") || m.contains("opentype") {
+        Kind::Font
+    } else if m.contains("flash") {
+        Kind::Flash
+    } else if m.is_empty() {
+        match ext.as_str() {
+            "css" => Kind::Css,
+            "js" => Kind::Js,
+            "png" | "jpg" | "jpeg" | "gif" | "webp" => Kind::Png,
+            "woff" | "woff2" | "ttf" | "otf" => Kind::Font,
+            "html" | "htm" => Kind::Html,
+            _ => Kind::Other,
+        }
+    } else {
+        Kind::Other
+    }
+}
+
+fn number(v: &Value) -> Option<f64> {
+    v.as_f64()
+        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+}
+
+/// The initiator's URL: Chrome's DevTools object (`parser`'s url; `script`'s
+/// first frame with a URL, following async parents), its JSON-string form
+/// (`_initiator_detail`), or the flattened string (browsertime, WebPageTest).
+fn initiator_url(e: &Entry) -> Option<String> {
+    fn from_object(o: &Value) -> Option<String> {
+        if let Some(u) = o
+            .get("url")
+            .and_then(Value::as_str)
+            .filter(|u| !u.is_empty())
+        {
+            return Some(u.to_string());
+        }
+        let mut stack = o.get("stack");
+        while let Some(s) = stack {
+            if let Some(frames) = s.get("callFrames").and_then(Value::as_array) {
+                if let Some(u) = frames
+                    .iter()
+                    .filter_map(|f| f.get("url").and_then(Value::as_str))
+                    .find(|u| !u.is_empty())
+                {
+                    return Some(u.to_string());
+                }
+            }
+            stack = s.get("parent");
+        }
+        None
+    }
+    for v in [&e.initiator_detail, &e.initiator].into_iter().flatten() {
+        let found = match v {
+            Value::Object(_) => from_object(v),
+            Value::String(s) if s.trim_start().starts_with('{') => serde_json::from_str(s)
+                .ok()
+                .and_then(|o: Value| from_object(&o)),
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// One kept entry, before the tree is built.
+struct Kept {
+    url: Url,
+    kind: Kind,
+    rec: Recorded,
+    size: usize,
+    location: Option<Url>,
+    initiator: Option<String>,
+}
+
+fn reveal_for(parent: Kind, child: Kind) -> Option<Reveal> {
+    match parent {
+        Kind::Html if matches!(child, Kind::Css | Kind::Js) => Some(Reveal::Head),
+        Kind::Html => Some(Reveal::Body),
+        Kind::Css => Some(Reveal::Css),
+        Kind::Js => Some(Reveal::Script),
+        _ => None,
+    }
+}
+
+/// Whether `body` references `u`: absolute, scheme-relative, or (from the
+/// same host) by its absolute path in an attribute, string or url().
+fn references(body: &str, u: &Url, same_host: bool) -> bool {
+    let rel = format!("//{}{}", u.host, u.path);
+    if body.contains(&rel) || body.contains(&rel.replace('&', "&amp;")) {
+        return true;
+    }
+    if same_host && u.path.len() > 1 {
+        let amp = u.path.replace('&', "&amp;");
+        for p in [&u.path, &amp] {
+            for q in ['"', '\'', '('] {
+                if body.contains(&format!("{q}{p}")) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Imports the first page of a HAR. `name` names the site (and errors' context is the caller's).
+pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let har: Har = match serde_json::from_slice::<Value>(bytes) {
+        Err(e) if e.is_eof() => {
+            return Err(HarError(format!(
+                "truncated: the JSON ends early (line {}, column {})",
+                e.line(),
+                e.column()
+            )))
+        }
+        Err(e) => return Err(HarError(format!("not JSON: {e}"))),
+        Ok(v) => {
+            if v.get("log").and_then(|l| l.get("entries")).is_none() {
+                return Err(HarError(
+                    "not a HAR: no log.entries (a HAR 1.2 file is {\"log\": {\"entries\": [...]}})"
+                        .into(),
+                ));
+            }
+            serde_json::from_value(v).map_err(|e| HarError(format!("not a valid HAR: {e}")))?
+        }
+    };
+    let log = har.log;
+    let mut report = ImportReport {
+        entries: log.entries.len(),
+        pages: log.pages.as_ref().map_or(0, Vec::len),
+        ..ImportReport::default()
+    };
+    if log.entries.is_empty() {
+        return Err(HarError("the HAR has no entries: nothing to replay".into()));
+    }
+    // The first page (or, without pages, every entry: the first is the document).
+    let page = log.pages.as_ref().and_then(|p| p.first());
+    let title = page.map(|p| p.title.clone()).unwrap_or_default();
+    let mut versions: Vec<(String, usize)> = Vec::new();
+    let mut kept: Vec<Kept> = Vec::new();
+    let mut by_url: HashMap<(String, String), usize> = HashMap::new();
+    for e in &log.entries {
+        let raw = e.request.url.clone();
+        let mut skip = |reason: String| {
+            report.skipped.push(Skipped {
+                url: raw.chars().take(200).collect(),
+                reason,
+            })
+        };
+        if let (Some(p), Some(r)) = (page, &e.pageref) {
+            if *r != p.id {
+                skip(format!("another page ({r})"));
+                continue;
+            }
+        }
+        let v = match &e.response.http_version {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        match versions.iter_mut().find(|(n, _)| *n == v) {
+            Some((_, c)) => *c += 1,
+            None => versions.push((v, 1)),
+        }
+        if raw.starts_with("data:") {
+            skip("data: URL".into());
+            continue;
+        }
+        let rt = e
+            .resource_type
+            .as_deref()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if raw.starts_with("ws:") || raw.starts_with("wss:") || rt == "websocket" {
+            skip("websocket".into());
+            continue;
+        }
+        if rt == "ping" || rt == "beacon" || rt == "csp_violation_report" {
+            skip("beacon".into());
+            continue;
+        }
+        let status = number(&e.response.status).unwrap_or(0.0) as i64;
+        if status <= 0 || e.response.error.as_ref().is_some_and(|v| !v.is_null()) {
+            skip("failed (no response)".into());
+            continue;
+        }
+        let method = e.request.method.to_ascii_uppercase();
+        let has_post = e
+            .request
+            .post_data
+            .as_ref()
+            .and_then(|p| p.get("text"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| !t.is_empty());
+        if method == "POST" && !has_post {
+            skip("POST without body".into());
+            continue;
+        }
+        if method != "GET" && method != "POST" {
+            skip(format!("method {method}"));
+            continue;
+        }
+        let url = match parse_url(&raw) {
+            Ok(u) => u,
+            Err(why) => {
+                skip(format!("unservable URL: {why}"));
+                continue;
+            }
+        };
+        let c = e.response.content.as_ref();
+        let mime = c.and_then(|c| c.mime.clone()).unwrap_or_default();
+        let mut headers: Vec<(String, String)> = Vec::new();
+        let mut location = None;
+        for h in &e.response.headers {
+            let n = h.name.to_ascii_lowercase();
+            match n.as_str() {
+                "content-type" | "content-encoding" | "cache-control"
+                    if !headers.iter().any(|(k, _)| *k == n) =>
+                {
+                    headers.push((n, h.value.clone()));
+                }
+                "location" => location = Some(h.value.clone()),
+                _ => {}
+            }
+        }
+        if !headers.iter().any(|(k, _)| k == "content-type") && !mime.is_empty() {
+            headers.push(("content-type".into(), mime.clone()));
+        }
+        let redirect = (300..400).contains(&status) && status != 304;
+        if redirect {
+            location =
+                location.or_else(|| e.response.redirect_url.clone().filter(|s| !s.is_empty()));
+        } else {
+            location = None;
+        }
+        let target = location.as_deref().and_then(|l| resolve(&url, l));
+        if redirect {
+            match &target {
+                None => {
+                    skip("redirect without a usable Location".into());
+                    continue;
+                }
+                Some(t) if t.host == url.host && t.path == url.path => {
+                    skip(
+                        "redirect to the same URL on another scheme (replay serves one scheme)"
+                            .into(),
+                    );
+                    continue;
+                }
+                Some(t) => headers.push(("location".into(), format!("//{}{}", t.host, t.path))),
+            }
+        }
+        let body = match c.and_then(|c| c.text.as_ref()) {
+            Some(t) if c.and_then(|c| c.encoding.as_deref()) == Some("base64") => {
+                match base64::engine::general_purpose::STANDARD.decode(t.trim()) {
+                    Ok(b) => Some(b),
+                    Err(_) => {
+                        skip("content.text is not valid base64".into());
+                        continue;
+                    }
+                }
+            }
+            Some(t) if !t.is_empty() || status == 204 || redirect => Some(t.as_bytes().to_vec()),
+            _ if redirect || status == 204 => Some(Vec::new()),
+            _ => None,
+        };
+        let recorded_size = c
+            .and_then(|c| c.size)
+            .filter(|s| *s > 0.0)
+            .or(e.response.body_size.filter(|s| *s > 0.0))
+            .map_or(0, |s| s as usize);
+        let size = body.as_ref().map_or(recorded_size, Vec::len);
+        let key = (url.host.clone(), url.path.clone());
+        if let Some(&j) = by_url.get(&key) {
+            let same = match (&kept[j].rec.body, &body) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            };
+            if !same {
+                return Err(HarError(format!(
+                    "the URL {raw} appears twice with different bodies ({} and {size} bytes): \
+                     replay could serve only one; keep one of the entries",
+                    kept[j].size
+                )));
+            }
+            skip(format!(
+                "duplicate of an earlier entry{}",
+                if kept[j].rec.method == method {
+                    ""
+                } else {
+                    " with another method"
+                }
+            ));
+            continue;
+        }
+        let mut kind = kind_of(&mime, &url.path);
+        if kept.is_empty() {
+            kind = Kind::Html; // the document
+        }
+        by_url.insert(key, kept.len());
+        let wait = e
+            .timings
+            .as_ref()
+            .and_then(|t| t.wait)
+            .filter(|w| *w > 0.0)
+            .unwrap_or(0.0);
+        kept.push(Kept {
+            rec: Recorded {
+                method,
+                scheme: url.scheme.clone(),
+                status: if status == 304 { 200 } else { status as u16 },
+                headers,
+                body,
+                wait_ms: wait,
+                redirect_to: None,
+            },
+            url,
+            kind,
+            size,
+            location: target,
+            initiator: initiator_url(e),
+        });
+    }
+    report.http_versions = versions;
+    if kept.is_empty() {
+        return Err(HarError(format!(
+            "no entry of the HAR can be replayed ({} skipped: {})",
+            report.skipped.len(),
+            report
+                .skipped
+                .first()
+                .map_or(String::new(), |s| s.reason.clone())
+        )));
+    }
+    // Redirect targets.
+    for (i, k) in kept.iter_mut().enumerate() {
+        if let Some(t) = &k.location {
+            k.rec.redirect_to = by_url
+                .get(&(t.host.clone(), t.path.clone()))
+                .copied()
+                .filter(|&j| j > i);
+        }
+    }
+    let redirected: HashMap<usize, usize> = kept
+        .iter()
+        .enumerate()
+        .filter_map(|(i, k)| k.rec.redirect_to.map(|t| (t, i)))
+        .collect();
+    // Parents.
+    let lookup = |u: &str| -> Option<usize> {
+        let u = parse_url(u).ok()?;
+        by_url.get(&(u.host, u.path)).copied()
+    };
+    let texts: Vec<Option<String>> = kept
+        .iter()
+        .map(|k| match (&k.rec.body, k.kind) {
+            (Some(b), Kind::Html | Kind::Css | Kind::Js) => {
+                Some(String::from_utf8_lossy(b).into_owned())
+            }
+            _ => None,
+        })
+        .collect();
+    let mut resources: Vec<Resource> = Vec::with_capacity(kept.len());
+    for (i, k) in kept.iter().enumerate() {
+        let (parent, reveal, source) = if i == 0 {
+            (None, Reveal::Root, None)
+        } else if let Some(&from) = redirected.get(&i) {
+            // A redirect's target: revealed by the redirect (the chain kept);
+            // in the tree, under the redirect if it is a page, else beside it.
+            match reveal_for(kept[from].kind, k.kind) {
+                Some(rv) => (Some(from), rv, Some(ParentSource::Redirect)),
+                None => (
+                    resources[from].parent,
+                    resources[from].reveal,
+                    Some(ParentSource::Redirect),
+                ),
+            }
+        } else {
+            let by_initiator = k
+                .initiator
+                .as_deref()
+                .and_then(lookup)
+                .filter(|&j| j < i)
+                .and_then(|j| reveal_for(kept[j].kind, k.kind).map(|rv| (j, rv)));
+            let by_discovery = || {
+                (0..i).find_map(|j| {
+                    let t = texts[j].as_ref()?;
+                    let rv = reveal_for(kept[j].kind, k.kind)?;
+                    references(t, &k.url, kept[j].url.host == k.url.host).then_some((j, rv))
+                })
+            };
+            if let Some((j, rv)) = by_initiator {
+                (Some(j), rv, Some(ParentSource::Initiator))
+            } else if let Some((j, rv)) = by_discovery() {
+                (Some(j), rv, Some(ParentSource::Discovery))
+            } else {
+                (
+                    Some(0),
+                    reveal_for(Kind::Html, k.kind).unwrap_or(Reveal::Body),
+                    Some(ParentSource::Document),
+                )
+            }
+        };
+        match source {
+            Some(ParentSource::Initiator) => report.parents_initiator += 1,
+            Some(ParentSource::Discovery) => report.parents_discovery += 1,
+            Some(ParentSource::Document) => report.parents_document += 1,
+            Some(ParentSource::Redirect) => report.parents_redirect += 1,
+            None => {}
+        }
+        resources.push(Resource {
+            host: k.url.host.clone(),
+            path: k.url.path.clone(),
+            kind: k.kind,
+            size: k.size,
+            parent,
+            reveal,
+        });
+    }
+    // Generated bodies must hold their children's references.
+    for i in 0..resources.len() {
+        if kept[i].rec.body.is_some() {
+            continue;
+        }
+        let children: Vec<&Resource> = resources.iter().filter(|r| r.parent == Some(i)).collect();
+        let grand: Vec<usize> = (0..resources.len())
+            .filter(|&c| resources[c].parent == Some(i))
+            .map(|c| resources.iter().filter(|r| r.parent == Some(c)).count())
+            .collect();
+        let min = content::min_size(&resources[i], &children, &grand);
+        if resources[i].size < min {
+            report.bodies_enlarged += 1;
+            resources[i].size = min;
+        }
+    }
+    report.resources = resources.len();
+    report.bytes = resources.iter().map(|r| r.size).sum();
+    report.bodies_recorded = kept.iter().filter(|k| k.rec.body.is_some()).count();
+    report.bodies_generated = kept.len() - report.bodies_recorded;
+    let mut hosts: Vec<&str> = resources.iter().map(|r| r.host.as_str()).collect();
+    hosts.sort();
+    hosts.dedup();
+    report.hosts = hosts.len();
+    let about = format!(
+        "imported from a HAR{}: {} of {} entries",
+        if title.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", title.chars().take(80).collect::<String>())
+        },
+        report.resources,
+        report.entries
+    );
+    let recorded = kept.into_iter().map(|k| k.rec).collect();
+    let site = Site::with_recording(name, &about, crate::DEFAULT_SEED, resources, recorded)
+        .map_err(|e| HarError(format!("the imported page is not a valid site: {e}")))?;
+    Ok((site, report))
+}
+
+/// The imported directory's `site.json`: the tree, the recorded side and
+/// where each recorded body is (`bodies/N`, N the resource's index).
+#[derive(Serialize, Deserialize)]
+pub struct Stored {
+    pub schema: u32,
+    pub name: String,
+    pub about: String,
+    pub seed: u64,
+    pub report: ImportReport,
+    pub resources: Vec<StoredResource>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct StoredResource {
+    pub host: String,
+    pub path: String,
+    pub kind: Kind,
+    pub size: usize,
+    pub parent: Option<usize>,
+    pub reveal: Reveal,
+    #[serde(flatten)]
+    pub recorded: Recorded,
+    /// The body's file, relative to the directory; None when generated.
+    pub body: Option<String>,
+}
+
+/// The file name of resource `i`'s recorded body inside the directory.
+pub fn body_file(i: usize) -> String {
+    format!("bodies/{i:05}")
+}
+
+/// `site.json` for an imported site, and the bodies to write beside it.
+pub fn store(site: &Site, report: &ImportReport) -> (String, Vec<(String, Vec<u8>)>) {
+    let mut files = Vec::new();
+    let resources = site
+        .resources
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let rec = site.recorded(i).cloned().unwrap_or_else(|| Recorded {
+                method: "GET".into(),
+                scheme: "https".into(),
+                status: 200,
+                headers: vec![("content-type".into(), r.kind.content_type().into())],
+                body: None,
+                wait_ms: 0.0,
+                redirect_to: None,
+            });
+            let body = rec.body.as_ref().map(|b| {
+                files.push((body_file(i), b.clone()));
+                body_file(i)
+            });
+            StoredResource {
+                host: r.host.clone(),
+                path: r.path.clone(),
+                kind: r.kind,
+                size: r.size,
+                parent: r.parent,
+                reveal: r.reveal,
+                recorded: rec,
+                body,
+            }
+        })
+        .collect();
+    let stored = Stored {
+        schema: 1,
+        name: site.name.clone(),
+        about: site.about.clone(),
+        seed: site.seed,
+        report: report.clone(),
+        resources,
+    };
+    let json = serde_json::to_string_pretty(&stored).expect("a site serializes");
+    (json, files)
+}
+
+/// Reads `site.json` back; `read(file)` gives a body's bytes.
+pub fn load(
+    text: &str,
+    mut read: impl FnMut(&str) -> Result<Vec<u8>, String>,
+) -> Result<(Site, ImportReport), String> {
+    let stored: Stored = serde_json::from_str(text).map_err(|e| format!("site.json: {e}"))?;
+    if stored.schema != 1 {
+        return Err(format!(
+            "site.json: schema {} (this spdylab reads 1)",
+            stored.schema
+        ));
+    }
+    let mut resources = Vec::new();
+    let mut recorded = Vec::new();
+    for r in stored.resources {
+        let mut rec = r.recorded;
+        if let Some(f) = &r.body {
+            if f.contains("..") || f.starts_with('/') {
+                return Err(format!(
+                    "site.json: body file '{f}' is outside the directory"
+                ));
+            }
+            rec.body = Some(read(f)?);
+        }
+        resources.push(Resource {
+            host: r.host,
+            path: r.path,
+            kind: r.kind,
+            size: r.size,
+            parent: r.parent,
+            reveal: r.reveal,
+        });
+        recorded.push(rec);
+    }
+    let site = Site::with_recording(
+        &stored.name,
+        &stored.about,
+        stored.seed,
+        resources,
+        recorded,
+    )
+    .map_err(|e| format!("site.json: {e}"))?;
+    Ok((site, stored.report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(url: &str, mime: &str, text: Option<&str>, initiator: Value) -> Value {
+        let mut content = serde_json::json!({"size": 100, "mimeType": mime});
+        if let Some(t) = text {
+            content["text"] = t.into();
+        }
+        serde_json::json!({
+            "pageref": "page_1",
+            "request": {"method": "GET", "url": url, "headers": []},
+            "response": {"status": 200, "httpVersion": "h2", "headers": [{"name": "Content-Type", "value": mime}], "content": content},
+            "timings": {"wait": 12.5},
+            "_initiator": initiator,
+        })
+    }
+
+    fn har(entries: Vec<Value>) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({"log": {"version": "1.2", "pages": [{"id": "page_1", "title": "t"}], "entries": entries}})).unwrap()
+    }
+
+    #[test]
+    fn parents_come_from_initiators_then_bodies_then_the_document() {
+        let html = r#"<html><link rel="stylesheet" href="/a.css?v=1"><script src="https://cdn.test/app.js"></script></html>"#;
+        let h = har(vec![
+            entry("https://www.test/", "text/html", Some(html), Value::Null),
+            entry(
+                "https://www.test/a.css?v=1",
+                "text/css",
+                Some("body{background:url(/bg.png)}"),
+                Value::Null,
+            ),
+            entry(
+                "https://cdn.test/app.js",
+                "application/javascript",
+                None,
+                Value::Null,
+            ),
+            entry("https://www.test/bg.png", "image/png", None, Value::Null),
+            // An async script initiator (DevTools object form).
+            entry(
+                "https://img.test/x.png?a=1",
+                "image/png",
+                None,
+                serde_json::json!({"type": "script", "stack": {"callFrames": [], "parent": {"callFrames": [{"url": "https://cdn.test/app.js"}]}}}),
+            ),
+            entry("https://img.test/y.png", "image/png", None, Value::Null),
+            entry("data:image/png;base64,AAAA", "image/png", None, Value::Null),
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        let parent = |p: &str| {
+            site.resources[site
+                .find_request(
+                    &p[..p.find('/').unwrap()],
+                    "GET",
+                    &p[p.find('/').unwrap()..],
+                )
+                .unwrap()]
+            .parent
+        };
+        assert_eq!(parent("www.test/a.css?v=1"), Some(0));
+        assert_eq!(parent("cdn.test/app.js"), Some(0));
+        assert_eq!(parent("www.test/bg.png"), Some(1));
+        assert_eq!(parent("img.test/x.png?a=1"), Some(2));
+        assert_eq!(
+            (
+                rep.parents_initiator,
+                rep.parents_discovery,
+                rep.parents_document
+            ),
+            (1, 3, 1)
+        );
+        assert_eq!(rep.skipped.len(), 1);
+        assert_eq!(rep.skipped[0].reason, "data: URL");
+        assert_eq!((rep.bodies_recorded, rep.bodies_generated), (2, 4));
+        assert_eq!(site.body(0), html.as_bytes());
+        // The generated script holds its child's reference.
+        assert!(String::from_utf8(site.body(2))
+            .unwrap()
+            .contains("//img.test/x.png?a=1"));
+        assert_eq!(site.recorded(1).unwrap().wait_ms, 12.5);
+        // Query matching: the closest query wins.
+        assert_eq!(site.find_request("www.test", "GET", "/a.css?v=2"), Some(1));
+        assert_eq!(site.find_request("www.test", "GET", "/nothing"), None);
+        // site.json round trip.
+        let (json, files) = store(&site, &rep);
+        let files: HashMap<String, Vec<u8>> = files.into_iter().collect();
+        let (back, rep2) = load(&json, |f| Ok(files[f].clone())).unwrap();
+        assert_eq!(back.resources, site.resources);
+        assert_eq!(rep2, rep);
+        assert_eq!(
+            (0..6).map(|i| back.body(i)).collect::<Vec<_>>(),
+            (0..6).map(|i| site.body(i)).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn bad_input_is_one_line() {
+        let e = import("t", b"{\"log\": {\"entries\": [").unwrap_err().0;
+        assert!(e.starts_with("truncated"), "{e}");
+        let e = import("t", b"{\"name\": 1}").unwrap_err().0;
+        assert!(e.starts_with("not a HAR"), "{e}");
+        let e = import("t", &har(vec![])).unwrap_err().0;
+        assert!(e.contains("no entries"), "{e}");
+        let h = har(vec![
+            entry("https://www.test/", "text/html", Some("a"), Value::Null),
+            entry("https://www.test/", "text/html", Some("b"), Value::Null),
+        ]);
+        let e = import("t", &h).unwrap_err().0;
+        assert!(e.contains("appears twice with different bodies"), "{e}");
+    }
+
+    #[test]
+    fn redirects_are_kept_as_chains_and_scheme_upgrades_collapse() {
+        let mut r = entry("http://www.test/", "text/html", None, Value::Null);
+        r["response"]["status"] = 301.into();
+        r["response"]["headers"] =
+            serde_json::json!([{"name": "Location", "value": "https://www.test/"}]);
+        let mut r2 = entry("https://www.test/", "text/html", None, Value::Null);
+        r2["response"]["status"] = 302.into();
+        r2["response"]["redirectURL"] = "/home?x=1".into();
+        let h = har(vec![
+            r,
+            r2,
+            entry(
+                "https://www.test/home?x=1",
+                "text/html",
+                Some("<p>"),
+                Value::Null,
+            ),
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        assert_eq!(rep.skipped.len(), 1, "{:?}", rep.skipped);
+        assert_eq!(site.resources.len(), 2);
+        let rec = site.recorded(0).unwrap();
+        assert_eq!((rec.status, rec.redirect_to), (302, Some(1)));
+        assert_eq!(rec.header("location"), Some("//www.test/home?x=1"));
+        assert_eq!(site.resources[1].parent, Some(0));
+        assert_eq!(rep.parents_redirect, 1);
+    }
+}

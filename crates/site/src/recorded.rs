@@ -1,0 +1,94 @@
+//! What an imported (recorded) page adds to a Site: per resource, the method,
+//! status, the response headers that matter and the recorded body (or none,
+//! when the body is generated), the server's think time, and the redirect it
+//! answers with. Built-in and TOML sites have none of it and stay byte-identical.
+//! Also WPR-style request matching: exact URL first, then the same path with
+//! the best query-parameter match.
+
+use serde::{Deserialize, Serialize};
+
+/// The recorded side of one resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Recorded {
+    /// The request method (GET, or POST with a recorded body).
+    pub method: String,
+    /// The scheme of the recorded URL (replay serves it on the probe's scheme).
+    pub scheme: String,
+    /// The recorded status (3xx for redirects).
+    pub status: u16,
+    /// Response headers that matter: content-type, content-encoding (as
+    /// recorded: bodies are served decoded), cache-control, location
+    /// (rewritten scheme-relative: `//host/path`).
+    pub headers: Vec<(String, String)>,
+    /// The recorded body; None when the HAR lacked it and it is generated.
+    #[serde(skip)]
+    pub body: Option<Vec<u8>>,
+    /// The server's think time from the HAR's `timings.wait`, in ms.
+    pub wait_ms: f64,
+    /// For a redirect: the resource its Location names.
+    pub redirect_to: Option<usize>,
+}
+
+impl Recorded {
+    /// A header's value (name in lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The query parameters of a path (`/a?x=1&y` → [("x","1"), ("y","")]).
+fn query(path: &str) -> Vec<(&str, &str)> {
+    path.split_once('?')
+        .map(|(_, q)| {
+            q.split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| p.split_once('=').unwrap_or((p, "")))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Of `candidates` (paths with the same host and path without query as the
+/// request), the index of the one whose query shares the most parameters with
+/// `wanted` (name and value), the first on ties; None if no candidates.
+pub fn best_query_match<'a>(
+    wanted: &str,
+    candidates: impl Iterator<Item = (usize, &'a str)>,
+) -> Option<usize> {
+    let want = query(wanted);
+    let mut best: Option<(usize, isize)> = None;
+    for (i, path) in candidates {
+        let have = query(path);
+        let shared = have.iter().filter(|p| want.contains(p)).count() as isize;
+        let names = have
+            .iter()
+            .filter(|(n, _)| want.iter().any(|(w, _)| w == n))
+            .count() as isize;
+        // Full pairs count most, then names, fewer extra parameters break ties.
+        let score = shared * 1000 + names * 10 - (have.len() as isize - shared).abs();
+        #[allow(clippy::unnecessary_map_or)] // is_none_or needs Rust 1.82; the MSRV is 1.80
+        if best.map_or(true, |(_, s)| score > s) {
+            best = Some((i, score));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_best_query_match_shares_the_most_parameters() {
+        let c = ["/a?x=1&y=2", "/a?x=1&y=3&z=4", "/a?x=9"];
+        let pick = |w| best_query_match(w, c.iter().copied().enumerate());
+        assert_eq!(pick("/a?x=1&y=3"), Some(1));
+        assert_eq!(pick("/a?x=1&y=2&t=5"), Some(0));
+        assert_eq!(pick("/a?x=9&cb=123"), Some(2));
+        assert_eq!(pick("/a"), Some(2));
+        assert_eq!(best_query_match("/a", std::iter::empty()), None);
+    }
+}
