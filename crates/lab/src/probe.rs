@@ -354,6 +354,8 @@ fn start_chromium(
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
 /// Responses 404 to requests the site has no resource (or no recorded 404) for.
 pub fn misses(site: &Site, load: &PageResult) -> usize {
     load.entries

@@ -5,8 +5,8 @@
 
 pub mod content;
 mod file;
-mod layout;
 pub mod har;
+mod layout;
 mod model;
 mod profiles;
 mod recorded;
