@@ -295,6 +295,16 @@ impl<'a> State<'a> {
                         Some(RequestSender::Spdy3(tx)) => {
                             let _ = tx.send(conn::spdy3::Job { req, host, path });
                         }
+                        Some(RequestSender::H3(send)) => {
+                            tokio::spawn(conn::h3::request(
+                                send.clone(),
+                                req,
+                                conn,
+                                host,
+                                path,
+                                self.tx.clone(),
+                            ));
+                        }
                         Some(RequestSender::H2(send)) => {
                             tokio::spawn(conn::h2::request(
                                 send.clone(),

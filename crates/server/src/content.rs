@@ -20,6 +20,9 @@ pub struct Content {
     hosts: HashMap<String, ()>,
     /// Think time before each response (`--server-delay`).
     pub delay: Duration,
+    /// Whether responses say `Alt-Svc: h3=":443"` (h3 is offered; the h3
+    /// handler drops it from its own responses).
+    pub alt_svc: bool,
 }
 
 pub const SERVER_NAME: &str = "spdylab";
@@ -37,6 +40,7 @@ impl Content {
             bodies,
             hosts,
             delay,
+            alt_svc: false,
         }
     }
 
@@ -131,6 +135,12 @@ impl Content {
         // Sharded sites serve fonts to pages of another origin, which browsers
         // allow only with CORS (as real CDNs do).
         h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        if self.alt_svc {
+            h.insert(
+                hyper::header::ALT_SVC,
+                HeaderValue::from_static("h3=\":443\"; ma=86400"),
+            );
+        }
         common_headers(h);
         resp
     }
