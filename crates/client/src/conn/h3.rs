@@ -42,6 +42,7 @@ pub async fn dial(
     tls: Arc<rustls::ClientConfig>,
 ) -> Result<(Connection, f64), Error> {
     let quic = |step: &'static str| move |e: String| Error::Quic { step, reason: e };
+    let t0 = Instant::now();
     let local = SocketAddr::new(
         bind.unwrap_or(if addr.is_ipv4() {
             IpAddr::from([0u8; 4])
@@ -59,7 +60,6 @@ pub async fn dial(
     let mut config = quinn::ClientConfig::new(Arc::new(crypto));
     config.transport_config(Arc::new(transport()));
     endpoint.set_default_client_config(config);
-    let t0 = Instant::now();
     let connecting = endpoint
         .connect(addr, sni)
         .map_err(|e| quic("connect")(e.to_string()))?;
@@ -76,11 +76,11 @@ pub async fn dial(
         }
         e => quic("QUIC handshake")(e.to_string()),
     })?;
-    let handshake_ms = t0.elapsed().as_secs_f64() * 1e3;
     let (driver, send) = h3::client::builder()
         .build::<_, _, Bytes>(h3_quinn::Connection::new(conn))
         .await
         .map_err(|e| quic("h3 settings")(e.to_string()))?;
+    let handshake_ms = t0.elapsed().as_secs_f64() * 1e3;
     Ok((
         Connection {
             send,
