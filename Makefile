@@ -31,8 +31,8 @@ demo-deps:
 deps:
 	$(call install,$(DEPS))
 	@command -v go >/dev/null || $(SUDO) apt-get install -y -q --no-install-recommends golang-go
-	@python3 -c 'import aioquic' 2>/dev/null || { echo "installing aioquic (PyPI: the independent h3 client)"; \
-	  $(SUDO) python3 -m pip install --break-system-packages -q aioquic; }
+	@/usr/bin/python3 -c 'import aioquic' 2>/dev/null || { echo "installing aioquic (PyPI: the independent h3 client)"; \
+	  $(SUDO) /usr/bin/python3 -m pip install --break-system-packages -q aioquic; }
 	@[ -x $(H2SPEC) ] || { echo "installing h2spec v2.2.1"; \
 	  GOFLAGS=-mod=mod go install github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible; }
 

@@ -137,7 +137,14 @@ fn aioquic_fetches_every_resource_byte_for_byte() {
     let ca = tmp.join("ca.pem");
     for name in ["youtube", "twitter"] {
         let site = site::builtin(name, site::DEFAULT_SEED).unwrap();
-        let server = common::serve(&["--ca", ca.to_str().unwrap(), "--site", name]);
+        let server = common::serve(&[
+            "--ca",
+            ca.to_str().unwrap(),
+            "--site",
+            name,
+            "--proto",
+            "https,h2,h3",
+        ]);
         let out = tmp.join(name);
         std::fs::create_dir_all(&out).unwrap();
         let plan: Vec<(usize, &str, &str)> = site
