@@ -188,3 +188,33 @@ fn aioquic_fetches_every_resource_byte_for_byte() {
         }
     }
 }
+
+/// Our model client fetches a whole site from a real h3 server: caddy (Debian's
+/// 2.6.2, h3 on UDP 443 from the generated Caddyfile), one QUIC connection.
+#[test]
+fn the_model_loads_a_site_from_caddy_over_h3() {
+    let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
+    let v = run_json(&[
+        "compare",
+        "--server",
+        "caddy",
+        "--site",
+        "youtube",
+        "--protocols",
+        "h3",
+        "--rtt",
+        "20ms",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    let p = &probes(&v)[0];
+    assert!(p["error"].is_null(), "{p}");
+    assert_eq!(
+        p["resources"].as_u64().unwrap() as usize,
+        site.resources.len()
+    );
+    assert_eq!(p["syns"].as_u64().unwrap(), 1, "{p}");
+}
