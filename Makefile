@@ -10,7 +10,7 @@ DEMO_DEPS := iproute2 ca-certificates build-essential
 # Everything the tests use besides: tools they drive, Chromium, real servers and peers.
 DEPS := $(DEMO_DEPS) iputils-ping iperf3 tcpdump procps pkg-config \
         curl nghttp2-client python3-pil python3-jsonschema chromium nginx openssl \
-        maven default-jdk-headless apache2 h2o caddy slurm-wlm munge
+        maven default-jdk-headless apache2 h2o caddy python3-pip slurm-wlm munge
 H2SPEC := $(HOME)/go/bin/h2spec
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
@@ -31,6 +31,8 @@ demo-deps:
 deps:
 	$(call install,$(DEPS))
 	@command -v go >/dev/null || $(SUDO) apt-get install -y -q --no-install-recommends golang-go
+	@/usr/bin/python3 -c 'import aioquic' 2>/dev/null || { echo "installing aioquic (PyPI: the independent h3 client)"; \
+	  $(SUDO) /usr/bin/python3 -m pip install --break-system-packages -q aioquic; }
 	@[ -x $(H2SPEC) ] || { echo "installing h2spec v2.2.1"; \
 	  GOFLAGS=-mod=mod go install github.com/summerwind/h2spec/cmd/h2spec@v2.2.1+incompatible; }
 

@@ -142,6 +142,12 @@ fn cpu_seconds() -> f64 {
 
 /// Runs the benchmark on its own runtime; blocks until it ends.
 pub fn run(spec: BenchSpec) -> io::Result<BenchResult> {
+    if spec.protocol == Protocol::H3 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "bench does not speak h3 yet (compare and load do)",
+        ));
+    }
     if spec.paths.is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -326,6 +332,7 @@ async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, wind
                 )
                 .await
             }
+            Protocol::H3 => Err("h3"),
             Protocol::H2 | Protocol::H2c => {
                 h2_loop(
                     io,

@@ -2,7 +2,8 @@
 //! load, driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`:
 //! no port to find or open inside the client's namespace). It trusts only the
 //! testbed CA (SPKI list), resolves only the testbed's hosts, speaks the protocol
-//! asked for (h1 by `--disable-http2`, h2 through ALPN, no QUIC), and its
+//! asked for (h1 by `--disable-http2`, h2 through ALPN, h3 by forcing QUIC
+//! on the page's origins, QUIC off otherwise), and its
 //! Network events become the same `PageResult` the model produces.
 
 /// The DevTools pipe; public for the fuzz target that feeds it hostile bytes.
@@ -92,7 +93,6 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
         "--metrics-recording-only",
         "--password-store=basic",
         "--use-mock-keychain",
-        "--disable-quic",
         // Cross-site iframes in the page's own process, so that their requests
         // are the page target's Network events too (as in the Chrome of 004).
         "--disable-site-isolation-trials",
@@ -105,7 +105,16 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
         "--ignore-certificate-errors-spki-list={}",
         o.spki.join(",")
     ));
-    if !matches!(o.protocol, Protocol::H2) {
+    if o.protocol == Protocol::H3 {
+        // Chromium accepts a certificate of a private CA over QUIC only for
+        // origins forced onto QUIC (no Alt-Svc discovery, no race with TCP).
+        let origins: Vec<String> = o.resolve.iter().map(|(h, _)| format!("{h}:443")).collect();
+        cmd.args(["--enable-quic", "--quic-version=h3"])
+            .arg(format!("--origin-to-force-quic-on={}", origins.join(",")));
+    } else {
+        cmd.arg("--disable-quic");
+    }
+    if !matches!(o.protocol, Protocol::H2 | Protocol::H3) {
         cmd.arg("--disable-http2");
     }
     cmd.arg("about:blank");

@@ -47,6 +47,7 @@ pub fn devtools_protocol(p: Protocol) -> &'static str {
     match p {
         Protocol::H2 | Protocol::H2c => "h2",
         Protocol::Spdy3 => "spdy/3.1",
+        Protocol::H3 => "h3",
         _ => "http/1.1",
     }
 }

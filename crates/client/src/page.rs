@@ -397,6 +397,16 @@ impl<'a> State<'a> {
                                 headers,
                             });
                         }
+                        Some(RequestSender::H3(send)) => {
+                            tokio::spawn(conn::h3::request(
+                                send.clone(),
+                                req,
+                                conn,
+                                host,
+                                path,
+                                self.tx.clone(),
+                            ));
+                        }
                         Some(RequestSender::H2(send)) => {
                             tokio::spawn(conn::h2::request(
                                 send.clone(),

@@ -114,7 +114,8 @@ impl ErrorKind {
             | E::Write(_)
             | E::Closed
             | E::ClosedMidBody
-            | E::SpdySession(_) => ErrorKind::Reset,
+            | E::SpdySession(_)
+            | E::Quic { .. } => ErrorKind::Reset,
             E::Spdy(StreamError::Session(_)) => ErrorKind::Other,
             E::Spdy(_) => ErrorKind::Reset,
             E::Unresolved(_) | E::Request(_) | E::BadResponse(_) => ErrorKind::Other,
@@ -423,6 +424,18 @@ impl User {
                             pending.push_front(i);
                             continue;
                         }
+                    }
+                    RequestSender::H3(send) => {
+                        let t = tokio::spawn(conn::h3::request(
+                            send.clone(),
+                            req,
+                            id,
+                            host,
+                            path,
+                            self.tx.clone(),
+                        ));
+                        c.extra.retain(|h| !h.is_finished());
+                        c.extra.push(t);
                     }
                     RequestSender::H2(send) => {
                         let t = tokio::spawn(conn::h2::request(

@@ -99,7 +99,8 @@ pub struct ProbeResult {
     /// First request packet to last response packet, at the client's side of the link.
     pub tow_ms: f64,
     pub connections: usize,
-    /// TCP SYNs the client sent during the probe.
+    /// Connections the client opened during the probe: TCP SYNs, and QUIC
+    /// connections counted from their Initial packets (see `time_on_wire`).
     pub syns: u64,
     pub bytes_down: u64,
     pub bytes_up: u64,
@@ -397,15 +398,39 @@ fn wait_idle(link: &netns::LinkHandle) {
 }
 
 /// Time on wire in ms — the first request packet the client sends to the last
-/// response packet it receives, within `window` — and the client's SYNs.
+/// response packet it receives, within `window` — and the connections the
+/// client opened: its TCP SYNs, plus its QUIC connections (distinct client
+/// address and port among the long-header Initial packets it sent, since a
+/// QUIC connection sends several Initials and each of ours has its own port).
+/// For QUIC every packet has a payload (its ACKs are encrypted frames), so
+/// its time on wire starts at the first Initial (the ClientHello, as TCP's
+/// starts at the first data segment) and may end with a final ACK packet.
 pub fn time_on_wire(log: &PacketLog, window: (Time, Time)) -> (f64, u64) {
     let entries = log.entries();
     let inside = entries
         .iter()
         .filter(|e| e.time >= window.0 && e.time <= window.1);
     let (mut first, mut last, mut syns) = (None, None, 0u64);
+    let mut quic_conns: Vec<(std::net::Ipv4Addr, u16, std::net::Ipv4Addr, u16)> = Vec::new();
     for e in inside {
         let Some(h) = e.headers else { continue };
+        if h.protocol == link::packet::PROTO_UDP {
+            match (e.dir, e.kind) {
+                (Direction::Up, EventKind::Arrive) => {
+                    let key = (h.src, h.src_port, h.dst, h.dst_port);
+                    if h.quic_initial() && !quic_conns.contains(&key) {
+                        quic_conns.push(key);
+                        syns += 1;
+                    }
+                    if h.payload > 0 && first.is_none() {
+                        first = Some(e.time);
+                    }
+                }
+                (Direction::Down, EventKind::Deliver) if h.payload > 0 => last = Some(e.time),
+                _ => {}
+            }
+            continue;
+        }
         let Some(tcp) = h.tcp else { continue };
         match (e.dir, e.kind) {
             (Direction::Up, EventKind::Arrive) => {

@@ -166,9 +166,30 @@ pub fn bind(request: ServeRequest) -> Result<Serving, ServeError> {
         server_delay: request.server_delay,
         cc: None,
         tickets: false,
+        iw: None,
+    };
+    // h3 listens on UDP at the TLS listener's address and port.
+    let quic = if request.offer.offers(proto::Protocol::H3) {
+        (1..=shards)
+            .map(|i| {
+                let addr = tls
+                    .get(i - 1)
+                    .and_then(|l| l.local_addr().ok())
+                    .unwrap_or_else(|| shard_addr(request.tls_listen, i));
+                std::net::UdpSocket::bind(addr).map_err(|error| ServeError::Bind {
+                    flag: "--tls-listen",
+                    addr,
+                    error,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        vec![]
     };
     let map = request.site.shard_map(shards);
-    let server = Server::new(request.site, opts, &ca, &addresses).map_err(ServeError::Setup)?;
+    let server = Server::new(request.site, opts, &ca, &addresses)
+        .map_err(ServeError::Setup)?
+        .with_quic(quic);
     // A port of 0 picks a free one: say the address actually bound.
     let bound =
         |ls: &[TcpListener], shard: usize| ls.get(shard - 1).and_then(|l| l.local_addr().ok());

@@ -9,7 +9,7 @@ use server::{Ca, Server, ServerOptions, TlsVersions};
 use site::Site;
 use std::collections::HashMap;
 use std::io;
-use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
 use std::time::{Duration, Instant};
 
 /// Where a site lives in a testbed: each host's server address (the client's
@@ -125,6 +125,16 @@ pub fn start(
                     .collect()
             };
             let (cleartext, tls) = (bind(HTTP_PORT)?, bind(HTTPS_PORT)?);
+            // h3: UDP 443 of each address.
+            let quic: Vec<UdpSocket> = addresses
+                .iter()
+                .map(|a| {
+                    let addr = SocketAddr::new(*a, HTTPS_PORT);
+                    testbed
+                        .namespace(Side::Server)
+                        .run(move || UdpSocket::bind(addr))
+                })
+                .collect::<io::Result<_>>()?;
             let server = Server::new(
                 setup.site.clone(),
                 ServerOptions {
@@ -132,12 +142,27 @@ pub fn start(
                     tls: TlsVersions::from_tls13_only(setup.tls13_only),
                     server_delay: setup.server_delay,
                     cc: Some(testbed.spec().cc.name().to_string()),
+                    iw: testbed.spec().iw,
+                    // h3 is TLS 1.3 only: a TLS 1.2 testbed offers the rest
+                    // (`trial::refusal` refuses h3 with --tls 1.2 before this).
+                    offer: if setup.tls13_only == Some(false) {
+                        server::Offer::of(&[
+                            proto::Protocol::Http,
+                            proto::Protocol::Https,
+                            proto::Protocol::H2,
+                            proto::Protocol::H2c,
+                            proto::Protocol::Spdy3,
+                        ])
+                    } else {
+                        server::Offer::ALL
+                    },
                     tickets: setup.tls_tickets,
                     ..Default::default()
                 },
                 ca,
                 addresses,
-            )?;
+            )?
+            .with_quic(quic);
             let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
             let (name, stop_after) = (setup.thread_name, setup.stop_after);
             let thread = std::thread::Builder::new().name(name.into()).spawn(

@@ -81,6 +81,10 @@ pub fn refusal(
     use peers::Program;
     protocols.iter().find_map(|p| {
         let by_server = match server {
+            _ if *p == Protocol::H3 && knobs.server.tls13_only == Some(false) => Some(
+                "h3 runs TLS 1.3 inside QUIC (RFC 9001), never TLS 1.2: drop h3 or --tls 1.2"
+                    .to_string(),
+            ),
             ServerKind::Builtin => None,
             ServerKind::Peer(k) => k.refuses(*p, &knobs.server),
         };

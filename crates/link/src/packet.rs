@@ -57,6 +57,21 @@ pub struct Headers {
     /// Bytes above the transport header (TCP/UDP payload; for others, above IP).
     pub payload: u16,
     pub tcp: Option<TcpInfo>,
+    /// A QUIC long-header packet's type (UDP payload with the header-form and
+    /// fixed bits set and a non-zero version): 0 Initial, 1 0-RTT, 2
+    /// Handshake, 3 Retry (RFC 9000 §17.2). None for short headers and non-QUIC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic_long: Option<u8>,
+}
+
+/// The long-header type of a QUIC Initial packet.
+pub const QUIC_INITIAL: u8 = 0;
+
+impl Headers {
+    /// A QUIC Initial packet: what opens a QUIC connection, as a SYN opens TCP's.
+    pub fn quic_initial(&self) -> bool {
+        self.quic_long == Some(QUIC_INITIAL)
+    }
 }
 
 /// Parses an IPv4 packet's headers; None for anything else or a truncated packet.
@@ -82,6 +97,7 @@ pub fn parse(packet: &[u8]) -> Option<Headers> {
         dst_port: 0,
         payload: l4.len() as u16,
         tcp: None,
+        quic_long: None,
     };
     let ports = |b: &[u8]| {
         (
@@ -103,6 +119,10 @@ pub fn parse(packet: &[u8]) -> Option<Headers> {
         PROTO_UDP if l4.len() >= 8 => {
             (headers.src_port, headers.dst_port) = ports(l4);
             headers.payload = (l4.len() - 8) as u16;
+            let q = &l4[8..];
+            if q.len() >= 5 && q[0] & 0xc0 == 0xc0 && q[1..5] != [0, 0, 0, 0] {
+                headers.quic_long = Some((q[0] >> 4) & 0x03);
+            }
         }
         _ => {}
     }
@@ -167,6 +187,22 @@ mod tests {
         assert_eq!((tcp.seq, tcp.ack), (7, 9));
         assert_eq!(tcp.flag_letters(), "S.");
         assert!(parse(&p[..10]).is_none());
+        assert_eq!(h.quic_long, None);
+        // A QUIC v1 Initial (long header, type 0) and a short-header packet.
+        let mut udp = vec![0u8; 8 + 1200];
+        udp[8..13].copy_from_slice(&[0xc3, 0, 0, 0, 1]);
+        let q = parse(&build_ipv4(a, b, PROTO_UDP, &udp)).unwrap();
+        assert!(q.quic_initial() && q.payload == 1200);
+        udp[8] = 0xe3;
+        assert_eq!(
+            parse(&build_ipv4(a, b, PROTO_UDP, &udp)).unwrap().quic_long,
+            Some(2)
+        );
+        udp[8] = 0x43;
+        assert_eq!(
+            parse(&build_ipv4(a, b, PROTO_UDP, &udp)).unwrap().quic_long,
+            None
+        );
         assert!(parse(&[0x60; 40]).is_none());
     }
 }

@@ -58,7 +58,7 @@ pub(crate) fn configure(o: &PeerOptions, dir: &Path, command: &mut Command) -> i
         )
     });
     let conf = format!(
-        "# spdylab: caddy\n{{\n\tadmin off\n\tauto_https off\n\tstorage file_system {storage}\n\tservers {{\n\t\tprotocols h1 h2 h2c\n{idle}\t}}\n\tlog {{\n\t\toutput file {error} {{\n\t\t\troll_disabled\n\t\t}}\n\t\tlevel WARN\n\t}}\n}}\n{http}{https}",
+        "# spdylab: caddy\n{{\n\tadmin off\n\tauto_https off\n\tstorage file_system {storage}\n\tservers {{\n\t\tprotocols h1 h2 h2c h3\n{idle}\t}}\n\tlog {{\n\t\toutput file {error} {{\n\t\t\troll_disabled\n\t\t}}\n\t\tlevel WARN\n\t}}\n}}\n{http}{https}",
         storage = token(&format!("{d}/data")),
         error = token(&format!("{d}/{ERROR_LOG}")),
         http = site("http", o.http_port, ""),

@@ -20,10 +20,13 @@ pub enum Protocol {
     H2c,
     #[serde(rename = "spdy3")]
     Spdy3,
+    /// HTTP/3 over QUIC (UDP 443), TLS 1.3 inside the QUIC handshake.
+    #[serde(rename = "h3")]
+    H3,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 7] = [
+    pub const ALL: [Protocol; 8] = [
         Protocol::Http,
         Protocol::Https,
         Protocol::HttpPipelined,
@@ -31,6 +34,7 @@ impl Protocol {
         Protocol::Spdy3,
         Protocol::H2,
         Protocol::H2c,
+        Protocol::H3,
     ];
 
     pub fn name(self) -> &'static str {
@@ -42,18 +46,31 @@ impl Protocol {
             Protocol::H2 => "h2",
             Protocol::H2c => "h2c",
             Protocol::Spdy3 => "spdy3",
+            Protocol::H3 => "h3",
         }
     }
 
     pub fn tls(self) -> bool {
         matches!(
             self,
-            Protocol::Https | Protocol::HttpsPipelined | Protocol::H2 | Protocol::Spdy3
+            Protocol::Https
+                | Protocol::HttpsPipelined
+                | Protocol::H2
+                | Protocol::Spdy3
+                | Protocol::H3
         )
     }
 
     pub fn multiplexed(self) -> bool {
-        matches!(self, Protocol::H2 | Protocol::H2c | Protocol::Spdy3)
+        matches!(
+            self,
+            Protocol::H2 | Protocol::H2c | Protocol::Spdy3 | Protocol::H3
+        )
+    }
+
+    /// Whether it runs over QUIC (UDP) rather than TCP.
+    pub fn quic(self) -> bool {
+        self == Protocol::H3
     }
 
     pub fn pipelined(self) -> bool {
@@ -65,6 +82,7 @@ impl Protocol {
         match self {
             Protocol::Spdy3 => crate::spdy3::ALPN,
             Protocol::H2 | Protocol::H2c => b"h2",
+            Protocol::H3 => b"h3",
             _ => b"http/1.1",
         }
     }
@@ -73,6 +91,8 @@ impl Protocol {
     pub fn http_version(self) -> &'static str {
         if self == Protocol::Spdy3 {
             "SPDY/3.1"
+        } else if self == Protocol::H3 {
+            "HTTP/3"
         } else if self.multiplexed() {
             "HTTP/2"
         } else {
@@ -95,15 +115,7 @@ impl FromStr for Protocol {
             .find(|p| p.name() == s)
             .ok_or_else(|| {
                 let known: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
-                let later = if s == "h3" {
-                    " (not built yet: it comes with its own issue)"
-                } else {
-                    ""
-                };
-                format!(
-                    "'{s}' is not a protocol{later}; known: {}",
-                    known.join(", ")
-                )
+                format!("'{s}' is not a protocol; known: {}", known.join(", "))
             })
     }
 }

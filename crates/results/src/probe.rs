@@ -58,7 +58,7 @@ pub struct ProbeRecord {
     pub tow_ms: f64,
     #[serde(default)]
     pub connections: usize,
-    /// TCP SYNs the client sent during the probe.
+    /// Connections the client opened: TCP SYNs and QUIC Initials (distinct ports).
     #[serde(default)]
     pub syns: u64,
     #[serde(default)]

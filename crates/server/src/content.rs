@@ -25,6 +25,9 @@ pub struct Content {
     /// For an imported page: each response's think time is its recorded
     /// `timings.wait` instead (`--server-delay from-har`).
     pub delay_from_har: bool,
+    /// Whether responses say `Alt-Svc: h3=":443"` (h3 is offered; the h3
+    /// handler drops it from its own responses).
+    pub alt_svc: bool,
 }
 
 pub const SERVER_NAME: &str = "spdylab";
@@ -50,6 +53,8 @@ impl Content {
                 delay
             },
             delay_from_har: delay == DELAY_FROM_HAR,
+            delay,
+            alt_svc: false,
         }
     }
 
@@ -156,6 +161,12 @@ impl Content {
         // Sharded sites serve fonts to pages of another origin, which browsers
         // allow only with CORS (as real CDNs do).
         h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+        if self.alt_svc {
+            h.insert(
+                hyper::header::ALT_SVC,
+                HeaderValue::from_static("h3=\":443\"; ma=86400"),
+            );
+        }
         common_headers(h);
         resp
     }

@@ -9,6 +9,7 @@
 mod ca;
 mod content;
 mod protocols;
+pub mod quic;
 
 pub use ca::{Ca, CertKind};
 pub use content::{Content, DELAY_FROM_HAR};
@@ -33,12 +34,13 @@ pub struct Offer {
 
 impl Offer {
     /// What a server can offer, in the order of `spdylab serve --proto`'s names.
-    pub const OFFERABLE: [Protocol; 5] = [
+    pub const OFFERABLE: [Protocol; 6] = [
         Protocol::Http,
         Protocol::Https,
         Protocol::H2,
         Protocol::H2c,
         Protocol::Spdy3,
+        Protocol::H3,
     ];
 
     pub const ALL: Offer = Offer::of(&Offer::OFFERABLE);
@@ -86,6 +88,7 @@ impl Offer {
         self.offers(Protocol::Http) || self.offers(Protocol::H2c)
     }
 
+    /// Whether a TLS-over-TCP protocol is offered (h3's TLS is inside QUIC).
     pub fn tls(&self) -> bool {
         self.offers(Protocol::Https) || self.offers(Protocol::H2) || self.offers(Protocol::Spdy3)
     }
@@ -125,11 +128,16 @@ pub struct ServerOptions {
     pub max_streams: u32,
     pub tls: TlsVersions,
     pub server_delay: Duration,
+    /// Congestion control: TCP's by name on each socket, and QUIC's
+    /// (`cubic`, `reno`, `bbr`) for h3.
     pub cc: Option<String>,
     /// Issue TLS session tickets (rustls's ticketer), so clients that keep
     /// sessions resume (`--tls-resume`). Off: rustls's defaults (a session-ID
     /// cache, no stateless tickets).
     pub tickets: bool,
+    /// h3's initial congestion window in segments of `quic::QUIC_MSS` bytes
+    /// (TCP's comes from the route's `initcwnd`); None: quinn's default.
+    pub iw: Option<u32>,
 }
 
 impl Default for ServerOptions {
@@ -141,6 +149,7 @@ impl Default for ServerOptions {
             server_delay: Duration::ZERO,
             cc: None,
             tickets: false,
+            iw: None,
         }
     }
 }
@@ -153,6 +162,9 @@ pub fn install_crypto_provider() {
 pub struct Server {
     ctx: Arc<Ctx>,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    /// h3: the QUIC configuration, and the UDP sockets given by `with_quic`.
+    quic: Option<quinn::ServerConfig>,
+    quic_sockets: Vec<std::net::UdpSocket>,
 }
 
 impl Server {
@@ -164,6 +176,25 @@ impl Server {
         addresses: &[IpAddr],
     ) -> io::Result<Server> {
         install_crypto_provider();
+        if opts.offer.offers(Protocol::H3) && opts.tls == TlsVersions::Only12 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "h3 runs TLS 1.3 inside QUIC (RFC 9001): --tls 1.2 cannot be offered with h3",
+            ));
+        }
+        let quic = if opts.offer.offers(Protocol::H3) {
+            let resolver = Arc::new(ca.resolver(&site.hosts(), addresses)?);
+            Some(quic::server_config(
+                resolver,
+                &quic::QuicKnobs {
+                    max_streams: opts.max_streams,
+                    iw: opts.iw,
+                    cc: opts.cc.clone(),
+                },
+            )?)
+        } else {
+            None
+        };
         let tls = if opts.offer.tls() {
             let versions: &[&rustls::SupportedProtocolVersion] = match opts.tls {
                 TlsVersions::Both => &[&rustls::version::TLS13, &rustls::version::TLS12],
@@ -191,14 +222,27 @@ impl Server {
         } else {
             None
         };
+        let mut content = Content::new(site, opts.server_delay);
+        content.alt_svc = opts.offer.offers(Protocol::H3);
         let ctx = Arc::new(Ctx {
-            content: Content::new(site, opts.server_delay),
+            content,
             max_streams: opts.max_streams,
             h2c: opts.offer.offers(Protocol::H2c),
             http: opts.offer.offers(Protocol::Http),
             cc: opts.cc,
         });
-        Ok(Server { ctx, tls })
+        Ok(Server {
+            ctx,
+            tls,
+            quic,
+            quic_sockets: Vec::new(),
+        })
+    }
+
+    /// UDP sockets (port 443 of each address) to serve h3 on, if offered.
+    pub fn with_quic(mut self, sockets: Vec<std::net::UdpSocket>) -> Server {
+        self.quic_sockets = sockets;
+        self
     }
 
     /// Serves cleartext (`http`, `h2c`) and TLS (`https`, `h2`) listeners until
@@ -216,6 +260,12 @@ impl Server {
             let l = TcpListener::from_std(l)?;
             let ctx = self.ctx.clone();
             tasks.spawn(accept_loop(l, ctx, None));
+        }
+        if let Some(config) = &self.quic {
+            for s in self.quic_sockets {
+                s.set_nonblocking(true)?;
+                tasks.spawn(quic::serve(s, config.clone(), self.ctx.clone()));
+            }
         }
         if let Some(acceptor) = &self.tls {
             for l in tls {
@@ -361,10 +411,13 @@ mod tests {
         assert!(o.offers(Protocol::Http) && o.offers(Protocol::HttpPipelined));
         assert!(o.offers(Protocol::H2) && !o.offers(Protocol::Https));
         assert!(o.cleartext() && o.tls());
-        assert_eq!(Offer::parse("http,https,spdy3,h2,h2c").unwrap(), Offer::ALL);
         assert_eq!(
-            Offer::parse("http,h3").unwrap_err(),
-            "'h3' is not a protocol this server offers (http, https, h2, h2c, spdy3)"
+            Offer::parse("http,https,spdy3,h2,h2c,h3").unwrap(),
+            Offer::ALL
+        );
+        assert_eq!(
+            Offer::parse("http,h4").unwrap_err(),
+            "'h4' is not a protocol this server offers (http, https, h2, h2c, spdy3, h3)"
         );
         assert!(Offer::parse("http-pipelined").is_err());
     }

@@ -92,7 +92,7 @@ pub struct CompareArgs {
     /// A built-in site (see `spdylab sites`) or a site file (.toml)
     #[arg(long)]
     pub site: String,
-    /// Protocols, the first being the baseline: http, https, http-pipelined, https-pipelined, spdy3, h2, h2c
+    /// Protocols, the first being the baseline: http, https, http-pipelined, https-pipelined, spdy3, h2, h2c, h3
     #[arg(long, default_value = "https,spdy3,h2", value_parser = parse_protocols)]
     pub protocols: ProtocolList,
     #[command(flatten)]

@@ -1,13 +1,14 @@
 //! The client's connections, shared by the browser model (`page`), the load
 //! users (`users`) and `fetch_spdy3`: dialing (TCP from an optional bind
 //! address, TLS trusting only the lab's CA, the ALPN check), then HTTP/1.1
-//! (`h1`), HTTP/2 (`h2`) or SPDY/3.1 (`spdy3`) until the connection ends. A
+//! (`h1`), HTTP/2 (`h2`), SPDY/3.1 (`spdy3`) or HTTP/3 over QUIC (`h3`) until the connection ends. A
 //! connection reports to its owner by `Event`s; what went wrong is an `Error`,
 //! whose variant says what kind of failure it is (callers classify by variant,
 //! never by message text).
 
 pub mod h1;
 pub mod h2;
+pub mod h3;
 pub mod spdy3;
 
 use crate::schedule::{ConnId, ReqId};
@@ -65,6 +66,8 @@ pub enum Error {
     SpdySession(Option<io::Error>),
     /// A SPDY stream or session failed.
     Spdy(proto::spdy3::client::StreamError),
+    /// QUIC or HTTP/3 failed, at the named step.
+    Quic { step: &'static str, reason: String },
 }
 
 impl std::fmt::Display for Error {
@@ -87,6 +90,7 @@ impl std::fmt::Display for Error {
             Error::SpdySession(None) => f.write_str("SPDY session closed"),
             Error::SpdySession(Some(e)) => write!(f, "SPDY session {e}"),
             Error::Spdy(e) => e.fmt(f),
+            Error::Quic { step, reason } => write!(f, "{step}: {reason}"),
         }
     }
 }
@@ -145,6 +149,7 @@ pub enum RequestSender {
     H1(mpsc::UnboundedSender<h1::Job>),
     H2(::h2::client::SendRequest<Bytes>),
     Spdy3(mpsc::UnboundedSender<spdy3::Job>),
+    H3(h3::SendRequest),
 }
 
 /// The client TLS configuration for `protocol`: only `ca` trusted, ALPN for
@@ -170,6 +175,8 @@ pub fn client_tls_resuming(
     let mut roots = rustls::RootCertStore::empty();
     let _ = roots.add(ca);
     let versions: &[&rustls::SupportedProtocolVersion] = match tls13_only {
+        // QUIC carries TLS 1.3 only (RFC 9001).
+        _ if protocol == Protocol::H3 => &[&rustls::version::TLS13],
         None => &[&rustls::version::TLS13, &rustls::version::TLS12],
         Some(true) => &[&rustls::version::TLS13],
         Some(false) => &[&rustls::version::TLS12],
@@ -247,6 +254,22 @@ pub async fn open(
     let fail = |error: Error| {
         let _ = events.send(Event::ConnFailed { conn, error });
     };
+    if protocol == Protocol::H3 {
+        match h3::dial(addr, bind, &sni, tls).await {
+            Ok((c, tls_ms)) => {
+                let _ = events.send(Event::Connected {
+                    conn,
+                    at: Instant::now(),
+                    tls_ms,
+                    sender: RequestSender::H3(c.send),
+                });
+                let _endpoint = c.endpoint;
+                h3::drive(c.driver).await;
+            }
+            Err(e) => fail(e),
+        }
+        return;
+    }
     let (io, tls_ms, resumed) = match dial(addr, bind, protocol, &sni, tls).await {
         Ok(d) => d,
         Err(e) => return fail(e),

@@ -1,0 +1,220 @@
+//! h3 end to end on a real testbed: `spdylab compare` loads a site over
+//! QUIC from the built-in server with the model, one QUIC connection per
+//! server address (seen in the HAR and, from Initial packets, in the link's
+//! log), every resource byte for byte, HAR 1.2 "HTTP/3" entries whose phases
+//! add up, and page load times that respect the physical bounds of one
+//! handshake round trip; h3 with TLS 1.2 is refused before any testbed.
+
+mod common;
+
+use common::{connections_per_host, entries, fails, hars, probes, run_json, TempDir};
+use std::collections::HashSet;
+
+#[test]
+fn h3_loads_every_resource_over_one_quic_connection_per_address() {
+    let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
+    let depth = (0..site.resources.len())
+        .map(|i| site.depth(i))
+        .max()
+        .unwrap() as f64;
+    let body_bits = site.total_bytes() as f64 * 8.0;
+    let tmp = TempDir::new("h3har");
+    let dir = tmp.join("har");
+    let v = run_json(&[
+        "compare",
+        "--site",
+        "youtube",
+        "--protocols",
+        "h2,h3",
+        "--rtt",
+        "100ms",
+        "--rate",
+        "8mbit",
+        "--shards",
+        "2",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        "--har-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let rtt = 100.0;
+    for p in probes(&v) {
+        assert!(p["error"].is_null(), "{p}");
+        assert_eq!(
+            p["resources"].as_u64().unwrap() as usize,
+            site.resources.len()
+        );
+        let (plt, tow) = (p["plt_ms"].as_f64().unwrap(), p["tow_ms"].as_f64().unwrap());
+        if p["protocol"] == "h3" {
+            // QUIC's handshake is one round trip (TLS 1.3 inside it).
+            let bytes_bound = 2.0 * rtt + body_bits / 8e6 * 1e3;
+            let chain_bound = (1.0 + depth + 1.0) * rtt;
+            assert!(plt >= bytes_bound, "h3: PLT {plt} < {bytes_bound}");
+            assert!(plt >= chain_bound, "h3: PLT {plt} < {chain_bound}");
+        }
+        assert!(tow > 0.0 && tow <= plt, "ToW {tow}, PLT {plt}: {p}");
+    }
+    let files = hars(&dir);
+    assert_eq!(files.len(), 2);
+    for (name, har) in &files {
+        assert_eq!(entries(har).len(), site.resources.len(), "{name}");
+        let per_host = connections_per_host(har);
+        let all: HashSet<&String> = per_host.values().flatten().collect();
+        // Two server addresses: one multiplexed connection to each.
+        assert_eq!(all.len(), 2, "{name}");
+        let probe = probes(&v)
+            .iter()
+            .find(|p| name.contains(&format!("-{}-", p["protocol"].as_str().unwrap())))
+            .unwrap();
+        // SYNs for h2, QUIC Initials (distinct client ports) for h3.
+        assert_eq!(probe["syns"].as_u64().unwrap(), 2, "{name}: {probe}");
+        for e in entries(har) {
+            let want = if name.contains("-h3-") {
+                "HTTP/3"
+            } else {
+                "HTTP/2"
+            };
+            assert_eq!(e["response"]["httpVersion"], want, "{name}");
+            assert_eq!(e["response"]["status"], 200, "{name}");
+            let t = &e["timings"];
+            let sum: f64 = ["blocked", "dns", "connect", "send", "wait", "receive"]
+                .iter()
+                .map(|k| t[k].as_f64().unwrap().max(0.0))
+                .sum();
+            assert!(
+                (sum - e["time"].as_f64().unwrap()).abs() <= 1.0,
+                "{name}: {e}"
+            );
+            // QUIC's handshake is TLS's: ssl is all of connect.
+            if name.contains("-h3-") && t["connect"].as_f64().unwrap() >= 0.0 {
+                let (ssl, connect) = (t["ssl"].as_f64().unwrap(), t["connect"].as_f64().unwrap());
+                assert!((ssl - connect).abs() <= 1.0, "{name}: {e}");
+                assert!(t["connect"].as_f64().unwrap() >= rtt, "{name}: {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn h3_with_tls_1_2_is_refused_with_the_reason() {
+    fails(
+        &[
+            "compare",
+            "--site",
+            "youtube",
+            "--protocols",
+            "h2,h3",
+            "--tls",
+            "1.2",
+        ],
+        2,
+        "h3 runs TLS 1.3 inside QUIC",
+    );
+    fails(
+        &[
+            "compare",
+            "--site",
+            "youtube",
+            "--protocols",
+            "h3",
+            "--server",
+            "nginx",
+        ],
+        2,
+        "nginx has no HTTP/3",
+    );
+}
+
+/// aioquic, an independent HTTP/3 implementation, fetches every resource of
+/// two built-in sites from `spdylab serve`'s h3 (UDP on the TLS port), one
+/// connection per host, trusting only the generated CA: byte for byte.
+#[test]
+fn aioquic_fetches_every_resource_byte_for_byte() {
+    let tmp = TempDir::new("aioquic");
+    let ca = tmp.join("ca.pem");
+    for name in ["youtube", "twitter"] {
+        let site = site::builtin(name, site::DEFAULT_SEED).unwrap();
+        let server = common::serve(&[
+            "--ca",
+            ca.to_str().unwrap(),
+            "--site",
+            name,
+            "--proto",
+            "https,h2,h3",
+        ]);
+        let out = tmp.join(name);
+        std::fs::create_dir_all(&out).unwrap();
+        let plan: Vec<(usize, &str, &str)> = site
+            .resources
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i, r.host.as_str(), r.path.as_str()))
+            .collect();
+        let plan_file = tmp.join(format!("{name}.json"));
+        std::fs::write(&plan_file, serde_json::to_vec(&plan).unwrap()).unwrap();
+        let o = std::process::Command::new("/usr/bin/python3")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/aioquic_fetch.py"
+            ))
+            .arg(&ca)
+            .arg(server.https_port().to_string())
+            .arg(&out)
+            .arg(&plan_file)
+            .output()
+            .expect("python3 runs (pip install aioquic)");
+        assert!(
+            o.status.success(),
+            "aioquic: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let got: Vec<(usize, String, String)> = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(got.len(), site.resources.len(), "{name}");
+        for (i, status, alpn) in got {
+            assert_eq!(
+                (status.as_str(), alpn.as_str()),
+                ("200", "h3"),
+                "{name} #{i}"
+            );
+            let body = std::fs::read(out.join(i.to_string())).unwrap();
+            assert!(
+                body == site.body(i),
+                "{name}: {} differs",
+                site.resources[i].path
+            );
+        }
+    }
+}
+
+/// Our model client fetches a whole site from a real h3 server: caddy (Debian's
+/// 2.6.2, h3 on UDP 443 from the generated Caddyfile), one QUIC connection.
+#[test]
+fn the_model_loads_a_site_from_caddy_over_h3() {
+    let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
+    let v = run_json(&[
+        "compare",
+        "--server",
+        "caddy",
+        "--site",
+        "youtube",
+        "--protocols",
+        "h3",
+        "--rtt",
+        "20ms",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    let p = &probes(&v)[0];
+    assert!(p["error"].is_null(), "{p}");
+    assert_eq!(
+        p["resources"].as_u64().unwrap() as usize,
+        site.resources.len()
+    );
+    assert_eq!(p["syns"].as_u64().unwrap(), 1, "{p}");
+}
