@@ -53,7 +53,6 @@ impl Content {
                 delay
             },
             delay_from_har: delay == DELAY_FROM_HAR,
-            delay,
             alt_svc: false,
         }
     }

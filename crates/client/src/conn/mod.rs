@@ -261,6 +261,9 @@ pub async fn open(
                     conn,
                     at: Instant::now(),
                     tls_ms,
+                    // QUIC resumption (and 0-RTT) is not used: every h3
+                    // handshake is full.
+                    resumed: false,
                     sender: RequestSender::H3(c.send),
                 });
                 let _endpoint = c.endpoint;
