@@ -157,7 +157,6 @@ pub fn start(
                         server::Offer::ALL
                     },
                     tickets: setup.tls_tickets,
-                    ..Default::default()
                 },
                 ca,
                 addresses,
