@@ -60,6 +60,18 @@ impl Layout {
     /// (`/old.host/path`, as wget's mirror directories). An error when a
     /// resource is too small for its longer references.
     pub fn apply(self, site: &Site) -> Result<Site, SiteError> {
+        if self == Layout::Origin {
+            // Each host as it is: the site itself (an imported page keeps its
+            // recorded side).
+            return Ok(site.clone());
+        }
+        if site.is_recorded() {
+            // Recorded bodies and redirects name the page's own hosts; moving
+            // resources to other hosts would need them rewritten.
+            return Err(SiteError(format!(
+                "layout {self}: an imported page replays on its own hosts only (layout origin)"
+            )));
+        }
         let root = site.root().host.clone();
         let host_of = |i: usize, r: &Resource| match self {
             Layout::Origin => r.host.clone(),

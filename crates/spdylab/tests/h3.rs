@@ -32,6 +32,9 @@ fn h3_loads_every_resource_over_one_quic_connection_per_address() {
         "8mbit",
         "--shards",
         "2",
+        // One session per server address, as the assertions below count.
+        "--pool",
+        "per-address",
         "--reps",
         "1",
         "--warmup",
@@ -204,6 +207,8 @@ fn the_model_loads_a_site_from_caddy_over_h3() {
         "h3",
         "--rtt",
         "20ms",
+        "--pool",
+        "per-address",
         "--reps",
         "1",
         "--warmup",

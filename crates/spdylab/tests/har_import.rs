@@ -237,4 +237,18 @@ fn compare_replays_every_resource_of_a_har() {
         &data().join("pagexray-www.sitespeed.io-redirecting-to-https.har"),
         "http,http-pipelined,spdy3,h2c",
     );
+    // An imported page replays on its own hosts: its recorded bodies and
+    // redirects name them, so another layout is refused, not half-applied.
+    let har = data().join("pagexray-http2-chrome.har");
+    common::fails(
+        &[
+            "compare",
+            "--site",
+            har.to_str().unwrap(),
+            "--layout",
+            "mirror",
+        ],
+        2,
+        "replays on its own hosts only",
+    );
 }

@@ -8,9 +8,8 @@
 
 mod common;
 
-use common::{ok, spdylab, TempDir};
+use common::{ok, records, spdylab, TempDir};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,23 +44,6 @@ fn checker(dir: &TempDir) -> PathBuf {
         .status()
         .expect("go (Debian golang-go; `make deps`)");
     assert!(status.success(), "go build of interop/k8s-job-check failed");
-    out
-}
-
-/// Trial key → (records, failed), over probes.jsonl.
-fn records(dir: &Path) -> BTreeMap<String, (usize, usize)> {
-    let text = std::fs::read_to_string(dir.join("probes.jsonl")).unwrap_or_default();
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        let e: &mut (usize, usize) = out
-            .entry(v["trial"].as_str().unwrap().to_string())
-            .or_default();
-        e.0 += 1;
-        if !v["error"].is_null() {
-            e.1 += 1;
-        }
-    }
     out
 }
 

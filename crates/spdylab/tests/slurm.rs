@@ -6,8 +6,7 @@
 
 mod common;
 
-use common::{ok, spdylab, TempDir};
-use std::collections::BTreeMap;
+use common::{ok, records, spdylab, TempDir};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -23,24 +22,6 @@ warmup = 0
 rtt = ["10ms", "20ms", "40ms"]
 rate = "8mbit"
 "#;
-
-/// Trial key → (records, records whose probe failed), over probes.jsonl.
-fn records(dir: &Path) -> BTreeMap<String, (usize, usize)> {
-    let text = std::fs::read_to_string(dir.join("probes.jsonl")).unwrap_or_default();
-    let mut out = BTreeMap::new();
-    for line in text.lines() {
-        let v: serde_json::Value =
-            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        let e: &mut (usize, usize) = out
-            .entry(v["trial"].as_str().unwrap().to_string())
-            .or_default();
-        e.0 += 1;
-        if !v["error"].is_null() {
-            e.1 += 1;
-        }
-    }
-    out
-}
 
 /// A port nothing listens on now.
 fn free_port() -> u16 {

@@ -243,3 +243,22 @@ pub fn python(script: &str, args: &[&Path]) -> String {
     assert!(out.status.success(), "{}", describe(&out));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// Trial key → (records, records whose probe failed), over a campaign's
+/// probes.jsonl (the slices of a Slurm array or a Kubernetes Job, merged, and
+/// the one-machine sweep they must equal).
+pub fn records(dir: &Path) -> std::collections::BTreeMap<String, (usize, usize)> {
+    let text = std::fs::read_to_string(dir.join("probes.jsonl")).unwrap_or_default();
+    let mut out = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let e: &mut (usize, usize) = out
+            .entry(v["trial"].as_str().unwrap().to_string())
+            .or_default();
+        e.0 += 1;
+        if !v["error"].is_null() {
+            e.1 += 1;
+        }
+    }
+    out
+}
