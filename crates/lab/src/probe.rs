@@ -402,46 +402,49 @@ fn wait_idle(link: &netns::LinkHandle) {
 /// client opened: its TCP SYNs, plus its QUIC connections (distinct client
 /// address and port among the long-header Initial packets it sent, since a
 /// QUIC connection sends several Initials and each of ours has its own port).
+/// Only connections opened inside the window count: a packet of a connection
+/// of an earlier probe (a TLS close_notify or FIN sent as its connections are
+/// dropped, after the window began) is not this page's traffic.
 /// For QUIC every packet has a payload (its ACKs are encrypted frames), so
 /// its time on wire starts at the first Initial (the ClientHello, as TCP's
 /// starts at the first data segment) and may end with a final ACK packet.
 pub fn time_on_wire(log: &PacketLog, window: (Time, Time)) -> (f64, u64) {
+    use std::collections::HashSet;
     let entries = log.entries();
     let inside = entries
         .iter()
         .filter(|e| e.time >= window.0 && e.time <= window.1);
-    let (mut first, mut last, mut syns) = (None, None, 0u64);
-    let mut quic_conns: Vec<(std::net::Ipv4Addr, u16, std::net::Ipv4Addr, u16)> = Vec::new();
+    // Connections as (protocol, client address and port, server address and port).
+    type Conn = (u8, std::net::Ipv4Addr, u16, std::net::Ipv4Addr, u16);
+    let (mut first, mut last) = (None, None);
+    let mut opened: HashSet<Conn> = HashSet::new();
     for e in inside {
         let Some(h) = e.headers else { continue };
-        if h.protocol == link::packet::PROTO_UDP {
-            match (e.dir, e.kind) {
-                (Direction::Up, EventKind::Arrive) => {
-                    let key = (h.src, h.src_port, h.dst, h.dst_port);
-                    if h.quic_initial() && !quic_conns.contains(&key) {
-                        quic_conns.push(key);
-                        syns += 1;
-                    }
-                    if h.payload > 0 && first.is_none() {
-                        first = Some(e.time);
-                    }
-                }
-                (Direction::Down, EventKind::Deliver) if h.payload > 0 => last = Some(e.time),
-                _ => {}
-            }
+        let quic = h.protocol == link::packet::PROTO_UDP;
+        if !quic && h.tcp.is_none() {
             continue;
         }
-        let Some(tcp) = h.tcp else { continue };
         match (e.dir, e.kind) {
             (Direction::Up, EventKind::Arrive) => {
-                if tcp.has(TCP_SYN) && !tcp.has(TCP_ACK) {
-                    syns += 1;
+                let conn = (h.protocol, h.src, h.src_port, h.dst, h.dst_port);
+                let opens = if quic {
+                    h.quic_initial()
+                } else {
+                    h.tcp.is_some_and(|t| t.has(TCP_SYN) && !t.has(TCP_ACK))
+                };
+                if opens {
+                    opened.insert(conn);
                 }
-                if h.payload > 0 && first.is_none() {
+                if h.payload > 0 && first.is_none() && opened.contains(&conn) {
                     first = Some(e.time);
                 }
             }
-            (Direction::Down, EventKind::Deliver) if h.payload > 0 => last = Some(e.time),
+            (Direction::Down, EventKind::Deliver) if h.payload > 0 => {
+                let conn = (h.protocol, h.dst, h.dst_port, h.src, h.src_port);
+                if opened.contains(&conn) {
+                    last = Some(e.time);
+                }
+            }
             _ => {}
         }
     }
@@ -449,5 +452,5 @@ pub fn time_on_wire(log: &PacketLog, window: (Time, Time)) -> (f64, u64) {
         (Some(a), Some(b)) if b > a => (b - a).as_secs_f64() * 1e3,
         _ => 0.0,
     };
-    (tow, syns)
+    (tow, opened.len() as u64)
 }
