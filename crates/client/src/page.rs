@@ -39,9 +39,11 @@ pub struct PageConfig {
     pub timeout: Duration,
     /// The request headers (`--headers`, `--cookie-bytes`).
     pub headers: RequestHeaders,
-    /// TLS sessions kept from earlier loads and resumed (`--tls-resume`);
-    /// None: every handshake is full.
-    pub tls_sessions: Option<Arc<dyn rustls::client::ClientSessionStore>>,
+    /// A TLS configuration kept across loads with its session store, so that
+    /// later loads resume the sessions of earlier ones (`--tls-resume`; make
+    /// it with `conn::client_tls_resuming` — rustls resumes only with the very
+    /// config's verifier). None: a fresh config, every handshake full.
+    pub tls_sessions: Option<Arc<rustls::ClientConfig>>,
 }
 
 /// Why a page did not load (its words are `PageResult::error`).
@@ -509,10 +511,8 @@ impl<'a> State<'a> {
 }
 
 fn tls_config(cfg: &PageConfig) -> Arc<rustls::ClientConfig> {
-    client_tls_resuming(
-        cfg.protocol,
-        cfg.ca.clone(),
-        cfg.tls13_only,
-        cfg.tls_sessions.clone(),
-    )
+    match &cfg.tls_sessions {
+        Some(kept) => kept.clone(),
+        None => client_tls_resuming(cfg.protocol, cfg.ca.clone(), cfg.tls13_only, None),
+    }
 }
