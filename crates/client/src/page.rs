@@ -43,9 +43,11 @@ pub struct PageConfig {
     pub timeout: Duration,
     /// The request headers (`--headers`, `--cookie-bytes`).
     pub headers: RequestHeaders,
-    /// TLS sessions kept from earlier loads and resumed (`--tls-resume`);
-    /// None: every handshake is full.
-    pub tls_sessions: Option<Arc<dyn rustls::client::ClientSessionStore>>,
+    /// A TLS configuration kept across loads with its session store, so that
+    /// later loads resume the sessions of earlier ones (`--tls-resume`; make
+    /// it with `conn::client_tls_resuming` — rustls resumes only with the very
+    /// config's verifier). None: a fresh config, every handshake full.
+    pub tls_sessions: Option<Arc<rustls::ClientConfig>>,
     /// SPDY/HTTP/2 sessions per host name or per server address.
     pub pool: Pool,
     /// The browser's CPU costs and script order (`render`); NONE: the pure network model.
@@ -659,10 +661,8 @@ fn same_site(a: &str, b: &str) -> bool {
 }
 
 fn tls_config(cfg: &PageConfig) -> Arc<rustls::ClientConfig> {
-    client_tls_resuming(
-        cfg.protocol,
-        cfg.ca.clone(),
-        cfg.tls13_only,
-        cfg.tls_sessions.clone(),
-    )
+    match &cfg.tls_sessions {
+        Some(kept) => kept.clone(),
+        None => client_tls_resuming(cfg.protocol, cfg.ca.clone(), cfg.tls13_only, None),
+    }
 }

@@ -181,10 +181,19 @@ pub fn run_plan(
     let log = PacketLog::new();
     let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
     let ca = Ca::of_kind(spec.cert)?;
-    // One store for all the probes: each resumes the sessions of the earlier ones.
-    let tls_sessions: Option<std::sync::Arc<dyn rustls::client::ClientSessionStore>> = spec
-        .tls_resume
-        .then(|| std::sync::Arc::new(rustls::client::ClientSessionMemoryCache::new(256)) as _);
+    // One store per protocol for all the probes: each resumes the sessions of
+    // the earlier ones of its protocol (a session is resumed only with the
+    // ALPN it was made with, and the store keeps one TLS 1.2 session per name).
+    // The config itself is kept: rustls resumes only with the same verifier.
+    let mut tls_sessions = std::collections::HashMap::new();
+    if spec.tls_resume {
+        for p in spec.protocols.iter().filter(|p| p.tls()) {
+            let store = std::sync::Arc::new(rustls::client::ClientSessionMemoryCache::new(256));
+            let config =
+                client::conn::client_tls_resuming(*p, ca.der(), spec.tls13_only, Some(store));
+            tls_sessions.insert(*p, config);
+        }
+    }
     let mut server = testbed_server::start(
         &mut testbed,
         &ca,
@@ -217,7 +226,7 @@ pub fn run_plan(
         https_port: HTTPS_PORT,
         timeout: spec.timeout,
         headers: spec.headers,
-        tls_sessions,
+        tls_sessions: None,
         pool: spec.pool,
         browser_cost: spec.browser_cost,
         replay: spec
@@ -265,6 +274,7 @@ pub fn run_plan(
                 let load = match browser.as_mut() {
                     None => rt.block_on(client::load_page(&PageConfig {
                         protocol,
+                        tls_sessions: tls_sessions.get(&protocol).cloned(),
                         ..base.clone()
                     })),
                     Some(Ok(b)) => b.load_page(&opts),

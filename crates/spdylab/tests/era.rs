@@ -55,24 +55,29 @@ fn chrome_2014_headers_are_compressed_by_spdy_and_h2_only() {
 
 #[test]
 fn tls_resume_resumes_the_later_probes_and_chromium_refuses_it() {
-    let args = ["--protocols", "https", "--reps", "2", "--tls", "1.2"];
+    let args = ["--protocols", "https,h2", "--reps", "2", "--tls", "1.2"];
     let resumed = compare(&[&args[..], &["--tls-resume"]].concat());
-    let ps = probes(&resumed);
     let n = |p: &Value, k: &str| p[k].as_u64().unwrap_or(0);
-    // The first probe's first handshake is full; most handshakes of the
-    // second resume a session of the first (rustls keeps one TLS 1.2 session
-    // per server name, so one of six parallel connections may go full).
-    assert!(
-        n(&ps[0], "tls_resumed") < n(&ps[0], "connections"),
+    let of = |p: &str| -> Vec<Value> {
+        probes(&resumed)
+            .iter()
+            .filter(|x| x["protocol"] == p)
+            .cloned()
+            .collect()
+    };
+    let (https, h2) = (of("https"), of("h2"));
+    // The first probe's first handshake is full; every handshake of the
+    // second resumes a session of the first.
+    assert!(n(&https[0], "tls_resumed") < n(&https[0], "connections"));
+    assert!(n(&https[1], "connections") > 0);
+    assert_eq!(
+        n(&https[1], "tls_resumed"),
+        n(&https[1], "connections"),
         "{}",
-        ps[0]
+        https[1]
     );
-    assert!(n(&ps[1], "connections") > 0);
-    assert!(
-        2 * n(&ps[1], "tls_resumed") >= n(&ps[1], "connections"),
-        "{}",
-        ps[1]
-    );
+    assert_eq!(n(&h2[0], "tls_resumed"), 0, "{}", h2[0]);
+    assert_eq!(n(&h2[1], "tls_resumed"), 1, "{}", h2[1]);
     let cold = compare(&args);
     assert!(probes(&cold).iter().all(|p| n(p, "tls_resumed") == 0));
     let err = fails(
