@@ -481,10 +481,10 @@ impl<'a> State<'a> {
             }
             Event::Data { req, data } => {
                 let url = self.url_of(req);
+                let now = self.now();
                 let r = &mut self.reqs[req];
                 r.bytes += data.len() as u64;
                 if let Some(render) = self.render.as_mut() {
-                    let now = Instant::now().saturating_duration_since(self.start);
                     render.data(now, &r.host, &r.path, &data);
                     return Ok(());
                 }
@@ -513,10 +513,10 @@ impl<'a> State<'a> {
             }
             Event::Done { req, at, conn } => {
                 let url = self.url_of(req);
+                let now = self.now();
                 let r = &mut self.reqs[req];
                 r.done = Some(at);
                 if let Some(render) = self.render.as_mut() {
-                    let now = Instant::now().saturating_duration_since(self.start);
                     render.done(now, &r.host, &r.path);
                     self.sched.finished(conn);
                     return Ok(());

@@ -417,7 +417,7 @@ pub struct Experiment {
     pub references: Vec<Reference>,
     /// The headline metric of the report's gains (`metric = "tow"|"plt"`,
     /// default PLT); the other is shown beside it.
-    pub metric: crate::summary::Metric,
+    pub metric: Metric,
 }
 
 fn ser_duration<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -616,7 +616,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, ExperimentError> {
     }
 
     let metric = match &doc.metric {
-        None => crate::summary::Metric::Plt,
+        None => Metric::Plt,
         Some(m) => m
             .get_ref()
             .parse()
@@ -1010,6 +1010,58 @@ pub fn pinned_text(exp: &Experiment, text: &str) -> String {
     format!(
         "# Set by spdylab: what the file below left to its name, a default or a flag.\n{head}\n{text}"
     )
+}
+
+/// The headline metric of a comparison: PLT (compare's default) or time on
+/// wire (the paper's, 004 §IV: first request packet to last response packet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    #[default]
+    Plt,
+    Tow,
+}
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Plt => "plt",
+            Metric::Tow => "tow",
+        }
+    }
+
+    /// As a reader sees it: "PLT" or "ToW".
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Plt => "PLT",
+            Metric::Tow => "ToW",
+        }
+    }
+
+    /// The other one, shown beside the headline.
+    pub fn other(self) -> Metric {
+        match self {
+            Metric::Plt => Metric::Tow,
+            Metric::Tow => Metric::Plt,
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Metric, String> {
+        match s {
+            "plt" => Ok(Metric::Plt),
+            "tow" => Ok(Metric::Tow),
+            _ => Err(format!("'{s}' is not a metric: plt or tow")),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod summary;
 
 pub use bench::BenchRow;
 pub use calibration::{calibration_json, read_calibration, CalibrationEntry};
+pub use experiment::Metric;
 pub use experiment::{
     campaign_differences, differences, point_key, trial_key, Experiment, ExperimentError, Point,
     ValueError,
@@ -27,4 +28,4 @@ pub use files::{
 pub use kinds::{ClientKind, PeerKind, ServerKind, UnknownName};
 pub use probe::{latest, read_probes, Measured, Phases, ProbeRecord};
 pub use proto::Protocol;
-pub use summary::{summarize_protocols, Metric, ProtocolSummary};
+pub use summary::{summarize_protocols, ProtocolSummary};

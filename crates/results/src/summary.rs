@@ -1,48 +1,16 @@
 //! The per-protocol summary of a group of probes — PLT and ToW (mean, median,
 //! Student-t CI), bytes, connections, and the gain of mean PLT over a baseline
 //! with its bootstrap CI, and of mean ToW likewise — computed here once for
-//! `compare` and the report; `Metric` names which of the two is the headline.
+//! `compare` and the report; `Metric` (an experiment's choice) picks the headline.
 
+use crate::experiment::Metric;
 use crate::probe::Measured;
 use crate::stats::{gain_with_ci, mean, summarize, Summary, BOOTSTRAP_SEED};
 use proto::Protocol;
 use serde::Serialize;
-use std::fmt;
 
-/// The headline metric of a comparison: PLT (compare's default) or time on
-/// wire (the paper's, 004 §IV: first request packet to last response packet).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Metric {
-    #[default]
-    Plt,
-    Tow,
-}
-
+/// What a headline metric picks out of a summary.
 impl Metric {
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Plt => "plt",
-            Metric::Tow => "tow",
-        }
-    }
-
-    /// As a reader sees it: "PLT" or "ToW".
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::Plt => "PLT",
-            Metric::Tow => "ToW",
-        }
-    }
-
-    /// The other one, shown beside the headline.
-    pub fn other(self) -> Metric {
-        match self {
-            Metric::Plt => Metric::Tow,
-            Metric::Tow => Metric::Plt,
-        }
-    }
-
     /// The headline's (gain, CI) of a summary.
     pub fn gain(self, s: &ProtocolSummary) -> (f64, [f64; 2]) {
         match self {
@@ -56,23 +24,6 @@ impl Metric {
         match self {
             Metric::Plt => &s.plt_ms,
             Metric::Tow => &s.tow_ms,
-        }
-    }
-}
-
-impl fmt::Display for Metric {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Metric {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Metric, String> {
-        match s {
-            "plt" => Ok(Metric::Plt),
-            "tow" => Ok(Metric::Tow),
-            _ => Err(format!("'{s}' is not a metric: plt or tow")),
         }
     }
 }
