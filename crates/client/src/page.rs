@@ -172,8 +172,19 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// Loads the page; never panics on network trouble: errors are in the result.
+/// Loads the page, then closes its connections; never panics on network
+/// trouble: errors are in the result.
 pub async fn load_page(cfg: &PageConfig) -> PageResult {
+    let (result, connections) = load_page_keeping_connections(cfg).await;
+    connections.close().await;
+    result
+}
+
+/// Loads the page and hands back its still-open connections, for a caller
+/// that ends its measurement before closing them (the probe's time on wire
+/// must not include the close, and the next page must not share the link
+/// with this one's close_notify and FIN).
+pub async fn load_page_keeping_connections(cfg: &PageConfig) -> (PageResult, OpenConnections) {
     let start = Instant::now();
     let mut state = State::new(cfg, start);
     let outcome = tokio::time::timeout(cfg.timeout, state.run()).await;
@@ -182,7 +193,32 @@ pub async fn load_page(cfg: &PageConfig) -> PageResult {
         Ok(Err(e)) => Some(e.to_string()),
         Err(_) => Some(Error::Timeout(cfg.timeout).to_string()),
     };
-    state.result(error)
+    let tasks = std::mem::take(&mut state.tasks);
+    (state.result(error), OpenConnections { tasks })
+}
+
+/// A loaded page's connection tasks (and any request task still running).
+pub struct OpenConnections {
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl OpenConnections {
+    /// How long a connection may take to close cleanly (GOAWAY, close_notify,
+    /// FIN) before its task is aborted.
+    const GRACE: Duration = Duration::from_secs(2);
+
+    /// Closes every connection: their request senders are already dropped
+    /// with the page's state, so each connection task ends on its own; those
+    /// that do not within `GRACE` are aborted.
+    pub async fn close(self) {
+        let deadline = tokio::time::Instant::now() + Self::GRACE;
+        for task in self.tasks {
+            let abort = task.abort_handle();
+            if tokio::time::timeout_at(deadline, task).await.is_err() {
+                abort.abort();
+            }
+        }
+    }
 }
 
 struct State<'a> {
@@ -197,6 +233,8 @@ struct State<'a> {
     tls: Arc<rustls::ClientConfig>,
     /// The browser's main thread, when it has costs.
     render: Option<Renderer>,
+    /// The connection and request tasks spawned, closed after the page.
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl<'a> State<'a> {
@@ -225,6 +263,7 @@ impl<'a> State<'a> {
             rx,
             tls: tls_config(cfg),
             render: None,
+            tasks: Vec::new(),
         }
     }
 
@@ -364,7 +403,7 @@ impl<'a> State<'a> {
                     } else {
                         self.cfg.http_port
                     };
-                    tokio::spawn(conn::open(
+                    let task = tokio::spawn(conn::open(
                         conn,
                         self.cfg.protocol,
                         SocketAddr::new(addr, port),
@@ -373,6 +412,7 @@ impl<'a> State<'a> {
                         self.tls.clone(),
                         self.tx.clone(),
                     ));
+                    self.tasks.push(task);
                 }
                 Action::Send { conn, req } => {
                     let now = Instant::now();
@@ -400,7 +440,7 @@ impl<'a> State<'a> {
                             });
                         }
                         Some(RequestSender::H3(send)) => {
-                            tokio::spawn(conn::h3::request(
+                            let task = tokio::spawn(conn::h3::request(
                                 send.clone(),
                                 req,
                                 conn,
@@ -408,9 +448,10 @@ impl<'a> State<'a> {
                                 path,
                                 self.tx.clone(),
                             ));
+                            self.tasks.push(task);
                         }
                         Some(RequestSender::H2(send)) => {
-                            tokio::spawn(conn::h2::request(
+                            let task = tokio::spawn(conn::h2::request(
                                 send.clone(),
                                 req,
                                 conn,
@@ -420,6 +461,7 @@ impl<'a> State<'a> {
                                 self.tx.clone(),
                                 headers,
                             ));
+                            self.tasks.push(task);
                         }
                         None => return Err(Error::Unconnected),
                     }

@@ -271,12 +271,19 @@ pub fn run_plan(
                 let before = link.stats();
                 let started = SystemTime::now();
                 let t0 = Instant::now();
+                // The model's connections close after the window (below).
+                let mut open = None;
                 let load = match browser.as_mut() {
-                    None => rt.block_on(client::load_page(&PageConfig {
-                        protocol,
-                        tls_sessions: tls_sessions.get(&protocol).cloned(),
-                        ..base.clone()
-                    })),
+                    None => {
+                        let (load, conns) =
+                            rt.block_on(client::load_page_keeping_connections(&PageConfig {
+                                protocol,
+                                tls_sessions: tls_sessions.get(&protocol).cloned(),
+                                ..base.clone()
+                            }));
+                        open = Some(conns);
+                        load
+                    }
                     Some(Ok(b)) => b.load_page(&opts),
                     Some(Err(e)) => PageResult {
                         protocol,
@@ -289,6 +296,9 @@ pub fn run_plan(
                 };
                 drop(browser);
                 let t1 = Instant::now();
+                if let Some(conns) = open {
+                    rt.block_on(conns.close());
+                }
                 wait_idle(&link);
                 let after = link.stats();
                 let window = (to_time(epoch, t0), to_time(epoch, t1));
