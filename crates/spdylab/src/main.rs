@@ -66,6 +66,15 @@ impl From<std::io::Error> for Failure {
     }
 }
 
+/// Commands that only read files and print (no network, no children).
+fn prints_only(cmd: &Cmd) -> bool {
+    match cmd {
+        Cmd::Sites(_) | Cmd::Import(_) | Cmd::Merge(_) | Cmd::Report(_) | Cmd::Peers(_) => true,
+        Cmd::Paper(args) => args.print,
+        _ => false,
+    }
+}
+
 fn main() -> ExitCode {
     // Must come before any thread exists.
     if let Err(e) = lab::process_setup() {
@@ -91,6 +100,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if prints_only(&cli.command) {
+        // `spdylab sites youtube | head` must end quietly when head does, not
+        // panic on the closed pipe. Only for commands with no socket, TUN
+        // device or child pipe of their own, which must keep SIGPIPE ignored.
+        // SAFETY: no other thread exists yet.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     let result = match cli.command {
         Cmd::Shell(args) => shell::run(args),
         Cmd::Calibrate(args) => calibrate::run(args),
