@@ -62,6 +62,7 @@ fn record(trial: String, point: &Point, probe: &ProbeResult, har: Option<String>
             receive: t.receive,
         },
         error: probe.error.clone(),
+        tls_resumed: probe.tls_resumed,
         started: probe
             .started
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())

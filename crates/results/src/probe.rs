@@ -85,6 +85,10 @@ pub struct ProbeRecord {
     pub phases: Phases,
     #[serde(default)]
     pub error: Option<String>,
+    /// TLS handshakes that resumed a session of an earlier probe of the Trial
+    /// (`--tls-resume`; the model client only).
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub tls_resumed: usize,
     /// Seconds since the Unix epoch when the probe started.
     #[serde(default)]
     pub started: f64,

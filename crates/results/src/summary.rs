@@ -129,6 +129,7 @@ mod tests {
             resources: 1,
             body_bytes: 0,
             misses: 0,
+            tls_resumed: 0,
             phases: Default::default(),
             error: error.then(|| "x".to_string()),
             started: 0.0,

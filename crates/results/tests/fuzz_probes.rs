@@ -85,6 +85,7 @@ fn any_record() -> impl Strategy<Value = ProbeRecord> {
                 resources,
                 body_bytes: 0,
                 misses: 0,
+                tls_resumed: 0,
                 phases: Phases {
                     blocked: ph[0],
                     dns: ph[1],
