@@ -33,6 +33,10 @@ pub struct ServeRequest {
     /// private directory, see [`crate::ca_file`]; removed at the end, or by the
     /// next run after `kill -9`).
     pub ca: Option<PathBuf>,
+    /// The certificate chain's kind (RSA 2048 with an intermediate, or ECDSA).
+    pub cert: crate::trial::CertKind,
+    /// Issue TLS session tickets, so that clients can resume.
+    pub tickets: bool,
 }
 
 /// Why the server did not start or stopped with an error.
@@ -134,7 +138,7 @@ pub fn bind(request: ServeRequest) -> Result<Serving, ServeError> {
         vec![]
     };
 
-    let ca = Ca::new().map_err(ServeError::Setup)?;
+    let ca = Ca::of_kind(request.cert).map_err(ServeError::Setup)?;
     let (ca_path, ca_file) = match &request.ca {
         Some(p) => {
             std::fs::write(p, ca.pem()).map_err(|error| ServeError::CaFile {
@@ -165,7 +169,7 @@ pub fn bind(request: ServeRequest) -> Result<Serving, ServeError> {
         tls: TlsVersions::from_tls13_only(request.tls13_only),
         server_delay: request.server_delay,
         cc: None,
-        tickets: false,
+        tickets: request.tickets,
         iw: None,
     };
     // h3 listens on UDP at the TLS listener's address and port.

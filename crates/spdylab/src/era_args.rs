@@ -17,6 +17,15 @@ pub enum CertArg {
 }
 
 /// `--headers`: the model client's request headers.
+impl CertArg {
+    pub fn kind(self) -> lab::trial::CertKind {
+        match self {
+            CertArg::Rsa2048 => lab::trial::CertKind::Rsa2048,
+            CertArg::Ecdsa => lab::trial::CertKind::Ecdsa,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum HeadersArg {
     /// A 2014 Chrome's: user-agent, accept by resource type, accept-encoding,
@@ -57,10 +66,7 @@ pub struct EraArgs {
 impl EraArgs {
     /// Sets the spec's certificate, resumption, headers and kernel state.
     pub fn apply(&self, spec: &mut ProbeSpec) {
-        spec.cert = match self.cert {
-            CertArg::Rsa2048 => lab::trial::CertKind::Rsa2048,
-            CertArg::Ecdsa => lab::trial::CertKind::Ecdsa,
-        };
+        spec.cert = self.cert.kind();
         spec.tls_resume = self.tls_resume;
         spec.headers = self.request_headers();
         spec.testbed.warm_metrics = self.warm_metrics;

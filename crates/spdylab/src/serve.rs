@@ -55,6 +55,13 @@ pub struct ServeArgs {
     /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
     #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
     pub layout: lab::sites::Layout,
+    /// The certificate chain: rsa2048 (root → intermediate → leaf, as in 2014) or ecdsa (P-256 root → leaf)
+    #[arg(long, value_enum, default_value = "ecdsa")]
+    pub cert: crate::era_args::CertArg,
+    /// Issue TLS session tickets, so that clients can resume their sessions
+    /// (default: no tickets; a session-ID cache still resumes TLS 1.2 clients)
+    #[arg(long)]
+    pub tls_resume: bool,
 }
 
 impl From<ServeError> for Failure {
@@ -78,6 +85,8 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
         server_delay: args.server_delay,
         tls13_only: TlsArg::tls13_only(args.tls),
         ca: args.ca.clone(),
+        cert: args.cert.kind(),
+        tickets: args.tls_resume,
     })?;
 
     // Print the addresses actually bound (a port of 0 picks a free one). A

@@ -153,6 +153,49 @@ fn only_the_generated_ca_is_trusted() {
     );
 }
 
+/// openssl s_client against the TLS port: its output (TLS 1.2, so the
+/// ticket arrives inside the handshake), saving or reusing a session file.
+fn s_client(s: &Served, session: (&str, &std::path::Path)) -> String {
+    let out = Command::new("openssl")
+        .args(["s_client", "-tls1_2", "-servername", "icons.spdylab.test"])
+        .arg("-connect")
+        .arg(format!("127.0.0.1:{}", s.https))
+        .arg("-CAfile")
+        .arg(&s.ca)
+        .arg(session.0)
+        .arg(session.1)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn serve_cert_rsa2048_sends_a_chain_and_tls_resume_lets_openssl_resume() {
+    let s = serve(&["--site", "icons", "--cert", "rsa2048", "--tls-resume"]);
+    let dir = TempDir::new("sess");
+    let session = dir.join("session.pem");
+    let first = s_client(&s, ("-sess_out", &session));
+    assert!(first.contains("Verify return code: 0 (ok)"), "{first}");
+    assert!(
+        first.contains("i:CN = spdylab testbed intermediate CA"),
+        "{first}"
+    );
+    assert!(first.contains("Server public key is 2048 bit"), "{first}");
+    assert!(first.contains("TLS session ticket:"), "{first}");
+    let again = s_client(&s, ("-sess_in", &session));
+    assert!(again.contains("Reused, TLSv1.2"), "{again}");
+
+    // By default: an ECDSA leaf signed by the root, and no ticket (rustls's
+    // session-ID cache still lets a TLS 1.2 client resume).
+    let plain = serve(&["--site", "icons"]);
+    let first = s_client(&plain, ("-sess_out", &dir.join("plain.pem")));
+    assert!(first.contains("Verify return code: 0 (ok)"), "{first}");
+    assert!(!first.contains("intermediate CA"), "{first}");
+    assert!(first.contains("Server public key is 256 bit"), "{first}");
+    assert!(!first.contains("TLS session ticket:"), "{first}");
+}
+
 #[test]
 fn icons_decode_as_32_by_32_pngs_with_pillow() {
     let model = site::builtin("icons", site::DEFAULT_SEED).unwrap();
