@@ -2,7 +2,8 @@
 //! protocol the same way. Closed loop by default (as wrk and h2load); with a
 //! rate, open loop with coordinated-omission correction (as wrk2: latency is
 //! measured from when a request *should* have been sent). HTTP/1.1 with a
-//! pipelining depth, HTTP/2 with concurrent streams, either over TLS. Every
+//! pipelining depth, HTTP/2 and SPDY with concurrent streams, either over
+//! TLS, and HTTP/3 over QUIC (quinn + h3, module `quic`) with concurrent streams. Every
 //! response is checked (status, and body length against the expected one; the
 //! i-th pipelined response is matched to the i-th request), so that a broken
 //! server cannot look fast. A close the server announces (HTTP/1.1
@@ -10,6 +11,8 @@
 //! reconnect, not an error, as wrk takes it; requests it leaves unanswered
 //! (pipelined behind the close, or streams above the GOAWAY's last one) are
 //! errors. The framing and the SPDY session are proto's (`h1`, `spdy3`).
+
+mod quic;
 
 use proto::h1;
 use proto::Protocol;
@@ -142,10 +145,10 @@ fn cpu_seconds() -> f64 {
 
 /// Runs the benchmark on its own runtime; blocks until it ends.
 pub fn run(spec: BenchSpec) -> io::Result<BenchResult> {
-    if spec.protocol == Protocol::H3 {
+    if spec.protocol == Protocol::H3 && spec.tls.is_none() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            "bench does not speak h3 yet (compare and load do)",
+            "h3 needs a TLS configuration (QUIC carries TLS 1.3)",
         ));
     }
     if spec.paths.is_empty() {
@@ -296,6 +299,23 @@ async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, wind
         }
         first = false;
         let measuring = Instant::now() >= window.measure;
+        if spec.protocol == Protocol::H3 {
+            let result = match quic::open(&spec).await {
+                Ok(c) => {
+                    quic::run(c, &spec, &shared, window, &mut rec, &schedule, &mut counter).await
+                }
+                Err(kind) => {
+                    shared.error(kind, measuring);
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            };
+            if let Err(kind) = result {
+                let now = Instant::now();
+                shared.error(kind, now >= window.measure && now < window.end);
+            }
+            continue;
+        }
         let io = match open(&spec).await {
             Ok(io) => io,
             Err(kind) => {
@@ -332,7 +352,7 @@ async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, wind
                 )
                 .await
             }
-            Protocol::H3 => Err("h3"),
+            Protocol::H3 => unreachable!("h3 runs over QUIC, above"),
             Protocol::H2 | Protocol::H2c => {
                 h2_loop(
                     io,

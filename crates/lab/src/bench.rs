@@ -93,6 +93,9 @@ pub struct BenchRequest {
     pub host: Option<String>,
     /// Measure this process tree's CPU as the server's.
     pub server_pid: Option<u32>,
+    /// The server of a --site bench: the built-in one, or a real one (which
+    /// always runs in a testbed, unshaped when no link is given).
+    pub server: ServerKind,
 }
 
 /// What is about to run (for the start line).
@@ -307,14 +310,21 @@ struct Loopback {
     stop: std::sync::mpsc::Sender<()>,
 }
 
-fn serve_loopback(site: Site, tls: bool, threads: Option<usize>) -> io::Result<Loopback> {
+fn serve_loopback(site: Site, protocol: Protocol, threads: Option<usize>) -> io::Result<Loopback> {
+    let tls = protocol.tls();
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let ca = server::Ca::new()?;
     let host = site.root().host.clone();
     let paths = site_paths(&site);
-    let addr = listener.local_addr()?;
+    let mut addr = listener.local_addr()?;
     let der = ca.der();
-    let srv = server::Server::new(site, server::ServerOptions::default(), &ca, &[addr.ip()])?;
+    let mut srv = server::Server::new(site, server::ServerOptions::default(), &ca, &[addr.ip()])?;
+    if protocol.quic() {
+        // h3: a UDP socket of its own (the TCP listener stays, unused).
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0")?;
+        addr = udp.local_addr()?;
+        srv = srv.with_quic(vec![udp]);
+    }
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = threads {
@@ -408,16 +418,40 @@ pub fn run(
             };
             (t, roots, None, Place::Here)
         }
-        Target::Site { site, link: None } => {
-            let l = serve_loopback((**site).clone(), protocol.tls(), None)?;
+        Target::Site { site, link: None } if req.server == ServerKind::Builtin => {
+            let l = serve_loopback((**site).clone(), protocol, None)?;
             (l.target, Some(vec![l.ca]), Some(l.stop), Place::Here)
         }
-        Target::Site {
-            site,
-            link: Some(spec),
-        } => {
+        Target::Site { site, link } => {
             // The server in the testbed's server namespace (testbed_server,
             // as compare and load), the generator in its client namespace.
+            let knobs = crate::trial::Knobs {
+                server: peers::Knobs {
+                    max_streams: 100,
+                    tls13_only: None,
+                    server_delay: false,
+                    resources: site.resources.len(),
+                },
+                conns_per_host: 6,
+                tls_resume: false,
+                pool: crate::trial::Pool::default(),
+                browser_cost: crate::trial::BrowserCost::default(),
+            };
+            if let Some(why) = crate::trial::refusal(req.server, None, &[protocol], &knobs) {
+                return Err(usage(why.to_string()));
+            }
+            if let ServerKind::Peer(kind) = req.server {
+                let (binary, package) = peers::Program::binary(kind);
+                netns::find_binary(binary, package)?;
+            }
+            let unshaped;
+            let spec = match link {
+                Some(spec) => spec,
+                None => {
+                    unshaped = netns::TestbedSpec::default();
+                    &unshaped
+                }
+            };
             let placement = testbed_server::place(site, spec);
             let mut testbed = Testbed::start(placement.testbed)?;
             let ca = server::Ca::new()?;
@@ -427,7 +461,7 @@ pub fn run(
                 &placement.addresses[..1],
                 &ServerSetup {
                     site,
-                    kind: ServerKind::Builtin,
+                    kind: req.server,
                     max_streams: 100,
                     tls13_only: None,
                     server_delay: Duration::ZERO,
@@ -512,7 +546,12 @@ pub fn run(
         threads,
     };
     on_start(&plan);
-    let server_cpu0 = req.server_pid.and_then(procstat::tree).map(|u| u.cpu_s);
+    // The server's process tree: --server-pid, or the real server in the testbed.
+    let server_pid = req.server_pid.or(match &place {
+        Place::Testbed(_, server) => server.pid,
+        Place::Here => None,
+    });
+    let server_cpu0 = server_pid.and_then(procstat::tree).map(|u| u.cpu_s);
     let in_process0 = procstat::threads_cpu(SERVER_THREADS);
     let result = match &place {
         Place::Here => bench::run(spec)?,
@@ -531,7 +570,7 @@ pub fn run(
     };
     let in_process = procstat::threads_cpu(SERVER_THREADS) - in_process0;
     let own_server = stop.is_some() || matches!(place, Place::Testbed(..));
-    let server_cpu_s = match (req.server_pid, server_cpu0) {
+    let server_cpu_s = match (server_pid, server_cpu0) {
         (Some(pid), Some(c0)) => procstat::tree(pid).map(|u| u.cpu_s - c0),
         _ if own_server => Some(in_process),
         _ => None,
@@ -615,8 +654,8 @@ pub fn pipelining_matrix(
         // One server for all its rows: (cleartext, tls, h2c) addresses, CA.
         let ca = server::Ca::new()?;
         let (clear, tls, h2c, stop, nginx, _docroot, ca_der) = if server == "builtin" {
-            let c = serve_loopback(site.clone(), false, Some(1))?;
-            let t = serve_loopback(site.clone(), true, Some(1))?;
+            let c = serve_loopback(site.clone(), Protocol::Http, Some(1))?;
+            let t = serve_loopback(site.clone(), Protocol::Https, Some(1))?;
             (
                 c.target.addr,
                 t.target.addr,

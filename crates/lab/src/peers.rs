@@ -31,8 +31,10 @@ pub enum Binary {
 pub enum Feature {
     /// One of spdylab's protocols, by its name.
     Protocol(&'static str),
-    /// The HTTP/2 concurrent-stream limit.
+    /// The HTTP/2 (and SPDY) concurrent-stream limit.
     MaxStreams,
+    /// h3's concurrent request streams (QUIC `initial_max_streams_bidi`).
+    H3MaxStreams,
     Tls12Only,
     Tls13Only,
     /// A think time before each response.
@@ -113,6 +115,17 @@ pub fn table() -> Table {
             &|c| match c.max_streams {
                 StreamLimit::Any => Support::AnyLimit,
                 StreamLimit::Fixed(n) => Support::FixedLimit(n),
+            },
+            Support::AnyLimit,
+        ),
+    ));
+    rows.push((
+        Feature::H3MaxStreams,
+        row(
+            &|c| match (c.protocol(Protocol::H3), c.h3_max_streams) {
+                (Some(_), _) => Support::No("no h3 (see the h3 row)"),
+                (None, StreamLimit::Any) => Support::AnyLimit,
+                (None, StreamLimit::Fixed(n)) => Support::FixedLimit(n),
             },
             Support::AnyLimit,
         ),

@@ -8,7 +8,8 @@
 use crate::{PeerKind, Program};
 use proto::Protocol;
 
-/// The HTTP/2 stream limit a server advertises.
+/// The stream limit a server advertises (HTTP/2 and SPDY SETTINGS, or h3's
+/// QUIC transport parameter `initial_max_streams_bidi`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StreamLimit {
     /// Whatever the knob says.
@@ -22,7 +23,11 @@ pub enum StreamLimit {
 pub struct Capabilities {
     /// Per protocol of `Protocol::ALL` (same order): see [`Capabilities::protocol`].
     pub protocols: [Option<&'static str>; Protocol::ALL.len()],
+    /// HTTP/2's and SPDY's SETTINGS_MAX_CONCURRENT_STREAMS.
     pub max_streams: StreamLimit,
+    /// h3's concurrent request streams (QUIC `initial_max_streams_bidi`);
+    /// `Any` where the server has no h3.
+    pub h3_max_streams: StreamLimit,
     pub tls12_only: Option<&'static str>,
     pub tls13_only: Option<&'static str>,
     pub server_delay: Option<&'static str>,
@@ -66,6 +71,7 @@ pub(crate) fn row(kind: PeerKind) -> Capabilities {
                     Some("nginx has no HTTP/3 in Debian's build (1.22, no ngx_http_v3_module, which came in 1.25)"),
                 ],
                 max_streams: StreamLimit::Any,
+                h3_max_streams: StreamLimit::Any,
                 tls12_only: None,
                 tls13_only: None,
                 server_delay: Some(NO_DELAY),
@@ -82,6 +88,7 @@ pub(crate) fn row(kind: PeerKind) -> Capabilities {
                     Some("Apache has no HTTP/3 (no QUIC module for httpd 2.4)"),
                 ],
                 max_streams: StreamLimit::Any,
+                h3_max_streams: StreamLimit::Any,
                 tls12_only: None,
                 tls13_only: None,
                 server_delay: Some(NO_DELAY),
@@ -98,6 +105,7 @@ pub(crate) fn row(kind: PeerKind) -> Capabilities {
                     Some("h2o 2.2.5 (Debian's) has no QUIC: HTTP/3 came in h2o 2.3 betas"),
                 ],
                 max_streams: StreamLimit::Fixed(100),
+                h3_max_streams: StreamLimit::Any,
                 tls12_only: Some("h2o 2.2 cannot be limited to TLS 1.2 (it has a minimum version only)"),
                 tls13_only: None,
                 server_delay: Some(NO_DELAY),
@@ -113,7 +121,11 @@ pub(crate) fn row(kind: PeerKind) -> Capabilities {
                     None,
                     None,
                 ],
+                // Go's net/http advertises 250 for h2; quic-go's default
+                // MaxIncomingStreams (caddy 2.6 does not set it) is 100 for h3,
+                // as `spdylab probe` reads in its transport parameters.
                 max_streams: StreamLimit::Fixed(250),
+                h3_max_streams: StreamLimit::Fixed(100),
                 tls12_only: None,
                 tls13_only: None,
                 server_delay: Some(NO_DELAY),
@@ -168,7 +180,12 @@ pub(crate) fn refuses(kind: PeerKind, protocol: Protocol, knobs: &Knobs) -> Opti
             return Some(format!("{why}: {flag} needs --server {}", others(&ok)));
         }
     }
-    if let (true, StreamLimit::Fixed(fixed)) = (multiplexed, caps.max_streams) {
+    let limit = if protocol.quic() {
+        caps.h3_max_streams
+    } else {
+        caps.max_streams
+    };
+    if let (true, StreamLimit::Fixed(fixed)) = (multiplexed, limit) {
         // The limit cannot bind when the site has no more resources than it.
         let same =
             knobs.max_streams == fixed || knobs.max_streams.min(fixed) as usize >= knobs.resources;
@@ -263,5 +280,17 @@ mod tests {
         assert!(PeerKind::H2o
             .refuses(Protocol::H2c, &knobs(50, None))
             .is_some());
+    }
+
+    #[test]
+    fn caddys_h3_limit_is_quic_gos_100_not_its_h2_250() {
+        let big = |n| Knobs {
+            resources: 300,
+            ..knobs(n, None)
+        };
+        assert_eq!(PeerKind::Caddy.refuses(Protocol::H3, &big(100)), None);
+        let why = PeerKind::Caddy.refuses(Protocol::H3, &big(250)).unwrap();
+        assert!(why.contains("advertises 100"), "{why}");
+        assert_eq!(PeerKind::Caddy.refuses(Protocol::H2, &big(250)), None);
     }
 }

@@ -19,9 +19,13 @@ use std::time::Duration;
   spdylab bench --site icons --protocol h2c --connections 8 --streams 50 --json
   spdylab bench http://127.0.0.1:8080/ --rate 20000 --connections 50 --hdr-out lat.hgrm
   spdylab bench --site youtube --protocol spdy3 --rtt 150ms --link-rate 8mbit -c 1 --streams 50
+  spdylab bench --site icons --protocol h3 -c 4 --streams 50 -d 5s --warmup 1s
+  spdylab bench --site icons --protocol h3 --server caddy --rtt 20ms
 
 Closed loop by default: each connection keeps --depth requests (h1) or --streams
-streams (h2) in flight. With --rate, open loop: requests are due at a constant rate
+streams (h2, SPDY, h3) in flight. h3 runs over QUIC (UDP) with one UDP socket per
+connection. --server caddy|nginx|apache|h2o runs that server in a testbed (unshaped
+unless LINK flags are given); a protocol it does not serve is refused. With --rate, open loop: requests are due at a constant rate
 and latency runs from when each was due (coordinated-omission correction, as wrk2).
 Every response is checked: status, and body length against --paths or the first
 response of its path; a wrong one is an error, never a success.")]
@@ -35,7 +39,10 @@ pub struct BenchArgs {
     /// Serve this site with the built-in server on loopback and load it
     #[arg(long)]
     pub site: Option<String>,
-    /// http, https, http-pipelined, https-pipelined, spdy3, h2, h2c
+    /// With --site: the server (builtin on loopback, or a real one in a testbed; see `spdylab peers`)
+    #[arg(long, value_enum, default_value = "builtin")]
+    pub server: crate::compare::ServerArg,
+    /// http, https, http-pipelined, https-pipelined, spdy3, h2, h2c, h3
     #[arg(long, default_value = "http")]
     pub protocol: Protocol,
     /// Connections
@@ -44,7 +51,7 @@ pub struct BenchArgs {
     /// Requests in flight per HTTP/1.1 connection (pipelining; default 8 for *-pipelined, else 1)
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub depth: Option<u32>,
-    /// Streams in flight per HTTP/2 connection
+    /// Streams in flight per HTTP/2, SPDY or HTTP/3 connection
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub streams: u32,
     /// Generator threads (default: the machine's cores)
@@ -113,6 +120,11 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
     let choice = args.link.choice()?;
     let target = match (&args.url, &args.site) {
         (Some(url), _) => {
+            if !matches!(args.server, crate::compare::ServerArg::Builtin) {
+                return Err(usage(
+                    "--server serves a --site; a URL names its own server".into(),
+                ));
+            }
             if let Some(l) = args.layout {
                 return Err(usage(format!(
                     "--layout {l} lays out a --site; a URL is loaded as it is"
@@ -166,6 +178,7 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
         expect_status: args.expect_status,
         host: args.host.clone(),
         server_pid: args.server_pid,
+        server: args.server.kind(),
     };
     let json = args.json;
     let out = lab::bench::run(&request, &mut |plan| {
@@ -204,6 +217,7 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
             json!({
                 "schema": 1,
                 "protocol": out.plan.protocol.name(),
+                "server": args.url.is_none().then(|| args.server.kind().name()),
                 "target": out.plan.addr.to_string(),
                 "connections": args.connections,
                 "depth": depth,
@@ -212,6 +226,7 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
                 "seconds": result.elapsed.as_secs_f64(),
                 "requests": result.requests,
                 "requests_per_sec": rps,
+                "bytes": result.bytes,
                 "bytes_per_sec": result.bytes as f64 / result.elapsed.as_secs_f64(),
                 "latency_ms": {
                     "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "p999": pct(0.999),

@@ -52,6 +52,7 @@ fn label(f: Feature) -> String {
     match f {
         Feature::Protocol(p) => p.to_string(),
         Feature::MaxStreams => "--max-streams".into(),
+        Feature::H3MaxStreams => "--max-streams h3".into(),
         Feature::Tls12Only => "--tls 1.2".into(),
         Feature::Tls13Only => "--tls 1.3".into(),
         Feature::ServerDelay => "--server-delay".into(),

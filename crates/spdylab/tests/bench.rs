@@ -262,6 +262,14 @@ fn bad_input_is_a_clear_error() {
         ),
         (vec!["https://127.0.0.1:1/", "--protocol", "http"], "TLS"),
         (vec!["http://127.0.0.1:1/", "--rate", "0"], "--rate"),
+        (
+            vec!["--site", "icons", "--protocol", "h3", "--server", "nginx"],
+            "HTTP/3",
+        ),
+        (
+            vec!["http://127.0.0.1:1/", "--server", "caddy"],
+            "--server serves a --site",
+        ),
     ] {
         let mut all = vec!["bench"];
         all.extend_from_slice(&args);
@@ -375,4 +383,64 @@ fn an_announced_close_is_a_reconnect_and_requests_lost_behind_it_are_errors() {
         "{v}"
     );
     assert!(v["reconnects"].as_u64().unwrap() > 0, "{v}");
+}
+
+/// h3 over QUIC against the built-in server and against caddy (a real h3
+/// server) in a testbed: requests counted, none an error — and in site mode
+/// every response's body is checked against its resource's exact size — and a
+/// wrong expected length (`--paths`) is an error for h3 as for every protocol.
+#[test]
+fn h3_is_counted_and_checked_as_h2_is() {
+    let dir = TempDir::new("bench-h3");
+    let wrong = dir.0.join("paths");
+    std::fs::write(&wrong, "/ 1\n").unwrap();
+    for server in ["builtin", "caddy"] {
+        let v = bench(&[
+            "--site",
+            "icons",
+            "--protocol",
+            "h3",
+            "--server",
+            server,
+            "-c",
+            "2",
+            "--streams",
+            "8",
+            "-d",
+            "1s",
+            "--warmup",
+            "300ms",
+        ]);
+        assert!(v["errors"].as_object().unwrap().is_empty(), "{server}: {v}");
+        let requests = v["requests"].as_u64().unwrap();
+        assert!(requests > 0, "{server}: {v}");
+        // At least the smallest resource (a 32×32 PNG is > 60 bytes) per request.
+        assert!(
+            v["bytes"].as_u64().unwrap() >= requests * 60,
+            "{server}: {v}"
+        );
+        assert!(
+            v["server_cpu_seconds"].as_f64().unwrap() > 0.0,
+            "{server}: {v}"
+        );
+    }
+    let out = spdylab(&[
+        "bench",
+        "--site",
+        "icons",
+        "--protocol",
+        "h3",
+        "-c",
+        "1",
+        "-d",
+        "500ms",
+        "--warmup",
+        "0s",
+        "--paths",
+        wrong.to_str().unwrap(),
+        "--json",
+    ]);
+    let v = json_of(&out);
+    assert_eq!(v["requests"].as_u64(), Some(0), "{v}");
+    assert!(v["errors"]["length"].as_u64().unwrap() > 0, "{v}");
 }

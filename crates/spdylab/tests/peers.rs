@@ -225,6 +225,9 @@ fn peers_prints_the_capability_table() {
     }
     assert_eq!(servers[3]["fixed_max_streams"], 100);
     assert_eq!(servers[4]["fixed_max_streams"], 250);
+    // caddy's h3 is quic-go's: 100 streams, not Go net/http's 250 for h2.
+    assert_eq!(servers[4]["capabilities"]["--max-streams h3"], "100 only");
+    assert_eq!(servers[1]["capabilities"]["--max-streams h3"], "no");
     assert_eq!(servers[1]["capabilities"]["h2c"], "no");
     let text = spdylab(&["peers"]);
     assert!(String::from_utf8_lossy(&text.stdout).contains("Why not:"));

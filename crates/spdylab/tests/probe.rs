@@ -149,6 +149,60 @@ fn each_offer_of_the_builtin_server_is_detected() {
     }
 }
 
+/// h3's transport parameters, read from the QUIC handshake, are what
+/// server::quic configures: `--max-streams` as `initial_max_streams_bidi`, a
+/// 30 s idle timeout, and quinn 0.11's defaults, which it keeps, for the rest
+/// (1 250 000 B a stream, an unlimited connection window (2^62 − 1), 100
+/// unidirectional streams, 1472 B UDP payloads); the stream count quinn lets
+/// us open agrees with the parameter.
+#[test]
+fn the_builtin_servers_h3_transport_parameters_are_its_config() {
+    let dir = TempDir::new("probe-h3-builtin");
+    let ca = dir.arg("ca.pem");
+    let served = serve(&[
+        "--site",
+        "icons",
+        "--proto",
+        "https,h3",
+        "--max-streams",
+        "37",
+        "--ca",
+        &ca,
+    ]);
+    let port = served.https.unwrap().port().to_string();
+    let (v, code) = probe(&[
+        &format!("127.0.0.1:{port}"),
+        "--sni",
+        "icons.spdylab.test",
+        "--ca",
+        &ca,
+    ]);
+    assert_eq!(code, 0, "{v:#}");
+    let h3 = check(&v, "h3");
+    assert_eq!(h3["offered"], true, "{v:#}");
+    let q = &h3["settings"]["quic"];
+    for (key, want) in [
+        ("initial_max_streams_bidi", 37u64),
+        ("initial_max_streams_uni", 100),
+        ("max_idle_timeout", 30_000),
+        ("initial_max_stream_data_bidi_local", 1_250_000),
+        ("initial_max_stream_data_bidi_remote", 1_250_000),
+        ("initial_max_stream_data_uni", 1_250_000),
+        ("initial_max_data", (1 << 62) - 1),
+        ("max_udp_payload_size", 1472),
+    ] {
+        assert_eq!(q[key].as_u64(), Some(want), "{key}: {h3:#}");
+    }
+    assert_eq!(h3["settings"]["max_concurrent_streams"], 37, "{h3}");
+    assert_eq!(h3["settings"]["initial_window"], 1_250_000, "{h3}");
+    let detail = h3["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("initial_max_data 4611686018427387903"),
+        "{detail}"
+    );
+    assert!(!detail.contains("not read"), "{detail}");
+}
+
 /// A certificate for `names` from a new CA, and the CA's PEM.
 fn certificate(names: &[&str]) -> (String, String, String) {
     let ca = server::Ca::new().unwrap();
@@ -317,6 +371,15 @@ fn caddy_with_h3_answers_quic_and_says_so_in_alt_svc() {
     assert_eq!(h3["offered"], true, "{v:#}");
     // quic-go's default: 100 bidirectional streams; its SETTINGS came on the control stream.
     assert_eq!(h3["settings"]["max_concurrent_streams"], 100, "{h3}");
+    // And read directly from its transport parameters.
+    assert_eq!(
+        h3["settings"]["quic"]["initial_max_streams_bidi"], 100,
+        "{h3}"
+    );
+    assert!(
+        h3["settings"]["quic"]["initial_max_data"].as_u64().unwrap() > 0,
+        "{h3}"
+    );
     let detail = h3["detail"].as_str().unwrap();
     assert!(
         detail.contains("SETTINGS [") || detail.contains("SETTINGS (none: every default)"),

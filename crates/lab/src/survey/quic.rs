@@ -3,15 +3,31 @@
 //! stream read by hand up to its SETTINGS frame ([`wire::h3_control`]) — our
 //! own control stream sends empty SETTINGS — and the bidirectional streams the
 //! server allows counted as quinn lets us open them without sending anything
-//! (its `initial_max_streams_bidi`, which quinn does not otherwise expose).
-//! The initial flow-control windows (transport parameters) are not read.
+//! (its `initial_max_streams_bidi`, as a cross-check of the parameter read).
+//!
+//! The server's transport parameters (initial windows, stream limits, idle
+//! timeout, UDP payload size) are not exposed by quinn's `Connection`. They
+//! are caught where quinn's handshake hands them over: [`Recording`] wraps
+//! quinn's own rustls crypto config (`quinn::crypto::ClientConfig`) and its
+//! sessions, delegating every call, and keeps what the session's
+//! `transport_parameters()` returns — quinn_proto's `TransportParameters`,
+//! already decoded and validated by quinn. Its fields are private but its
+//! public `write` encodes them in RFC 9000 §18's wire form, which
+//! [`wire::quic_transport_parameters`] decodes (a few lines of varint TLVs,
+//! unit-tested). This is chosen over re-reading rustls's raw
+//! `quic_transport_parameters()` because quinn keeps its rustls connection
+//! private (reaching it means re-implementing quinn's crypto session), and
+//! over parsing `TransportParameters`' `Debug` text, which is no contract.
 
 use super::wire::{self, H3Control, Settings};
 use super::{Found, Outcome, Plan, Timer};
+use quinn::crypto::{ExportKeyingMaterialError, HeaderKey, KeyPair, Keys, PacketKey, Session};
+use quinn_proto::transport_parameters::TransportParameters;
+use quinn_proto::TransportError;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::pin::pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 /// Counting stops here: "at least" this many streams.
@@ -43,7 +59,11 @@ async fn handshake_and_read(plan: &Plan, port: u16, timer: &Timer) -> Outcome {
     let (config, seen) = plan.trust.config(&[b"h3"], &[&rustls::version::TLS13]);
     let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(config)
         .map_err(|e| format!("QUIC client configuration: {e}"))?;
-    let client = quinn::ClientConfig::new(Arc::new(crypto));
+    let params = Arc::new(Mutex::new(None));
+    let client = quinn::ClientConfig::new(Arc::new(Recording {
+        inner: Arc::new(crypto),
+        params: params.clone(),
+    }));
     let addr = SocketAddr::new(plan.tls_addr.ip(), port);
     let local: IpAddr = match addr.ip() {
         IpAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
@@ -97,6 +117,21 @@ async fn handshake_and_read(plan: &Plan, port: u16, timer: &Timer) -> Outcome {
     }
     let streams = opened.len() as u64;
     settings.max_concurrent_streams = Some(streams);
+    let quic = params
+        .lock()
+        .unwrap()
+        .take()
+        .map(|raw| wire::quic_transport_parameters(&raw));
+    match &quic {
+        Some(Ok(p)) => {
+            // h2's counterparts: the window of each request stream, and the connection's.
+            settings.initial_window = Some(p.initial_max_stream_data_bidi_remote);
+            settings.connection_window = Some(p.initial_max_data);
+            settings.quic = Some(p.clone());
+        }
+        Some(Err(e)) => note.push_str(&format!("; transport parameters not read: {e}")),
+        None => note.push_str("; transport parameters not read: quinn gave none"),
+    }
     conn.close(H3_NO_ERROR.into(), b"spdylab probe");
     drop(opened);
     endpoint.close(H3_NO_ERROR.into(), b"");
@@ -116,7 +151,21 @@ async fn handshake_and_read(plan: &Plan, port: u16, timer: &Timer) -> Outcome {
     };
     Ok(Found {
         detail: format!(
-            "QUIC handshake, ALPN h3; max streams {streams_text} (bidi, transport parameter); SETTINGS {}; initial windows not read{note}",
+            "QUIC handshake, ALPN h3; max streams {streams_text} (bidi streams opened); {}SETTINGS {}{note}",
+            match &quic {
+                Some(Ok(p)) => format!(
+                    "transport parameters [initial_max_data {}, initial_max_stream_data bidi_local {} bidi_remote {} uni {}, initial_max_streams bidi {} uni {}, max_idle_timeout {} ms, max_udp_payload_size {}]; ",
+                    p.initial_max_data,
+                    p.initial_max_stream_data_bidi_local,
+                    p.initial_max_stream_data_bidi_remote,
+                    p.initial_max_stream_data_uni,
+                    p.initial_max_streams_bidi,
+                    p.initial_max_streams_uni,
+                    p.max_idle_timeout,
+                    p.max_udp_payload_size
+                ),
+                _ => String::new(),
+            },
             if named.is_empty() {
                 "(none: every default)".to_string()
             } else {
@@ -164,5 +213,91 @@ fn reason(e: &quinn::ConnectionError) -> String {
         quinn::ConnectionError::ApplicationClosed(c) => format!("closed by the server: {c}"),
         quinn::ConnectionError::VersionMismatch => "no QUIC version in common".into(),
         other => format!("QUIC: {other}"),
+    }
+}
+
+/// quinn's rustls client crypto, keeping the server's transport parameters
+/// (encoded) as the handshake hands them to quinn.
+struct Recording {
+    inner: Arc<quinn::crypto::rustls::QuicClientConfig>,
+    params: Arc<Mutex<Option<Vec<u8>>>>,
+}
+
+impl quinn::crypto::ClientConfig for Recording {
+    fn start_session(
+        self: Arc<Self>,
+        version: u32,
+        server_name: &str,
+        params: &TransportParameters,
+    ) -> Result<Box<dyn Session>, quinn::ConnectError> {
+        let inner = self
+            .inner
+            .clone()
+            .start_session(version, server_name, params)?;
+        Ok(Box::new(RecordingSession {
+            inner,
+            params: self.params.clone(),
+        }))
+    }
+}
+
+/// quinn's session, every call delegated; `transport_parameters` also kept.
+struct RecordingSession {
+    inner: Box<dyn Session>,
+    params: Arc<Mutex<Option<Vec<u8>>>>,
+}
+
+impl Session for RecordingSession {
+    fn initial_keys(&self, dst_cid: &quinn::ConnectionId, side: quinn::Side) -> Keys {
+        self.inner.initial_keys(dst_cid, side)
+    }
+    fn handshake_data(&self) -> Option<Box<dyn std::any::Any>> {
+        self.inner.handshake_data()
+    }
+    fn peer_identity(&self) -> Option<Box<dyn std::any::Any>> {
+        self.inner.peer_identity()
+    }
+    fn early_crypto(&self) -> Option<(Box<dyn HeaderKey>, Box<dyn PacketKey>)> {
+        self.inner.early_crypto()
+    }
+    fn early_data_accepted(&self) -> Option<bool> {
+        self.inner.early_data_accepted()
+    }
+    fn is_handshaking(&self) -> bool {
+        self.inner.is_handshaking()
+    }
+    fn read_handshake(&mut self, buf: &[u8]) -> Result<bool, TransportError> {
+        self.inner.read_handshake(buf)
+    }
+    fn transport_parameters(&self) -> Result<Option<TransportParameters>, TransportError> {
+        let r = self.inner.transport_parameters();
+        if let Ok(Some(p)) = &r {
+            let mut raw = Vec::new();
+            p.write(&mut raw);
+            *self.params.lock().unwrap() = Some(raw);
+        }
+        r
+    }
+    fn write_handshake(&mut self, buf: &mut Vec<u8>) -> Option<Keys> {
+        self.inner.write_handshake(buf)
+    }
+    fn next_1rtt_keys(&mut self) -> Option<KeyPair<Box<dyn PacketKey>>> {
+        self.inner.next_1rtt_keys()
+    }
+    fn is_valid_retry(
+        &self,
+        orig_dst_cid: &quinn::ConnectionId,
+        header: &[u8],
+        payload: &[u8],
+    ) -> bool {
+        self.inner.is_valid_retry(orig_dst_cid, header, payload)
+    }
+    fn export_keying_material(
+        &self,
+        output: &mut [u8],
+        label: &[u8],
+        context: &[u8],
+    ) -> Result<(), ExportKeyingMaterialError> {
+        self.inner.export_keying_material(output, label, context)
     }
 }

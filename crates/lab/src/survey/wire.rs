@@ -56,6 +56,88 @@ pub struct Settings {
     pub connection_window: Option<u64>,
     /// Every setting as sent, `(id, value)`, in order.
     pub all: Vec<(u64, u64)>,
+    /// h3: the server's QUIC transport parameters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicParams>,
+}
+
+/// A QUIC server's integer transport parameters (RFC 9000 §18.2), with the
+/// RFC's default where it sent none.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct QuicParams {
+    /// Milliseconds (0: no idle timeout).
+    pub max_idle_timeout: u64,
+    pub max_udp_payload_size: u64,
+    /// The connection's flow-control window: how much a client may send in all.
+    pub initial_max_data: u64,
+    /// Per stream, on streams the server opens.
+    pub initial_max_stream_data_bidi_local: u64,
+    /// Per stream, on streams the client opens (h3's requests): h2's
+    /// SETTINGS_INITIAL_WINDOW_SIZE counterpart.
+    pub initial_max_stream_data_bidi_remote: u64,
+    pub initial_max_stream_data_uni: u64,
+    /// Request streams a client may open at once: h2's MAX_CONCURRENT_STREAMS counterpart.
+    pub initial_max_streams_bidi: u64,
+    pub initial_max_streams_uni: u64,
+    pub ack_delay_exponent: u64,
+    /// Milliseconds.
+    pub max_ack_delay: u64,
+    pub active_connection_id_limit: u64,
+}
+
+impl Default for QuicParams {
+    /// RFC 9000 §18.2's defaults (those of parameters not sent).
+    fn default() -> Self {
+        QuicParams {
+            max_idle_timeout: 0,
+            max_udp_payload_size: 65_527,
+            initial_max_data: 0,
+            initial_max_stream_data_bidi_local: 0,
+            initial_max_stream_data_bidi_remote: 0,
+            initial_max_stream_data_uni: 0,
+            initial_max_streams_bidi: 0,
+            initial_max_streams_uni: 0,
+            ack_delay_exponent: 3,
+            max_ack_delay: 25,
+            active_connection_id_limit: 2,
+        }
+    }
+}
+
+/// Decodes transport parameters as encoded in TLS's quic_transport_parameters
+/// extension (RFC 9000 §18: id, length, value, each id a varint; the integer
+/// ones' values are varints). Parameters that are not integers (connection
+/// IDs, tokens, a preferred address) and unknown ones are skipped; a
+/// truncated or inconsistent encoding is an error.
+pub fn quic_transport_parameters(mut buf: &[u8]) -> Result<QuicParams, String> {
+    let mut p = QuicParams::default();
+    while !buf.is_empty() {
+        let (id, a) = varint(buf).ok_or("a truncated parameter id")?;
+        let (len, b) = varint(&buf[a..]).ok_or("a truncated parameter length")?;
+        let value = buf
+            .get(a + b..a + b + len as usize)
+            .ok_or_else(|| format!("parameter {id:#x}: {len} bytes announced, fewer sent"))?;
+        buf = &buf[a + b + len as usize..];
+        let slot = match id {
+            0x01 => &mut p.max_idle_timeout,
+            0x03 => &mut p.max_udp_payload_size,
+            0x04 => &mut p.initial_max_data,
+            0x05 => &mut p.initial_max_stream_data_bidi_local,
+            0x06 => &mut p.initial_max_stream_data_bidi_remote,
+            0x07 => &mut p.initial_max_stream_data_uni,
+            0x08 => &mut p.initial_max_streams_bidi,
+            0x09 => &mut p.initial_max_streams_uni,
+            0x0a => &mut p.ack_delay_exponent,
+            0x0b => &mut p.max_ack_delay,
+            0x0e => &mut p.active_connection_id_limit,
+            _ => continue,
+        };
+        match varint(value) {
+            Some((v, n)) if n == value.len() => *slot = v,
+            _ => return Err(format!("parameter {id:#x}: not one varint")),
+        }
+    }
+    Ok(p)
 }
 
 /// Reads the HTTP/2 frames a server sent, up to the ACK of our PING.
@@ -499,6 +581,35 @@ mod tests {
             H3Control::Settings(vec![(0x6, 16_384), (0x1, 0), (0x33, 1)])
         );
         assert_eq!(h3_control(&[0x02]), H3Control::Other(2));
+    }
+
+    #[test]
+    fn transport_parameters_decode_with_rfc_defaults_for_those_absent() {
+        let mut b = Vec::new();
+        for (id, v) in [
+            (0x04u64, 15_728_640u64),
+            (0x06, 1_250_000),
+            (0x08, 100),
+            (0x01, 30_000),
+        ] {
+            put_varint(id, &mut b);
+            let mut val = Vec::new();
+            put_varint(v, &mut val);
+            put_varint(val.len() as u64, &mut b);
+            b.extend(val);
+        }
+        // A non-integer parameter (stateless_reset_token, 16 bytes) is skipped.
+        b.extend([0x02, 16]);
+        b.extend([7u8; 16]);
+        let p = quic_transport_parameters(&b).unwrap();
+        assert_eq!(p.initial_max_data, 15_728_640);
+        assert_eq!(p.initial_max_stream_data_bidi_remote, 1_250_000);
+        assert_eq!(p.initial_max_streams_bidi, 100);
+        assert_eq!(p.max_idle_timeout, 30_000);
+        assert_eq!(p.max_udp_payload_size, 65_527);
+        assert_eq!(p.initial_max_streams_uni, 0);
+        assert!(quic_transport_parameters(&b[..b.len() - 1]).is_err());
+        assert!(quic_transport_parameters(&[0x04, 0x02, 0x05, 0x05]).is_err());
     }
 
     #[test]
