@@ -236,6 +236,19 @@ pub fn trend(table: &LossTable, pair: usize) -> Option<String> {
         } else {
             "no separable trend (the CIs overlap)"
         };
+        // The values in between, so that a trend made by one end alone shows.
+        let between: Vec<String> = here[1..here.len() - 1]
+            .iter()
+            .map(|r| {
+                let g = &r.pairs[pair];
+                format!("{} % {} at {}", pct(g.gain), fmt_ci(g.ci, pct), r.loss)
+            })
+            .collect();
+        let verdict = if between.is_empty() {
+            verdict.to_string()
+        } else {
+            format!("{verdict}; in between: {}", between.join(", "))
+        };
         lines.push(format!(
             "{}{}: {} over {}: {} % {} at loss {}, {} % {} at loss {} — {verdict}.",
             table.site,
@@ -389,7 +402,7 @@ pub(crate) mod tests {
     pub(crate) fn fixture() -> (Experiment, Vec<ProbeRecord>) {
         let exp = experiment::parse(
             "loss.toml",
-            "name = \"l\"\nsites = [\"youtube\"]\nprotocols = [\"https\", \"h2\", \"h3\"]\nreps = 4\n[link]\nrtt = \"150ms\"\nrate = \"8mbit\"\nloss = [\"0%\", \"2%\"]\n",
+            "name = \"l\"\nsites = [\"youtube\"]\nprotocols = [\"https\", \"h2\", \"h3\"]\nreps = 4\n[link]\nrtt = \"150ms\"\nrate = \"8mbit\"\nloss = [\"0%\", \"1%\", \"2%\"]\n",
         )
         .unwrap();
         let mut lines = String::new();
@@ -432,9 +445,9 @@ pub(crate) mod tests {
         let rows = &t[0].rows;
         assert_eq!(
             rows.iter().map(|r| r.loss.as_str()).collect::<Vec<_>>(),
-            ["0%", "2%"]
+            ["0%", "1%", "2%"]
         );
-        let h3 = &rows[1].cells[2];
+        let h3 = &rows[2].cells[2];
         assert_eq!((h3.protocol.as_str(), h3.n), ("h3", 4));
         assert!((h3.mean - 2015.0).abs() < 1e-9);
         assert!(h3.ci[0] < 2015.0 && 2015.0 < h3.ci[1]);
@@ -446,6 +459,8 @@ pub(crate) mod tests {
         let sentence = trend(&t[0], 0).unwrap();
         assert!(sentence.contains("h3 over h2"), "{sentence}");
         assert!(sentence.contains("grows with loss"), "{sentence}");
+        assert!(sentence.contains("; in between: +49.8 % ["), "{sentence}");
+        assert!(sentence.contains("] at 1%."), "{sentence}");
         let html = table_html(&exp, &t[0]);
         assert!(
             html.contains("<th>h3 gain over h2 (%) [95 % CI]</th>"),
