@@ -6,6 +6,7 @@
 //! waterfall and the calibration table.
 
 pub mod loadtest;
+pub mod loss;
 mod svg;
 
 use results::experiment::{self, Kind};
@@ -628,6 +629,32 @@ fn render(
     }
     h.body.push_str("</ul>");
 
+    for t in loss::tables(exp, probes) {
+        h.section(
+            &format!("loss-{}", t.site),
+            &format!("{}: protocols under loss", t.site),
+        );
+        h.p(&format!(
+            "Each loss rate: mean {} with its 95 % CI (Student's t), the gain over {} and each protocol's gain over the one listed before it, with 95 % bootstrap CIs — 004's Fig. 6 question: does removing head-of-line blocking pay more as loss grows?",
+            exp.metric.label(),
+            exp.baseline
+        ));
+        for i in 0..loss::pairs(exp).len() {
+            if let Some(s) = loss::trend(&t, i) {
+                h.p(&s);
+            }
+        }
+        h.body.push_str(&loss::table_html(exp, &t));
+        h.figure(
+            loss::plot(exp, &t),
+            &format!(
+                "Gain of mean {} against loss with 95 % bootstrap CI bars: each protocol over {}, and each over the one listed before it (black).",
+                exp.metric.label(),
+                exp.baseline
+            ),
+        );
+    }
+
     for site in sites(exp) {
         for axis in &axes {
             let rest: Vec<&String> = axes.iter().filter(|a| *a != axis).collect();
@@ -1161,6 +1188,30 @@ mod tests {
         assert_eq!(ci_text([1.0, 2.0], |v| format!("{v:+.1}")), "+1.0 – +2.0");
         assert_eq!(or_na(f64::NAN, |v| format!("{v:.0}")), "n/a");
         assert_eq!(num(f64::NAN), "");
+    }
+
+    #[test]
+    fn a_loss_sweeps_report_has_the_loss_section() {
+        let (exp, probes) = loss::tests::fixture();
+        let rows = aggregate(&exp, &probes);
+        let headline = headline(&exp, &rows);
+        let opts = Options { waterfall: None };
+        let page = render(
+            Path::new("/nonexistent"),
+            &exp,
+            &probes,
+            &rows,
+            &[],
+            &headline,
+            &opts,
+        );
+        assert!(page.contains(r#"<h2 id="loss-youtube">youtube: protocols under loss</h2>"#));
+        assert!(page.contains("h3 over h2: +19.9 %"), "the trend sentence");
+        assert!(page.contains("<table class=\"loss\">"));
+        // The section's plot counts among the page's plots, once.
+        assert_eq!(page.matches("gain of mean PLT against loss").count(), 1);
+        // The rest of the report is still there.
+        assert!(page.contains(r#"id="table""#));
     }
 
     #[test]

@@ -236,6 +236,53 @@ pub fn line_chart(
     marks: &[Mark],
     include_zero: bool,
 ) -> String {
+    chart(
+        title,
+        x_label,
+        y_label,
+        x_ticks,
+        log_x,
+        series,
+        marks,
+        include_zero,
+        false,
+    )
+}
+
+/// A line chart with a CI bar (with caps) at each point instead of a band;
+/// the series are nudged apart sideways so that their bars do not overlap.
+pub fn error_bar_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x_ticks: &[(f64, String)],
+    series: &[Series],
+) -> String {
+    chart(
+        title,
+        x_label,
+        y_label,
+        x_ticks,
+        false,
+        series,
+        &[],
+        true,
+        true,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x_ticks: &[(f64, String)],
+    log_x: bool,
+    series: &[Series],
+    marks: &[Mark],
+    include_zero: bool,
+    bars: bool,
+) -> String {
     let xs = finite_range(x_ticks.iter().map(|t| t.0)).unwrap_or((0.0, 1.0));
     let ys = finite_range(
         series
@@ -263,13 +310,32 @@ pub fn line_chart(
     let mut out = String::new();
     open(&mut out, title);
     f.axes(&mut out, x_label, y_label, x_ticks);
-    for s in series {
+    for (si, s) in series.iter().enumerate() {
         let band: Vec<&(f64, f64, f64, f64)> = s
             .points
             .iter()
             .filter(|p| p.2.is_finite() && p.3.is_finite())
             .collect();
-        if band.len() > 1 {
+        // Bars: each series nudged sideways by a few pixels.
+        let dx = if bars {
+            (si as f64 - (series.len() as f64 - 1.0) / 2.0) * 5.0
+        } else {
+            0.0
+        };
+        if bars {
+            for p in &band {
+                let (x, lo, hi) = (f.px(p.0) + dx, f.py(p.2), f.py(p.3));
+                let _ = write!(
+                    out,
+                    r#"<path d="M{x:.1},{lo:.1} L{x:.1},{hi:.1} M{:.1},{lo:.1} L{:.1},{lo:.1} M{:.1},{hi:.1} L{:.1},{hi:.1}" stroke="{}" stroke-width="1.2" fill="none"/>"#,
+                    x - 3.0,
+                    x + 3.0,
+                    x - 3.0,
+                    x + 3.0,
+                    s.colour
+                );
+            }
+        } else if band.len() > 1 {
             let mut d = String::new();
             for (i, p) in band.iter().enumerate() {
                 let _ = write!(
@@ -304,7 +370,7 @@ pub fn line_chart(
                 d,
                 "{}{:.1},{:.1} ",
                 if i == 0 { "M" } else { "L" },
-                f.px(p.0),
+                f.px(p.0) + dx,
                 f.py(p.1)
             );
         }
@@ -317,7 +383,7 @@ pub fn line_chart(
             let _ = write!(
                 out,
                 r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{}"><title>{}: {} → {:.1} {}</title></circle>"#,
-                f.px(p.0),
+                f.px(p.0) + dx,
                 f.py(p.1),
                 s.colour,
                 esc(&s.name),
