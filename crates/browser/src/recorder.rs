@@ -146,6 +146,7 @@ impl Recorder {
         let want = devtools_protocol(asked);
         let mut connections: Vec<u64> = Vec::new();
         let mut entries = Vec::new();
+        let mut upgraded: Vec<&str> = Vec::new();
         for id in &self.order {
             let r = &self.requests[id];
             if let Some(e) = &r.failed {
@@ -155,6 +156,12 @@ impl Recorder {
             let Some(done) = r.finished else { continue };
             if self.onload.is_some_and(|l| done > l) {
                 continue;
+            }
+            // Chromium's HSTS preload list (twitter.com, youtube.com, their
+            // CDNs …) turns an http:// request into https:// by an internal
+            // redirect: that load is HTTPS, never counted as plain HTTP.
+            if !asked.tls() && r.url.starts_with("https://") {
+                upgraded.push(r.url.as_str());
             }
             if r.protocol != want {
                 errors.push(format!(
@@ -184,6 +191,13 @@ impl Recorder {
                     .unwrap_or(0),
                 timings,
             });
+        }
+        if let Some(first) = upgraded.first() {
+            errors.push(format!(
+                "{} request(s) fetched over TLS, not plain {asked} as asked, from {first} on \
+                 (Chromium's HSTS preload list upgrades these hosts)",
+                upgraded.len()
+            ));
         }
         PageResult {
             protocol: asked,
@@ -347,6 +361,37 @@ mod tests {
         let load = page("http/1.1").finish(Protocol::H2);
         let e = load.error.unwrap();
         assert!(e.contains("not h2 as asked"), "{e}");
+    }
+
+    #[test]
+    fn an_hsts_upgrade_of_plain_http_is_an_error() {
+        let mut r = Recorder::new();
+        r.on_event(
+            "Network.requestWillBeSent",
+            &json!({"requestId": "1", "type": "Document", "timestamp": 1.0,
+                    "request": {"url": "http://twitter.com/"}}),
+        );
+        // Chromium's internal redirect (307) to https://, the same request id.
+        r.on_event(
+            "Network.requestWillBeSent",
+            &json!({"requestId": "1", "type": "Document", "timestamp": 1.001,
+                    "redirectResponse": {"status": 307},
+                    "request": {"url": "https://twitter.com/"}}),
+        );
+        r.on_event(
+            "Network.responseReceived",
+            &json!({"requestId": "1", "response": {"status": 200, "mimeType": "text/html",
+                "protocol": "http/1.1", "connectionId": 1}}),
+        );
+        r.on_event(
+            "Network.loadingFinished",
+            &json!({"requestId": "1", "timestamp": 1.2}),
+        );
+        r.on_event("Page.loadEventFired", &json!({"timestamp": 1.3}));
+        let e = r.finish(Protocol::Http).error.unwrap();
+        assert!(e.contains("HSTS"), "{e}");
+        // The same load asked as https is fine.
+        assert_eq!(r.finish(Protocol::Https).error, None);
     }
 
     #[test]

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Fits the model's browser costs (`--browser-cost`) against Chromium.
+
+Input: one or more `spdylab crosscheck --json` documents run with every cost 0
+but scripts in order (`--browser-cost navigation=0ms`), so that each row's
+Chromium − model median PLT is what the costs must explain. Per Trial of the
+fit sites, that difference is regressed on the page's work: 1 (navigation),
+requests, kB of script and kB of HTML (from `spdylab sites NAME --json`), by
+weighted least squares with weights 1/Chromium's PLT (relative errors, as
+MAPE), every coefficient >= 0 (each non-negative subset of the four terms is
+solved, the one with the smallest residual kept). It prints the constants, the
+`--browser-cost` string, and the predicted error (model + costs against
+Chromium) per site, fit and held out, as a check before the crosscheck that
+measures it.
+
+Rows whose Chromium probes all failed (e.g. plain http on a host Chromium's
+HSTS preload list upgrades) are left out; so are Trials named by --exclude.
+
+Usage:
+  scripts/fit-browser-cost.py --spdylab target/release/spdylab \\
+      --fit youtube,twitter,icons base.json [more.json ...]
+No third-party modules (plain Python 3).
+"""
+
+import argparse
+import itertools
+import json
+import subprocess
+import sys
+
+TERMS = ["navigation", "request", "script", "parse"]
+
+
+def page_work(spdylab, site):
+    """(1, requests, script kB, HTML kB) of a built-in site or site file."""
+    out = subprocess.run([spdylab, "sites", site, "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    res = json.loads(out)["site"]["resources"]
+    script = sum(r["size"] for r in res if r["kind"] == "js") / 1000
+    html = sum(r["size"] for r in res if r["kind"] == "html") / 1000
+    return [1.0, float(len(res)), script, html]
+
+
+def solve(a, b):
+    """Solves a x = b (small, dense) by Gaussian elimination; None if singular."""
+    n = len(a)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        if abs(m[p][c]) < 1e-12:
+            return None
+        m[c], m[p] = m[p], m[c]
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                m[r] = [x - f * y for x, y in zip(m[r], m[c])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def nnls_subsets(xs, ys, ws):
+    """Weighted least squares over every subset of terms; the best with all coefficients >= 0."""
+    k = len(xs[0])
+    best = (float("inf"), [0.0] * k)
+    for size in range(1, k + 1):
+        for subset in itertools.combinations(range(k), size):
+            a = [[sum(w * x[i] * x[j] for x, w in zip(xs, ws)) for j in subset] for i in subset]
+            b = [sum(w * x[i] * y for x, y, w in zip(xs, ys, ws)) for i in subset]
+            sol = solve(a, b)
+            if sol is None or min(sol) < 0:
+                continue
+            coef = [0.0] * k
+            for i, c in zip(subset, sol):
+                coef[i] = c
+            rss = sum(w * (y - sum(c * xi for c, xi in zip(coef, x))) ** 2
+                      for x, y, w in zip(xs, ys, ws))
+            if rss < best[0]:
+                best = (rss, coef)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--spdylab", default="spdylab", help="the spdylab binary")
+    ap.add_argument("--fit", required=True, help="fit sites, comma-separated")
+    ap.add_argument("--exclude", default="", help="Trials left out: site/link/protocol,…")
+    ap.add_argument("runs", nargs="+", help="crosscheck --json files (zero-cost, ordered)")
+    args = ap.parse_args()
+    fit_sites = set(args.fit.split(","))
+    excluded = set(filter(None, args.exclude.split(",")))
+    rows = []
+    for path in args.runs:
+        doc = json.load(open(path))
+        if not doc["browser_cost"].startswith("navigation=0ms,parse=0ms/kB,script=0ms/kB,request=0ms"):
+            sys.exit(f"{path}: run with --browser-cost navigation=0ms (got {doc['browser_cost']})")
+        for r in doc["rows"]:
+            if r["chromium_failed"] >= doc["reps"] or r["model_failed"] >= doc["reps"]:
+                continue
+            # Plain http with TLS in Chromium's phases: upgraded by its HSTS
+            # preload list (runs from before the recorder refused those loads).
+            if r["protocol"] == "http" and r["chromium_phases"]["ssl"] > 0:
+                continue
+            if f"{r['site']}/{r['link']}/{r['protocol']}" in excluded:
+                continue
+            rows.append(r)
+    work = {s: page_work(args.spdylab, s) for s in sorted({r["site"] for r in rows})}
+    fit = [r for r in rows if r["site"] in fit_sites]
+    xs = [work[r["site"]] for r in fit]
+    ys = [r["chromium"]["median"] - r["model"]["median"] for r in fit]
+    ws = [1 / r["chromium"]["median"] ** 2 for r in fit]
+    rss, coef = nnls_subsets(xs, ys, ws)
+    print(f"fit on {','.join(sorted(fit_sites))}: {len(fit)} Trials; "
+          f"held out: {','.join(sorted(set(work) - fit_sites)) or 'none'}")
+    for name, c, unit in zip(TERMS, coef, ["ms", "ms per request", "ms per kB of script",
+                                           "ms per kB of HTML"]):
+        print(f"  {name:10} {c:8.2f} {unit}")
+    print(f"  rms relative residual {100 * (rss / len(fit)) ** 0.5:.1f}%")
+    nav, req, script, parse = coef
+    print("--browser-cost "
+          f"navigation={round(nav)}ms,parse={round(parse * 1000)}us/kB,"
+          f"script={round(script * 1000)}us/kB,request={round(req * 1000)}us")
+    print("predicted (additive: zero-cost model + costs) against Chromium:")
+    for site in sorted(work):
+        errs = []
+        for r in rows:
+            if r["site"] != site:
+                continue
+            pred = r["model"]["median"] + sum(c * x for c, x in zip(coef, work[site]))
+            errs.append(abs(pred - r["chromium"]["median"]) / r["chromium"]["median"])
+        tag = "fit" if site in fit_sites else "held out"
+        print(f"  {site:18} {tag:8} Trials {len(errs):2}  MAPE {100 * sum(errs) / len(errs):5.1f}%"
+              f"  worst {100 * max(errs):5.1f}%")
+
+
+if __name__ == "__main__":
+    main()
