@@ -40,6 +40,9 @@ pub struct ChromiumOptions {
     pub other_hosts: bool,
     /// Accept any certificate (`spdylab record --insecure`).
     pub insecure: bool,
+    /// More host rules: a name and what it maps to, an address with a port
+    /// if given (`spdylab record --map`).
+    pub map: Vec<(String, String)>,
 }
 
 /// One page load recorded as a HAR 1.2 document with bodies and initiators.
@@ -85,6 +88,7 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
         .iter()
         .map(|(h, a)| format!("MAP {h} {a}"))
         .collect();
+    rules.extend(o.map.iter().map(|(h, t)| format!("MAP {h} {t}")));
     if !o.other_hosts {
         rules.push("MAP * ~NOTFOUND".into());
     }

@@ -254,6 +254,7 @@ pub fn run_plan(
         timeout,
         other_hosts: false,
         insecure: false,
+        map: Vec::new(),
     };
     let client_kind = spec.client;
     let results = std::thread::scope(|s| -> io::Result<Vec<ProbeResult>> {

@@ -35,6 +35,8 @@ pub enum Source {
         insecure: bool,
         /// SPKI hashes of certificates to trust besides the system's (`--ca`).
         spki: Vec<String>,
+        /// Names mapped to an address (and port): Chromium's host rules (`--map`).
+        map: Vec<(String, String)>,
     },
 }
 
@@ -99,6 +101,7 @@ pub fn record(
             protocol,
             insecure,
             spki,
+            map,
         } => {
             let opts = browser::ChromiumOptions {
                 protocol: *protocol,
@@ -108,6 +111,7 @@ pub fn record(
                 timeout,
                 other_hosts: true,
                 insecure: *insecure,
+                map: map.clone(),
             };
             progress(&format!("chromium: loading {url}"));
             let profile = browser::new_profile().map_err(failed("chromium profile"))?;
@@ -165,6 +169,7 @@ fn in_testbed(
         timeout,
         other_hosts: false,
         insecure: false,
+        map: Vec::new(),
     };
     progress(&format!("chromium: loading {} over {protocol}", opts.url));
     let recording = (|| {

@@ -19,7 +19,7 @@ use std::time::Duration;
   sudo spdylab record --site youtube --out rec            # rec/page.har, from a testbed
   sudo spdylab record --site icons --protocol https --rtt 50ms --rate 8mbit --out icons.har
   spdylab record http://127.0.0.1:8080/ --out rec         # a server you run, Chromium on this host
-  spdylab record https://www.example.test:8443/ --ca ca.pem --out rec
+  spdylab record https://www.example.test/ --map www.example.test=127.0.0.1:8443 --ca ca.pem --out rec
   spdylab import rec/page.har --out sites/rec && sudo spdylab compare --site sites/rec --protocols https,h2
 
 With --site, the built-in server serves the site in a testbed (every host on its
@@ -65,12 +65,24 @@ pub struct RecordArgs {
     /// With a URL: accept any certificate
     #[arg(long)]
     pub insecure: bool,
+    /// With a URL: connect to ADDR[:PORT] for HOST (Chromium's host rules;
+    /// repeatable), e.g. www.example.test=127.0.0.1:8443
+    #[arg(long, value_name = "HOST=ADDR[:PORT]", value_parser = parse_map)]
+    pub map: Vec<(String, String)>,
     /// The load must reach onload (and its bodies be read) within this
     #[arg(long, value_parser = parse_duration, default_value = "60s", value_name = "DURATION")]
     pub timeout: Duration,
     /// Print one JSON object (the summary)
     #[arg(long)]
     pub json: bool,
+}
+
+fn parse_map(s: &str) -> Result<(String, String), String> {
+    let ok = |x: &str| !x.is_empty() && !x.contains([',', ' ', '=']);
+    match s.split_once('=') {
+        Some((h, t)) if ok(h) && ok(t) => Ok((h.to_string(), t.to_string())),
+        _ => Err(format!("'{s}': give HOST=ADDR or HOST=ADDR:PORT")),
+    }
 }
 
 pub fn run(args: RecordArgs) -> Result<i32, Failure> {
@@ -121,12 +133,13 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
                 protocol,
                 insecure: args.insecure,
                 spki,
+                map: args.map.clone(),
             }
         }
         (None, Some(name)) => {
-            if args.ca.is_some() || args.insecure {
+            if args.ca.is_some() || args.insecure || !args.map.is_empty() {
                 return Err(Failure::Usage(
-                    "--ca and --insecure go with a URL (with --site the testbed's CA is trusted)"
+                    "--ca, --insecure and --map go with a URL (with --site the testbed's CA is trusted and its hosts resolved)"
                         .into(),
                 ));
             }

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{fails, probes, run_json, TempDir};
+use common::{fails, probes, run_json, serve, TempDir};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -128,6 +128,39 @@ fn a_recorded_site_imports_as_the_original_tree_and_replays() {
 }
 
 #[test]
+fn a_page_of_a_server_on_loopback_is_recorded_from_the_host() {
+    let tmp = TempDir::new("record-host");
+    let ca = tmp.join("ca.pem");
+    let served = serve(&["--site", "icons", "--ca", ca.to_str().unwrap()]);
+    let map = format!("icons.spdylab.test=127.0.0.1:{}", served.https_port());
+    let har = tmp.join("icons.har");
+    let rec = run_json(&[
+        "record",
+        "https://icons.spdylab.test/",
+        "--map",
+        &map,
+        "--ca",
+        ca.to_str().unwrap(),
+        "--out",
+        har.to_str().unwrap(),
+        "--json",
+    ]);
+    let s = &rec["summary"];
+    assert_eq!(s["entries"], 51, "{s}");
+    assert_eq!(s["bodies_recorded"], 51, "{s}");
+    assert_eq!(s["failed"], 0, "{s}");
+    let dir = tmp.join("imported");
+    run_json(&[
+        "import",
+        har.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(tree(dir.to_str().unwrap()), tree("icons"));
+}
+
+#[test]
 fn bad_input_and_unreachable_pages_are_one_line() {
     let tmp = TempDir::new("record-bad");
     let out = tmp.arg("x");
@@ -174,9 +207,15 @@ fn bad_input_and_unreachable_pages_are_one_line() {
         2,
         "does not go with the URL's scheme",
     );
-    // Nothing listens on loopback port 1: the navigation fails, one line, exit 1.
+    // Nothing listens on a port just freed: the navigation fails, one line, exit 1.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
     let err = fails(
-        &["record", "http://127.0.0.1:1/", "--out", &out],
+        &["record", &url, "--out", &out],
         1,
         "ERR_CONNECTION_REFUSED",
     );
