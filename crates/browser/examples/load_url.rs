@@ -26,6 +26,9 @@ fn main() {
         resolve,
         spki,
         timeout: std::time::Duration::from_secs(30),
+        other_hosts: false,
+        insecure: false,
+        map: Vec::new(),
     };
     let profile = browser::new_profile().unwrap();
     let cmd = browser::command(&o, &profile).unwrap();

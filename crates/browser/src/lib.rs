@@ -10,7 +10,7 @@
 pub mod cdp;
 mod recorder;
 
-pub use recorder::{devtools_protocol, Recorder};
+pub use recorder::{devtools_protocol, Body, RecordSummary, Recorder};
 
 use client::PageResult;
 use netns::Scratch;
@@ -34,6 +34,22 @@ pub struct ChromiumOptions {
     pub spki: Vec<String>,
     /// The whole load must end within this.
     pub timeout: Duration,
+    /// Whether hosts not in `resolve` resolve through the system's resolver
+    /// (`spdylab record URL` on the host); false in a testbed, where every
+    /// other name resolves to nothing.
+    pub other_hosts: bool,
+    /// Accept any certificate (`spdylab record --insecure`).
+    pub insecure: bool,
+    /// More host rules: a name and what it maps to, an address with a port
+    /// if given (`spdylab record --map`).
+    pub map: Vec<(String, String)>,
+}
+
+/// One page load recorded as a HAR 1.2 document with bodies and initiators.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    pub har: serde_json::Value,
+    pub summary: RecordSummary,
 }
 
 /// Why Chromium cannot load a page over `p` as asked, if it cannot.
@@ -72,7 +88,10 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
         .iter()
         .map(|(h, a)| format!("MAP {h} {a}"))
         .collect();
-    rules.push("MAP * ~NOTFOUND".into());
+    rules.extend(o.map.iter().map(|(h, t)| format!("MAP {h} {t}")));
+    if !o.other_hosts {
+        rules.push("MAP * ~NOTFOUND".into());
+    }
     let mut cmd = Command::new(find()?);
     cmd.args([
         "--headless=new",
@@ -107,11 +126,16 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
         "--window-size=1280,800",
     ])
     .arg(format!("--user-data-dir={}", profile.0.display()))
-    .arg(format!("--host-resolver-rules={}", rules.join(", ")))
     .arg(format!(
         "--ignore-certificate-errors-spki-list={}",
         o.spki.join(",")
     ));
+    if !rules.is_empty() {
+        cmd.arg(format!("--host-resolver-rules={}", rules.join(", ")));
+    }
+    if o.insecure {
+        cmd.arg("--ignore-certificate-errors");
+    }
     if o.protocol == Protocol::H3 {
         // Chromium accepts a certificate of a private CA over QUIC only for
         // origins forced onto QUIC (no Alt-Svc discovery, no race with TCP).
@@ -201,7 +225,51 @@ impl Browser {
         }
     }
 
+    /// Loads `url` in a new tab as `load_page` does, then asks Chromium for
+    /// every response body, and returns the load as a HAR with bodies and
+    /// initiators. An error (one line) when the navigation itself failed
+    /// (unreachable host, TLS error, …) or onload did not come in time.
+    pub fn record_page(&mut self, o: &ChromiumOptions) -> io::Result<Recording> {
+        let deadline = Instant::now() + o.timeout;
+        let (recorder, session) = self.run(o, deadline, true)?;
+        let mut bodies = std::collections::HashMap::new();
+        let mut missing = 0;
+        for id in recorder.body_ids() {
+            match self.pipe.call(
+                "Network.getResponseBody",
+                serde_json::json!({"requestId": id}),
+                Some(&session),
+                deadline,
+                &mut |_, _| {},
+            ) {
+                Ok(v) => {
+                    let text = v["body"].as_str().unwrap_or("").to_string();
+                    let base64 = v["base64Encoded"].as_bool().unwrap_or(false);
+                    bodies.insert(id, Body { text, base64 });
+                }
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => return Err(e),
+                Err(_) => missing += 1,
+            }
+        }
+        let (har, mut summary) = recorder.har(&bodies, env!("CARGO_PKG_VERSION"));
+        summary.bodies_missing += missing;
+        Ok(Recording { har, summary })
+    }
+
     fn navigate(&mut self, o: &ChromiumOptions, deadline: Instant) -> io::Result<PageResult> {
+        let (recorder, _) = self.run(o, deadline, false)?;
+        Ok(recorder.finish(o.protocol))
+    }
+
+    /// Opens a tab, navigates it to `o.url` with the cache off and records
+    /// its events until onload; the recorder and the tab's DevTools session.
+    /// `keep_bodies`: Chromium keeps every body for `Network.getResponseBody`.
+    fn run(
+        &mut self,
+        o: &ChromiumOptions,
+        deadline: Instant,
+        keep_bodies: bool,
+    ) -> io::Result<(Recorder, String)> {
         let target = self.pipe.call(
             "Target.createTarget",
             serde_json::json!({"url": "about:blank"}),
@@ -225,8 +293,14 @@ impl Browser {
         let mut on_event = |method: &str, params: &serde_json::Value| {
             recorder.on_event(method, params);
         };
+        let network = if keep_bodies {
+            // Room for every body of a large page (the defaults drop big ones).
+            serde_json::json!({"maxTotalBufferSize": 512 << 20, "maxResourceBufferSize": 128 << 20})
+        } else {
+            serde_json::json!({})
+        };
         for (method, params) in [
-            ("Network.enable", serde_json::json!({})),
+            ("Network.enable", network),
             ("Page.enable", serde_json::json!({})),
             (
                 "Network.setCacheDisabled",
@@ -250,7 +324,7 @@ impl Browser {
             };
             recorder.on_event(&method, &params);
         }
-        Ok(recorder.finish(o.protocol))
+        Ok((recorder, session))
     }
 }
 

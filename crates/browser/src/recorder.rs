@@ -27,6 +27,51 @@ struct Request {
     body_bytes: u64,
     finished: Option<f64>,
     failed: Option<String>,
+    // What a recorded HAR holds besides the phases (`har`).
+    /// When this hop of a redirect chain was issued (`issued` is the chain's first).
+    hop_issued: f64,
+    /// Chrome's wall clock (s since the epoch) at `hop_issued`.
+    wall: Option<f64>,
+    method: String,
+    request_headers: Vec<(String, String)>,
+    post_data: Option<String>,
+    initiator: Option<Value>,
+    resource_type: String,
+    status_text: String,
+    response_headers: Vec<(String, String)>,
+    remote_ip: Option<String>,
+    /// Bytes on the wire for this response (headers and body), from `loadingFinished`.
+    encoded_bytes: Option<u64>,
+    /// Body bytes on the wire (before content decoding), from `dataReceived`.
+    encoded_body: u64,
+}
+
+/// A response body as `Network.getResponseBody` gives it.
+#[derive(Debug, Clone)]
+pub struct Body {
+    pub text: String,
+    pub base64: bool,
+}
+
+/// What a recorded HAR holds, for the user.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct RecordSummary {
+    /// Entries of the HAR (redirect hops and failed requests included).
+    pub entries: usize,
+    /// Response body bytes (decoded) of the entries.
+    pub bytes: u64,
+    pub bodies_recorded: usize,
+    /// Responses whose body Chromium did not give (`getResponseBody` failed, or
+    /// an image it could not decode): the HAR keeps their size, not their bytes.
+    pub bodies_missing: usize,
+    /// Entries whose `_initiator` names a URL (a parser's, or a script's stack).
+    pub initiators: usize,
+    pub redirects: usize,
+    pub failed: usize,
+    /// The protocols the responses came over, with their counts (`response.protocol`).
+    pub protocols: Vec<(String, usize)>,
+    /// Onload, ms after the document's request.
+    pub onload_ms: f64,
 }
 
 /// Collects one navigation's events; `finish` turns them into a load.
@@ -36,6 +81,9 @@ pub struct Recorder {
     order: Vec<String>,
     document: Option<String>,
     onload: Option<f64>,
+    dom_content: Option<f64>,
+    /// Redirect hops (request id, the hop with its redirect response), in order.
+    hops: Vec<(String, Request)>,
 }
 
 fn num(v: &Value, key: &str) -> f64 {
@@ -77,33 +125,55 @@ impl Recorder {
                 if !self.requests.contains_key(id) {
                     self.order.push(id.to_string());
                 }
+                let now = num(p, "timestamp");
+                if let (Some(prev), Some(rr)) = (self.requests.get(id), p.get("redirectResponse")) {
+                    let mut hop = prev.clone();
+                    fill_response(&mut hop, rr);
+                    hop.finished = Some(now);
+                    hop.encoded_bytes = rr["encodedDataLength"].as_u64();
+                    self.hops.push((id.to_string(), hop));
+                }
+                let req = &p["request"];
+                let mut post_data = req["postData"].as_str().map(String::from);
+                if post_data.is_none() {
+                    post_data = req["postDataEntries"].as_array().map(|parts| {
+                        parts
+                            .iter()
+                            .filter_map(|e| e["bytes"].as_str())
+                            .collect::<String>()
+                    });
+                }
                 self.requests.insert(
                     id.to_string(),
                     Request {
                         url,
                         issued,
+                        hop_issued: now,
+                        wall: p["wallTime"].as_f64(),
+                        method: req["method"].as_str().unwrap_or("GET").to_string(),
+                        request_headers: header_list(&req["headers"]),
+                        post_data,
+                        initiator: p.get("initiator").cloned(),
+                        resource_type: p["type"].as_str().unwrap_or("").to_string(),
                         ..Default::default()
                     },
                 );
             }
             "Network.responseReceived" => {
                 if let Some(r) = self.requests.get_mut(id) {
-                    let resp = &p["response"];
-                    r.status = resp["status"].as_u64().unwrap_or(0) as u16;
-                    r.mime = resp["mimeType"].as_str().unwrap_or("").to_string();
-                    r.protocol = resp["protocol"].as_str().unwrap_or("").to_string();
-                    r.connection = resp["connectionId"].as_u64();
-                    r.timing = resp.get("timing").cloned();
+                    fill_response(r, &p["response"]);
                 }
             }
             "Network.dataReceived" => {
                 if let Some(r) = self.requests.get_mut(id) {
                     r.body_bytes += p["dataLength"].as_u64().unwrap_or(0);
+                    r.encoded_body += p["encodedDataLength"].as_u64().unwrap_or(0);
                 }
             }
             "Network.loadingFinished" => {
                 if let Some(r) = self.requests.get_mut(id) {
                     r.finished = Some(num(p, "timestamp"));
+                    r.encoded_bytes = p["encodedDataLength"].as_u64();
                 }
             }
             "Network.loadingFailed" => {
@@ -115,6 +185,11 @@ impl Recorder {
             // Only the page's own onload (not about:blank's, before it).
             "Page.loadEventFired" if self.onload.is_none() && self.document.is_some() => {
                 self.onload = Some(num(p, "timestamp"));
+            }
+            "Page.domContentEventFired"
+                if self.dom_content.is_none() && self.document.is_some() =>
+            {
+                self.dom_content = Some(num(p, "timestamp"));
             }
             _ => {}
         }
@@ -208,6 +283,285 @@ impl Recorder {
             tls_resumed: 0,
         }
     }
+}
+
+impl Recorder {
+    /// The requests whose response bodies a HAR of this load holds (ask
+    /// Chromium for each with `Network.getResponseBody` before the tab goes).
+    pub fn body_ids(&self) -> Vec<String> {
+        self.order
+            .iter()
+            .filter(|id| {
+                let r = &self.requests[*id];
+                self.in_page(r)
+                    && r.failed.is_none()
+                    && r.status != 204
+                    && !(300..400).contains(&r.status)
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Whether a request ended by onload (so belongs to the page load).
+    fn in_page(&self, r: &Request) -> bool {
+        r.finished
+            .is_some_and(|done| self.onload.is_none_or(|l| done <= l))
+    }
+
+    /// The load as a HAR 1.2 document, as Chrome's DevTools exports it: one
+    /// page (onContentLoad, onLoad), an entry per request and per redirect hop
+    /// that ended by onload (failed ones with status 0 and `_error`), each with
+    /// its headers, `httpVersion` from the response's protocol, the body
+    /// (`bodies`, base64 where Chromium gave it so), sizes, the seven phases,
+    /// `_initiator` in DevTools' form and `_resourceType`.
+    pub fn har(&self, bodies: &HashMap<String, Body>, creator: &str) -> (Value, RecordSummary) {
+        let mut summary = RecordSummary::default();
+        let doc = self.document.as_ref().and_then(|d| self.requests.get(d));
+        let start = doc.map_or(0.0, |d| d.issued);
+        // Chrome's monotonic clock to the wall clock, from the document's request.
+        let epoch_wall = doc.and_then(|d| d.wall.map(|w| w - d.hop_issued));
+        let wall_of = |r: &Request| -> f64 {
+            r.wall
+                .or(epoch_wall.map(|e| e + r.hop_issued))
+                .unwrap_or(0.0)
+        };
+        let date = |secs: f64| {
+            site::har::iso8601(
+                std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(secs.max(0.0)),
+            )
+        };
+        let mut entries = Vec::new();
+        for id in &self.order {
+            let last = &self.requests[id];
+            let hops: Vec<&Request> = self
+                .hops
+                .iter()
+                .filter(|(h, _)| h == id)
+                .map(|(_, r)| r)
+                .chain(std::iter::once(last))
+                .collect();
+            for (k, r) in hops.iter().enumerate() {
+                if !self.in_page(r) {
+                    continue;
+                }
+                let redirect_to = hops.get(k + 1).map(|n| n.url.as_str());
+                let mut body = (k + 1 == hops.len()).then(|| bodies.get(id)).flatten();
+                // Chromium keeps nothing of an image it could not decode (a
+                // .swf or .bin in an <img>): an empty body for bytes that came
+                // is no body (the HAR keeps the size; the import generates one).
+                if body.is_some_and(|b| b.text.is_empty()) && r.body_bytes > 0 {
+                    body = None;
+                    summary.bodies_missing += 1;
+                }
+                let e = self.entry(r, body, redirect_to, date(wall_of(r)));
+                summary.entries += 1;
+                summary.bytes += e["response"]["content"]["size"].as_u64().unwrap_or(0);
+                summary.bodies_recorded += usize::from(body.is_some());
+                summary.redirects += usize::from(redirect_to.is_some());
+                summary.failed += usize::from(r.failed.is_some());
+                summary.initiators += usize::from(initiator_names_url(&r.initiator));
+                if r.failed.is_none() {
+                    match summary.protocols.iter_mut().find(|(p, _)| *p == r.protocol) {
+                        Some((_, n)) => *n += 1,
+                        None => summary.protocols.push((r.protocol.clone(), 1)),
+                    }
+                }
+                entries.push(e);
+            }
+        }
+        summary.onload_ms = self.onload.map_or(-1.0, |l| (l - start) * 1e3);
+        let on_content = self.dom_content.map_or(-1.0, |l| (l - start) * 1e3);
+        let har = serde_json::json!({
+            "log": {
+                "version": "1.2",
+                "creator": {"name": "spdylab", "version": creator},
+                "pages": [{
+                    "startedDateTime": date(doc.map_or(0.0, wall_of)),
+                    "id": "page_1",
+                    "title": doc.map_or("", |d| d.url.as_str()),
+                    "pageTimings": {"onContentLoad": on_content, "onLoad": summary.onload_ms}
+                }],
+                "entries": entries
+            }
+        });
+        (har, summary)
+    }
+
+    fn entry(
+        &self,
+        r: &Request,
+        body: Option<&Body>,
+        redirect_to: Option<&str>,
+        started: String,
+    ) -> Value {
+        use serde_json::json;
+        let done = r.finished.unwrap_or(r.hop_issued);
+        let hop = Request {
+            issued: r.hop_issued,
+            ..r.clone()
+        };
+        let t = if r.failed.is_some() && r.timing.is_none() {
+            Timings {
+                blocked: ((done - r.hop_issued) * 1e3).max(0.0),
+                dns: -1.0,
+                connect: -1.0,
+                ssl: -1.0,
+                send: 0.0,
+                wait: 0.0,
+                receive: 0.0,
+            }
+        } else {
+            phases(&hop, done)
+        };
+        let pairs = |h: &[(String, String)]| -> Vec<Value> {
+            h.iter()
+                .map(|(n, v)| json!({"name": n, "value": v}))
+                .collect()
+        };
+        let query: Vec<Value> = r
+            .url
+            .split_once('?')
+            .map(|(_, q)| q.split('#').next().unwrap_or(""))
+            .into_iter()
+            .flat_map(|q| q.split('&'))
+            .filter(|kv| !kv.is_empty())
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+                json!({"name": k, "value": v})
+            })
+            .collect();
+        let version = har_version(&r.protocol);
+        let mut content = json!({"size": r.body_bytes, "mimeType": r.mime});
+        if let Some(b) = body {
+            let size = if b.base64 {
+                use base64::Engine;
+                base64::engine::general_purpose::STANDARD
+                    .decode(b.text.as_bytes())
+                    .map_or(r.body_bytes as usize, |d| d.len())
+            } else {
+                b.text.len()
+            };
+            content["size"] = json!(size);
+            content["text"] = json!(b.text);
+            if b.base64 {
+                content["encoding"] = json!("base64");
+            }
+        }
+        let mut request = json!({
+            "method": r.method,
+            "url": r.url,
+            "httpVersion": version,
+            "cookies": [],
+            "headers": pairs(&r.request_headers),
+            "queryString": query,
+            "headersSize": -1,
+            "bodySize": r.post_data.as_ref().map_or(0, String::len),
+        });
+        if let Some(p) = &r.post_data {
+            let mime = r
+                .request_headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                .map_or("", |(_, v)| v.as_str());
+            request["postData"] = json!({"mimeType": mime, "text": p});
+        }
+        let mut response = json!({
+            "status": r.status,
+            "statusText": r.status_text,
+            "httpVersion": version,
+            "cookies": [],
+            "headers": pairs(&r.response_headers),
+            "content": content,
+            "redirectURL": redirect_to.unwrap_or(""),
+            "headersSize": -1,
+            "bodySize": if r.encoded_body > 0 { r.encoded_body } else { r.body_bytes },
+            "_transferSize": r.encoded_bytes.unwrap_or(0),
+        });
+        if let Some(e) = &r.failed {
+            response["status"] = json!(0);
+            response["_error"] = json!(e);
+        }
+        let mut e = json!({
+            "pageref": "page_1",
+            "startedDateTime": started,
+            "time": ((done - r.hop_issued) * 1e3).max(0.0),
+            "request": request,
+            "response": response,
+            "cache": {},
+            "timings": {
+                "blocked": t.blocked, "dns": t.dns, "connect": t.connect, "ssl": t.ssl,
+                "send": t.send, "wait": t.wait, "receive": t.receive
+            },
+            "_resourceType": r.resource_type.to_ascii_lowercase(),
+        });
+        if let Some(ip) = &r.remote_ip {
+            e["serverIPAddress"] = json!(ip.trim_start_matches('[').trim_end_matches(']'));
+        }
+        if let Some(c) = r.connection {
+            e["connection"] = json!(c.to_string());
+        }
+        if let Some(i) = &r.initiator {
+            e["_initiator"] = i.clone();
+        }
+        e
+    }
+}
+
+/// A HAR `httpVersion` from DevTools' `response.protocol`, as DevTools' own
+/// export writes it (h2 as HTTP/2.0, the others upper-cased).
+fn har_version(protocol: &str) -> String {
+    match protocol {
+        "h2" => "HTTP/2.0".into(),
+        "" => String::new(),
+        p => p.to_ascii_uppercase(),
+    }
+}
+
+/// Whether a DevTools initiator names a URL (its own, or a stack frame's).
+fn initiator_names_url(i: &Option<Value>) -> bool {
+    let Some(i) = i else { return false };
+    if i["url"].as_str().is_some_and(|u| !u.is_empty()) {
+        return true;
+    }
+    let mut stack = i.get("stack");
+    while let Some(s) = stack {
+        if s["callFrames"].as_array().is_some_and(|f| {
+            f.iter()
+                .any(|f| f["url"].as_str().is_some_and(|u| !u.is_empty()))
+        }) {
+            return true;
+        }
+        stack = s.get("parent");
+    }
+    false
+}
+
+/// DevTools headers (an object; several values of one name joined by newlines) as HAR pairs.
+fn header_list(h: &Value) -> Vec<(String, String)> {
+    let Some(o) = h.as_object() else {
+        return Vec::new();
+    };
+    o.iter()
+        .flat_map(|(n, v)| {
+            v.as_str()
+                .unwrap_or("")
+                .split('\n')
+                .map(|v| (n.clone(), v.to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The response fields of a `Network.Response`.
+fn fill_response(r: &mut Request, resp: &Value) {
+    r.status = resp["status"].as_u64().unwrap_or(0) as u16;
+    r.mime = resp["mimeType"].as_str().unwrap_or("").to_string();
+    r.protocol = resp["protocol"].as_str().unwrap_or("").to_string();
+    r.connection = resp["connectionId"].as_u64();
+    r.timing = resp.get("timing").cloned();
+    r.status_text = resp["statusText"].as_str().unwrap_or("").to_string();
+    r.response_headers = header_list(&resp["headers"]);
+    r.remote_ip = resp["remoteIPAddress"].as_str().map(String::from);
 }
 
 /// HAR phases of one request from its issue time, Chrome's ResourceTiming and its end.
@@ -354,6 +708,116 @@ mod tests {
             "{:?}",
             img.timings
         );
+    }
+
+    #[test]
+    fn a_har_with_bodies_initiators_and_redirects_imports() {
+        let mut r = page("h2");
+        // A redirect hop of the image's request id 2, before its final hop.
+        let mut r2 = Recorder::new();
+        for (m, p) in [
+            (
+                "Network.requestWillBeSent",
+                json!({"requestId": "1", "type": "Document", "timestamp": 100.0, "wallTime": 1_795_392_000.0,
+                "request": {"url": "https://a.test/", "method": "GET", "headers": {"Accept": "*/*"}}}),
+            ),
+            (
+                "Network.responseReceived",
+                json!({"requestId": "1", "response": {"status": 200, "mimeType": "text/html", "protocol": "h2",
+                "headers": {"content-type": "text/html", "set-cookie": "a=1\nb=2"}, "remoteIPAddress": "198.18.1.1"}}),
+            ),
+            (
+                "Network.loadingFinished",
+                json!({"requestId": "1", "timestamp": 100.1, "encodedDataLength": 400}),
+            ),
+            (
+                "Network.requestWillBeSent",
+                json!({"requestId": "2", "type": "Image", "timestamp": 100.2,
+                "request": {"url": "https://a.test/old.png?x=1", "method": "GET", "headers": {}},
+                "initiator": {"type": "parser", "url": "https://a.test/", "lineNumber": 3}}),
+            ),
+            (
+                "Network.requestWillBeSent",
+                json!({"requestId": "2", "type": "Image", "timestamp": 100.3,
+                "request": {"url": "https://b.test/new.png", "method": "GET", "headers": {}},
+                "redirectResponse": {"status": 301, "protocol": "h2", "mimeType": "", "headers": {"location": "https://b.test/new.png"}},
+                "initiator": {"type": "parser", "url": "https://a.test/"}}),
+            ),
+            (
+                "Network.responseReceived",
+                json!({"requestId": "2", "response": {"status": 200, "mimeType": "image/png", "protocol": "h2", "headers": {}}}),
+            ),
+            (
+                "Network.dataReceived",
+                json!({"requestId": "2", "dataLength": 3, "encodedDataLength": 3}),
+            ),
+            (
+                "Network.loadingFinished",
+                json!({"requestId": "2", "timestamp": 100.4}),
+            ),
+            ("Page.domContentEventFired", json!({"timestamp": 100.15})),
+            ("Page.loadEventFired", json!({"timestamp": 100.5})),
+        ] {
+            r2.on_event(m, &p);
+        }
+        assert_eq!(r2.body_ids(), vec!["1", "2"]);
+        let html = "<html><body><img src=\"/old.png?x=1\"></body></html>";
+        let bodies = HashMap::from([
+            (
+                "1".to_string(),
+                Body {
+                    text: html.into(),
+                    base64: false,
+                },
+            ),
+            (
+                "2".to_string(),
+                Body {
+                    text: "AQID".into(),
+                    base64: true,
+                },
+            ),
+        ]);
+        let (har, s) = r2.har(&bodies, "test");
+        assert_eq!(
+            (s.entries, s.bodies_recorded, s.redirects, s.initiators),
+            (3, 2, 1, 2)
+        );
+        assert_eq!(s.protocols, vec![("h2".to_string(), 3)]);
+        assert!((s.onload_ms - 500.0).abs() < 1e-6);
+        let log = &har["log"];
+        assert!(
+            (log["pages"][0]["pageTimings"]["onContentLoad"]
+                .as_f64()
+                .unwrap()
+                - 150.0)
+                .abs()
+                < 1e-6
+        );
+        let e = &log["entries"];
+        assert_eq!(e[0]["startedDateTime"], "2026-11-23T00:00:00.000Z");
+        assert_eq!(e[0]["response"]["httpVersion"], "HTTP/2.0");
+        assert_eq!(e[0]["serverIPAddress"], "198.18.1.1");
+        assert_eq!(e[0]["response"]["headers"].as_array().unwrap().len(), 3);
+        assert_eq!(e[1]["response"]["status"], 301);
+        assert_eq!(e[1]["response"]["redirectURL"], "https://b.test/new.png");
+        assert_eq!(e[1]["request"]["queryString"][0]["name"], "x");
+        assert_eq!(e[2]["response"]["content"]["encoding"], "base64");
+        assert_eq!(e[2]["response"]["content"]["size"], 3);
+        assert_eq!(e[2]["_initiator"]["type"], "parser");
+        // What spdylab import makes of it: the chain kept, parents from initiators.
+        let (site, rep) = site::har::import("t", &serde_json::to_vec(&har).unwrap()).unwrap();
+        assert_eq!(site.resources.len(), 3);
+        assert_eq!(rep.bodies_recorded, 3);
+        assert_eq!(site.body(2), vec![1, 2, 3]);
+        assert_eq!((rep.parents_redirect, rep.parents_initiator), (1, 1));
+        // The measurement of the same events is unchanged by what the HAR keeps.
+        r.on_event(
+            "Network.requestWillBeSent",
+            &json!({"requestId": "9", "timestamp": 101.0,
+            "request": {"url": "https://a.test/late"}}),
+        );
+        assert_eq!(r.finish(Protocol::H2).entries.len(), 2);
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod peers;
 pub mod presets;
 pub mod probe;
 pub mod procstat;
+pub mod record;
 pub mod serve;
 pub mod shell;
 pub mod sites;

@@ -252,6 +252,9 @@ pub fn run_plan(
         resolve: hosts.iter().map(|(h, a)| (h.clone(), *a)).collect(),
         spki: spki.clone(),
         timeout,
+        other_hosts: false,
+        insecure: false,
+        map: Vec::new(),
     };
     let client_kind = spec.client;
     let results = std::thread::scope(|s| -> io::Result<Vec<ProbeResult>> {

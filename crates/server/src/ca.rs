@@ -123,6 +123,60 @@ fn spki_hash(spki_der: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
 }
 
+/// base64(SHA-256(SubjectPublicKeyInfo)) of every certificate of a PEM text:
+/// what Chromium's `--ignore-certificate-errors-spki-list` takes to trust a
+/// private CA (`spdylab record --ca FILE`).
+pub fn spki_of_pem(pem: &str) -> Result<Vec<String>, String> {
+    use rustls::pki_types::pem::PemObject;
+    let mut out = Vec::new();
+    for c in CertificateDer::pem_slice_iter(pem.as_bytes()) {
+        let c = c.map_err(|e| format!("not a PEM certificate file: {e:?}"))?;
+        let spki = spki_of_der(&c).ok_or("a CERTIFICATE that is not X.509 DER")?;
+        out.push(spki_hash(spki));
+    }
+    if out.is_empty() {
+        return Err("no CERTIFICATE in the file".into());
+    }
+    Ok(out)
+}
+
+/// The SubjectPublicKeyInfo (whole TLV) of a DER certificate: a minimal DER walk.
+fn spki_of_der(cert: &[u8]) -> Option<&[u8]> {
+    /// A tag, the whole TLV, its content and what follows it.
+    type Tlv<'a> = (u8, &'a [u8], &'a [u8], &'a [u8]);
+    fn tlv(b: &[u8]) -> Option<Tlv<'_>> {
+        let tag = *b.first()?;
+        let l0 = *b.get(1)? as usize;
+        let (len, hdr) = if l0 < 0x80 {
+            (l0, 2)
+        } else {
+            let n = l0 & 0x7f;
+            if n == 0 || n > 4 {
+                return None;
+            }
+            let mut len = 0usize;
+            for i in 0..n {
+                len = (len << 8) | *b.get(2 + i)? as usize;
+            }
+            (len, 2 + n)
+        };
+        let end = hdr.checked_add(len)?;
+        (end <= b.len()).then(|| (tag, &b[..end], &b[hdr..end], &b[end..]))
+    }
+    let (_, _, cert, _) = tlv(cert)?;
+    let (_, _, mut tbs, _) = tlv(cert)?;
+    let (tag, _, _, rest) = tlv(tbs)?;
+    if tag == 0xa0 {
+        tbs = rest; // the version
+    }
+    // serial, signature, issuer, validity, subject
+    for _ in 0..5 {
+        tbs = tlv(tbs)?.3;
+    }
+    let (tag, whole, _, _) = tlv(tbs)?;
+    (tag == 0x30).then_some(whole)
+}
+
 impl Ca {
     /// A CA of today's kind (ECDSA).
     pub fn new() -> io::Result<Ca> {
@@ -255,5 +309,22 @@ pub struct SniResolver {
 impl ResolvesServerCert for SniResolver {
     fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
         Some(self.cert.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spki_of_a_pem_file_is_the_ca_s() {
+        for kind in [CertKind::Ecdsa, CertKind::Rsa2048] {
+            let ca = Ca::of_kind(kind).unwrap();
+            assert_eq!(
+                spki_of_pem(&ca.pem()).unwrap(),
+                vec![ca.spki_sha256_base64()]
+            );
+        }
+        assert!(spki_of_pem("hello").unwrap_err().contains("no CERTIFICATE"));
     }
 }

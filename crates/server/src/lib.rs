@@ -11,7 +11,7 @@ mod content;
 mod protocols;
 pub mod quic;
 
-pub use ca::{Ca, CertKind};
+pub use ca::{spki_of_pem, Ca, CertKind};
 pub use content::{Content, DELAY_FROM_HAR};
 
 use proto::Protocol;

@@ -16,6 +16,31 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// ISO 8601 in UTC with milliseconds, from a system time.
+pub fn iso8601(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
 
 /// HAR files larger than this are refused before they are read.
 pub const MAX_HAR_BYTES: u64 = 128 << 20;
@@ -330,21 +355,33 @@ fn reveal_for(parent: Kind, child: Kind) -> Option<Reveal> {
 /// Whether `body` references `u`: absolute, scheme-relative, or (from the
 /// same host) by its absolute path in an attribute, string or url().
 fn references(body: &str, u: &Url, same_host: bool) -> bool {
+    reference_at(body, u, same_host).is_some()
+}
+
+/// Where `body` first references `u` (as `references` finds it).
+fn reference_at(body: &str, u: &Url, same_host: bool) -> Option<usize> {
     let rel = format!("//{}{}", u.host, u.path);
-    if body.contains(&rel) || body.contains(&rel.replace('&', "&amp;")) {
-        return true;
-    }
+    let mut forms = vec![rel.clone(), rel.replace('&', "&amp;")];
     if same_host && u.path.len() > 1 {
         let amp = u.path.replace('&', "&amp;");
         for p in [&u.path, &amp] {
             for q in ['"', '\'', '('] {
-                if body.contains(&format!("{q}{p}")) {
-                    return true;
-                }
+                forms.push(format!("{q}{p}"));
             }
         }
     }
-    false
+    forms.iter().filter_map(|f| body.find(f.as_str())).min()
+}
+
+/// How an HTML page whose recorded body is `html` reveals a stylesheet or
+/// script: by its tag's place, in the head or in the body (`<body` before it).
+fn html_reveal(html: &str, u: &Url, same_host: bool) -> Reveal {
+    let at = reference_at(html, u, same_host);
+    let body = html.find("<body").or_else(|| html.find("<BODY"));
+    match (at, body) {
+        (Some(a), Some(b)) if a > b => Reveal::Body,
+        _ => Reveal::Head,
+    }
 }
 
 /// Imports the first page of a HAR. `name` names the site (and errors' context is the caller's).
@@ -621,6 +658,14 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
                 ),
             }
         } else {
+            // The reveal from parent `j`: where an HTML parent's recorded
+            // body holds a stylesheet's or script's tag (head or body).
+            let reveal = |j: usize, rv: Reveal| match (&texts[j], kept[j].kind, rv) {
+                (Some(t), Kind::Html, Reveal::Head) => {
+                    html_reveal(t, &k.url, kept[j].url.host == k.url.host)
+                }
+                _ => rv,
+            };
             let by_initiator = k
                 .initiator
                 .as_deref()
@@ -634,16 +679,30 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
                     references(t, &k.url, kept[j].url.host == k.url.host).then_some((j, rv))
                 })
             };
-            if let Some((j, rv)) = by_initiator {
-                (Some(j), rv, Some(ParentSource::Initiator))
-            } else if let Some((j, rv)) = by_discovery() {
-                (Some(j), rv, Some(ParentSource::Discovery))
-            } else {
-                (
+            // Chromium names the parser (the document, at the script's tag)
+            // as the initiator of what a parser-blocking script creates while
+            // the page parses: when the initiator's recorded body does not
+            // hold the reference and another body does, that body is the parent.
+            let initiator_lacks_it = |j: usize| {
+                texts[j]
+                    .as_ref()
+                    .is_some_and(|t| !references(t, &k.url, kept[j].url.host == k.url.host))
+            };
+            let found = match by_initiator {
+                Some((j, rv)) if initiator_lacks_it(j) => match by_discovery() {
+                    Some((d, drv)) if d != j => Some((d, drv, ParentSource::Discovery)),
+                    _ => Some((j, rv, ParentSource::Initiator)),
+                },
+                Some((j, rv)) => Some((j, rv, ParentSource::Initiator)),
+                None => by_discovery().map(|(j, rv)| (j, rv, ParentSource::Discovery)),
+            };
+            match found {
+                Some((j, rv, source)) => (Some(j), reveal(j, rv), Some(source)),
+                None => (
                     Some(0),
-                    reveal_for(Kind::Html, k.kind).unwrap_or(Reveal::Body),
+                    reveal(0, reveal_for(Kind::Html, k.kind).unwrap_or(Reveal::Body)),
                     Some(ParentSource::Document),
-                )
+                ),
             }
         };
         match source {
@@ -918,6 +977,13 @@ mod tests {
             (0..6).map(|i| back.body(i)).collect::<Vec<_>>(),
             (0..6).map(|i| site.body(i)).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(iso8601(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_392_000_123);
+        assert_eq!(iso8601(t), "2026-11-23T00:00:00.123Z");
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod paper;
 mod peer_table;
 mod probe;
 mod progress;
+mod record;
 mod report;
 mod serve;
 mod shell;
@@ -41,6 +42,7 @@ enum Cmd {
     Calibrate(calibrate::CalibrateArgs),
     Sites(sites::SitesArgs),
     Import(import::ImportArgs),
+    Record(record::RecordArgs),
     Serve(serve::ServeArgs),
     Compare(compare::CompareArgs),
     Crosscheck(crosscheck::CrosscheckArgs),
@@ -112,6 +114,7 @@ fn main() -> ExitCode {
         Cmd::Calibrate(args) => calibrate::run(args),
         Cmd::Sites(args) => sites::run(args),
         Cmd::Import(args) => import::run(args),
+        Cmd::Record(args) => record::run(args),
         Cmd::Serve(args) => serve::run(args),
         Cmd::Compare(args) => compare::run(args),
         Cmd::Crosscheck(args) => crosscheck::run(args),

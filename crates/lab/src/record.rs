@@ -1,0 +1,252 @@
+//! `spdylab record`: one page load in headless Chromium over DevTools, written
+//! as a HAR 1.2 file with bodies and initiators, ready for `spdylab import`.
+//! Either a site served by the built-in server inside a testbed (Chromium in
+//! the client namespace, as `--client chromium`), or a URL of a server the
+//! user runs, loaded by Chromium on this host. The HAR is written whole or not
+//! at all (a temporary file, renamed).
+
+use crate::testbed_server::{self, Placement, ServerSetup};
+use netns::{Side, Testbed, TestbedSpec};
+use proto::Protocol;
+use server::Ca;
+use site::Site;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use browser::{RecordSummary, Recording};
+
+/// Where the page comes from.
+pub enum Source {
+    /// A site served by the built-in server in a testbed; Chromium loads it
+    /// from the client namespace over `protocol`.
+    Testbed {
+        site: Site,
+        protocol: Protocol,
+        testbed: Box<TestbedSpec>,
+    },
+    /// A URL of a server the user runs, loaded by Chromium on this host with
+    /// the system's resolver. `protocol`: http (h1 in clear), https (h1 over
+    /// TLS) or h2 (TLS; ALPN decides: HTTP/1.1 if the server has no h2).
+    Host {
+        url: String,
+        protocol: Protocol,
+        /// Accept any certificate.
+        insecure: bool,
+        /// SPKI hashes of certificates to trust besides the system's (`--ca`).
+        spki: Vec<String>,
+        /// Names mapped to an address (and port): Chromium's host rules (`--map`).
+        map: Vec<(String, String)>,
+    },
+}
+
+/// Why a recording failed: bad input (exit 2) or the load failed (exit 1).
+#[derive(Debug)]
+pub enum RecordError {
+    Usage(String),
+    Failed(String),
+}
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordError::Usage(m) | RecordError::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+fn failed(what: &str) -> impl Fn(io::Error) -> RecordError + '_ {
+    move |e| RecordError::Failed(format!("{what}: {e}"))
+}
+
+/// The SPKI hashes of the certificates of a PEM file (`--ca`), for Chromium.
+pub fn spki_of_pem(pem: &str) -> Result<Vec<String>, String> {
+    server::spki_of_pem(pem)
+}
+
+/// The URL of a site's page over `protocol`.
+pub fn page_url(site: &Site, protocol: Protocol) -> String {
+    let root = site.root();
+    let scheme = if protocol.tls() { "https" } else { "http" };
+    format!("{scheme}://{}{}", root.host, root.path)
+}
+
+/// Records one page load; `progress` gets a line at each step.
+pub fn record(
+    source: &Source,
+    timeout: Duration,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Recording, RecordError> {
+    let protocol = match source {
+        Source::Testbed { protocol, .. } | Source::Host { protocol, .. } => *protocol,
+    };
+    if let Some(why) = browser::refuses(protocol) {
+        return Err(RecordError::Usage(format!("--protocol {protocol}: {why}")));
+    }
+    if protocol == Protocol::H3 {
+        return Err(RecordError::Usage(
+            "--protocol h3: record over http, https or h2 (a recording holds no transport)".into(),
+        ));
+    }
+    // Before any testbed: a missing Chromium names its Debian package.
+    browser::find().map_err(|e| RecordError::Failed(e.to_string()))?;
+    match source {
+        Source::Testbed {
+            site,
+            protocol,
+            testbed,
+        } => in_testbed(site, *protocol, testbed, timeout, progress),
+        Source::Host {
+            url,
+            protocol,
+            insecure,
+            spki,
+            map,
+        } => {
+            let opts = browser::ChromiumOptions {
+                protocol: *protocol,
+                url: url.clone(),
+                resolve: Vec::new(),
+                spki: spki.clone(),
+                timeout,
+                other_hosts: true,
+                insecure: *insecure,
+                map: map.clone(),
+            };
+            progress(&format!("chromium: loading {url}"));
+            let profile = browser::new_profile().map_err(failed("chromium profile"))?;
+            let cmd = browser::command(&opts, &profile).map_err(failed("chromium"))?;
+            let mut b = browser::Browser::spawn(cmd, profile).map_err(failed("chromium"))?;
+            b.record_page(&opts)
+                .map_err(|e| RecordError::Failed(format!("chromium: {e}")))
+        }
+    }
+}
+
+fn in_testbed(
+    site: &Site,
+    protocol: Protocol,
+    spec: &TestbedSpec,
+    timeout: Duration,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Recording, RecordError> {
+    let Placement {
+        resolve,
+        testbed: tb_spec,
+        addresses,
+    } = testbed_server::place(site, spec);
+    progress(&format!(
+        "testbed: {} host(s) of {} on {} address(es)",
+        resolve.len(),
+        site.name,
+        addresses.len()
+    ));
+    let mut testbed = Testbed::start(tb_spec).map_err(failed("testbed"))?;
+    let ca = Ca::new().map_err(failed("CA"))?;
+    let mut server = testbed_server::start(
+        &mut testbed,
+        &ca,
+        &addresses,
+        &ServerSetup {
+            site,
+            kind: crate::trial::ServerKind::Builtin,
+            max_streams: 100,
+            tls13_only: None,
+            server_delay: Duration::ZERO,
+            keepalive: None,
+            access_log: false,
+            stop_after: None,
+            thread_name: "record-srv",
+            tls_tickets: false,
+        },
+    )
+    .map_err(failed("server"))?;
+    let opts = browser::ChromiumOptions {
+        protocol,
+        url: page_url(site, protocol),
+        resolve: resolve.iter().map(|(h, a)| (h.clone(), *a)).collect(),
+        spki: ca.spki_list(),
+        timeout,
+        other_hosts: false,
+        insecure: false,
+        map: Vec::new(),
+    };
+    progress(&format!("chromium: loading {} over {protocol}", opts.url));
+    let recording = (|| {
+        let profile = browser::new_profile().map_err(failed("chromium profile"))?;
+        let mut cmd = browser::command(&opts, &profile).map_err(failed("chromium"))?;
+        testbed.confine(Side::Client, &mut cmd);
+        let mut b = browser::Browser::spawn(cmd, profile).map_err(failed("chromium"))?;
+        b.record_page(&opts)
+            .map_err(|e| RecordError::Failed(format!("chromium: {e}")))
+    })();
+    server.stop();
+    drop(server);
+    testbed.shutdown().map_err(failed("testbed"))?;
+    recording
+}
+
+/// The HAR file `--out` names: `out` itself when it ends in `.har`, else
+/// `out/page.har`.
+pub fn har_path(out: &Path) -> PathBuf {
+    if out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("har"))
+    {
+        out.to_path_buf()
+    } else {
+        out.join("page.har")
+    }
+}
+
+/// Writes `har` to `path` whole or not at all: a temporary file beside it,
+/// synced, then renamed (the directory is made if missing).
+pub fn write_har(path: &Path, har: &serde_json::Value) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        serde_json::to_writer_pretty(&mut f, har)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_names_a_directory_or_a_har() {
+        assert_eq!(har_path(Path::new("d")), Path::new("d/page.har"));
+        assert_eq!(har_path(Path::new("d/x.HAR")), Path::new("d/x.HAR"));
+    }
+
+    #[test]
+    fn a_har_is_written_whole() {
+        let dir = std::env::temp_dir().join(format!("record-unit-{}", std::process::id()));
+        let path = dir.join("sub/page.har");
+        write_har(&path, &serde_json::json!({"log": {"entries": []}})).unwrap();
+        let back: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(back["log"]["entries"], serde_json::json!([]));
+        let left: Vec<_> = std::fs::read_dir(dir.join("sub")).unwrap().collect();
+        assert_eq!(left.len(), 1);
+        // Into a directory that cannot be made: an error, nothing written.
+        assert!(write_har(&path.join("x.har"), &serde_json::json!({})).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,190 @@
+//! `spdylab record`: a page loaded by headless Chromium over DevTools, written
+//! as a HAR 1.2 file with bodies and initiators (for `spdylab import`) — a
+//! site served by the built-in server in a testbed, or a URL of your server.
+
+use crate::link_args::LinkArgs;
+use crate::sites;
+use crate::Failure;
+use clap::Args;
+use lab::record::{RecordError, Source};
+use link::units::parse_duration;
+use proto::Protocol;
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Record a page with headless Chromium as a HAR 1.2 file with bodies and initiators
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  sudo spdylab record --site youtube --out rec            # rec/page.har, from a testbed
+  sudo spdylab record --site icons --protocol https --rtt 50ms --rate 8mbit --out icons.har
+  spdylab record http://127.0.0.1:8080/ --out rec         # a server you run, Chromium on this host
+  spdylab record https://www.example.test/ --map www.example.test=127.0.0.1:8443 --ca ca.pem --out rec
+  spdylab import rec/page.har --out sites/rec && sudo spdylab compare --site sites/rec --protocols https,h2
+
+With --site, the built-in server serves the site in a testbed (every host on its
+address, the link flags as compare's) and Chromium loads it from the client
+namespace. With a URL, Chromium runs on this host, resolves names through the
+system and loads whatever the page references: name only servers you run.
+For https with a private CA give --ca FILE (its PEM certificates are trusted by
+their public keys), or --insecure (any certificate).
+
+--out DIR writes DIR/page.har; --out FILE.har writes that file. The HAR is
+written whole or not at all. It holds every request that ended by onload (redirect
+hops and failed requests too), with request and response headers, status,
+httpVersion (the protocol of the response), mimeType, sizes, the seven phases,
+the body (base64 when binary), Chrome's _initiator and pages[0].pageTimings.onLoad.
+Exit status: 0 recorded, 1 the load failed (unreachable, TLS error, no onload,
+no Chromium), 2 bad input.")]
+pub struct RecordArgs {
+    /// The page to record (http:// or https://), on a server you run
+    #[arg(value_name = "URL", conflicts_with_all = ["site", "layout"], required_unless_present = "site")]
+    pub url: Option<String>,
+    /// Instead of a URL: a site (built-in name, .toml, .har or imported
+    /// directory) served by the built-in server in a testbed
+    #[arg(long)]
+    pub site: Option<String>,
+    /// What Chromium speaks: http, https (HTTP/1.1 over TLS) or h2 (over TLS;
+    /// with a URL, ALPN decides). Default: h2, or http for an http:// URL
+    #[arg(long)]
+    pub protocol: Option<Protocol>,
+    #[command(flatten)]
+    pub link: LinkArgs,
+    /// With --site: how the site's resources map to host names (origin, mirror, shards:N)
+    #[arg(long, value_parser = sites::parse_layout, value_name = "LAYOUT")]
+    pub layout: Option<lab::sites::Layout>,
+    /// Seed of the site's content
+    #[arg(long, default_value_t = lab::sites::DEFAULT_SEED)]
+    pub site_seed: u64,
+    /// Where to write: a directory (gets page.har) or a file ending in .har
+    #[arg(long, value_name = "DIR|FILE.har", default_value = ".")]
+    pub out: PathBuf,
+    /// With a URL: trust the certificates in this PEM file (a private CA)
+    #[arg(long, value_name = "FILE")]
+    pub ca: Option<PathBuf>,
+    /// With a URL: accept any certificate
+    #[arg(long)]
+    pub insecure: bool,
+    /// With a URL: connect to ADDR[:PORT] for HOST (Chromium's host rules;
+    /// repeatable), e.g. www.example.test=127.0.0.1:8443
+    #[arg(long, value_name = "HOST=ADDR[:PORT]", value_parser = parse_map)]
+    pub map: Vec<(String, String)>,
+    /// The load must reach onload (and its bodies be read) within this
+    #[arg(long, value_parser = parse_duration, default_value = "60s", value_name = "DURATION")]
+    pub timeout: Duration,
+    /// Print one JSON object (the summary)
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_map(s: &str) -> Result<(String, String), String> {
+    let ok = |x: &str| !x.is_empty() && !x.contains([',', ' ', '=']);
+    match s.split_once('=') {
+        Some((h, t)) if ok(h) && ok(t) => Ok((h.to_string(), t.to_string())),
+        _ => Err(format!("'{s}': give HOST=ADDR or HOST=ADDR:PORT")),
+    }
+}
+
+pub fn run(args: RecordArgs) -> Result<i32, Failure> {
+    let source = match (&args.url, &args.site) {
+        (Some(url), _) => {
+            let given: Vec<String> = args
+                .link
+                .choice()?
+                .given()
+                .map(|f| format!("--{}", f.replace('_', "-")))
+                .collect();
+            if !given.is_empty() {
+                return Err(Failure::Usage(format!(
+                    "{}: link flags need --site (a URL is loaded on this host, with no emulated link)",
+                    given.join(", ")
+                )));
+            }
+            let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+            let tls = match scheme.as_deref() {
+                Some("https") => true,
+                Some("http") => false,
+                _ => {
+                    return Err(Failure::Usage(format!(
+                        "URL '{url}': give an http:// or https:// URL"
+                    )))
+                }
+            };
+            let protocol = args
+                .protocol
+                .unwrap_or(if tls { Protocol::H2 } else { Protocol::Http });
+            if protocol.tls() != tls {
+                return Err(Failure::Usage(format!(
+                    "--protocol {protocol} does not go with the URL's scheme ({})",
+                    scheme.unwrap_or_default()
+                )));
+            }
+            let spki = match &args.ca {
+                None => Vec::new(),
+                Some(f) => {
+                    let pem = std::fs::read_to_string(f)
+                        .map_err(|e| Failure::Usage(format!("--ca {}: {e}", f.display())))?;
+                    lab::record::spki_of_pem(&pem)
+                        .map_err(|e| Failure::Usage(format!("--ca {}: {e}", f.display())))?
+                }
+            };
+            Source::Host {
+                url: url.clone(),
+                protocol,
+                insecure: args.insecure,
+                spki,
+                map: args.map.clone(),
+            }
+        }
+        (None, Some(name)) => {
+            if args.ca.is_some() || args.insecure || !args.map.is_empty() {
+                return Err(Failure::Usage(
+                    "--ca, --insecure and --map go with a URL (with --site the testbed's CA is trusted and its hosts resolved)"
+                        .into(),
+                ));
+            }
+            let layout = args.layout.unwrap_or(lab::sites::Layout::Origin);
+            let (site, addresses) = sites::laid_out(name, args.site_seed, layout, 1)?;
+            let testbed = args.link.testbed_spec(addresses)?;
+            Source::Testbed {
+                site,
+                protocol: args.protocol.unwrap_or(Protocol::H2),
+                testbed: Box::new(testbed),
+            }
+        }
+        (None, None) => return Err(Failure::Usage("give a URL or --site".into())),
+    };
+    let path = lab::record::har_path(&args.out);
+    let rec = lab::record::record(&source, args.timeout, &mut |line| {
+        eprintln!("record: {line}")
+    })
+    .map_err(|e| match e {
+        RecordError::Usage(m) => Failure::Usage(m),
+        RecordError::Failed(m) => Failure::Setup(m.into()),
+    })?;
+    lab::record::write_har(&path, &rec.har)
+        .map_err(|e| Failure::Setup(format!("--out {}: {e}", path.display()).into()))?;
+    let s = &rec.summary;
+    if args.json {
+        println!("{}", json!({"schema": 1, "har": path, "summary": s}));
+    } else {
+        let protocols: Vec<String> = s
+            .protocols
+            .iter()
+            .map(|(p, n)| format!("{p} x{n}"))
+            .collect();
+        println!(
+            "wrote {}: {} entries, {:.1} kB, onload {:.0} ms",
+            path.display(),
+            s.entries,
+            s.bytes as f64 / 1000.0,
+            s.onload_ms
+        );
+        println!(
+            "  bodies: {} recorded, {} missing; initiators with a URL: {}; redirects: {}; failed: {}",
+            s.bodies_recorded, s.bodies_missing, s.initiators, s.redirects, s.failed
+        );
+        println!("  protocols: {}", protocols.join(", "));
+    }
+    Ok(0)
+}
