@@ -2,8 +2,11 @@
 //! protocol measured the same way (the `bench` crate's generator). This module
 //! finds the target — a URL, or a site served by the built-in server on
 //! loopback or inside a testbed (`testbed_server`, ports `trial::HTTP_PORT` /
-//! `HTTPS_PORT`) when a link is asked for — trusts its certificate, measures
-//! the server's CPU (`procstat`), and runs seed 003's pipelining matrix.
+//! `HTTPS_PORT`, h3 on UDP `HTTPS_PORT`) when a link is asked for, or a real
+//! server (`--server caddy`, …) always in a testbed, refused for a protocol it
+//! does not serve (`trial::refusal`) — trusts its certificate, measures the
+//! server's CPU (`procstat`: its threads, or the real server's process tree),
+//! and runs seed 003's pipelining matrix.
 
 use crate::procstat;
 use crate::testbed_server::{self, ServerSetup};
@@ -626,8 +629,8 @@ pub fn matrix_times(quick: bool) -> (Duration, Duration) {
 }
 
 /// Seed 003's side-by-side that nobody published — HTTP/1.1, +TLS,
-/// +pipelining (depth 8 and 16), h2, h2c — on the built-in server and on
-/// nginx, one generator thread against one server thread, on loopback.
+/// +pipelining (depth 8 and 16), SPDY, h2, h2c, and h3 (the built-in server
+/// only: nginx 1.22 has none) — on the built-in server and on nginx, one generator thread against one server thread, on loopback.
 /// `on_row` hears of each row as it is measured (with done and total).
 pub fn pipelining_matrix(
     quick: bool,
@@ -636,7 +639,7 @@ pub fn pipelining_matrix(
 ) -> Result<Vec<BenchRow>, BenchError> {
     let site = site::parse_toml("pipelining preset", MATRIX_SITE).map_err(usage)?;
     let (duration, warmup) = matrix_times(quick);
-    let configs: [(Protocol, usize); 8] = [
+    let configs: [(Protocol, usize); 9] = [
         (Protocol::Http, 1),
         (Protocol::HttpPipelined, 8),
         (Protocol::HttpPipelined, 16),
@@ -645,6 +648,7 @@ pub fn pipelining_matrix(
         (Protocol::Spdy3, 100),
         (Protocol::H2, 100),
         (Protocol::H2c, 100),
+        (Protocol::H3, 100),
     ];
     let files = [("/", "612 B file"), ("/icon.png", "1.6 kB PNG")];
     let host = site.root().host.clone();
@@ -653,14 +657,17 @@ pub fn pipelining_matrix(
     for server in ["builtin", "nginx"] {
         // One server for all its rows: (cleartext, tls, h2c) addresses, CA.
         let ca = server::Ca::new()?;
-        let (clear, tls, h2c, stop, nginx, _docroot, ca_der) = if server == "builtin" {
+        let (clear, tls, h2c, quic, stop, nginx, _docroot, ca_der) = if server == "builtin" {
             let c = serve_loopback(site.clone(), Protocol::Http, Some(1))?;
             let t = serve_loopback(site.clone(), Protocol::Https, Some(1))?;
+            // h3: a server of its own on UDP, with the same CA as the TLS one's rows use.
+            let q = serve_loopback(site.clone(), Protocol::H3, Some(1))?;
             (
                 c.target.addr,
                 t.target.addr,
                 c.target.addr,
-                vec![c.stop, t.stop],
+                Some((q.target.addr, q.ca)),
+                vec![c.stop, t.stop, q.stop],
                 None,
                 None,
                 t.ca,
@@ -693,6 +700,7 @@ pub fn pipelining_matrix(
                 a(p[0]),
                 a(p[1]),
                 a(p[2]),
+                None,
                 vec![],
                 Some(ng),
                 Some(docroot),
@@ -704,7 +712,16 @@ pub fn pipelining_matrix(
                 let name = protocol.name();
                 // Not `trial::refusal`: that table is for a testbed's ports 80
                 // and 443, while here nginx serves h2c on a port of its own.
-                if nginx.is_some() && protocol == Protocol::Spdy3 {
+                let refused = match protocol {
+                    Protocol::Spdy3 if nginx.is_some() => {
+                        Some("nginx dropped SPDY in 1.9.5 (Debian's 1.22 has HTTP/2 only)")
+                    }
+                    Protocol::H3 if nginx.is_some() => Some(
+                        "nginx has no HTTP/3 in Debian's build (1.22; ngx_http_v3_module came in 1.25)",
+                    ),
+                    _ => None,
+                };
+                if let Some(why) = refused {
                     // Refused, never measured as something else.
                     let row = BenchRow {
                         server: server.into(),
@@ -718,9 +735,7 @@ pub fn pipelining_matrix(
                         errors: 0,
                         generator_cpu_s: 0.0,
                         server_cpu_s: 0.0,
-                        skipped: Some(
-                            "nginx dropped SPDY in 1.9.5 (Debian's 1.22 has HTTP/2 only)".into(),
-                        ),
+                        skipped: Some(why.into()),
                     };
                     rows.push(row);
                     on_row(&rows[rows.len() - 1], rows.len(), total);
@@ -728,13 +743,19 @@ pub fn pipelining_matrix(
                 }
                 let addr = if protocol == Protocol::H2c {
                     h2c
+                } else if protocol.quic() {
+                    quic.as_ref().map_or(tls, |q| q.0)
                 } else if protocol.tls() {
                     tls
                 } else {
                     clear
                 };
+                let ca = match &quic {
+                    Some((_, ca)) if protocol.quic() => ca.clone(),
+                    _ => ca_der.clone(),
+                };
                 let tls_config = if protocol.tls() {
-                    Some(client_tls(Some(vec![ca_der.clone()]), protocol).map_err(usage)?)
+                    Some(client_tls(Some(vec![ca]), protocol).map_err(usage)?)
                 } else {
                     None
                 };

@@ -8,7 +8,7 @@ use std::fmt;
 use std::io;
 use std::time::Duration;
 
-pub use netns::calibrate::{Calibration, LossResult, Plan, RateResult, RttResult};
+pub use netns::calibrate::{Calibration, LossResult, Plan, RateResult, RttResult, Transport};
 
 /// The shortest measured window of a bulk transfer that means anything.
 pub const MIN_BULK_TIME: Duration = Duration::from_millis(100);

@@ -466,6 +466,7 @@ pub fn quick_plan() -> netns::calibrate::Plan {
         echo_samples: 10,
         bulk_time: Duration::from_secs(2),
         datagrams: 1000,
+        transport: netns::calibrate::Transport::Tcp,
     }
 }
 

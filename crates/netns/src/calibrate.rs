@@ -1,6 +1,9 @@
 //! Calibration: measures a testbed against its spec with the same code that
 //! probes use. RTT from UDP echoes on an idle link, goodput from a TCP bulk
-//! transfer each way (after a warm-up that lets slow start finish), loss from
+//! transfer each way (after a warm-up that lets slow start finish) — or, with
+//! `Transport::Udp`, from a paced UDP flow each way (full-size datagrams
+//! offered at 110 % of the direction's rate, so the link, not the sender, sets
+//! the pace; payload counted as it arrives at the receiver) — loss from
 //! paced UDP datagrams each way. Each phase runs on a fresh testbed so that one
 //! phase's standing queue cannot distort the next.
 //!
@@ -30,6 +33,17 @@ pub struct Plan {
     pub bulk_time: Duration,
     /// Datagrams sent each way for the loss measurement.
     pub datagrams: usize,
+    /// What carries the goodput measurement.
+    pub transport: Transport,
+}
+
+/// The goodput flow's transport: a TCP bulk transfer, or a paced UDP flow (QUIC's path).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    #[default]
+    Tcp,
+    Udp,
 }
 
 impl Default for Plan {
@@ -38,6 +52,7 @@ impl Default for Plan {
             echo_samples: 50,
             bulk_time: Duration::from_secs(10),
             datagrams: 10_000,
+            transport: Transport::Tcp,
         }
     }
 }
@@ -80,8 +95,12 @@ pub struct RateResult {
     pub error_bps: f64,
     /// measured / spec.
     pub ratio: Option<f64>,
-    /// The most TCP can carry at this MTU with timestamps: 1448/1500 of the rate.
+    /// The most TCP can carry at this MTU with timestamps: 1448/1500 of the
+    /// rate (null for a UDP flow).
     pub tcp_ceiling: Option<f64>,
+    /// A UDP flow: the most its full-size datagrams carry, 1472/1500 of the rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub udp_ceiling: Option<f64>,
     /// What the link itself delivered in this direction over the window (all
     /// packets, headers included): a check on `measured` that reordering after a
     /// loss cannot shift across the window's edges.
@@ -122,7 +141,10 @@ impl Plan {
     pub fn estimate(&self, spec: &TestbedSpec) -> Duration {
         let rtt = expected_rtt(spec);
         let echo = (rtt + ECHO_GAP) * self.echo_samples as u32;
-        let bulk = (warmup(spec) + self.bulk_time) * 2;
+        let bulk = match self.transport {
+            Transport::Tcp => (warmup(spec) + self.bulk_time) * 2,
+            Transport::Udp => (udp_warmup(spec) + self.bulk_time) * 2,
+        };
         let loss = datagram_interval(spec) * self.datagrams as u32 + rtt + LOSS_GRACE;
         echo + bulk + loss
     }
@@ -160,10 +182,14 @@ fn datagram_interval(spec: &TestbedSpec) -> Duration {
 pub fn run(spec: &TestbedSpec, plan: &Plan, progress: Progress<'_>) -> io::Result<Calibration> {
     progress("rtt");
     let rtt_ms = measure_rtt(spec, plan)?;
+    let goodput = match plan.transport {
+        Transport::Tcp => measure_goodput,
+        Transport::Udp => measure_udp_goodput,
+    };
     progress("goodput down");
-    let down_bps = measure_goodput(spec, plan, Direction::Down)?;
+    let down_bps = goodput(spec, plan, Direction::Down)?;
     progress("goodput up");
-    let up_bps = measure_goodput(spec, plan, Direction::Up)?;
+    let up_bps = goodput(spec, plan, Direction::Up)?;
     progress("loss");
     let loss = measure_loss(spec, plan)?;
     Ok(Calibration {
@@ -421,10 +447,120 @@ fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Resul
         error_bps,
         ratio: rate.map(|r| measured / r),
         tcp_ceiling: rate.map(|r| r * 1448.0 / 1500.0),
+        udp_ceiling: None,
         wire_bps: wire as f64 * 8.0 / window,
         window_s: window,
         warmup_s: warm.as_secs_f64(),
         emulator_cpu_pct: 100.0 * cpu.as_secs_f64() / window,
+    })
+}
+
+/// A UDP flow's datagram: a 1500-byte IP packet (20 B IPv4 + 8 B UDP headers).
+const UDP_PACKET: usize = 1500;
+const UDP_PAYLOAD: usize = UDP_PACKET - 20 - 8;
+/// What an unshaped direction is offered (the emulator's own limit shows as less).
+const UNSHAPED_OFFER_BPS: f64 = 100e6;
+
+/// A UDP flow needs no slow start: one round trip for the first datagrams to
+/// arrive and a quarter second for the queue and the threads to settle.
+fn udp_warmup(spec: &TestbedSpec) -> Duration {
+    spec.link.rtt() + Duration::from_millis(250)
+}
+
+/// Goodput of a paced UDP flow in direction `dir`: full-size datagrams offered
+/// at 110 % of the direction's rate (100 Mbit/s unshaped) for the warm-up and
+/// the window; the receiver counts the payload that arrives inside the window,
+/// by its own clock. Error (±): one datagram at each edge, and 2 ms of
+/// scheduling delay at each.
+fn measure_udp_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Result<RateResult> {
+    let tb = Testbed::start(spec.clone())?;
+    let (send_side, recv_side, send_addr, recv_addr) = match dir {
+        Direction::Down => (
+            Side::Server,
+            Side::Client,
+            server_sock(0),
+            client_sock(BULK_PORT),
+        ),
+        Direction::Up => (
+            Side::Client,
+            Side::Server,
+            client_sock(0),
+            server_sock(BULK_PORT),
+        ),
+    };
+    let rx = udp_in(&tb, recv_side, recv_addr)?;
+    rx.set_read_timeout(Some(Duration::from_millis(20)))?;
+    let tx = udp_in(&tb, send_side, send_addr)?;
+    tx.connect(recv_addr)?;
+    let rate = spec.link.direction(dir).service.bits_per_sec();
+    let offered = rate.map_or(UNSHAPED_OFFER_BPS, |r| r * 1.1);
+    let interval = Duration::from_secs_f64((UDP_PACKET * 8) as f64 / offered);
+    let warm = udp_warmup(spec);
+    let start = Instant::now();
+    let (open, close) = (start + warm, start + warm + plan.bulk_time);
+    let receiver = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 2048];
+        let mut bytes = 0u64;
+        while Instant::now() < close {
+            if let Ok(n) = rx.recv(&mut buf) {
+                let at = Instant::now();
+                if at >= open && at < close {
+                    bytes += n as u64;
+                }
+            }
+        }
+        bytes
+    });
+    let sender = std::thread::spawn(move || {
+        let payload = vec![0x5au8; UDP_PAYLOAD];
+        let mut due = start;
+        let mut sent = 0u64;
+        while due < close {
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+            // Every datagram now due (a late wake-up catches up, keeping the mean rate).
+            while due <= Instant::now() && due < close {
+                // A full socket buffer drops the datagram, as a full queue would.
+                let _ = tx.send(&payload);
+                sent += 1;
+                due += interval;
+            }
+        }
+        sent
+    });
+    let wire_bytes = |tb: &Testbed| {
+        let s = tb.stats();
+        match dir {
+            Direction::Down => s.down.bytes_out,
+            Direction::Up => s.up.bytes_out,
+        }
+    };
+    std::thread::sleep(open.saturating_duration_since(Instant::now()));
+    let (wire0, cpu0) = (wire_bytes(&tb), tb.emulator_cpu());
+    std::thread::sleep(close.saturating_duration_since(Instant::now()));
+    let (wire1, cpu1) = (wire_bytes(&tb), tb.emulator_cpu());
+    let bytes = receiver
+        .join()
+        .map_err(|_| io::Error::other("the UDP receiver panicked"))?;
+    let _sent = sender
+        .join()
+        .map_err(|_| io::Error::other("the UDP sender panicked"))?;
+    tb.shutdown()?;
+    let window = plan.bulk_time.as_secs_f64();
+    let measured = bytes as f64 * 8.0 / window;
+    Ok(RateResult {
+        spec: rate,
+        measured,
+        error_bps: 2.0 * ((UDP_PAYLOAD * 8) as f64 + measured * EDGE_JITTER) / window,
+        ratio: rate.map(|r| measured / r),
+        tcp_ceiling: None,
+        udp_ceiling: rate.map(|r| r * UDP_PAYLOAD as f64 / UDP_PACKET as f64),
+        wire_bps: (wire1 - wire0) as f64 * 8.0 / window,
+        window_s: window,
+        warmup_s: warm.as_secs_f64(),
+        emulator_cpu_pct: 100.0 * (cpu1 - cpu0).as_secs_f64() / window,
     })
 }
 

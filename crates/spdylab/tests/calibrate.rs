@@ -79,3 +79,48 @@ fn goodput_never_exceeds_the_rate_beyond_its_stated_error() {
         }
     }
 }
+
+/// `--transport udp`: the path h3 takes. RTT from echoes is at least the spec;
+/// a paced UDP flow offered above the rate gets through no more than the rate
+/// (one datagram of slack at each edge of the window), and no more than its
+/// payload share of it within the stated error.
+#[test]
+fn a_udp_path_is_calibrated_within_physics() {
+    let v = common::run_json(&[
+        "calibrate",
+        "--transport",
+        "udp",
+        "--rtt",
+        "40ms",
+        "--rate",
+        "4mbit",
+        "--echo-samples",
+        "5",
+        "--bulk-time",
+        "1s",
+        "--datagrams",
+        "200",
+        "--json",
+    ]);
+    assert_eq!(v["plan"]["transport"], "udp", "{v}");
+    assert!(v["rtt_ms"]["min"].as_f64().unwrap() >= 40.0, "{v}");
+    assert!(v["rtt_ms"]["mdev"].as_f64().unwrap() >= 0.0, "{v}");
+    for dir in ["down_bps", "up_bps"] {
+        let r = &v[dir];
+        let measured = r["measured"].as_f64().unwrap();
+        let window = r["window_s"].as_f64().unwrap();
+        let one_packet = 1500.0 * 8.0 / window;
+        assert!(r["tcp_ceiling"].is_null(), "{dir}: {r}");
+        assert!(measured > 0.0, "{dir}: {r}");
+        assert!(measured <= 4e6 + 2.0 * one_packet, "{dir}: {r}");
+        assert!(
+            r["wire_bps"].as_f64().unwrap() <= 4e6 + 2.0 * one_packet,
+            "{dir}: {r}"
+        );
+        let ceiling = r["udp_ceiling"].as_f64().unwrap();
+        assert!(
+            measured <= ceiling + r["error_bps"].as_f64().unwrap() + 2.0 * one_packet,
+            "{dir}: {r}"
+        );
+    }
+}
