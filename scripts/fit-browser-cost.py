@@ -6,8 +6,8 @@ but scripts in order (`--browser-cost navigation=0ms`), so that each row's
 Chromium − model median PLT is what the costs must explain. Per Trial of the
 fit sites, that difference is regressed on the page's work: 1 (navigation),
 requests, kB of script and kB of HTML (from `spdylab sites NAME --json`), by
-weighted least squares with weights 1/Chromium's PLT (relative errors, as
-MAPE), every coefficient >= 0 (each non-negative subset of the four terms is
+weighted least squares of the residuals relative to Chromium's PLT (weights
+1/PLT², as MAPE counts errors), every coefficient >= 0 (each non-negative subset of the four terms is
 solved, the one with the smallest residual kept). It prints the constants, the
 `--browser-cost` string, and the predicted error (model + costs against
 Chromium) per site, fit and held out, as a check before the crosscheck that
