@@ -25,9 +25,10 @@ pub struct Content {
     /// For an imported page: each response's think time is its recorded
     /// `timings.wait` instead (`--server-delay from-har`).
     pub delay_from_har: bool,
-    /// Whether responses say `Alt-Svc: h3=":443"` (h3 is offered; the h3
-    /// handler drops it from its own responses).
-    pub alt_svc: bool,
+    /// The `Alt-Svc` header TCP responses carry when h3 is served: the UDP
+    /// port h3 listens on (443 in a testbed; `spdylab serve`'s TLS port). The
+    /// h3 handler drops it from its own responses.
+    pub alt_svc: Option<HeaderValue>,
 }
 
 pub const SERVER_NAME: &str = "spdylab";
@@ -53,7 +54,7 @@ impl Content {
                 delay
             },
             delay_from_har: delay == DELAY_FROM_HAR,
-            alt_svc: false,
+            alt_svc: None,
         }
     }
 
@@ -160,11 +161,8 @@ impl Content {
         // Sharded sites serve fonts to pages of another origin, which browsers
         // allow only with CORS (as real CDNs do).
         h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-        if self.alt_svc {
-            h.insert(
-                hyper::header::ALT_SVC,
-                HeaderValue::from_static("h3=\":443\"; ma=86400"),
-            );
+        if let Some(alt_svc) = &self.alt_svc {
+            h.insert(hyper::header::ALT_SVC, alt_svc.clone());
         }
         common_headers(h);
         resp

@@ -222,8 +222,7 @@ impl Server {
         } else {
             None
         };
-        let mut content = Content::new(site, opts.server_delay);
-        content.alt_svc = opts.offer.offers(Protocol::H3);
+        let content = Content::new(site, opts.server_delay);
         let ctx = Arc::new(Ctx {
             content,
             max_streams: opts.max_streams,
@@ -241,6 +240,15 @@ impl Server {
 
     /// UDP sockets (port 443 of each address) to serve h3 on, if offered.
     pub fn with_quic(mut self, sockets: Vec<std::net::UdpSocket>) -> Server {
+        // TCP responses name the port h3 is on (all sockets share one port).
+        let port = sockets.first().and_then(|s| s.local_addr().ok());
+        if let (Some(addr), Some(ctx), true) =
+            (port, Arc::get_mut(&mut self.ctx), self.quic.is_some())
+        {
+            ctx.content.alt_svc =
+                hyper::header::HeaderValue::from_str(&format!("h3=\":{}\"; ma=86400", addr.port()))
+                    .ok();
+        }
         self.quic_sockets = sockets;
         self
     }
