@@ -150,6 +150,8 @@ struct UConn {
     busy: Option<usize>,
     /// The page generation it was opened in.
     born: u64,
+    /// Requests sent on it so far.
+    sent: u32,
     task: JoinHandle<()>,
     extra: Vec<JoinHandle<()>>,
 }
@@ -404,7 +406,12 @@ impl User {
                 c.host == host && c.sender.is_some() && (multiplexed || c.busy.is_none())
             });
             if let Some((&id, c)) = ready {
-                let born = c.born;
+                // Reused, as a browser says: kept from an earlier page, or an
+                // HTTP/1.1 connection idle after an earlier request of this
+                // page (the server may have closed it meanwhile: the request
+                // goes again, once, and counts as a retry).
+                let reused = c.born < self.generation || (!multiplexed && c.sent > 0);
+                c.sent += 1;
                 match c.sender.as_ref().expect("ready") {
                     RequestSender::H1(tx) => {
                         c.busy = Some(i);
@@ -453,7 +460,7 @@ impl User {
                     }
                 }
                 reqs[i].conn = Some(id);
-                reqs[i].on_reused = born < self.generation;
+                reqs[i].on_reused = reused;
                 continue;
             }
             let have = self.conns.values().filter(|c| c.host == host).count();
@@ -515,6 +522,7 @@ impl User {
                 sender: None,
                 busy: None,
                 born: self.generation,
+                sent: 0,
                 task,
                 extra: Vec::new(),
             },

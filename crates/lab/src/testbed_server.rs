@@ -10,6 +10,7 @@ use site::Site;
 use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 /// Where a site lives in a testbed: each host's server address (the client's
@@ -160,12 +161,44 @@ pub fn start(
                 },
                 ca,
                 addresses,
-            )?
-            .with_quic(quic);
+            )?;
             let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
             let (name, stop_after) = (setup.thread_name, setup.stop_after);
+            // The server's threads get a descriptor table of their own (see
+            // `netns::own_fd_table`): its sockets and the load generator's
+            // each count against RLIMIT_NOFILE apart. The listeners go over
+            // as numbers; our copies close once the server has its own.
+            init_tokio_globals();
+            let fds: Vec<RawFd> = cleartext
+                .iter()
+                .chain(&tls)
+                .map(|l| l.as_raw_fd())
+                .chain(quic.iter().map(|u| u.as_raw_fd()))
+                .collect();
+            let (n_clear, n_tls) = (cleartext.len(), tls.len());
+            let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<io::Result<()>>(1);
             let thread = std::thread::Builder::new().name(name.into()).spawn(
                 move || -> io::Result<()> {
+                    let owned = netns::own_fd_table();
+                    let _ = ready_tx.send(owned);
+                    // SAFETY: these descriptors are open in this thread's table
+                    // (a copy, or the shared one if own_fd_table failed) and
+                    // owned by nothing else in it.
+                    let (cleartext, tls, quic) = unsafe {
+                        let listener = |fd: &RawFd| TcpListener::from_raw_fd(*fd);
+                        (
+                            fds[..n_clear].iter().map(listener).collect::<Vec<_>>(),
+                            fds[n_clear..n_clear + n_tls]
+                                .iter()
+                                .map(listener)
+                                .collect::<Vec<_>>(),
+                            fds[n_clear + n_tls..]
+                                .iter()
+                                .map(|fd| UdpSocket::from_raw_fd(*fd))
+                                .collect::<Vec<_>>(),
+                        )
+                    };
+                    let server = server.with_quic(quic);
                     let rt = tokio::runtime::Builder::new_multi_thread()
                         .worker_threads(2)
                         .thread_name(name)
@@ -183,6 +216,19 @@ pub fn start(
                     }))
                 },
             )?;
+            match ready_rx.recv() {
+                // Our copies of the listeners close here; the server's stay.
+                Ok(Ok(())) => drop((cleartext, tls, quic)),
+                // One table still: the server owns them (it closes them).
+                _ => {
+                    for l in cleartext.into_iter().chain(tls) {
+                        let _ = l.into_raw_fd();
+                    }
+                    for u in quic {
+                        let _ = u.into_raw_fd();
+                    }
+                }
+            }
             Ok(RunningServer {
                 stop: Some(stop_tx),
                 thread: Some(thread),
@@ -251,6 +297,15 @@ pub fn start(
             })
         }
     }
+}
+
+/// Opens the process-wide descriptors a tokio runtime with I/O dups (its
+/// signal pipe) while every thread shares one table, so that a thread which
+/// takes a table of its own (`netns::own_fd_table`) has them too.
+pub(crate) fn init_tokio_globals() {
+    let _ = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build();
 }
 
 /// Waits until something listens on every one of `addrs` in the server

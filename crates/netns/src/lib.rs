@@ -20,7 +20,7 @@ mod testbed;
 mod tun;
 pub mod userns;
 
-pub use namespace::NetNs;
+pub use namespace::{own_fd_table, NetNs};
 pub use programs::{
     find_binary, find_binary_in, free_port, free_ports, spawn_tied, wait_listening,
 };

@@ -139,3 +139,54 @@ fn a_server_gone_mid_run_is_counted_not_fatal() {
         t["errors"].as_u64().unwrap()
     );
 }
+
+/// More HTTP/1.1 users × 6 connections than one descriptor table may hold
+/// (users' and server's sockets together past RLIMIT_NOFILE's hard limit, 20 000
+/// here, which root cannot raise in this container): the generator and the
+/// built-in server each have a table of their own, so no `Too many open files`.
+/// Where the hard limit is high, the same load runs at a smaller size.
+#[test]
+fn more_sockets_than_one_descriptor_table_holds() {
+    // SAFETY: plain system call on a local struct.
+    let hard = unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut r), 0);
+        r.rlim_max
+    };
+    // 6 connections per user on each side: 12 descriptors a user.
+    let users = match hard / 12 + 100 {
+        u if u <= 2_000 => u,
+        _ => 300,
+    };
+    let tmp = TempDir::new("load-fds");
+    let to = format!("1:{users}");
+    let (doc, records) = load(
+        &[
+            "--site",
+            "icons",
+            "--protocols",
+            "http",
+            "--conns-per-user",
+            "6",
+            "--users",
+            &to,
+            "--ramp",
+            "5s",
+            "--hold",
+            "8s",
+            "--think",
+            "1s",
+        ],
+        &tmp.join("out"),
+    );
+    let t = &doc["totals"][0];
+    assert!(t["pages"].as_u64().unwrap() > 0, "{t}");
+    assert_eq!(t["errors"], 0, "{users} users, hard limit {hard}: {t}");
+    assert_eq!(t["max_users"].as_u64().unwrap(), users as u64, "{t}");
+    let held = records
+        .iter()
+        .map(|r| r["client_connections"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    println!("{users} users × 6 connections, hard limit {hard}: up to {held} connections held");
+}

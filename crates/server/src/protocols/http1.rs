@@ -14,8 +14,12 @@ use std::time::Duration;
 
 pub struct Http1;
 
-/// A client has this long to send a request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// A client has this long to send a request's headers. hyper starts this clock
+/// as soon as it waits for the next request, so it is also the keep-alive idle
+/// timeout: 75 s, nginx's `keepalive_timeout`. At 10 s, a kept-alive connection
+/// idle while an overloaded page waited for other resources was closed under
+/// the user's next request (`connection closed` errors at 3 000 users × 6).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(75);
 /// Headers larger than this get 431.
 const MAX_HEADER_BYTES: usize = 16 * 1024;
 
