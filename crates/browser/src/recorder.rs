@@ -431,7 +431,23 @@ impl Recorder {
             })
             .collect();
         let version = har_version(&r.protocol);
-        let mut content = json!({"size": r.body_bytes, "mimeType": r.mime});
+        // Without a body (Chromium keeps none of an image it cannot decode,
+        // and may stop reading it early), an uncompressed response's declared
+        // length is its size; what arrived may be only the first chunk.
+        let header = |name: &str| {
+            r.response_headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.trim())
+        };
+        let declared = header("content-length")
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|_| header("content-encoding").is_none_or(|e| e == "identity"));
+        let size = match body {
+            Some(_) => r.body_bytes,
+            None => declared.unwrap_or(r.body_bytes).max(r.body_bytes),
+        };
+        let mut content = json!({"size": size, "mimeType": r.mime});
         if let Some(b) = body {
             let size = if b.base64 {
                 use base64::Engine;
@@ -818,6 +834,68 @@ mod tests {
             "request": {"url": "https://a.test/late"}}),
         );
         assert_eq!(r.finish(Protocol::H2).entries.len(), 2);
+    }
+
+    #[test]
+    fn an_undecodable_image_cut_short_keeps_its_declared_size() {
+        let mut r = Recorder::new();
+        for (m, p) in [
+            (
+                "Network.requestWillBeSent",
+                json!({"requestId": "1", "type": "Document", "timestamp": 100.0,
+                "request": {"url": "https://a.test/", "method": "GET", "headers": {}}}),
+            ),
+            (
+                "Network.responseReceived",
+                json!({"requestId": "1", "response": {"status": 200, "mimeType": "text/html", "protocol": "h2", "headers": {}}}),
+            ),
+            (
+                "Network.loadingFinished",
+                json!({"requestId": "1", "timestamp": 100.1}),
+            ),
+            (
+                "Network.requestWillBeSent",
+                json!({"requestId": "2", "type": "Image", "timestamp": 100.2,
+                "request": {"url": "https://a.test/x.bin", "method": "GET", "headers": {}}}),
+            ),
+            (
+                "Network.responseReceived",
+                json!({"requestId": "2", "response": {"status": 200, "mimeType": "application/octet-stream",
+                "protocol": "h2", "headers": {"content-length": "38456"}}}),
+            ),
+            (
+                "Network.dataReceived",
+                json!({"requestId": "2", "dataLength": 16384, "encodedDataLength": 16384}),
+            ),
+            (
+                "Network.loadingFinished",
+                json!({"requestId": "2", "timestamp": 100.4}),
+            ),
+            ("Page.loadEventFired", json!({"timestamp": 100.5})),
+        ] {
+            r.on_event(m, &p);
+        }
+        let bodies = HashMap::from([
+            (
+                "1".to_string(),
+                Body {
+                    text: "<html></html>".into(),
+                    base64: false,
+                },
+            ),
+            (
+                "2".to_string(),
+                Body {
+                    text: String::new(),
+                    base64: true,
+                },
+            ),
+        ]);
+        let (har, s) = r.har(&bodies, "test");
+        assert_eq!((s.bodies_recorded, s.bodies_missing), (1, 1));
+        let image = &har["log"]["entries"][1]["response"]["content"];
+        assert_eq!(image["size"], 38456);
+        assert!(image.get("text").is_none(), "{image}");
     }
 
     #[test]
