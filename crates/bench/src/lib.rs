@@ -157,10 +157,17 @@ pub fn run(spec: BenchSpec) -> io::Result<BenchResult> {
             "no path to request",
         ));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(spec.threads.max(1))
-        .enable_all()
-        .build()?;
+    let threads = spec.threads.max(1).min(spec.connections.max(1));
+    // One current-thread runtime per generator thread, each driving its own
+    // share of the connections (as wrk's threads do): no work stealing, no
+    // cross-thread wake-ups, no task migrating between cores.
+    let runtimes = (0..threads)
+        .map(|_| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+        })
+        .collect::<io::Result<Vec<_>>>()?;
     let shared = Arc::new(Shared {
         requests: AtomicU64::new(0),
         bytes: AtomicU64::new(0),
@@ -183,17 +190,26 @@ pub fn run(spec: BenchSpec) -> io::Result<BenchResult> {
         end: start + spec.warmup + spec.duration,
     };
     let spec = Arc::new(spec);
-    let per_second = runtime.block_on(async {
-        let mut tasks = Vec::new();
-        for c in 0..spec.connections {
+    let per_second = std::thread::scope(|scope| {
+        for (t, runtime) in runtimes.into_iter().enumerate() {
             let (spec, shared) = (spec.clone(), shared.clone());
-            tasks.push(tokio::spawn(async move {
-                connection(c, spec, shared, window).await
-            }));
+            // Threads made here inherit this thread's network namespace.
+            scope.spawn(move || {
+                runtime.block_on(async {
+                    let tasks: Vec<_> = connections_of(t, threads, spec.connections)
+                        .map(|c| {
+                            let (spec, shared) = (spec.clone(), shared.clone());
+                            tokio::spawn(connection(c, spec, shared, window))
+                        })
+                        .collect();
+                    for task in tasks {
+                        let _ = task.await;
+                    }
+                });
+                runtime.shutdown_timeout(Duration::from_secs(1));
+            });
         }
         // Sample the counters once a second of the measured window.
-        let mut series = Vec::new();
-        tokio::time::sleep_until(window.measure.into()).await;
         let snap = |s: &Shared| {
             (
                 s.requests.load(Ordering::Relaxed),
@@ -201,11 +217,15 @@ pub fn run(spec: BenchSpec) -> io::Result<BenchResult> {
                 s.errors.load(Ordering::Relaxed),
             )
         };
+        let sleep_until =
+            |t: Instant| std::thread::sleep(t.saturating_duration_since(Instant::now()));
+        let mut series = Vec::new();
+        sleep_until(window.measure);
         let mut last = snap(&shared);
         let mut t = 0;
         while Instant::now() < window.end {
             let next = (window.measure + Duration::from_secs(t + 1)).min(window.end);
-            tokio::time::sleep_until(next.into()).await;
+            sleep_until(next);
             let now = snap(&shared);
             t += 1;
             series.push(Second {
@@ -217,12 +237,8 @@ pub fn run(spec: BenchSpec) -> io::Result<BenchResult> {
             last = now;
         }
         shared.stop.store(true, Ordering::Relaxed);
-        for t in tasks {
-            let _ = t.await;
-        }
         series
     });
-    runtime.shutdown_timeout(Duration::from_secs(1));
     let wall = start.elapsed();
     let mut latency = new_histogram();
     for h in shared.histograms.lock().unwrap().iter() {
@@ -240,6 +256,12 @@ pub fn run(spec: BenchSpec) -> io::Result<BenchResult> {
         wall_seconds: wall.as_secs_f64(),
         reconnects: shared.reconnects.load(Ordering::Relaxed),
     })
+}
+
+/// The connections generator thread `t` of `threads` drives: every
+/// `threads`-th one, so that each thread has its share (±1).
+fn connections_of(t: usize, threads: usize, connections: usize) -> impl Iterator<Item = usize> {
+    (t..connections).step_by(threads.max(1))
 }
 
 trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
@@ -471,7 +493,8 @@ async fn h1_loop(
     schedule: &Option<Arc<Mutex<Schedule>>>,
     counter: &mut usize,
 ) -> Result<(), &'static str> {
-    let (mut rd, mut wr) = tokio::io::split(io);
+    // One task reads and writes in turn: no split (and no lock per call).
+    let mut io = io;
     let requests = requests(spec);
     // (path, counted from, sent at)
     let mut in_flight: VecDeque<(usize, Instant, Instant)> = VecDeque::with_capacity(spec.depth);
@@ -516,8 +539,8 @@ async fn h1_loop(
         }
         if !out.is_empty() {
             // TLS holds what the socket did not take yet until flushed.
-            wr.write_all(&out).await.map_err(|_| "write")?;
-            wr.flush().await.map_err(|_| "write")?;
+            io.write_all(&out).await.map_err(|_| "write")?;
+            io.flush().await.map_err(|_| "write")?;
         }
         // Wait for bytes, the next due request, the end, or the timeout.
         let wake = match schedule {
@@ -539,7 +562,7 @@ async fn h1_loop(
         }
         let n = tokio::select! {
             biased;
-            r = rd.read(&mut buf) => match r {
+            r = io.read(&mut buf) => match r {
                 Ok(0) => return Err(if in_flight.is_empty() { "closed" } else { "closed-mid-request" }),
                 Ok(n) => n,
                 Err(_) => return Err("reset"),
@@ -581,12 +604,10 @@ async fn h1_loop(
     }
 }
 
-/// An HTTP/2 request not sent because the server is going away gracefully.
-const GOING_AWAY: &str = "going-away";
-
 /// HTTP/2: `streams` requests in flight on one connection, all driven by this
 /// one task (the connection, every stream, the open-loop clock), as the h1 and
-/// SPDY loops are: no task per stream to wake, no far-ahead timer per stream.
+/// SPDY loops are: no task per stream to wake, no far-ahead timer per stream
+/// (one timer watches the oldest request), no handle cloned per request.
 async fn h2_loop(
     io: Box<dyn Io>,
     spec: &Arc<BenchSpec>,
@@ -597,11 +618,13 @@ async fn h2_loop(
     counter: &mut usize,
 ) -> Result<(), &'static str> {
     use futures_util::stream::{FuturesUnordered, StreamExt};
+    use futures_util::FutureExt;
     let mut builder = h2::client::Builder::new();
     builder
         .initial_window_size(16 * 1024 * 1024)
-        .initial_connection_window_size(64 * 1024 * 1024);
-    let (send, connection) = builder
+        .initial_connection_window_size(64 * 1024 * 1024)
+        .max_send_buffer_size(1024 * 1024);
+    let (mut send, connection) = builder
         .handshake::<_, Bytes>(io)
         .await
         .map_err(|_| "h2-handshake")?;
@@ -617,11 +640,15 @@ async fn h2_loop(
         })
         .collect();
     let mut in_flight = FuturesUnordered::new();
+    // Request number → when it was sent: the oldest sets the timeout.
+    let mut sent_at: BTreeMap<u64, Instant> = BTreeMap::new();
+    let mut seq = 0u64;
     // Open loop: requests due but not sent yet (their latency runs from when they were due).
     let mut due: VecDeque<Instant> = VecDeque::new();
     let wake_timer = tokio::time::sleep_until(window.end.into());
-    tokio::pin!(wake_timer);
-    let mut wake_at = window.end;
+    let deadline_timer = tokio::time::sleep_until((window.end + spec.timeout).into());
+    tokio::pin!(wake_timer, deadline_timer);
+    let (mut wake_at, mut deadline_at) = (window.end, window.end + spec.timeout);
     let mut going_away = false;
     let mut flushed = Instant::now();
     let result = loop {
@@ -636,6 +663,19 @@ async fn h2_loop(
             }
         }
         while !going_away && in_flight.len() < spec.streams {
+            // Not ready: a stream waits for the server's concurrency limit; a
+            // response (which this loop waits for anyway) frees it.
+            match std::future::poll_fn(|cx| send.poll_ready(cx)).now_or_never() {
+                None => break,
+                Some(Ok(())) => {}
+                Some(Err(e)) => {
+                    if is_graceful(&e) {
+                        going_away = true;
+                        break;
+                    }
+                    return Err("h2-reset");
+                }
+            }
             let since = match schedule {
                 None => now,
                 Some(_) => match due.pop_front() {
@@ -645,13 +685,24 @@ async fn h2_loop(
             };
             let path = *counter % uris.len();
             *counter += 1;
-            in_flight.push(h2_request(
-                send.clone(),
-                uris[path].clone(),
-                path,
-                since,
-                spec.timeout,
-            ));
+            let req = http::Request::get(uris[path].clone())
+                .body(())
+                .map_err(|_| "request")?;
+            match send.send_request(req, true) {
+                Ok((resp, _)) => {
+                    sent_at.insert(seq, now);
+                    in_flight.push(h2_response(resp, seq, path, since));
+                    seq += 1;
+                }
+                Err(e) if is_graceful(&e) => {
+                    // Refused before it went out by a graceful GOAWAY: not lost.
+                    if schedule.is_some() {
+                        due.push_front(since);
+                    }
+                    going_away = true;
+                }
+                Err(_) => return Err("h2-reset"),
+            }
         }
         // A graceful GOAWAY: no new streams; reconnect once the last one is in.
         if going_away && in_flight.is_empty() {
@@ -667,9 +718,17 @@ async fn h2_loop(
             wake_at = wake;
             wake_timer.as_mut().reset(wake.into());
         }
+        let deadline = sent_at
+            .first_key_value()
+            .map_or(window.end + spec.timeout, |(_, t)| *t + spec.timeout);
+        if deadline != deadline_at {
+            deadline_at = deadline;
+            deadline_timer.as_mut().reset(deadline.into());
+        }
         tokio::select! {
             biased;
-            Some((path, since, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
+            Some((n, path, since, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
+                sent_at.remove(&n);
                 match outcome {
                     Ok((status, n)) => {
                         let now = Instant::now();
@@ -683,7 +742,6 @@ async fn h2_loop(
                             flushed = now;
                         }
                     }
-                    Err(GOING_AWAY) => going_away = true,
                     Err(kind) => break Err(kind),
                 }
             }
@@ -696,32 +754,26 @@ async fn h2_loop(
                 };
             }
             _ = &mut wake_timer => {}
+            _ = &mut deadline_timer, if !sent_at.is_empty() => break Err("timeout"),
         }
     };
     rec.flush(shared);
     result
 }
 
-/// One HTTP/2 request on `send`'s connection: (path, counted from, (status, body bytes)).
-async fn h2_request(
-    send: h2::client::SendRequest<Bytes>,
-    uri: http::Uri,
+/// A GOAWAY without error: the server is going away gracefully.
+fn is_graceful(e: &h2::Error) -> bool {
+    e.is_go_away() && e.reason() == Some(h2::Reason::NO_ERROR)
+}
+
+/// One HTTP/2 response: (request number, path, counted from, (status, body bytes)).
+async fn h2_response(
+    resp: h2::client::ResponseFuture,
+    seq: u64,
     path: usize,
     since: Instant,
-    timeout: Duration,
-) -> (usize, Instant, Result<(u16, u64), &'static str>) {
+) -> (u64, usize, Instant, Result<(u16, u64), &'static str>) {
     let work = async move {
-        // Refused before it went out by a graceful GOAWAY: not lost.
-        let unsent = |e: h2::Error| {
-            if e.is_go_away() && e.reason() == Some(h2::Reason::NO_ERROR) {
-                GOING_AWAY
-            } else {
-                "h2-reset"
-            }
-        };
-        let mut send = send.ready().await.map_err(unsent)?;
-        let req = http::Request::get(uri).body(()).map_err(|_| "request")?;
-        let (resp, _) = send.send_request(req, true).map_err(unsent)?;
         let resp = resp.await.map_err(|_| "h2-reset")?;
         let status = resp.status().as_u16();
         let mut body = resp.into_body();
@@ -733,10 +785,7 @@ async fn h2_request(
         }
         Ok::<_, &'static str>((status, n))
     };
-    let outcome = tokio::time::timeout(timeout, work)
-        .await
-        .unwrap_or(Err("timeout"));
-    (path, since, outcome)
+    (seq, path, since, work.await)
 }
 
 /// SPDY/3.1 on proto's sans-I/O session: `streams` requests in flight on one
@@ -754,7 +803,8 @@ async fn spdy_loop(
     use proto::spdy3::client::{Event, StreamError};
     use proto::spdy3::{ClientSession, Headers};
     const RECEIVE_WINDOW: u32 = 10 * 1024 * 1024;
-    let (mut rd, mut wr) = tokio::io::split(io);
+    // One task reads and writes in turn: no split (and no lock per call).
+    let mut io = io;
     let mut session = ClientSession::<u64>::new(RECEIVE_WINDOW)
         .with_max_streams(spec.streams)
         .report_refused();
@@ -817,8 +867,8 @@ async fn spdy_loop(
         session.start();
         let out = session.output();
         if !out.is_empty() {
-            wr.write_all(out).await.map_err(|_| "write")?;
-            wr.flush().await.map_err(|_| "write")?;
+            io.write_all(out).await.map_err(|_| "write")?;
+            io.flush().await.map_err(|_| "write")?;
             out.clear();
         }
         let wake = match schedule {
@@ -829,7 +879,7 @@ async fn spdy_loop(
         };
         let n = tokio::select! {
             biased;
-            r = rd.read(&mut buf) => match r {
+            r = io.read(&mut buf) => match r {
                 Ok(0) => return Err("closed"),
                 Ok(n) => n,
                 Err(_) => return Err("reset"),
@@ -917,4 +967,28 @@ pub fn percentile_distribution(h: &Histogram<u64>) -> String {
         h.distinct_values()
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::connections_of;
+
+    #[test]
+    fn every_connection_has_exactly_one_thread() {
+        for (threads, conns) in [(1, 32), (2, 32), (3, 32), (4, 3), (2, 1)] {
+            let mut seen: Vec<usize> = (0..threads)
+                .flat_map(|t| connections_of(t, threads, conns))
+                .collect();
+            let shares: Vec<usize> = (0..threads)
+                .map(|t| connections_of(t, threads, conns).count())
+                .collect();
+            seen.sort();
+            assert_eq!(seen, (0..conns).collect::<Vec<_>>());
+            let (lo, hi) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
+            assert!(
+                hi - lo <= 1,
+                "{threads} threads, {conns} connections: {shares:?}"
+            );
+        }
+    }
 }

@@ -21,8 +21,9 @@ mod signals;
 mod sites;
 mod sweep;
 
-/// mimalloc rather than glibc malloc: under `spdylab load` the generator spent
-/// more time in glibc's free lists (`unlink_chunk`, `_int_free`) than in TLS.
+/// mimalloc rather than glibc malloc (perf): under `spdylab load` the generator
+/// spent more time in glibc's free lists (`unlink_chunk`, `_int_free`) than in
+/// TLS, and `spdylab bench` ~12 % of its h2 CPU.
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

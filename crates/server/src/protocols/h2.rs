@@ -5,12 +5,36 @@
 use super::{BoxIo, ServeFuture, ServeProtocol};
 use crate::Ctx;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub struct H2;
+
+/// hyper's stream executor: a stream whose response is at hand (static
+/// content, room in the window) is answered on the connection's task at once,
+/// in request order; only a stream that has to wait gets a task of its own.
+/// A task per stream queued behind thousands of others (tokio's LIFO slot
+/// running the newest first) had made the p99 under `spdylab bench` load
+/// hundreds of times the p50.
+#[derive(Clone, Copy)]
+struct InlineFirst;
+
+impl<F> hyper::rt::Executor<F> for InlineFirst
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    fn execute(&self, fut: F) {
+        let mut fut = Box::pin(fut);
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        // A future polled again re-registers its waker: the task's real one.
+        if fut.as_mut().poll(&mut cx).is_pending() {
+            tokio::spawn(fut);
+        }
+    }
+}
 
 /// Idle connections are pinged this often, and closed if the ping goes
 /// unanswered for [`KEEPALIVE_TIMEOUT`].
@@ -27,7 +51,7 @@ impl H2 {
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         Box::pin(async move {
-            let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+            let mut builder = hyper::server::conn::http2::Builder::new(InlineFirst);
             builder
                 .timer(TokioTimer::new())
                 .keep_alive_interval(KEEPALIVE)

@@ -80,6 +80,18 @@ async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
                     Ok(n) => n,
                 };
                 for req in session.receive(&buf[..n]) {
+                    // Content already at hand is answered here, in request
+                    // order: a task per request queued behind thousands of
+                    // others (and tokio's LIFO slot running the newest first)
+                    // had made the p99 of closed-loop bench load 18-30x the p50.
+                    let now = std::future::Future::poll(
+                        std::pin::pin!(respond(&ctx, req.stream_id, &req.headers)),
+                        &mut std::task::Context::from_waker(std::task::Waker::noop()),
+                    );
+                    if let std::task::Poll::Ready(r) = now {
+                        session.respond(r.stream_id, &format!("{} {}", r.status, r.reason), r.headers, r.body);
+                        continue;
+                    }
                     let (ctx, tx) = (ctx.clone(), ready_tx.clone());
                     in_flight += 1;
                     tokio::spawn(async move {
