@@ -10,7 +10,10 @@
 //! client's: no segmentation offload (a link sees every datagram), large
 //! receive windows (16 MiB a stream, 64 MiB the connection, as h2's here).
 
-use super::{BenchSpec, Recorder, Schedule, Shared, Window, GOING_AWAY};
+use super::{BenchSpec, Recorder, Schedule, Shared, Window};
+
+/// A stream refused by a graceful GOAWAY: not an error, the cue to reconnect.
+const GOING_AWAY: &str = "going-away";
 use bytes::{Buf, Bytes};
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
