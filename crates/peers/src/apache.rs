@@ -31,6 +31,8 @@ pub(crate) fn configure(o: &PeerOptions, dir: &Path, command: &mut Command) -> i
         ("http2", "mod_http2"),
         ("status", "mod_status"),
         ("headers", "mod_headers"),
+        ("rewrite", "mod_rewrite"),
+        ("asis", "mod_asis"),
     ]
     .iter()
     .map(|(name, file)| format!("LoadModule {name}_module {MODULES}/{file}.so\n"))
@@ -47,6 +49,14 @@ pub(crate) fn configure(o: &PeerOptions, dir: &Path, command: &mut Command) -> i
             .map(|a| host_port(a, port))
             .collect::<Vec<_>>()
             .join(" ")
+    };
+    // An imported page: one rewrite rule per recorded URL (query string included).
+    let (replay_http, replay_https) = match crate::replay::routes(&o.docroot)? {
+        Some(routes) => (
+            crate::replay::apache(&routes, "http", dir)?,
+            crate::replay::apache(&routes, "https", dir)?,
+        ),
+        None => (String::new(), String::new()),
     };
     let types: String = MIME_TYPES
         .iter()
@@ -91,14 +101,14 @@ VirtualDocumentRoot {root}/%0
 </Location>
 <VirtualHost {vhost_http}>
   Protocols h2c http/1.1
-</VirtualHost>
+{replay_http}</VirtualHost>
 <VirtualHost {vhost_https}>
   Protocols h2 http/1.1
   SSLEngine on
   SSLCertificateFile {d}/cert.pem
   SSLCertificateKeyFile {d}/key.pem
   SSLProtocol {protocols}
-</VirtualHost>
+{replay_https}</VirtualHost>
 "#,
         keepalive = o.keepalive_timeout.map_or(5, |t| t.as_secs().max(1)),
         streams = o.max_streams,

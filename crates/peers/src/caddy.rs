@@ -44,11 +44,18 @@ pub(crate) fn configure(o: &PeerOptions, dir: &Path, command: &mut Command) -> i
     } else {
         String::new()
     };
+    // An imported page: one matcher per recorded URL (query string included).
+    let serve = match crate::replay::routes(&o.docroot)? {
+        Some(routes) => crate::replay::caddy(&routes, &token),
+        None => format!(
+            "\troot * {}\n{types}\tfile_server\n",
+            token(&format!("{}/{{host}}", o.docroot.display()))
+        ),
+    };
     let site = |scheme: &str, port: u16, tls: &str| {
         format!(
-            "{scheme}://:{port} {{\n\tbind {bind}\n{tls}\troot * {root}\n\theader Access-Control-Allow-Origin *\n{types}\tfile_server\n{log}}}\n",
+            "{scheme}://:{port} {{\n\tbind {bind}\n{tls}\theader Access-Control-Allow-Origin *\n{serve}{log}}}\n",
             bind = bind.join(" "),
-            root = token(&format!("{}/{{host}}", o.docroot.display())),
         )
     };
     let idle = o.keepalive_timeout.map_or(String::new(), |t| {

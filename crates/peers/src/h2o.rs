@@ -44,13 +44,32 @@ pub(crate) fn configure(o: &PeerOptions, dir: &Path, command: &mut Command) -> i
     }
     // h2o picks a host by "name:port" (a request without a port matches the
     // scheme's default one); the first entry also takes unknown names.
+    // An imported page: an mruby handler answers its recorded URLs (query
+    // strings included) from the route table.
+    let replay = match crate::replay::routes(&o.docroot)? {
+        Some(routes) => {
+            let file = dir.join("replay.rb");
+            std::fs::write(&file, crate::replay::h2o_ruby(&routes))?;
+            Some(file)
+        }
+        None => None,
+    };
     let mut hosts = String::from("hosts:\n");
     for h in docroot_hosts(&o.docroot)? {
         for port in [o.http_port, o.https_port] {
+            let handler = match &replay {
+                Some(file) => format!(
+                    "mruby.handler-file: {}",
+                    quoted(&file.display().to_string())
+                ),
+                None => format!(
+                    "file.dir: {}",
+                    quoted(&o.docroot.join(&h).display().to_string())
+                ),
+            };
             hosts.push_str(&format!(
-                "  {}:\n    paths:\n      \"/\":\n        file.dir: {}\n        header.add: \"Access-Control-Allow-Origin: *\"\n",
+                "  {}:\n    paths:\n      \"/\":\n        {handler}\n        header.add: \"Access-Control-Allow-Origin: *\"\n",
                 quoted(&format!("{h}:{port}")),
-                quoted(&o.docroot.join(&h).display().to_string())
             ));
         }
     }

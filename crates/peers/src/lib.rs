@@ -13,6 +13,7 @@ mod caddy;
 mod capabilities;
 mod h2o;
 mod nginx;
+mod replay;
 
 pub use apache::{apache_status, fetch_apache_status, wait_apache_settled};
 pub use capabilities::{Capabilities, Knobs, StreamLimit};
@@ -270,6 +271,7 @@ fn docroot_hosts(docroot: &Path) -> io::Result<Vec<String>> {
         .flatten()
         .filter(|e| e.path().is_dir())
         .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|h| !h.starts_with('.'))
         .collect();
     hosts.sort();
     Ok(hosts)
@@ -371,8 +373,14 @@ impl Drop for Peer {
 }
 
 /// Writes each resource of `site` to DIR/<host>/<path> (a path ending in / gets
-/// index.html), as a real server's docroot.
+/// index.html), as a real server's docroot. An imported page is written for
+/// replay instead (bodies and a route table in DIR/.replay: query strings,
+/// content types, statuses and redirects kept; see `replay`), and the
+/// servers' configs answer its recorded URLs exactly.
 pub fn write_docroot(site: &site::Site, dir: &Path) -> io::Result<()> {
+    if site.is_recorded() {
+        return replay::write(site, dir);
+    }
     for (i, r) in site.resources.iter().enumerate() {
         let mut rel = r.path.trim_start_matches('/').to_string();
         if rel.is_empty() || rel.ends_with('/') {

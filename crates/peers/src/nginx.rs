@@ -19,12 +19,16 @@ pub(crate) fn configure(o: &PeerOptions, dir: &Path, command: &mut Command) -> i
             })
             .collect()
     };
+    // An imported page: its recorded URLs (query strings included), types and statuses.
+    let (replay_map, root) = match crate::replay::routes(&o.docroot)? {
+        Some(routes) => crate::replay::nginx(&routes),
+        None => (
+            String::new(),
+            format!("    root {}/$host;\n", o.docroot.display()),
+        ),
+    };
     let h2c = o.h2c_port.map_or(String::new(), |p| {
-        format!(
-            "  server {{\n{}    root {}/$host;\n  }}\n",
-            listen(p, " http2"),
-            o.docroot.display()
-        )
+        format!("  server {{\n{}{root}  }}\n", listen(p, " http2"),)
     });
     let types: String = MIME_TYPES
         .iter()
@@ -50,12 +54,11 @@ http {{
   http2_max_concurrent_streams {streams};
   client_body_temp_path {dir}/tmp;
   add_header Access-Control-Allow-Origin * always;
-  server {{
+{replay_map}  server {{
 {listen_http}{listen_https}    ssl_certificate {dir}/cert.pem;
     ssl_certificate_key {dir}/key.pem;
     ssl_protocols {protocols};
-    root {root}/$host;
-  }}
+{root}  }}
 {h2c}}}
 "#,
         workers = o.workers.max(1),
@@ -69,7 +72,6 @@ http {{
             Some(true) => "TLSv1.3",
             Some(false) => "TLSv1.2",
         },
-        root = o.docroot.display(),
         access_log = if o.access_log {
             format!("{}/{ACCESS_LOG} spdylab", dir.display())
         } else {

@@ -237,14 +237,6 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             spec.site.name
         )));
     }
-    if spec.site.is_recorded() && spec.server != lab::trial::ServerKind::Builtin {
-        return Err(Failure::Usage(format!(
-            "--server {}: an imported page ({}) is replayed by the built-in server only \
-             (a docroot would lose its query strings, statuses and recorded headers)",
-            format!("{:?}", args.server).to_lowercase(),
-            spec.site.name
-        )));
-    }
     let total = spec.protocols.len() * (spec.reps + spec.warmup);
     let spec = Arc::new(spec);
     // Probes run on their own thread, so that Ctrl-C can end the wait for
