@@ -4,9 +4,21 @@
 //! connection per pool (a host name, or an origin address: [`Pool`]), every
 //! request multiplexed up to the server's stream limit. Sans-I/O: fed
 //! discoveries, connection events and completions; polled for actions.
-//! Requests go out in discovery order.
+//! Requests go out in discovery order, after Chromium's ResourceScheduler
+//! (`services/network/resource_scheduler`) lets them start: a request
+//! found with a [`Class`] other than `Normal` is held as Chromium holds it —
+//! delayable (low-priority: images, async scripts) requests to a host not
+//! known to support priorities (HTTP/1.1, or an h2 host before its session
+//! is up) wait while layout-blocking (high-priority: the document,
+//! stylesheets, head scripts, fonts) requests are in flight: at most 1
+//! delayable in flight then (kMaxNumDelayableWhileLayoutBlockingPerClient),
+//! none while more than 1 other request is in flight
+//! (kInFlightNonDelayableRequestCountPerClientThreshold); never more than 10
+//! delayable in flight (max_delayable_requests) nor 6 requests in flight per
+//! host (kMaxNumDelayableRequestsPerHostPerClient). Requests to a host whose
+//! h2 session is up start at once (SupportsRequestPriority).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::str::FromStr;
 
@@ -71,6 +83,26 @@ impl FromStr for Pool {
 }
 
 pub type ReqId = usize;
+
+/// A request's class in Chromium's ResourceScheduler, from its priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Priority above MEDIUM (document, stylesheets, head scripts, fonts).
+    LayoutBlocking,
+    /// MEDIUM (scripts late in the body), or a client without a scheduler.
+    Normal,
+    /// Below MEDIUM (images, async and script-inserted scripts).
+    Delayable,
+}
+
+/// kMaxNumDelayableWhileLayoutBlockingPerClient.
+const DELAYABLE_WHILE_LAYOUT_BLOCKING: usize = 1;
+/// kInFlightNonDelayableRequestCountPerClientThreshold.
+const NON_DELAYABLE_THRESHOLD: usize = 1;
+/// The default max_delayable_requests per client.
+const MAX_DELAYABLE: usize = 10;
+/// kMaxNumDelayableRequestsPerHostPerClient.
+const MAX_PER_HOST: usize = 6;
 pub type ConnId = usize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +139,12 @@ pub struct Scheduler {
     /// Requests waiting for a connection, in discovery order, with their pool.
     pending: VecDeque<(ReqId, String)>,
     actions: VecDeque<Action>,
+    /// Requests the ResourceScheduler holds: (req, pool, host, class).
+    held: VecDeque<(ReqId, String, String, Class)>,
+    /// Requests started and not finished: their host and class.
+    in_flight: HashMap<ReqId, (String, Class)>,
+    /// Pools with an h2 session up (their hosts support priorities).
+    priority_pools: HashSet<String>,
 }
 
 impl Scheduler {
@@ -116,13 +154,91 @@ impl Scheduler {
             conns: Vec::new(),
             pending: VecDeque::new(),
             actions: VecDeque::new(),
+            held: VecDeque::new(),
+            in_flight: HashMap::new(),
+            priority_pools: HashSet::new(),
         }
     }
 
     /// A request was discovered; `pool` is its host (h1) or its server address (h2).
+    /// It starts at once (no ResourceScheduler).
     pub fn discovered(&mut self, req: ReqId, pool: &str) {
+        self.in_flight.remove(&req);
         self.pending.push_back((req, pool.to_string()));
         self.plan();
+    }
+
+    /// A request was discovered by a browser: it starts when Chromium's
+    /// ResourceScheduler would let it, given its host and class.
+    pub fn discovered_as(&mut self, req: ReqId, pool: &str, host: &str, class: Class) {
+        self.held
+            .push_back((req, pool.to_string(), host.to_string(), class));
+        self.plan();
+    }
+
+    /// Request `req`'s response is complete (call before [`Scheduler::finished`]).
+    pub fn completed(&mut self, req: ReqId) {
+        self.in_flight.remove(&req);
+    }
+
+    /// Whether the ResourceScheduler would start a delayable request to
+    /// `host` now: None to stop looking, Some(false) to look further.
+    fn may_start_delayable(&self, host: &str) -> Option<bool> {
+        let delayable = self
+            .in_flight
+            .values()
+            .filter(|(_, c)| *c == Class::Delayable)
+            .count();
+        if delayable >= MAX_DELAYABLE {
+            return None;
+        }
+        if self.in_flight.values().filter(|(h, _)| h == host).count() >= MAX_PER_HOST {
+            return Some(false);
+        }
+        if self
+            .in_flight
+            .values()
+            .any(|(_, c)| *c == Class::LayoutBlocking)
+        {
+            let non_delayable = self.in_flight.len() - delayable;
+            if non_delayable > NON_DELAYABLE_THRESHOLD
+                || (!self.in_flight.is_empty() && delayable >= DELAYABLE_WHILE_LAYOUT_BLOCKING)
+            {
+                return None;
+            }
+        }
+        Some(true)
+    }
+
+    /// Starts what the ResourceScheduler lets start: every non-delayable
+    /// request and delayable ones to priority-capable hosts at once, other
+    /// delayable ones under its limits, in discovery order.
+    fn admit(&mut self) {
+        let mut i = 0;
+        let mut stopped = false;
+        while i < self.held.len() {
+            let (_, pool, host, class) = &self.held[i];
+            let start = if *class != Class::Delayable || self.priority_pools.contains(pool) {
+                true
+            } else if stopped {
+                false
+            } else {
+                match self.may_start_delayable(host) {
+                    Some(s) => s,
+                    None => {
+                        stopped = true;
+                        false
+                    }
+                }
+            };
+            if start {
+                let (req, pool, host, class) = self.held.remove(i).expect("held");
+                self.in_flight.insert(req, (host, class));
+                self.pending.push_back((req, pool));
+            } else {
+                i += 1;
+            }
+        }
     }
 
     /// Connection `conn` is up; `limit` is what the server allows in flight on it
@@ -131,6 +247,9 @@ impl Scheduler {
         let policy = self.policy;
         if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
             c.ready = true;
+            if policy == Policy::Multiplexed {
+                self.priority_pools.insert(c.pool.clone());
+            }
             if let (Policy::Multiplexed, Some(l)) = (policy, limit) {
                 c.limit = l.max(1);
             }
@@ -164,6 +283,7 @@ impl Scheduler {
     }
 
     fn plan(&mut self) {
+        self.admit();
         let (max_conns, depth) = match self.policy {
             Policy::PerHost { conns, depth } => (conns.max(1), depth.max(1)),
             Policy::Multiplexed => (1, usize::MAX),
@@ -294,5 +414,81 @@ mod tests {
         s.finished(0);
         assert_eq!(drain(&mut s).len(), 2);
         assert_eq!(s.connections(), 1);
+    }
+
+    fn sent(actions: &[Action]) -> Vec<ReqId> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { req, .. } => Some(*req),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Chromium's ResourceScheduler over HTTP/1.1: a document, a head
+    /// stylesheet and script (layout-blocking), then 12 images (delayable),
+    /// one host, driven event by event.
+    #[test]
+    fn delayable_requests_wait_for_layout_blocking_ones_over_http1() {
+        let mut s = Scheduler::new(Policy::PerHost { conns: 6, depth: 1 });
+        let h = "a.test";
+        s.discovered_as(0, h, h, Class::LayoutBlocking);
+        drain(&mut s);
+        s.connected(0, None);
+        assert_eq!(sent(&drain(&mut s)), vec![0]);
+        s.discovered_as(1, h, h, Class::LayoutBlocking);
+        s.discovered_as(2, h, h, Class::LayoutBlocking);
+        for img in 3..15 {
+            s.discovered_as(img, h, h, Class::Delayable);
+        }
+        // Three layout-blocking requests in flight (> 1 non-delayable): no image.
+        let opened = drain(&mut s);
+        assert_eq!(opened.len(), 2, "{opened:?}");
+        s.connected(1, None);
+        s.connected(2, None);
+        assert_eq!(sent(&drain(&mut s)), vec![1, 2]);
+        // The document is complete: still two layout-blocking in flight.
+        s.completed(0);
+        s.finished(0);
+        assert!(sent(&drain(&mut s)).is_empty());
+        // The stylesheet too: one layout-blocking left, so one image.
+        s.completed(1);
+        s.finished(1);
+        assert_eq!(sent(&drain(&mut s)), vec![3]);
+        // The script: no layout-blocking request left; images up to 6 in
+        // flight to the host (one is).
+        s.completed(2);
+        s.finished(2);
+        let mut acts = drain(&mut s);
+        for c in 3..6 {
+            s.connected(c, None);
+            acts.extend(drain(&mut s));
+        }
+        assert_eq!(sent(&acts), vec![4, 5, 6, 7, 8]);
+        s.completed(3);
+        s.finished(1);
+        assert_eq!(sent(&drain(&mut s)), vec![9]);
+    }
+
+    /// Over h2, delayable requests to a host whose session is up start at
+    /// once (SupportsRequestPriority); before it is up they are held.
+    #[test]
+    fn delayable_requests_to_an_h2_host_with_a_session_start_at_once() {
+        let mut s = Scheduler::new(Policy::Multiplexed);
+        s.discovered_as(0, "a.test", "a.test", Class::LayoutBlocking);
+        drain(&mut s);
+        s.connected(0, Some(100));
+        assert_eq!(sent(&drain(&mut s)), vec![0]);
+        s.discovered_as(1, "a.test", "a.test", Class::LayoutBlocking);
+        s.discovered_as(2, "b.test", "b.test", Class::LayoutBlocking);
+        s.discovered_as(3, "a.test", "a.test", Class::Delayable);
+        s.discovered_as(4, "b.test", "b.test", Class::Delayable);
+        s.discovered_as(5, "b.test", "b.test", Class::Delayable);
+        let acts = drain(&mut s);
+        assert_eq!(sent(&acts), vec![1, 3], "{acts:?}");
+        s.connected(1, Some(100));
+        // b.test's session is up: its images go now.
+        assert_eq!(sent(&drain(&mut s)), vec![2, 4, 5]);
     }
 }
