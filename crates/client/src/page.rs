@@ -278,6 +278,9 @@ impl<'a> State<'a> {
             return Ok(());
         };
         r.advance(now);
+        if r.body_reached() {
+            self.sched.body_reached();
+        }
         let mut found: Vec<(Found, Class)> = Vec::new();
         while let Some(f) = r.poll() {
             let class = r.class_of(&f);

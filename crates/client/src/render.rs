@@ -186,6 +186,10 @@ struct Doc {
     /// An image was found in it: later scripts are MEDIUM, not HIGH
     /// (Blink's priority for scripts late in the body).
     image_seen: bool,
+    /// How many of `order`'s scripts come before its first image: once they
+    /// have run, the parser has reached the body (an approximation of
+    /// `Document::WillInsertBody`, which loosens Blink's throttling).
+    scripts_before_image: Option<usize>,
     complete: bool,
 }
 
@@ -225,6 +229,8 @@ pub struct Renderer {
     docs: HashMap<Key, Doc>,
     res: HashMap<Key, Res>,
     out: VecDeque<Found>,
+    /// The page's own document.
+    root: Key,
 }
 
 impl Renderer {
@@ -238,6 +244,7 @@ impl Renderer {
             docs: HashMap::new(),
             res: HashMap::new(),
             out: VecDeque::new(),
+            root: key(&root),
         };
         r.run(Duration::ZERO, cost.navigation, None);
         r.found(Duration::ZERO, root, None, Class::LayoutBlocking);
@@ -320,6 +327,14 @@ impl Renderer {
         self.settle(now);
     }
 
+    /// Whether the page's parser has reached its body: the scripts before
+    /// its first image have run, or the document is complete.
+    pub fn body_reached(&self) -> bool {
+        self.docs
+            .get(&self.root)
+            .is_some_and(|d| d.complete || d.scripts_before_image.is_some_and(|n| d.ran >= n))
+    }
+
     /// A found resource's class in Chromium's ResourceScheduler.
     pub fn class_of(&self, f: &Found) -> Class {
         self.res
@@ -381,7 +396,12 @@ impl Renderer {
                         };
                         if class == Class::Delayable {
                             if let Some(d) = self.docs.get_mut(&doc) {
-                                d.image_seen = true;
+                                if !d.image_seen {
+                                    d.image_seen = true;
+                                    d.scripts_before_image = Some(
+                                        d.order.iter().filter(|(t, _)| *t == Tag::Script).count(),
+                                    );
+                                }
                             }
                         }
                         self.found(t, f, Some(doc.clone()), class);
@@ -633,6 +653,7 @@ mod tests {
         r.data(ms(300), "a.test", "/x.js", &js);
         r.done(ms(300), "a.test", "/x.js");
         assert_eq!(r.next_wakeup(), None, "the script waits for the stylesheet");
+        assert!(!r.body_reached(), "the head script has not run");
         r.head("a.test", "/s.css", "text/css");
         r.data(
             ms(400),
@@ -646,6 +667,10 @@ mod tests {
         assert_eq!(r.next_wakeup(), Some(ms(410)));
         r.advance(ms(411));
         assert!(drain(&mut r).is_empty());
+        assert!(
+            r.body_reached(),
+            "the head script ran: the parser is in the body"
+        );
         r.advance(ms(412));
         assert_eq!(drain(&mut r), ["b.test/j.png"]);
         r.advance(ms(414));

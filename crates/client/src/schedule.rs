@@ -17,6 +17,10 @@
 //! delayable in flight (max_delayable_requests) nor 6 requests in flight per
 //! host (kMaxNumDelayableRequestsPerHostPerClient). Requests to a host whose
 //! h2 session is up start at once (SupportsRequestPriority).
+//! Before that, Blink's ResourceLoadScheduler in the renderer: until the
+//! parser reaches the body (its tight mode), at most 2 requests below HIGH
+//! priority in flight (kTightLimitForRendererSideResourceScheduler), on any
+//! host and protocol; then 1024 (kLimitForRendererSideResourceScheduler).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -103,6 +107,10 @@ const NON_DELAYABLE_THRESHOLD: usize = 1;
 const MAX_DELAYABLE: usize = 10;
 /// kMaxNumDelayableRequestsPerHostPerClient.
 const MAX_PER_HOST: usize = 6;
+/// Blink's kTightLimitForRendererSideResourceScheduler.
+const TIGHT_LIMIT: usize = 2;
+/// Blink's kLimitForRendererSideResourceScheduler.
+const NORMAL_LIMIT: usize = 1024;
 pub type ConnId = usize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,6 +153,8 @@ pub struct Scheduler {
     in_flight: HashMap<ReqId, (String, Class)>,
     /// Pools with an h2 session up (their hosts support priorities).
     priority_pools: HashSet<String>,
+    /// Blink's tight mode: the parser has not reached the body.
+    tight: bool,
 }
 
 impl Scheduler {
@@ -157,7 +167,31 @@ impl Scheduler {
             held: VecDeque::new(),
             in_flight: HashMap::new(),
             priority_pools: HashSet::new(),
+            tight: true,
         }
+    }
+
+    /// The page's parser reached its body: Blink loosens its throttling.
+    pub fn body_reached(&mut self) {
+        if self.tight {
+            self.tight = false;
+            self.plan();
+        }
+    }
+
+    /// Whether Blink's ResourceLoadScheduler lets a request below HIGH
+    /// priority go to the network now.
+    fn blink_allows(&self) -> bool {
+        let limit = if self.tight {
+            TIGHT_LIMIT
+        } else {
+            NORMAL_LIMIT
+        };
+        self.in_flight
+            .values()
+            .filter(|(_, c)| *c != Class::LayoutBlocking)
+            .count()
+            < limit
     }
 
     /// A request was discovered; `pool` is its host (h1) or its server address (h2).
@@ -218,7 +252,12 @@ impl Scheduler {
         let mut stopped = false;
         while i < self.held.len() {
             let (_, pool, host, class) = &self.held[i];
-            let start = if *class != Class::Delayable || self.priority_pools.contains(pool) {
+            let start = if *class == Class::LayoutBlocking {
+                true
+            } else if stopped || !self.blink_allows() {
+                stopped = true;
+                false
+            } else if *class == Class::Normal || self.priority_pools.contains(pool) {
                 true
             } else if stopped {
                 false
@@ -456,9 +495,11 @@ mod tests {
         s.completed(1);
         s.finished(1);
         assert_eq!(sent(&drain(&mut s)), vec![3]);
-        // The script: no layout-blocking request left; images up to 6 in
-        // flight to the host (one is).
+        // The script has run: the parser is in the body (Blink's throttling
+        // loosens) and no layout-blocking request is left: images up to 6
+        // in flight to the host (one is).
         s.completed(2);
+        s.body_reached();
         s.finished(2);
         let mut acts = drain(&mut s);
         for c in 3..6 {
@@ -488,7 +529,34 @@ mod tests {
         let acts = drain(&mut s);
         assert_eq!(sent(&acts), vec![1, 3], "{acts:?}");
         s.connected(1, Some(100));
-        // b.test's session is up: its images go now.
-        assert_eq!(sent(&drain(&mut s)), vec![2, 4, 5]);
+        // b.test's session is up: its images may go as far as Blink's tight
+        // mode lets them (2 below HIGH in flight, one is).
+        assert_eq!(sent(&drain(&mut s)), vec![2, 4]);
+        s.body_reached();
+        assert_eq!(sent(&drain(&mut s)), vec![5]);
+    }
+
+    /// Blink's tight mode: until the body, 2 requests below HIGH in flight,
+    /// on an h2 session that is up; then every one at once.
+    #[test]
+    fn until_the_body_two_images_are_in_flight_then_all() {
+        let mut s = Scheduler::new(Policy::Multiplexed);
+        s.discovered_as(0, "a.test", "a.test", Class::LayoutBlocking);
+        drain(&mut s);
+        s.connected(0, Some(100));
+        drain(&mut s);
+        s.discovered_as(1, "a.test", "a.test", Class::LayoutBlocking);
+        for img in 2..12 {
+            s.discovered_as(img, "a.test", "a.test", Class::Delayable);
+        }
+        assert_eq!(sent(&drain(&mut s)), vec![1, 2, 3]);
+        s.completed(2);
+        s.finished(0);
+        assert_eq!(sent(&drain(&mut s)), vec![4]);
+        s.completed(1);
+        s.finished(0);
+        assert!(sent(&drain(&mut s)).is_empty());
+        s.body_reached();
+        assert_eq!(sent(&drain(&mut s)), (5..12).collect::<Vec<_>>());
     }
 }
