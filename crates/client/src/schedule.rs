@@ -4,25 +4,18 @@
 //! connection per pool (a host name, or an origin address: [`Pool`]), every
 //! request multiplexed up to the server's stream limit. Sans-I/O: fed
 //! discoveries, connection events and completions; polled for actions.
-//! Requests go out in discovery order, after Chromium's ResourceScheduler
-//! (`services/network/resource_scheduler`) lets them start: a request
-//! found with a [`Class`] other than `Normal` is held as Chromium holds it —
-//! delayable (low-priority: images, async scripts) requests to a host not
-//! known to support priorities (HTTP/1.1, or an h2 host before its session
-//! is up) wait while layout-blocking (high-priority: the document,
-//! stylesheets, head scripts, fonts) requests are in flight: at most 1
-//! delayable in flight then (kMaxNumDelayableWhileLayoutBlockingPerClient),
-//! none while more than 1 other request is in flight
-//! (kInFlightNonDelayableRequestCountPerClientThreshold); never more than 10
-//! delayable in flight (max_delayable_requests) nor 6 requests in flight per
-//! host (kMaxNumDelayableRequestsPerHostPerClient). Requests to a host whose
-//! h2 session is up start at once (SupportsRequestPriority).
-//! Before that, Blink's ResourceLoadScheduler in the renderer: until the
-//! parser reaches the body (its tight mode), at most 2 requests below HIGH
-//! priority in flight (kTightLimitForRendererSideResourceScheduler), on any
-//! host and protocol; then 1024 (kLimitForRendererSideResourceScheduler).
+//! Requests go out in discovery order, once Blink's ResourceLoadScheduler
+//! (Chromium's renderer) lets them go: a request found with a [`Class`] below
+//! HIGH priority (images, async and late scripts) waits, until the parser
+//! reaches the page's body (its tight mode), while 2 such requests are in
+//! flight (kTightLimitForRendererSideResourceScheduler), on any host and
+//! protocol; then while 1024 are (kLimitForRendererSideResourceScheduler).
+//! The network service's ResourceScheduler (1 delayable request while
+//! layout-blocking ones are in flight) is not modelled: Chromium's youtube h2
+//! HARs show two images in flight before the body, to a host whose session
+//! was not up yet, while five head requests were in flight.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::str::FromStr;
 
@@ -88,7 +81,7 @@ impl FromStr for Pool {
 
 pub type ReqId = usize;
 
-/// A request's class in Chromium's ResourceScheduler, from its priority.
+/// A request's class in Chromium's schedulers, from Blink's priority.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
     /// Priority above MEDIUM (document, stylesheets, head scripts, fonts).
@@ -99,14 +92,6 @@ pub enum Class {
     Delayable,
 }
 
-/// kMaxNumDelayableWhileLayoutBlockingPerClient.
-const DELAYABLE_WHILE_LAYOUT_BLOCKING: usize = 1;
-/// kInFlightNonDelayableRequestCountPerClientThreshold.
-const NON_DELAYABLE_THRESHOLD: usize = 1;
-/// The default max_delayable_requests per client.
-const MAX_DELAYABLE: usize = 10;
-/// kMaxNumDelayableRequestsPerHostPerClient.
-const MAX_PER_HOST: usize = 6;
 /// Blink's kTightLimitForRendererSideResourceScheduler.
 const TIGHT_LIMIT: usize = 2;
 /// Blink's kLimitForRendererSideResourceScheduler.
@@ -151,8 +136,6 @@ pub struct Scheduler {
     held: VecDeque<(ReqId, String, String, Class)>,
     /// Requests started and not finished: their host and class.
     in_flight: HashMap<ReqId, (String, Class)>,
-    /// Pools with an h2 session up (their hosts support priorities).
-    priority_pools: HashSet<String>,
     /// Blink's tight mode: the parser has not reached the body.
     tight: bool,
 }
@@ -166,7 +149,6 @@ impl Scheduler {
             actions: VecDeque::new(),
             held: VecDeque::new(),
             in_flight: HashMap::new(),
-            priority_pools: HashSet::new(),
             tight: true,
         }
     }
@@ -202,8 +184,8 @@ impl Scheduler {
         self.plan();
     }
 
-    /// A request was discovered by a browser: it starts when Chromium's
-    /// ResourceScheduler would let it, given its host and class.
+    /// A request was discovered by a browser: it goes out when Blink's
+    /// ResourceLoadScheduler would let it, given its class.
     pub fn discovered_as(&mut self, req: ReqId, pool: &str, host: &str, class: Class) {
         self.held
             .push_back((req, pool.to_string(), host.to_string(), class));
@@ -215,61 +197,12 @@ impl Scheduler {
         self.in_flight.remove(&req);
     }
 
-    /// Whether the ResourceScheduler would start a delayable request to
-    /// `host` now: None to stop looking, Some(false) to look further.
-    fn may_start_delayable(&self, host: &str) -> Option<bool> {
-        let delayable = self
-            .in_flight
-            .values()
-            .filter(|(_, c)| *c == Class::Delayable)
-            .count();
-        if delayable >= MAX_DELAYABLE {
-            return None;
-        }
-        if self.in_flight.values().filter(|(h, _)| h == host).count() >= MAX_PER_HOST {
-            return Some(false);
-        }
-        if self
-            .in_flight
-            .values()
-            .any(|(_, c)| *c == Class::LayoutBlocking)
-        {
-            let non_delayable = self.in_flight.len() - delayable;
-            if non_delayable > NON_DELAYABLE_THRESHOLD
-                || (!self.in_flight.is_empty() && delayable >= DELAYABLE_WHILE_LAYOUT_BLOCKING)
-            {
-                return None;
-            }
-        }
-        Some(true)
-    }
-
-    /// Starts what the ResourceScheduler lets start: every non-delayable
-    /// request and delayable ones to priority-capable hosts at once, other
-    /// delayable ones under its limits, in discovery order.
+    /// Starts what Blink lets go: every HIGH request at once, the others
+    /// under its limit, in discovery order.
     fn admit(&mut self) {
         let mut i = 0;
-        let mut stopped = false;
         while i < self.held.len() {
-            let (_, pool, host, class) = &self.held[i];
-            let start = if *class == Class::LayoutBlocking {
-                true
-            } else if stopped || !self.blink_allows() {
-                stopped = true;
-                false
-            } else if *class == Class::Normal || self.priority_pools.contains(pool) {
-                true
-            } else if stopped {
-                false
-            } else {
-                match self.may_start_delayable(host) {
-                    Some(s) => s,
-                    None => {
-                        stopped = true;
-                        false
-                    }
-                }
-            };
+            let start = self.held[i].3 == Class::LayoutBlocking || self.blink_allows();
             if start {
                 let (req, pool, host, class) = self.held.remove(i).expect("held");
                 self.in_flight.insert(req, (host, class));
@@ -286,9 +219,6 @@ impl Scheduler {
         let policy = self.policy;
         if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
             c.ready = true;
-            if policy == Policy::Multiplexed {
-                self.priority_pools.insert(c.pool.clone());
-            }
             if let (Policy::Multiplexed, Some(l)) = (policy, limit) {
                 c.limit = l.max(1);
             }
@@ -465,11 +395,11 @@ mod tests {
             .collect()
     }
 
-    /// Chromium's ResourceScheduler over HTTP/1.1: a document, a head
-    /// stylesheet and script (layout-blocking), then 12 images (delayable),
-    /// one host, driven event by event.
+    /// Over HTTP/1.1: a document, a head stylesheet and script (HIGH),
+    /// then 12 images; until the body 2 images in flight, then up to the
+    /// connections (6 per host).
     #[test]
-    fn delayable_requests_wait_for_layout_blocking_ones_over_http1() {
+    fn over_http1_two_images_until_the_body_then_the_connections_decide() {
         let mut s = Scheduler::new(Policy::PerHost { conns: 6, depth: 1 });
         let h = "a.test";
         s.discovered_as(0, h, h, Class::LayoutBlocking);
@@ -481,59 +411,25 @@ mod tests {
         for img in 3..15 {
             s.discovered_as(img, h, h, Class::Delayable);
         }
-        // Three layout-blocking requests in flight (> 1 non-delayable): no image.
+        // Stylesheet, script and 2 images wait for 4 more connections.
         let opened = drain(&mut s);
-        assert_eq!(opened.len(), 2, "{opened:?}");
-        s.connected(1, None);
-        s.connected(2, None);
-        assert_eq!(sent(&drain(&mut s)), vec![1, 2]);
-        // The document is complete: still two layout-blocking in flight.
+        assert_eq!(opened.len(), 4, "{opened:?}");
+        for c in 1..5 {
+            s.connected(c, None);
+        }
+        assert_eq!(sent(&drain(&mut s)), vec![1, 2, 3, 4]);
         s.completed(0);
         s.finished(0);
-        assert!(sent(&drain(&mut s)).is_empty());
-        // The stylesheet too: one layout-blocking left, so one image.
-        s.completed(1);
-        s.finished(1);
-        assert_eq!(sent(&drain(&mut s)), vec![3]);
-        // The script has run: the parser is in the body (Blink's throttling
-        // loosens) and no layout-blocking request is left: images up to 6
-        // in flight to the host (one is).
-        s.completed(2);
-        s.body_reached();
-        s.finished(2);
-        let mut acts = drain(&mut s);
-        for c in 3..6 {
-            s.connected(c, None);
-            acts.extend(drain(&mut s));
-        }
-        assert_eq!(sent(&acts), vec![4, 5, 6, 7, 8]);
+        assert!(sent(&drain(&mut s)).is_empty(), "2 images in flight");
         s.completed(3);
-        s.finished(1);
-        assert_eq!(sent(&drain(&mut s)), vec![9]);
-    }
-
-    /// Over h2, delayable requests to a host whose session is up start at
-    /// once (SupportsRequestPriority); before it is up they are held.
-    #[test]
-    fn delayable_requests_to_an_h2_host_with_a_session_start_at_once() {
-        let mut s = Scheduler::new(Policy::Multiplexed);
-        s.discovered_as(0, "a.test", "a.test", Class::LayoutBlocking);
-        drain(&mut s);
-        s.connected(0, Some(100));
-        assert_eq!(sent(&drain(&mut s)), vec![0]);
-        s.discovered_as(1, "a.test", "a.test", Class::LayoutBlocking);
-        s.discovered_as(2, "b.test", "b.test", Class::LayoutBlocking);
-        s.discovered_as(3, "a.test", "a.test", Class::Delayable);
-        s.discovered_as(4, "b.test", "b.test", Class::Delayable);
-        s.discovered_as(5, "b.test", "b.test", Class::Delayable);
-        let acts = drain(&mut s);
-        assert_eq!(sent(&acts), vec![1, 3], "{acts:?}");
-        s.connected(1, Some(100));
-        // b.test's session is up: its images may go as far as Blink's tight
-        // mode lets them (2 below HIGH in flight, one is).
-        assert_eq!(sent(&drain(&mut s)), vec![2, 4]);
-        s.body_reached();
+        s.finished(3);
         assert_eq!(sent(&drain(&mut s)), vec![5]);
+        // The head script ran: the parser is in the body.
+        s.body_reached();
+        let mut acts = drain(&mut s);
+        s.connected(5, None);
+        acts.extend(drain(&mut s));
+        assert_eq!(sent(&acts), vec![6, 7], "{acts:?}");
     }
 
     /// Blink's tight mode: until the body, 2 requests below HIGH in flight,
