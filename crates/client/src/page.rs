@@ -12,7 +12,7 @@ use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
 use crate::headers::RequestHeaders;
 use crate::render::{BrowserCost, Renderer};
 use crate::replay::ReplayTree;
-use crate::schedule::{Action, ConnId, Policy, Pool, ReqId, Scheduler};
+use crate::schedule::{Action, Class, ConnId, Policy, Pool, ReqId, Scheduler};
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
 use serde::Serialize;
@@ -278,12 +278,19 @@ impl<'a> State<'a> {
             return Ok(());
         };
         r.advance(now);
-        let found: Vec<Found> = std::iter::from_fn(|| r.poll()).collect();
-        for f in found {
+        if r.body_reached() {
+            self.sched.body_reached();
+        }
+        let mut found: Vec<(Found, Class)> = Vec::new();
+        while let Some(f) = r.poll() {
+            let class = r.class_of(&f);
+            found.push((f, class));
+        }
+        for (f, class) in found {
             // The renderer does not say which document or style sheet named a
             // resource: the page's own URL is its referer (the root has none).
             let referer = (!self.reqs.is_empty()).then(|| self.url_of(0));
-            self.discover(f, referer)?;
+            self.discover_as(f, referer, Some(class))?;
         }
         Ok(())
     }
@@ -315,6 +322,16 @@ impl<'a> State<'a> {
     }
 
     fn discover(&mut self, found: Found, referer: Option<String>) -> Result<(), Error> {
+        self.discover_as(found, referer, None)
+    }
+
+    /// Discovers `found`; with a class, Chromium's ResourceScheduler holds it.
+    fn discover_as(
+        &mut self,
+        found: Found,
+        referer: Option<String>,
+        class: Option<Class>,
+    ) -> Result<(), Error> {
         let key = (found.host.clone(), found.path.clone());
         if self.seen.contains_key(&key) {
             return Ok(());
@@ -322,6 +339,7 @@ impl<'a> State<'a> {
         let id = self.reqs.len();
         self.seen.insert(key, id);
         let pool = self.pool_of(&found.host)?;
+        let host = found.host.clone();
         self.reqs.push(Req {
             host: found.host,
             path: found.path,
@@ -330,7 +348,10 @@ impl<'a> State<'a> {
             referer,
             ..Default::default()
         });
-        self.sched.discovered(id, &pool);
+        match class {
+            Some(c) => self.sched.discovered_as(id, &pool, &host, c),
+            None => self.sched.discovered(id, &pool),
+        }
         Ok(())
     }
 
@@ -558,6 +579,7 @@ impl<'a> State<'a> {
                 let now = self.now();
                 let r = &mut self.reqs[req];
                 r.done = Some(at);
+                self.sched.completed(req);
                 if let Some(render) = self.render.as_mut() {
                     render.done(now, &r.host, &r.path);
                     self.sched.finished(conn);

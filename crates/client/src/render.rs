@@ -15,6 +15,7 @@
 //! page load runs without this module.
 
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner, Tag};
+use crate::schedule::Class;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::str::FromStr;
@@ -147,6 +148,20 @@ impl FromStr for BrowserCost {
     }
 }
 
+/// The class of a resource named by a URL alone (a tag that is neither
+/// script nor stylesheet, a style sheet's url(), an injection): fonts are
+/// HIGH (layout-blocking), anything else an image (LOW, delayable).
+fn url_class(f: &Found) -> Class {
+    let path = f.path.split(['?', '#']).next().unwrap_or("");
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext.to_ascii_lowercase().as_str() {
+        "woff" | "woff2" | "ttf" | "otf" | "eot" => Class::LayoutBlocking,
+        "css" => Class::LayoutBlocking,
+        "js" => Class::Normal,
+        _ => Class::Delayable,
+    }
+}
+
 fn per_kb(cost: Duration, bytes: usize) -> Duration {
     Duration::from_nanos((cost.as_nanos() as u64).saturating_mul(bytes as u64) / 1000)
 }
@@ -168,11 +183,20 @@ struct Doc {
     order: Vec<(Tag, Key)>,
     /// How many of `order`'s scripts have run.
     ran: usize,
+    /// An image was found in it: later scripts are MEDIUM, not HIGH
+    /// (Blink's priority for scripts late in the body).
+    image_seen: bool,
+    /// How many of `order`'s scripts come before its first image: once they
+    /// have run, the parser has reached the body (an approximation of
+    /// `Document::WillInsertBody`, which loosens Blink's throttling).
+    scripts_before_image: Option<usize>,
     complete: bool,
 }
 
 #[derive(Debug, Default)]
 struct Res {
+    /// Its class in Chromium's ResourceScheduler (from Blink's priority).
+    class: Option<Class>,
     /// The document that named it in a tag, if any.
     doc: Option<Key>,
     done: bool,
@@ -205,6 +229,8 @@ pub struct Renderer {
     docs: HashMap<Key, Doc>,
     res: HashMap<Key, Res>,
     out: VecDeque<Found>,
+    /// The page's own document.
+    root: Key,
 }
 
 impl Renderer {
@@ -218,9 +244,10 @@ impl Renderer {
             docs: HashMap::new(),
             res: HashMap::new(),
             out: VecDeque::new(),
+            root: key(&root),
         };
         r.run(Duration::ZERO, cost.navigation, None);
-        r.found(Duration::ZERO, root, None);
+        r.found(Duration::ZERO, root, None, Class::LayoutBlocking);
         r
     }
 
@@ -233,7 +260,7 @@ impl Renderer {
         }
     }
 
-    fn found(&mut self, now: Duration, f: Found, doc: Option<Key>) {
+    fn found(&mut self, now: Duration, f: Found, doc: Option<Key>, class: Class) {
         let k = key(&f);
         if self.res.contains_key(&k) {
             return;
@@ -241,6 +268,7 @@ impl Renderer {
         self.res.insert(
             k,
             Res {
+                class: Some(class),
                 doc,
                 ..Default::default()
             },
@@ -290,12 +318,29 @@ impl Renderer {
                 if !self.cost.ordered || r.doc.is_none() {
                     let children = std::mem::take(&mut r.css_children);
                     for c in children {
-                        self.found(now, c, None);
+                        let class = url_class(&c);
+                        self.found(now, c, None, class);
                     }
                 }
             }
         }
         self.settle(now);
+    }
+
+    /// Whether the page's parser has reached its body: the scripts before
+    /// its first image have run, or the document is complete.
+    pub fn body_reached(&self) -> bool {
+        self.docs
+            .get(&self.root)
+            .is_some_and(|d| d.complete || d.scripts_before_image.is_some_and(|n| d.ran >= n))
+    }
+
+    /// A found resource's class in Chromium's ResourceScheduler.
+    pub fn class_of(&self, f: &Found) -> Class {
+        self.res
+            .get(&key(f))
+            .and_then(|r| r.class)
+            .unwrap_or(Class::Normal)
     }
 
     /// What to request now (after `advance`).
@@ -342,7 +387,24 @@ impl Renderer {
                             }
                         }
                         let known = self.res.contains_key(&k);
-                        self.found(t, f, Some(doc.clone()));
+                        let late = self.docs.get(&doc).is_some_and(|d| d.image_seen);
+                        let class = match tag {
+                            Tag::Stylesheet => Class::LayoutBlocking,
+                            Tag::Script if late => Class::Normal,
+                            Tag::Script => Class::LayoutBlocking,
+                            Tag::Other => url_class(&f),
+                        };
+                        if class == Class::Delayable {
+                            if let Some(d) = self.docs.get_mut(&doc) {
+                                if !d.image_seen {
+                                    d.image_seen = true;
+                                    d.scripts_before_image = Some(
+                                        d.order.iter().filter(|(t, _)| *t == Tag::Script).count(),
+                                    );
+                                }
+                            }
+                        }
+                        self.found(t, f, Some(doc.clone()), class);
                         if !known && tag == Tag::Script {
                             if let Some(r) = self.res.get_mut(&k) {
                                 r.in_order = self.cost.ordered;
@@ -362,8 +424,13 @@ impl Renderer {
                         }
                         None => Vec::new(),
                     };
+                    // Script-inserted scripts are async (LOW), as are images.
                     for f in script_injections(&body) {
-                        self.found(t, f, None);
+                        let class = match url_class(&f) {
+                            Class::LayoutBlocking => Class::LayoutBlocking,
+                            _ => Class::Delayable,
+                        };
+                        self.found(t, f, None, class);
                     }
                 }
             }
@@ -485,7 +552,8 @@ impl Renderer {
             .map(|r| std::mem::take(&mut r.css_children))
             .unwrap_or_default();
         for c in children {
-            self.found(now, c, None);
+            let class = url_class(&c);
+            self.found(now, c, None, class);
         }
     }
 
@@ -585,6 +653,7 @@ mod tests {
         r.data(ms(300), "a.test", "/x.js", &js);
         r.done(ms(300), "a.test", "/x.js");
         assert_eq!(r.next_wakeup(), None, "the script waits for the stylesheet");
+        assert!(!r.body_reached(), "the head script has not run");
         r.head("a.test", "/s.css", "text/css");
         r.data(
             ms(400),
@@ -598,11 +667,25 @@ mod tests {
         assert_eq!(r.next_wakeup(), Some(ms(410)));
         r.advance(ms(411));
         assert!(drain(&mut r).is_empty());
+        assert!(
+            r.body_reached(),
+            "the head script ran: the parser is in the body"
+        );
         r.advance(ms(412));
         assert_eq!(drain(&mut r), ["b.test/j.png"]);
         r.advance(ms(414));
         assert_eq!(drain(&mut r), ["a.test/bg.png"]);
         assert!(r.idle());
+        // Their classes in Chromium's ResourceScheduler: the document, the
+        // stylesheet and the head script are layout-blocking; the images
+        // (in the body, in the stylesheet, injected) are delayable.
+        let class = |h: &str, p: &str| r.class_of(&f(h, p));
+        assert_eq!(class("a.test", "/"), Class::LayoutBlocking);
+        assert_eq!(class("a.test", "/s.css"), Class::LayoutBlocking);
+        assert_eq!(class("a.test", "/x.js"), Class::LayoutBlocking);
+        assert_eq!(class("a.test", "/i.png"), Class::Delayable);
+        assert_eq!(class("a.test", "/bg.png"), Class::Delayable);
+        assert_eq!(class("b.test", "/j.png"), Class::Delayable);
         assert_eq!(r.busy_until(), ms(414));
     }
 

@@ -4,9 +4,18 @@
 //! connection per pool (a host name, or an origin address: [`Pool`]), every
 //! request multiplexed up to the server's stream limit. Sans-I/O: fed
 //! discoveries, connection events and completions; polled for actions.
-//! Requests go out in discovery order.
+//! Requests go out in discovery order, once Blink's ResourceLoadScheduler
+//! (Chromium's renderer) lets them go: a request found with a [`Class`] below
+//! HIGH priority (images, async and late scripts) waits, until the parser
+//! reaches the page's body (its tight mode), while 2 such requests are in
+//! flight (kTightLimitForRendererSideResourceScheduler), on any host and
+//! protocol; then while 1024 are (kLimitForRendererSideResourceScheduler).
+//! The network service's ResourceScheduler (1 delayable request while
+//! layout-blocking ones are in flight) is not modelled: Chromium's youtube h2
+//! HARs show two images in flight before the body, to a host whose session
+//! was not up yet, while five head requests were in flight.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::str::FromStr;
 
@@ -71,6 +80,22 @@ impl FromStr for Pool {
 }
 
 pub type ReqId = usize;
+
+/// A request's class in Chromium's schedulers, from Blink's priority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Priority above MEDIUM (document, stylesheets, head scripts, fonts).
+    LayoutBlocking,
+    /// MEDIUM (scripts late in the body), or a client without a scheduler.
+    Normal,
+    /// Below MEDIUM (images, async and script-inserted scripts).
+    Delayable,
+}
+
+/// Blink's kTightLimitForRendererSideResourceScheduler.
+const TIGHT_LIMIT: usize = 2;
+/// Blink's kLimitForRendererSideResourceScheduler.
+const NORMAL_LIMIT: usize = 1024;
 pub type ConnId = usize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +132,12 @@ pub struct Scheduler {
     /// Requests waiting for a connection, in discovery order, with their pool.
     pending: VecDeque<(ReqId, String)>,
     actions: VecDeque<Action>,
+    /// Requests the ResourceScheduler holds: (req, pool, host, class).
+    held: VecDeque<(ReqId, String, String, Class)>,
+    /// Requests started and not finished: their host and class.
+    in_flight: HashMap<ReqId, (String, Class)>,
+    /// Blink's tight mode: the parser has not reached the body.
+    tight: bool,
 }
 
 impl Scheduler {
@@ -116,13 +147,70 @@ impl Scheduler {
             conns: Vec::new(),
             pending: VecDeque::new(),
             actions: VecDeque::new(),
+            held: VecDeque::new(),
+            in_flight: HashMap::new(),
+            tight: true,
         }
     }
 
+    /// The page's parser reached its body: Blink loosens its throttling.
+    pub fn body_reached(&mut self) {
+        if self.tight {
+            self.tight = false;
+            self.plan();
+        }
+    }
+
+    /// Whether Blink's ResourceLoadScheduler lets a request below HIGH
+    /// priority go to the network now.
+    fn blink_allows(&self) -> bool {
+        let limit = if self.tight {
+            TIGHT_LIMIT
+        } else {
+            NORMAL_LIMIT
+        };
+        self.in_flight
+            .values()
+            .filter(|(_, c)| *c != Class::LayoutBlocking)
+            .count()
+            < limit
+    }
+
     /// A request was discovered; `pool` is its host (h1) or its server address (h2).
+    /// It starts at once (no ResourceScheduler).
     pub fn discovered(&mut self, req: ReqId, pool: &str) {
+        self.in_flight.remove(&req);
         self.pending.push_back((req, pool.to_string()));
         self.plan();
+    }
+
+    /// A request was discovered by a browser: it goes out when Blink's
+    /// ResourceLoadScheduler would let it, given its class.
+    pub fn discovered_as(&mut self, req: ReqId, pool: &str, host: &str, class: Class) {
+        self.held
+            .push_back((req, pool.to_string(), host.to_string(), class));
+        self.plan();
+    }
+
+    /// Request `req`'s response is complete (call before [`Scheduler::finished`]).
+    pub fn completed(&mut self, req: ReqId) {
+        self.in_flight.remove(&req);
+    }
+
+    /// Starts what Blink lets go: every HIGH request at once, the others
+    /// under its limit, in discovery order.
+    fn admit(&mut self) {
+        let mut i = 0;
+        while i < self.held.len() {
+            let start = self.held[i].3 == Class::LayoutBlocking || self.blink_allows();
+            if start {
+                let (req, pool, host, class) = self.held.remove(i).expect("held");
+                self.in_flight.insert(req, (host, class));
+                self.pending.push_back((req, pool));
+            } else {
+                i += 1;
+            }
+        }
     }
 
     /// Connection `conn` is up; `limit` is what the server allows in flight on it
@@ -164,6 +252,7 @@ impl Scheduler {
     }
 
     fn plan(&mut self) {
+        self.admit();
         let (max_conns, depth) = match self.policy {
             Policy::PerHost { conns, depth } => (conns.max(1), depth.max(1)),
             Policy::Multiplexed => (1, usize::MAX),
@@ -294,5 +383,76 @@ mod tests {
         s.finished(0);
         assert_eq!(drain(&mut s).len(), 2);
         assert_eq!(s.connections(), 1);
+    }
+
+    fn sent(actions: &[Action]) -> Vec<ReqId> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { req, .. } => Some(*req),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Over HTTP/1.1: a document, a head stylesheet and script (HIGH),
+    /// then 12 images; until the body 2 images in flight, then up to the
+    /// connections (6 per host).
+    #[test]
+    fn over_http1_two_images_until_the_body_then_the_connections_decide() {
+        let mut s = Scheduler::new(Policy::PerHost { conns: 6, depth: 1 });
+        let h = "a.test";
+        s.discovered_as(0, h, h, Class::LayoutBlocking);
+        drain(&mut s);
+        s.connected(0, None);
+        assert_eq!(sent(&drain(&mut s)), vec![0]);
+        s.discovered_as(1, h, h, Class::LayoutBlocking);
+        s.discovered_as(2, h, h, Class::LayoutBlocking);
+        for img in 3..15 {
+            s.discovered_as(img, h, h, Class::Delayable);
+        }
+        // Stylesheet, script and 2 images wait for 4 more connections.
+        let opened = drain(&mut s);
+        assert_eq!(opened.len(), 4, "{opened:?}");
+        for c in 1..5 {
+            s.connected(c, None);
+        }
+        assert_eq!(sent(&drain(&mut s)), vec![1, 2, 3, 4]);
+        s.completed(0);
+        s.finished(0);
+        assert!(sent(&drain(&mut s)).is_empty(), "2 images in flight");
+        s.completed(3);
+        s.finished(3);
+        assert_eq!(sent(&drain(&mut s)), vec![5]);
+        // The head script ran: the parser is in the body.
+        s.body_reached();
+        let mut acts = drain(&mut s);
+        s.connected(5, None);
+        acts.extend(drain(&mut s));
+        assert_eq!(sent(&acts), vec![6, 7], "{acts:?}");
+    }
+
+    /// Blink's tight mode: until the body, 2 requests below HIGH in flight,
+    /// on an h2 session that is up; then every one at once.
+    #[test]
+    fn until_the_body_two_images_are_in_flight_then_all() {
+        let mut s = Scheduler::new(Policy::Multiplexed);
+        s.discovered_as(0, "a.test", "a.test", Class::LayoutBlocking);
+        drain(&mut s);
+        s.connected(0, Some(100));
+        drain(&mut s);
+        s.discovered_as(1, "a.test", "a.test", Class::LayoutBlocking);
+        for img in 2..12 {
+            s.discovered_as(img, "a.test", "a.test", Class::Delayable);
+        }
+        assert_eq!(sent(&drain(&mut s)), vec![1, 2, 3]);
+        s.completed(2);
+        s.finished(0);
+        assert_eq!(sent(&drain(&mut s)), vec![4]);
+        s.completed(1);
+        s.finished(0);
+        assert!(sent(&drain(&mut s)).is_empty());
+        s.body_reached();
+        assert_eq!(sent(&drain(&mut s)), (5..12).collect::<Vec<_>>());
     }
 }
