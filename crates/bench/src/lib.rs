@@ -309,6 +309,17 @@ impl Schedule {
     }
 }
 
+/// Open loop: moves the requests that fell due by `now` from the schedule into
+/// `due` (each keeps the instant it was due, from which its latency counts).
+fn take_due(schedule: &Option<Arc<Mutex<Schedule>>>, now: Instant, due: &mut VecDeque<Instant>) {
+    if let Some(s) = schedule {
+        let mut s = s.lock().unwrap();
+        while s.next <= now {
+            due.push_back(s.take());
+        }
+    }
+}
+
 /// One connection for the whole run, reopened after an error (as wrk does).
 async fn connection(conn: usize, spec: Arc<BenchSpec>, shared: Arc<Shared>, window: Window) {
     let mut rec = Recorder::new();
@@ -515,12 +526,7 @@ async fn h1_loop(
         }
         // Send what the loop allows.
         out.clear();
-        if let Some(s) = schedule {
-            let mut s = s.lock().unwrap();
-            while s.next <= now {
-                due.push_back(s.take());
-            }
-        }
+        take_due(schedule, now, &mut due);
         // Refill in batches, as wrk does (when half the pipeline has drained):
         // fewer, larger writes and reads per request.
         let refill = schedule.is_some() || in_flight.len() <= spec.depth / 2;
@@ -656,12 +662,7 @@ async fn h2_loop(
         if now >= window.end || shared.stop.load(Ordering::Relaxed) {
             break Ok(());
         }
-        if let Some(s) = schedule {
-            let mut s = s.lock().unwrap();
-            while s.next <= now {
-                due.push_back(s.take());
-            }
-        }
+        take_due(schedule, now, &mut due);
         while !going_away && in_flight.len() < spec.streams {
             // Not ready: a stream waits for the server's concurrency limit; a
             // response (which this loop waits for anyway) frees it.
@@ -837,12 +838,7 @@ async fn spdy_loop(
         if now >= window.end || shared.stop.load(Ordering::Relaxed) {
             return Ok(());
         }
-        if let Some(s) = schedule {
-            let mut s = s.lock().unwrap();
-            while s.next <= now {
-                due.push_back(s.take());
-            }
-        }
+        take_due(schedule, now, &mut due);
         // A graceful GOAWAY: no new streams; reconnect once the last one is in.
         if session.going_away() && open.is_empty() {
             return Ok(());

@@ -10,7 +10,7 @@
 //! client's: no segmentation offload (a link sees every datagram), large
 //! receive windows (16 MiB a stream, 64 MiB the connection, as h2's here).
 
-use super::{BenchSpec, Recorder, Schedule, Shared, Window};
+use super::{take_due, BenchSpec, Recorder, Schedule, Shared, Window};
 
 /// A stream refused by a graceful GOAWAY: not an error, the cue to reconnect.
 const GOING_AWAY: &str = "going-away";
@@ -115,12 +115,7 @@ pub(crate) async fn run(
         if now >= window.end || shared.stop.load(Ordering::Relaxed) {
             break Ok(());
         }
-        if let Some(s) = schedule {
-            let mut s = s.lock().unwrap();
-            while s.next <= now {
-                due.push_back(s.take());
-            }
-        }
+        take_due(schedule, now, &mut due);
         while !going_away && in_flight.len() < spec.streams {
             let since = match schedule {
                 None => now,
