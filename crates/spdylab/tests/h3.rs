@@ -132,13 +132,13 @@ fn h3_with_tls_1_2_is_refused_with_the_reason() {
 }
 
 /// aioquic, an independent HTTP/3 implementation, fetches every resource of
-/// two built-in sites from `spdylab serve`'s h3 (UDP on the TLS port), one
+/// every built-in site from `spdylab serve`'s h3 (UDP on the TLS port), one
 /// connection per host, trusting only the generated CA: byte for byte.
 #[test]
 fn aioquic_fetches_every_resource_byte_for_byte() {
     let tmp = TempDir::new("aioquic");
     let ca = tmp.join("ca.pem");
-    for name in ["youtube", "twitter"] {
+    for name in site::BUILTIN {
         let site = site::builtin(name, site::DEFAULT_SEED).unwrap();
         let server = common::serve(&[
             "--ca",
