@@ -252,3 +252,84 @@ pub fn import(path: &Path, out: &Path) -> Result<Vec<Imported>, ImportError> {
         })
         .collect())
 }
+
+/// Expands the glob patterns among site names (`corpus/*.har`: `*` and `?` in
+/// the file name only), relative to `base`, each into its matches sorted (as
+/// `corpus/a.har`, each a recorded page named after its file); other names are
+/// kept, duplicates dropped. Err: (the pattern, why) — a pattern that matches
+/// nothing, or wildcards in a directory.
+pub fn expand_globs(names: &[String], base: &Path) -> Result<Vec<String>, (String, String)> {
+    let mut out: Vec<String> = Vec::new();
+    for name in names {
+        if !name.contains(['*', '?']) {
+            if !out.contains(name) {
+                out.push(name.clone());
+            }
+            continue;
+        }
+        let (dir, pattern) = match name.rsplit_once('/') {
+            Some((d, p)) => (Some(d), p),
+            None => (None, name.as_str()),
+        };
+        if dir.is_some_and(|d| d.contains(['*', '?'])) {
+            return Err((name.clone(), "wildcards only in the file name".into()));
+        }
+        let path = base.join(dir.unwrap_or(""));
+        let mut found: Vec<String> = std::fs::read_dir(&path)
+            .map_err(|e| (name.clone(), format!("{}: {e}", path.display())))?
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|f| !f.starts_with('.') && wildcard(pattern.as_bytes(), f.as_bytes()))
+            .map(|f| dir.map_or(f.clone(), |d| format!("{d}/{f}")))
+            .collect();
+        if found.is_empty() {
+            return Err((
+                name.clone(),
+                format!("'{name}' matches no file (in {})", path.display()),
+            ));
+        }
+        found.sort();
+        for f in found {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `name` matches `pattern` (`*`: any run, `?`: one byte).
+fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
+    match (pattern.first(), name.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => {
+            wildcard(&pattern[1..], name) || (!name.is_empty() && wildcard(pattern, &name[1..]))
+        }
+        (Some(b'?'), Some(_)) => wildcard(&pattern[1..], &name[1..]),
+        (Some(p), Some(n)) if p == n => wildcard(&pattern[1..], &name[1..]),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod glob_tests {
+    use super::*;
+
+    #[test]
+    fn globs_expand_sorted_and_unmatched_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("spdylab-glob-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("corpus")).unwrap();
+        for f in ["b.har", "a.har", "c.txt"] {
+            std::fs::write(dir.join("corpus").join(f), "").unwrap();
+        }
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            expand_globs(&names(&["icons", "corpus/*.har"]), &dir).unwrap(),
+            names(&["icons", "corpus/a.har", "corpus/b.har"])
+        );
+        let e = expand_globs(&names(&["corpus/*.zip"]), &dir).unwrap_err();
+        assert!(e.1.contains("matches no file"), "{e:?}");
+        assert!(expand_globs(&names(&["*/a.har"]), &dir).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

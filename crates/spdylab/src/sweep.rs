@@ -143,6 +143,37 @@ pub fn run(args: SweepArgs) -> Result<i32, Failure> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
+    // sites = ["corpus/*.har"]: every HAR a site, sorted, found from the file's
+    // directory; the campaign's copy lists what the globs matched (a corpus
+    // that changes is a changed experiment).
+    let mut text = text;
+    if let Some((_, values)) = exp.axes.iter_mut().find(|(n, _)| n == "site") {
+        for pattern in values.clone().iter().filter(|v| v.contains(['*', '?'])) {
+            let at = text.find(&format!("\"{pattern}\""));
+            let line = at.map_or(1, |at| text[..at].matches('\n').count() + 1);
+            let matched = lab::sites::expand_globs(std::slice::from_ref(pattern), &base).map_err(
+                |(_, why)| {
+                    Failure::Usage(format!(
+                        "{}:{line}: sites: {why}",
+                        args.experiment.display()
+                    ))
+                },
+            )?;
+            if let Some(at) = at {
+                let list: Vec<String> = matched.iter().map(|m| format!("{m:?}")).collect();
+                let in_array = text[..at].trim_end().ends_with(['[', ',']);
+                let list = if in_array {
+                    list.join(", ")
+                } else {
+                    format!("[{}]", list.join(", "))
+                };
+                text.replace_range(at..at + pattern.len() + 2, &list);
+            }
+        }
+        *values = lab::sites::expand_globs(values, &base).map_err(|(_, why)| {
+            Failure::Usage(format!("{}: sites: {why}", args.experiment.display()))
+        })?;
+    }
     run_campaign(exp, &text, &args.out, &args.run.options(), &base, args.json)
 }
 

@@ -301,3 +301,65 @@ fn bad_experiment_files_name_file_line_and_field() {
     );
     assert!(!dir.join("o2").join("probes.jsonl").exists());
 }
+
+#[test]
+fn a_corpus_glob_is_every_har_in_it_and_a_glob_matching_nothing_is_refused() {
+    let dir = TempDir::new("corpus");
+    let corpus = dir.join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+    for har in ["pagexray-http2-chrome.har", "haralyzer-humanssuck.net.har"] {
+        std::fs::copy(data.join(har), corpus.join(har)).unwrap();
+    }
+    std::fs::write(corpus.join("notes.txt"), "not a page").unwrap();
+    let exp = write_experiment(
+        &dir,
+        "sites = [\"corpus/*.har\"]\nprotocols = [\"h2\"]\nreps = 1\nwarmup = 0\n[link]\nrtt = \"20ms\"\nrate = \"8mbit\"\n",
+    );
+    let out_dir = dir.join("out");
+    let out = spdylab(&[
+        "sweep",
+        &exp,
+        "--out",
+        &out_dir.display().to_string(),
+        "--no-calibration",
+    ]);
+    ok(&out);
+    let copy = std::fs::read_to_string(out_dir.join("experiment.toml")).unwrap();
+    assert!(
+        copy.contains(
+            r#"sites = ["corpus/haralyzer-humanssuck.net.har", "corpus/pagexray-http2-chrome.har"]"#
+        ),
+        "{copy}"
+    );
+    let got = records(&out_dir);
+    assert_eq!(got.len(), 2, "{got:?}");
+    // Rerun: the same corpus is the same experiment, nothing runs again.
+    let out = spdylab(&[
+        "sweep",
+        &exp,
+        "--out",
+        &out_dir.display().to_string(),
+        "--no-calibration",
+    ]);
+    ok(&out);
+    assert_eq!(records(&out_dir), got);
+
+    let exp = write_experiment(
+        &dir,
+        "protocols = [\"h2\"]\nsites = [\"corpus/*.zip\"]\n[link]\nrtt = \"20ms\"\n",
+    );
+    let out = spdylab(&[
+        "sweep",
+        &exp,
+        "--out",
+        &dir.join("o2").display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        msg.contains("exp.toml:2: sites: 'corpus/*.zip' matches no file"),
+        "{msg}"
+    );
+    assert!(!dir.join("o2").exists());
+}
