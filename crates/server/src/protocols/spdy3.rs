@@ -54,16 +54,22 @@ async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
                 return;
             }
             out.clear();
+            busy_at = Instant::now();
         }
         if session.finished() {
             let _ = wr.shutdown().await;
             return;
         }
-        let busy = session.open_streams() > 0 || in_flight > 0;
+        // Idle: no stream open, no content task running, nothing left to
+        // send. Requests answered inline close their stream within one turn
+        // of the loop, so reads and writes also count as activity (else a
+        // session answering one stream at a time, never open at the top of
+        // the loop, was closed 30 s after it began).
+        let more_to_send = session.can_write();
+        let busy = session.open_streams() > 0 || in_flight > 0 || more_to_send;
         if busy {
             busy_at = Instant::now();
         }
-        let more_to_send = session.can_write();
         let may_read = in_flight < ctx.max_streams.max(1) as usize;
         // Responses ready go out before more requests are read: with reads
         // first, a client keeping the socket readable starved its own
@@ -79,6 +85,7 @@ async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
                     Ok(0) | Err(_) => return,
                     Ok(n) => n,
                 };
+                busy_at = Instant::now();
                 for req in session.receive(&buf[..n]) {
                     // Content already at hand is answered here, in request
                     // order: a task per request queued behind thousands of
@@ -183,5 +190,77 @@ async fn respond(ctx: &Ctx, stream_id: u32, headers: &Headers) -> Ready {
         reason: parts.status.canonical_reason().unwrap_or("").to_string(),
         headers: out,
         body: if method == "HEAD" { Bytes::new() } else { body },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proto::spdy3::client::Event;
+    use proto::spdy3::ClientSession;
+
+    /// A client asking for one resource at a time, each a while after the
+    /// last response (Fig. 9's one stream at 490 ms), keeps its session for
+    /// longer than `IDLE_TIMEOUT`: answered inline, its stream is never open
+    /// at the top of the server's loop, and that alone had closed the session
+    /// 30 s after it began.
+    #[tokio::test(start_paused = true)]
+    async fn one_stream_at_a_time_for_longer_than_the_idle_timeout_is_not_idle() {
+        let site = site::builtin("icons", site::DEFAULT_SEED).unwrap();
+        let (host, path) = (
+            site.resources[1].host.clone(),
+            site.resources[1].path.clone(),
+        );
+        let ctx = Arc::new(Ctx {
+            content: crate::content::Content::new(site, Duration::ZERO),
+            max_streams: 1,
+            h2c: false,
+            http: false,
+            cc: None,
+        });
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let server = tokio::spawn(serve(Box::new(theirs), ctx));
+        let (mut rd, mut wr) = tokio::io::split(ours);
+        let mut client = ClientSession::<u32>::new(1 << 24).with_max_streams(1);
+        let mut buf = vec![0u8; 1 << 16];
+        let started = Instant::now();
+        for i in 0..8u32 {
+            let headers = [
+                (":method", "GET"),
+                (":path", path.as_str()),
+                (":version", "HTTP/1.1"),
+                (":host", host.as_str()),
+                (":scheme", "https"),
+            ]
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+            client.request(i, 0, headers);
+            client.start();
+            let out = std::mem::take(client.output());
+            wr.write_all(&out).await.unwrap();
+            'response: loop {
+                let n = rd.read(&mut buf).await.unwrap();
+                assert!(
+                    n > 0,
+                    "request {i}: the session closed after {:?}",
+                    started.elapsed()
+                );
+                client.receive(&buf[..n]);
+                while let Some(e) = client.poll_event() {
+                    match e {
+                        Event::Done(_) => break 'response,
+                        Event::Failed { error, .. } => panic!("request {i}: {error}"),
+                        _ => {}
+                    }
+                }
+            }
+            // The next request a little later, as a slow link would send it.
+            tokio::time::sleep(Duration::from_secs(10)).await;
+        }
+        assert!(started.elapsed() > IDLE_TIMEOUT * 2);
+        // Truly idle now: the session closes by itself.
+        tokio::time::sleep(IDLE_TIMEOUT * 2).await;
+        assert!(server.is_finished());
     }
 }
