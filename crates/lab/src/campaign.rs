@@ -74,7 +74,7 @@ fn record(trial: String, point: &Point, probe: &ProbeResult, har: Option<String>
 /// How a sweep runs.
 pub struct SweepOptions {
     /// Testbeds running at once; None: as many as the CPU budget allows
-    /// (see [`AUTO_JOBS`] and [`cpu_weight`]).
+    /// (see [`AUTO_JOBS_PER_CORE`] and [`cpu_weight`]).
     pub jobs: Option<usize>,
     /// Run only slice `.0` (1-based) of `.1`.
     pub shard: (usize, usize),
@@ -476,10 +476,11 @@ fn unix_now() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// The most testbeds `--jobs auto` runs at once, per core.
-pub const AUTO_JOBS_PER_CORE: usize = 2;
+/// The most testbeds `--jobs auto` runs at once, per core (the CPU budget,
+/// [`cpu_weight`], decides how many of them run together).
+pub const AUTO_JOBS_PER_CORE: usize = 8;
 
-/// The most testbeds at once for `jobs` (None: auto, two per core).
+/// The most testbeds at once for `jobs` (None: auto, [`AUTO_JOBS_PER_CORE`] per core).
 pub fn max_testbeds(jobs: Option<usize>) -> usize {
     jobs.unwrap_or_else(|| {
         AUTO_JOBS_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -488,24 +489,29 @@ pub fn max_testbeds(jobs: Option<usize>) -> usize {
 }
 
 /// The share of a core a testbed of this point is expected to use while it
-/// probes: its emulator, server and client together. Measured on this
-/// project's 2-core machine: at 100 Mbit the emulator alone takes a quarter to
-/// a third of a core and the stacks on both ends as much again, so a fast (or
-/// unlimited, or trace-driven) link counts as a whole core; at 10 Mbit and
-/// below a page load is mostly waiting for the link, and half a core leaves
-/// room for the bursts of TLS handshakes at its start. A calibration runs bulk
-/// transfers at the link's rate and measures timing: a whole core.
+/// probes: its emulator, server and client together. The emulator's and the
+/// stacks' work grows with the packets per second, so with the link's rate:
+/// measured on this project's 2-core machine, twelve testbeds probing at
+/// 1 Mbit/s (fig2, fig4 and fig9 at once) used 0.1 of a core together, and at
+/// 100 Mbit/s the emulator alone takes a quarter of a core and the stacks as
+/// much again. So: a base of 0.05 (the TLS handshakes at a load's start), plus
+/// half a core per 100 Mbit/s of the faster direction, at most a whole core;
+/// an unlimited or trace-driven link is a whole core. A calibration runs bulk
+/// transfers and measures timing: a whole core.
 pub fn cpu_weight(point: &Point, seed: u64) -> f64 {
-    const SLOW: f64 = 10e6;
+    const BASE: f64 = 0.05;
+    const PER_BIT_PER_SEC: f64 = 0.5 / 100e6;
     let Ok(s) = settings(point, seed) else {
         return 1.0;
     };
     let link = &s.testbed.link;
-    let slow = |svc: &link::Service| matches!(svc, link::Service::Rate(r) if (r.0 as f64) <= SLOW);
-    if slow(&link.down.service) && slow(&link.up.service) {
-        0.5
-    } else {
-        1.0
+    let rate = |svc: &link::Service| match svc {
+        link::Service::Rate(r) => Some(r.0 as f64),
+        _ => None,
+    };
+    match (rate(&link.down.service), rate(&link.up.service)) {
+        (Some(d), Some(u)) => (BASE + d.max(u) * PER_BIT_PER_SEC).min(1.0),
+        _ => 1.0,
     }
 }
 
@@ -1023,21 +1029,23 @@ mod scheduling_tests {
     }
 
     #[test]
-    fn slow_links_weigh_half_a_core_fast_and_unlimited_ones_a_core() {
-        assert_eq!(cpu_weight(&point(Some("1mbit")), 1), 0.5);
-        assert_eq!(cpu_weight(&point(Some("10mbit")), 1), 0.5);
-        assert_eq!(cpu_weight(&point(Some("100mbit")), 1), 1.0);
-        assert_eq!(cpu_weight(&point(None), 1), 1.0);
+    fn a_testbed_weighs_by_its_links_rate_and_unlimited_is_a_core() {
+        let w = |r| cpu_weight(&point(r), 1);
+        assert!((w(Some("1mbit")) - 0.055).abs() < 1e-9, "{}", w(Some("1mbit")));
+        assert!((w(Some("10mbit")) - 0.1).abs() < 1e-9);
+        assert!((w(Some("100mbit")) - 0.55).abs() < 1e-9);
+        assert_eq!(w(Some("1gbit")), 1.0);
+        assert_eq!(w(None), 1.0);
     }
 
     #[test]
-    fn two_cores_carry_four_slow_testbeds_or_two_fast_ones() {
-        // Four half-core points fit in two cores; the fifth waits.
-        assert_eq!(pick(&[0.5], 1.5, 3, 2.0), Some(0));
-        assert_eq!(pick(&[0.5], 2.0, 4, 2.0), None);
-        // A whole-core point waits behind three slow ones, but a slow one
-        // later in the queue may start.
-        assert_eq!(pick(&[1.0, 0.5], 1.5, 3, 2.0), Some(1));
+    fn two_cores_carry_many_slow_testbeds_or_two_fast_ones() {
+        // Thirty-six 1 Mbit points fit in two cores; the next waits.
+        assert_eq!(pick(&[0.055], 35.0 * 0.055, 35, 2.0), Some(0));
+        assert_eq!(pick(&[0.055], 2.0, 36, 2.0), None);
+        // A whole-core point waits while more than a core is busy, but a slow
+        // one later in the queue may start.
+        assert_eq!(pick(&[1.0, 0.055], 1.5, 20, 2.0), Some(1));
         // Anything starts when nothing runs, even over the budget.
         assert_eq!(pick(&[4.0], 0.0, 0, 2.0), Some(0));
         // --jobs N: no budget, only the N threads.
@@ -1045,9 +1053,9 @@ mod scheduling_tests {
     }
 
     #[test]
-    fn auto_runs_two_testbeds_per_core_and_n_means_n() {
+    fn auto_runs_at_most_eight_testbeds_per_core_and_n_means_n() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        assert_eq!(max_testbeds(None), 2 * cores);
+        assert_eq!(max_testbeds(None), 8 * cores);
         assert_eq!(max_testbeds(Some(1)), 1);
         assert_eq!(max_testbeds(Some(5)), 5);
     }

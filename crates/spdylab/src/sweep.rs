@@ -9,8 +9,8 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// Testbeds run at once by default: `auto`, as many as the cores' CPU budget
-/// allows (two per core at most; a point at 10 Mbit or less counts half a
-/// core, a faster one or a calibration a whole core).
+/// allows (eight per core at most; a point weighs 0.05 of a core plus half a
+/// core per 100 Mbit/s of its link, an unlimited link or a calibration a whole core).
 pub const DEFAULT_JOBS: &str = "auto";
 
 /// `--jobs`: a number of testbeds, or None for `auto`.
@@ -62,7 +62,7 @@ pub struct SweepArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Testbeds running at once (1..=64), or auto: as many as the cores can
-    /// carry without the probes disturbing each other (up to two per core)
+    /// carry without the probes disturbing each other (by the links' rates, up to eight per core)
     #[arg(long, value_name = "N|auto", default_value = DEFAULT_JOBS, value_parser = parse_jobs)]
     pub jobs: Jobs,
     /// Run only slice I of N (1-based), e.g. one Kubernetes Indexed Job pod each
