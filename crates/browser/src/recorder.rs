@@ -232,6 +232,35 @@ impl Recorder {
             if self.onload.is_some_and(|l| done > l) {
                 continue;
             }
+            // Each redirect hop is a request and a response of its own (the
+            // site's and the model's resources count it; Chromium re-sends it
+            // under the same id).
+            for (_, hop) in self.hops.iter().filter(|(h, _)| h == id) {
+                let Some(hop_done) = hop.finished else {
+                    continue;
+                };
+                let (host, path) = site::content::split_url(&hop.url)
+                    .unwrap_or_else(|| (String::new(), hop.url.clone()));
+                if let Some(c) = hop.connection {
+                    if !connections.contains(&c) {
+                        connections.push(c);
+                    }
+                }
+                entries.push(Entry {
+                    host,
+                    path,
+                    started_ms: start.map_or(0.0, |s| (hop.issued - s) * 1e3),
+                    time_ms: ((hop_done - hop.issued) * 1e3).max(0.0),
+                    status: hop.status,
+                    content_type: hop.mime.clone(),
+                    body_bytes: 0,
+                    connection: connections
+                        .iter()
+                        .position(|c| Some(*c) == hop.connection)
+                        .unwrap_or(0),
+                    timings: phases(hop, hop_done),
+                });
+            }
             // Chromium's HSTS preload list (twitter.com, youtube.com, their
             // CDNs …) turns an http:// request into https:// by an internal
             // redirect: that load is HTTPS, never counted as plain HTTP.

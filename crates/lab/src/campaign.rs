@@ -1031,7 +1031,11 @@ mod scheduling_tests {
     #[test]
     fn a_testbed_weighs_by_its_links_rate_and_unlimited_is_a_core() {
         let w = |r| cpu_weight(&point(r), 1);
-        assert!((w(Some("1mbit")) - 0.055).abs() < 1e-9, "{}", w(Some("1mbit")));
+        assert!(
+            (w(Some("1mbit")) - 0.055).abs() < 1e-9,
+            "{}",
+            w(Some("1mbit"))
+        );
         assert!((w(Some("10mbit")) - 0.1).abs() < 1e-9);
         assert!((w(Some("100mbit")) - 0.55).abs() < 1e-9);
         assert_eq!(w(Some("1gbit")), 1.0);

@@ -653,6 +653,17 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             _ => None,
         })
         .collect();
+    // The document: the end of the first entry's redirect chain (a page
+    // recorded from `cnn.com` starts with its 301 to `www.cnn.com`; what the
+    // HAR cannot place hangs under the page that was finally parsed, not
+    // under the redirect's empty body).
+    let document = {
+        let mut d = 0;
+        while let Some(t) = kept[d].rec.redirect_to {
+            d = t;
+        }
+        d
+    };
     let mut resources: Vec<Resource> = Vec::with_capacity(kept.len());
     for (i, k) in kept.iter().enumerate() {
         let (parent, reveal, source) = if i == 0 {
@@ -709,11 +720,14 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             };
             match found {
                 Some((j, rv, source)) => (Some(j), reveal(j, rv), Some(source)),
-                None => (
-                    Some(0),
-                    reveal(0, reveal_for(Kind::Html, k.kind).unwrap_or(Reveal::Body)),
-                    Some(ParentSource::Document),
-                ),
+                None => {
+                    let doc = if document < i { document } else { 0 };
+                    (
+                        Some(doc),
+                        reveal(doc, reveal_for(Kind::Html, k.kind).unwrap_or(Reveal::Body)),
+                        Some(ParentSource::Document),
+                    )
+                }
             }
         };
         match source {
@@ -922,6 +936,27 @@ mod tests {
 
     fn har(entries: Vec<Value>) -> Vec<u8> {
         serde_json::to_vec(&serde_json::json!({"log": {"version": "1.2", "pages": [{"id": "page_1", "title": "t"}], "entries": entries}})).unwrap()
+    }
+
+    #[test]
+    fn what_nothing_places_hangs_under_the_page_a_redirect_led_to() {
+        // cnn.com/ 301 → www.cnn.com/ (its body not recorded): an image no
+        // initiator or body places belongs to www.cnn.com/, whose generated
+        // body then references it, not to the redirect's empty body.
+        let mut first = entry("https://cnn.test/", "text/html", Some(""), Value::Null);
+        first["response"]["status"] = 301.into();
+        first["response"]["redirectURL"] = "https://www.cnn.test/".into();
+        let h = har(vec![
+            first,
+            entry("https://www.cnn.test/", "text/html", None, Value::Null),
+            entry("https://img.test/a.png", "image/png", None, Value::Null),
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        assert_eq!(site.resources[1].parent, Some(0));
+        assert_eq!(site.resources[2].parent, Some(1));
+        assert_eq!((rep.parents_redirect, rep.parents_document), (1, 1));
+        let body = String::from_utf8(site.body(1)).unwrap();
+        assert!(body.contains("//img.test/a.png"), "{body}");
     }
 
     #[test]
