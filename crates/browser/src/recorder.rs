@@ -225,7 +225,12 @@ impl Recorder {
         for id in &self.order {
             let r = &self.requests[id];
             if let Some(e) = &r.failed {
-                errors.push(format!("{}: {e}", r.url));
+                // The page itself dropping an error response it got (a
+                // <video> whose source answered 404 — a replay's miss, counted
+                // by the server) is the page's choice, not a failed load.
+                if !(r.status >= 400 && e == "net::ERR_ABORTED") {
+                    errors.push(format!("{}: {e}", r.url));
+                }
                 continue;
             }
             let Some(done) = r.finished else { continue };
