@@ -241,30 +241,9 @@ impl Recorder {
             // site's and the model's resources count it; Chromium re-sends it
             // under the same id).
             for (_, hop) in self.hops.iter().filter(|(h, _)| h == id) {
-                let Some(hop_done) = hop.finished else {
-                    continue;
-                };
-                let (host, path) = site::content::split_url(&hop.url)
-                    .unwrap_or_else(|| (String::new(), hop.url.clone()));
-                if let Some(c) = hop.connection {
-                    if !connections.contains(&c) {
-                        connections.push(c);
-                    }
+                if let Some(hop_done) = hop.finished {
+                    entries.push(entry(hop, hop_done, 0, start, &mut connections));
                 }
-                entries.push(Entry {
-                    host,
-                    path,
-                    started_ms: start.map_or(0.0, |s| (hop.issued - s) * 1e3),
-                    time_ms: ((hop_done - hop.issued) * 1e3).max(0.0),
-                    status: hop.status,
-                    content_type: hop.mime.clone(),
-                    body_bytes: 0,
-                    connection: connections
-                        .iter()
-                        .position(|c| Some(*c) == hop.connection)
-                        .unwrap_or(0),
-                    timings: phases(hop, hop_done),
-                });
             }
             // Chromium's HSTS preload list (twitter.com, youtube.com, their
             // CDNs …) turns an http:// request into https:// by an internal
@@ -278,28 +257,7 @@ impl Recorder {
                     r.url, r.protocol
                 ));
             }
-            if let Some(c) = r.connection {
-                if !connections.contains(&c) {
-                    connections.push(c);
-                }
-            }
-            let (host, path) =
-                site::content::split_url(&r.url).unwrap_or_else(|| (String::new(), r.url.clone()));
-            let timings = phases(r, done);
-            entries.push(Entry {
-                host,
-                path,
-                started_ms: start.map_or(0.0, |s| (r.issued - s) * 1e3),
-                time_ms: ((done - r.issued) * 1e3).max(0.0),
-                status: r.status,
-                content_type: r.mime.clone(),
-                body_bytes: r.body_bytes,
-                connection: connections
-                    .iter()
-                    .position(|c| Some(*c) == r.connection)
-                    .unwrap_or(0),
-                timings,
-            });
+            entries.push(entry(r, done, r.body_bytes, start, &mut connections));
         }
         if let Some(first) = upgraded.first() {
             errors.push(format!(
@@ -316,6 +274,38 @@ impl Recorder {
             error: (!errors.is_empty()).then(|| errors.join("; ")),
             tls_resumed: 0,
         }
+    }
+}
+
+/// The page result's entry of request `r` (or a redirect hop of it), done at
+/// `done`; its connection numbered in order of first use in `connections`.
+fn entry(
+    r: &Request,
+    done: f64,
+    body_bytes: u64,
+    start: Option<f64>,
+    connections: &mut Vec<u64>,
+) -> Entry {
+    if let Some(c) = r.connection {
+        if !connections.contains(&c) {
+            connections.push(c);
+        }
+    }
+    let (host, path) =
+        site::content::split_url(&r.url).unwrap_or_else(|| (String::new(), r.url.clone()));
+    Entry {
+        host,
+        path,
+        started_ms: start.map_or(0.0, |s| (r.issued - s) * 1e3),
+        time_ms: ((done - r.issued) * 1e3).max(0.0),
+        status: r.status,
+        content_type: r.mime.clone(),
+        body_bytes,
+        connection: connections
+            .iter()
+            .position(|c| Some(*c) == r.connection)
+            .unwrap_or(0),
+        timings: phases(r, done),
     }
 }
 
