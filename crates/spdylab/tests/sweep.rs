@@ -271,35 +271,34 @@ fn slices_merge_and_the_report_renders_in_chromium() {
     assert!(console.is_empty(), "console messages: {console:?}");
 }
 
+/// `sweep` of this experiment text is refused: exit 2, `says` in the
+/// message, and no result written to `out`.
+fn sweep_refuses(dir: &TempDir, text: &str, out: &str, says: &str) {
+    let exp = write_experiment(dir, text);
+    let out = dir.join(out);
+    let o = spdylab(&["sweep", &exp, "--out", &out.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&o.stderr);
+    assert!(msg.contains(says), "{msg}");
+    assert!(!out.join("probes.jsonl").exists());
+}
+
 #[test]
 fn bad_experiment_files_name_file_line_and_field() {
     let dir = TempDir::new("bad");
-    let exp = write_experiment(
+    sweep_refuses(
         &dir,
         "sites = [\"twitter\"]\nprotocols = [\"https\"]\n[link]\nrtt = \"fast\"\n",
+        "o",
+        "exp.toml:4: link.rtt: ",
     );
-    let out = spdylab(&["sweep", &exp, "--out", &dir.join("o").display().to_string()]);
-    assert_eq!(out.status.code(), Some(2));
-    let msg = String::from_utf8_lossy(&out.stderr);
-    assert!(msg.contains("exp.toml:4: link.rtt: "), "{msg}");
     // A point that contradicts itself is refused before anything runs.
-    let exp = write_experiment(
+    sweep_refuses(
         &dir,
         "sites = [\"twitter\"]\nprotocols = [\"https\"]\n[link]\nrtt = \"10ms\"\ndelay_down = \"20ms\"\n",
+        "o2",
+        "link.delay_down is longer than link.rtt",
     );
-    let out = spdylab(&[
-        "sweep",
-        &exp,
-        "--out",
-        &dir.join("o2").display().to_string(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let msg = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        msg.contains("link.delay_down is longer than link.rtt"),
-        "{msg}"
-    );
-    assert!(!dir.join("o2").join("probes.jsonl").exists());
 }
 
 #[test]
@@ -317,14 +316,16 @@ fn a_corpus_glob_is_every_har_in_it_and_a_glob_matching_nothing_is_refused() {
         "sites = [\"corpus/*.har\"]\nprotocols = [\"h2\"]\nreps = 1\nwarmup = 0\n[link]\nrtt = \"20ms\"\nrate = \"8mbit\"\n",
     );
     let out_dir = dir.join("out");
-    let out = spdylab(&[
-        "sweep",
-        &exp,
-        "--out",
-        &out_dir.display().to_string(),
-        "--no-calibration",
-    ]);
-    ok(&out);
+    let sweep = || {
+        ok(&spdylab(&[
+            "sweep",
+            &exp,
+            "--out",
+            &out_dir.display().to_string(),
+            "--no-calibration",
+        ]))
+    };
+    sweep();
     let copy = std::fs::read_to_string(out_dir.join("experiment.toml")).unwrap();
     assert!(
         copy.contains(
@@ -335,31 +336,14 @@ fn a_corpus_glob_is_every_har_in_it_and_a_glob_matching_nothing_is_refused() {
     let got = records(&out_dir);
     assert_eq!(got.len(), 2, "{got:?}");
     // Rerun: the same corpus is the same experiment, nothing runs again.
-    let out = spdylab(&[
-        "sweep",
-        &exp,
-        "--out",
-        &out_dir.display().to_string(),
-        "--no-calibration",
-    ]);
-    ok(&out);
+    sweep();
     assert_eq!(records(&out_dir), got);
 
-    let exp = write_experiment(
+    sweep_refuses(
         &dir,
         "protocols = [\"h2\"]\nsites = [\"corpus/*.zip\"]\n[link]\nrtt = \"20ms\"\n",
-    );
-    let out = spdylab(&[
-        "sweep",
-        &exp,
-        "--out",
-        &dir.join("o2").display().to_string(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let msg = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        msg.contains("exp.toml:2: sites: 'corpus/*.zip' matches no file"),
-        "{msg}"
+        "o2",
+        "exp.toml:2: sites: 'corpus/*.zip' matches no file",
     );
     assert!(!dir.join("o2").exists());
 }
