@@ -12,7 +12,7 @@ use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
 use crate::headers::RequestHeaders;
 use crate::render::{BrowserCost, Renderer};
 use crate::replay::ReplayTree;
-use crate::schedule::{Action, Class, ConnId, Policy, Pool, ReqId, Scheduler};
+use crate::schedule::{Action, Class, ConnId, Join, Policy, Pool, ReqId, Scheduler};
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
 use serde::Serialize;
@@ -348,8 +348,18 @@ impl<'a> State<'a> {
             referer,
             ..Default::default()
         });
+        // Chromium picks the session as the request starts: one held by
+        // Blink may join a session up by then.
+        let join = (self.cfg.pool == Pool::Chromium && self.cfg.protocol.multiplexed())
+            .then(|| {
+                self.cfg.resolve.get(&host).map(|addr| Join {
+                    addr: addr.to_string(),
+                    same_site: same_site(&host, &self.cfg.root.0),
+                })
+            })
+            .flatten();
         match class {
-            Some(c) => self.sched.discovered_as(id, &pool, &host, c),
+            Some(c) => self.sched.discovered_as(id, &pool, &host, c, join),
             None => self.sched.discovered(id, &pool),
         }
         Ok(())
@@ -419,6 +429,8 @@ impl<'a> State<'a> {
                         resumed: false,
                     });
                     debug_assert_eq!(self.conns.len() - 1, conn);
+                    self.sched
+                        .opened(conn, &addr.to_string(), first_host == self.cfg.root.0);
                     let port = if self.cfg.protocol.tls() {
                         self.cfg.https_port
                     } else {
@@ -441,6 +453,8 @@ impl<'a> State<'a> {
                     r.assigned = Some(now);
                     r.conn = Some(conn);
                     let c = &mut self.conns[conn];
+                    // Blink may have let it join another host's session.
+                    r.pool.clone_from(&c.pool);
                     c.first_req.get_or_insert(req);
                     let (host, path) = (r.host.clone(), r.path.clone());
                     let headers = self.cfg.headers.for_request(

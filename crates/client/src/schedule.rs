@@ -114,10 +114,24 @@ pub enum Action {
     Send { conn: ConnId, req: ReqId },
 }
 
+/// Where a request Blink holds may join a session already up when it is let
+/// go (`--pool chromium`): Chromium picks a request's session as the request
+/// starts, not as it is found, so an image found before any session to its
+/// address was up still joins one that came up while it was held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Join {
+    /// The server address of the request's host.
+    pub addr: String,
+    /// Whether the host is of the page's site (it may join the page's own session).
+    pub same_site: bool,
+}
+
 #[derive(Debug)]
 struct Conn {
     id: ConnId,
     pool: String,
+    /// Its server address and whether the page's host opened it, once told.
+    share: Option<(String, bool)>,
     ready: bool,
     closed: bool,
     in_flight: usize,
@@ -132,8 +146,8 @@ pub struct Scheduler {
     /// Requests waiting for a connection, in discovery order, with their pool.
     pending: VecDeque<(ReqId, String)>,
     actions: VecDeque<Action>,
-    /// Requests the ResourceScheduler holds: (req, pool, host, class).
-    held: VecDeque<(ReqId, String, String, Class)>,
+    /// Requests Blink holds: (req, pool, host, class, a session it may join).
+    held: VecDeque<(ReqId, String, String, Class, Option<Join>)>,
     /// Requests started and not finished: their host and class.
     in_flight: HashMap<ReqId, (String, Class)>,
     /// Blink's tight mode: the parser has not reached the body.
@@ -185,11 +199,41 @@ impl Scheduler {
     }
 
     /// A request was discovered by a browser: it goes out when Blink's
-    /// ResourceLoadScheduler would let it, given its class.
-    pub fn discovered_as(&mut self, req: ReqId, pool: &str, host: &str, class: Class) {
+    /// ResourceLoadScheduler would let it, given its class — on `pool`, or,
+    /// with a [`Join`], on a session to its address up by then.
+    pub fn discovered_as(
+        &mut self,
+        req: ReqId,
+        pool: &str,
+        host: &str,
+        class: Class,
+        join: Option<Join>,
+    ) {
         self.held
-            .push_back((req, pool.to_string(), host.to_string(), class));
+            .push_back((req, pool.to_string(), host.to_string(), class, join));
         self.plan();
+    }
+
+    /// Connection `conn` (just opened) goes to server address `addr`; `root`:
+    /// the page's own host opened it. Lets held requests [`Join`] it.
+    pub fn opened(&mut self, conn: ConnId, addr: &str, root: bool) {
+        if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
+            c.share = Some((addr.to_string(), root));
+        }
+    }
+
+    /// The session a request let go now may join, if one is up.
+    fn joinable(&self, join: &Join) -> Option<String> {
+        self.conns
+            .iter()
+            .find(|c| {
+                c.ready
+                    && !c.closed
+                    && c.share
+                        .as_ref()
+                        .is_some_and(|(addr, root)| *addr == join.addr && (!root || join.same_site))
+            })
+            .map(|c| c.pool.clone())
     }
 
     /// Request `req`'s response is complete (call before [`Scheduler::finished`]).
@@ -204,7 +248,11 @@ impl Scheduler {
         while i < self.held.len() {
             let start = self.held[i].3 == Class::LayoutBlocking || self.blink_allows();
             if start {
-                let (req, pool, host, class) = self.held.remove(i).expect("held");
+                let (req, pool, host, class, join) = self.held.remove(i).expect("held");
+                let pool = match (&self.policy, join) {
+                    (Policy::Multiplexed, Some(j)) => self.joinable(&j).unwrap_or(pool),
+                    _ => pool,
+                };
                 self.in_flight.insert(req, (host, class));
                 self.pending.push_back((req, pool));
             } else {
@@ -294,6 +342,7 @@ impl Scheduler {
                 self.conns.push(Conn {
                     id,
                     pool: pool.clone(),
+                    share: None,
                     ready: false,
                     closed: false,
                     in_flight: 0,
@@ -402,14 +451,14 @@ mod tests {
     fn over_http1_two_images_until_the_body_then_the_connections_decide() {
         let mut s = Scheduler::new(Policy::PerHost { conns: 6, depth: 1 });
         let h = "a.test";
-        s.discovered_as(0, h, h, Class::LayoutBlocking);
+        s.discovered_as(0, h, h, Class::LayoutBlocking, None);
         drain(&mut s);
         s.connected(0, None);
         assert_eq!(sent(&drain(&mut s)), vec![0]);
-        s.discovered_as(1, h, h, Class::LayoutBlocking);
-        s.discovered_as(2, h, h, Class::LayoutBlocking);
+        s.discovered_as(1, h, h, Class::LayoutBlocking, None);
+        s.discovered_as(2, h, h, Class::LayoutBlocking, None);
         for img in 3..15 {
-            s.discovered_as(img, h, h, Class::Delayable);
+            s.discovered_as(img, h, h, Class::Delayable, None);
         }
         // Stylesheet, script and 2 images wait for 4 more connections.
         let opened = drain(&mut s);
@@ -437,13 +486,13 @@ mod tests {
     #[test]
     fn until_the_body_two_images_are_in_flight_then_all() {
         let mut s = Scheduler::new(Policy::Multiplexed);
-        s.discovered_as(0, "a.test", "a.test", Class::LayoutBlocking);
+        s.discovered_as(0, "a.test", "a.test", Class::LayoutBlocking, None);
         drain(&mut s);
         s.connected(0, Some(100));
         drain(&mut s);
-        s.discovered_as(1, "a.test", "a.test", Class::LayoutBlocking);
+        s.discovered_as(1, "a.test", "a.test", Class::LayoutBlocking, None);
         for img in 2..12 {
-            s.discovered_as(img, "a.test", "a.test", Class::Delayable);
+            s.discovered_as(img, "a.test", "a.test", Class::Delayable, None);
         }
         assert_eq!(sent(&drain(&mut s)), vec![1, 2, 3]);
         s.completed(2);
@@ -454,5 +503,83 @@ mod tests {
         assert!(sent(&drain(&mut s)).is_empty());
         s.body_reached();
         assert_eq!(sent(&drain(&mut s)), (5..12).collect::<Vec<_>>());
+    }
+
+    /// `--pool chromium`: images of a third-party host found while no session
+    /// to its address was up, held by Blink, join the one that came up while
+    /// they waited (Chromium picks the session as the request starts); a
+    /// third-party host never joins the page's own session.
+    #[test]
+    fn a_held_request_joins_a_session_up_by_the_time_it_goes() {
+        let mut s = Scheduler::new(Policy::Multiplexed);
+        let at = |host: &str| Join {
+            addr: "198.18.0.2".into(),
+            same_site: host.ends_with("site.test"),
+        };
+        s.discovered_as(
+            0,
+            "www.site.test",
+            "www.site.test",
+            Class::LayoutBlocking,
+            None,
+        );
+        drain(&mut s);
+        s.opened(0, "198.18.0.2", true);
+        s.connected(0, Some(100));
+        assert_eq!(sent(&drain(&mut s)), vec![0]);
+        // A head script from a third party: its own session.
+        s.discovered_as(1, "cdn.other", "cdn.other", Class::LayoutBlocking, None);
+        // Images of two more third parties and of the site, found while
+        // cdn.other's session is still opening: each named for its own host.
+        s.discovered_as(
+            2,
+            "img.third",
+            "img.third",
+            Class::Delayable,
+            Some(at("img.third")),
+        );
+        s.discovered_as(
+            3,
+            "ads.fourth",
+            "ads.fourth",
+            Class::Delayable,
+            Some(at("ads.fourth")),
+        );
+        s.discovered_as(
+            4,
+            "i.site.test",
+            "i.site.test",
+            Class::Delayable,
+            Some(at("i.site.test")),
+        );
+        let acts = drain(&mut s);
+        let opens = |acts: &[Action]| {
+            acts.iter()
+                .filter_map(|a| match a {
+                    Action::Open { pool, .. } => Some(pool.clone()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        // Two images may go (tight mode): no session they may share is up.
+        assert_eq!(opens(&acts), vec!["cdn.other", "img.third", "ads.fourth"]);
+        s.opened(1, "198.18.0.2", false);
+        s.opened(2, "198.18.0.2", false);
+        s.opened(3, "198.18.0.2", false);
+        s.connected(1, Some(100));
+        s.body_reached();
+        // The site's image joins the page's session; none opens another.
+        let acts = drain(&mut s);
+        assert!(opens(&acts).is_empty(), "{acts:?}");
+        assert!(acts.contains(&Action::Send { conn: 0, req: 4 }), "{acts:?}");
+        // A third party found later joins the first third-party session up.
+        s.discovered_as(
+            5,
+            "late.fifth",
+            "late.fifth",
+            Class::Delayable,
+            Some(at("late.fifth")),
+        );
+        assert_eq!(drain(&mut s), vec![Action::Send { conn: 1, req: 5 }]);
     }
 }
