@@ -6,7 +6,8 @@
 # ratio of medians are printed, then every run.
 # Needs nginx, wrk, h2load: apt-get install nginx wrk nghttp2-client (wrk is not in
 # the Makefile's DEPS: no test runs this script).
-# Usage: scripts/bench-generators.sh [SECONDS] [CONNS] [RUNS]
+# Usage: [ONLY='h2/h2load h2c/h2load'] scripts/bench-generators.sh [SECONDS] [CONNS] [RUNS]
+# (ONLY: the cases to run, by name; all by default)
 set -euo pipefail
 T=${1:-10}; C=${2:-32}; RUNS=${3:-3}
 B=${SPDYLAB:-$(dirname "$0")/../target/release/spdylab}
@@ -43,6 +44,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 LOG=$D/runs
 pair() { # name ours-command... -- theirs-command...
   local name=$1; shift
+  [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || return 0
   local a=() b=(); while [ "$1" != "--" ]; do a+=("$1"); shift; done; shift; b=("$@")
   for i in $(seq $RUNS); do
     read r c < <("${a[@]}"); echo "$name ours $i $r $c $(echo "$r * $T / $c" | bc -l)" >> $LOG

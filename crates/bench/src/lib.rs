@@ -10,14 +10,14 @@
 //! `Connection: close`, an HTTP/2 or SPDY GOAWAY without error) is a
 //! reconnect, not an error, as wrk takes it; requests it leaves unanswered
 //! (pipelined behind the close, or streams above the GOAWAY's last one) are
-//! errors. The framing and the SPDY session are proto's (`h1`, `spdy3`).
+//! errors. The framing and the sessions are proto's (`h1`, `spdy3`, and `h2`:
+//! a lean HTTP/2 client connection, hand-written for CPU per request).
 
 mod quic;
 
 use proto::h1;
 use proto::Protocol;
 
-use bytes::Bytes;
 use hdrhistogram::Histogram;
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
@@ -610,73 +610,56 @@ async fn h1_loop(
     }
 }
 
-/// HTTP/2: `streams` requests in flight on one connection, all driven by this
-/// one task (the connection, every stream, the open-loop clock), as the h1 and
-/// SPDY loops are: no task per stream to wake, no far-ahead timer per stream
-/// (one timer watches the oldest request), no handle cloned per request.
+/// HTTP/2 on proto's lean sans-I/O client connection (`proto::h2`, hand-written
+/// for the generator's CPU per request: see its module doc): `streams`
+/// requests in flight on one connection, read and written by this one task.
+/// A stream the server resets is a connection error, as a refused one
+/// (REFUSED_STREAM) is a counted error; requests lost to a graceful GOAWAY
+/// are errors and the connection is reopened once the rest are in.
 async fn h2_loop(
     io: Box<dyn Io>,
-    spec: &Arc<BenchSpec>,
-    shared: &Arc<Shared>,
+    spec: &BenchSpec,
+    shared: &Shared,
     window: Window,
     rec: &mut Recorder,
     schedule: &Option<Arc<Mutex<Schedule>>>,
     counter: &mut usize,
 ) -> Result<(), &'static str> {
-    use futures_util::stream::{FuturesUnordered, StreamExt};
-    use futures_util::FutureExt;
-    let mut builder = h2::client::Builder::new();
-    builder
-        .initial_window_size(16 * 1024 * 1024)
-        .initial_connection_window_size(64 * 1024 * 1024)
-        .max_send_buffer_size(1024 * 1024);
-    let (mut send, connection) = builder
-        .handshake::<_, Bytes>(io)
-        .await
-        .map_err(|_| "h2-handshake")?;
-    tokio::pin!(connection);
+    use proto::h2::{request_block, ClientConnection, Event, REFUSED_STREAM};
+    let mut io = io;
+    // Each request: (path, counted from).
+    let mut conn = ClientConnection::<(usize, Instant)>::new(spec.streams);
     let scheme = if spec.tls.is_some() { "https" } else { "http" };
-    let uris: Vec<http::Uri> = spec
+    let blocks: Vec<Vec<u8>> = spec
         .paths
         .iter()
-        .map(|p| {
-            format!("{scheme}://{}{}", spec.host, p.path)
-                .parse()
-                .unwrap_or_default()
-        })
+        .map(|p| request_block(scheme, &spec.host, &p.path))
         .collect();
-    let mut in_flight = FuturesUnordered::new();
-    // Request number → when it was sent: the oldest sets the timeout.
-    let mut sent_at: BTreeMap<u64, Instant> = BTreeMap::new();
-    let mut seq = 0u64;
-    // Open loop: requests due but not sent yet (their latency runs from when they were due).
     let mut due: VecDeque<Instant> = VecDeque::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    // Timers made once and moved only when their time changes.
     let wake_timer = tokio::time::sleep_until(window.end.into());
-    let deadline_timer = tokio::time::sleep_until((window.end + spec.timeout).into());
-    tokio::pin!(wake_timer, deadline_timer);
-    let (mut wake_at, mut deadline_at) = (window.end, window.end + spec.timeout);
-    let mut going_away = false;
-    let mut flushed = Instant::now();
+    let idle_timer = tokio::time::sleep_until((Instant::now() + spec.timeout).into());
+    tokio::pin!(wake_timer, idle_timer);
+    let mut wake_at = window.end;
+    // The last byte read, or the first request sent on an idle connection.
+    let mut last_read = Instant::now();
+    let mut flushed = last_read;
     let result = loop {
         let now = Instant::now();
         if now >= window.end || shared.stop.load(Ordering::Relaxed) {
             break Ok(());
         }
         take_due(schedule, now, &mut due);
-        while !going_away && in_flight.len() < spec.streams {
-            // Not ready: a stream waits for the server's concurrency limit; a
-            // response (which this loop waits for anyway) frees it.
-            match std::future::poll_fn(|cx| send.poll_ready(cx)).now_or_never() {
-                None => break,
-                Some(Ok(())) => {}
-                Some(Err(e)) => {
-                    if is_graceful(&e) {
-                        going_away = true;
-                        break;
-                    }
-                    return Err("h2-reset");
-                }
-            }
+        let draining = conn.going_away() || conn.exhausted();
+        // A graceful GOAWAY (or stream ids used up): reconnect once the last one is in.
+        if draining && conn.in_flight() == 0 {
+            break Ok(());
+        }
+        if conn.in_flight() == 0 {
+            last_read = now;
+        }
+        while !draining && conn.in_flight() < conn.max_open() {
             let since = match schedule {
                 None => now,
                 Some(_) => match due.pop_front() {
@@ -684,33 +667,18 @@ async fn h2_loop(
                     None => break,
                 },
             };
-            let path = *counter % uris.len();
+            let path = *counter % blocks.len();
             *counter += 1;
-            let req = http::Request::get(uris[path].clone())
-                .body(())
-                .map_err(|_| "request")?;
-            match send.send_request(req, true) {
-                Ok((resp, _)) => {
-                    sent_at.insert(seq, now);
-                    in_flight.push(h2_response(resp, seq, path, since));
-                    seq += 1;
-                }
-                Err(e) if is_graceful(&e) => {
-                    // Refused before it went out by a graceful GOAWAY: not lost.
-                    if schedule.is_some() {
-                        due.push_front(since);
-                    }
-                    going_away = true;
-                }
-                Err(_) => return Err("h2-reset"),
-            }
+            conn.request((path, since), &blocks[path]);
         }
-        // A graceful GOAWAY: no new streams; reconnect once the last one is in.
-        if going_away && in_flight.is_empty() {
-            break Ok(());
+        let out = conn.output();
+        if !out.is_empty() {
+            io.write_all(out).await.map_err(|_| "write")?;
+            io.flush().await.map_err(|_| "write")?;
+            out.clear();
         }
         let wake = match schedule {
-            Some(s) if !going_away && in_flight.len() < spec.streams => {
+            Some(s) if !draining && conn.in_flight() < conn.max_open() => {
                 s.lock().unwrap().next.min(window.end)
             }
             _ => window.end,
@@ -719,74 +687,57 @@ async fn h2_loop(
             wake_at = wake;
             wake_timer.as_mut().reset(wake.into());
         }
-        let deadline = sent_at
-            .first_key_value()
-            .map_or(window.end + spec.timeout, |(_, t)| *t + spec.timeout);
-        if deadline != deadline_at {
-            deadline_at = deadline;
-            deadline_timer.as_mut().reset(deadline.into());
-        }
-        tokio::select! {
+        let n = tokio::select! {
             biased;
-            Some((n, path, since, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
-                sent_at.remove(&n);
-                match outcome {
-                    Ok((status, n)) => {
-                        let now = Instant::now();
-                        if let Err(kind) =
-                            rec.finish(spec, shared, window, path, since, now, status, n)
-                        {
-                            break Err(kind);
-                        }
-                        if rec.requests >= 64 || now - flushed >= Duration::from_millis(100) {
-                            rec.flush(shared);
-                            flushed = now;
-                        }
-                    }
-                    Err(kind) => break Err(kind),
+            r = io.read(&mut buf) => match r {
+                Ok(0) if conn.in_flight() == 0 => break Ok(()),
+                Ok(0) => break Err("closed-mid-request"),
+                Ok(n) => n,
+                Err(_) => break Err("h2-reset"),
+            },
+            _ = &mut wake_timer => continue,
+            _ = &mut idle_timer, if conn.in_flight() > 0 => {
+                // Nothing read for the timeout while requests wait: give up
+                // (the timer is moved only when it fires early).
+                let at = last_read + spec.timeout;
+                if Instant::now() >= at {
+                    break Err("timeout");
                 }
+                idle_timer.as_mut().reset(at.into());
+                continue;
             }
-            r = &mut connection => {
-                // The connection ended: whatever is still in flight is lost.
-                break match r {
-                    Ok(()) if in_flight.is_empty() => Ok(()),
-                    Ok(()) => Err("closed-mid-request"),
-                    Err(_) => Err("h2-reset"),
-                };
+        };
+        let now = Instant::now();
+        last_read = now;
+        if let Err(e) = conn.receive(&buf[..n]) {
+            break Err(e.0);
+        }
+        let counted = now >= window.measure && now <= window.end;
+        while let Some(event) = conn.poll_event() {
+            match event {
+                Event::Done {
+                    req: (path, since),
+                    status,
+                    body,
+                } => rec.finish(spec, shared, window, path, since, now, status, body)?,
+                // Over the server's limit: an error, and the connection goes on.
+                Event::Reset { code, .. } if code == REFUSED_STREAM => {
+                    shared.error("refused", counted)
+                }
+                Event::Reset { .. } => return Err("h2-reset"),
+                Event::GoAway { code, .. } if code != 0 => return Err("goaway"),
+                Event::GoAway { .. } => {}
+                // Lost to a graceful GOAWAY: this request is an error.
+                Event::Lost(_) => shared.error("goaway", counted),
             }
-            _ = &mut wake_timer => {}
-            _ = &mut deadline_timer, if !sent_at.is_empty() => break Err("timeout"),
+        }
+        if rec.requests >= 64 || now - flushed >= Duration::from_millis(100) {
+            rec.flush(shared);
+            flushed = now;
         }
     };
     rec.flush(shared);
     result
-}
-
-/// A GOAWAY without error: the server is going away gracefully.
-fn is_graceful(e: &h2::Error) -> bool {
-    e.is_go_away() && e.reason() == Some(h2::Reason::NO_ERROR)
-}
-
-/// One HTTP/2 response: (request number, path, counted from, (status, body bytes)).
-async fn h2_response(
-    resp: h2::client::ResponseFuture,
-    seq: u64,
-    path: usize,
-    since: Instant,
-) -> (u64, usize, Instant, Result<(u16, u64), &'static str>) {
-    let work = async move {
-        let resp = resp.await.map_err(|_| "h2-reset")?;
-        let status = resp.status().as_u16();
-        let mut body = resp.into_body();
-        let mut n = 0u64;
-        while let Some(chunk) = body.data().await {
-            let chunk = chunk.map_err(|_| "h2-reset")?;
-            n += chunk.len() as u64;
-            let _ = body.flow_control().release_capacity(chunk.len());
-        }
-        Ok::<_, &'static str>((status, n))
-    };
-    (seq, path, since, work.await)
 }
 
 /// SPDY/3.1 on proto's sans-I/O session: `streams` requests in flight on one

@@ -1,12 +1,14 @@
 //! spdylab's protocol logic, sans-I/O (bytes in, events out; frames in, bytes
 //! out; no sockets, no clocks): the names of the protocols (`Protocol`), the
 //! HTTP/1.1 response decoder (`h1`), SPDY/3.1 framing with its header
-//! compression and the client and server sessions on it (`spdy3`), and SPDY/3.1
+//! compression and the client and server sessions on it (`spdy3`), a lean
+//! HTTP/2 client connection for the generator (`h2`), and SPDY/3.1
 //! flow-control windows (`flow`). The crates that do I/O (server, client,
 //! bench) keep only thin async shells around these.
 
 pub mod flow;
 pub mod h1;
+pub mod h2;
 mod protocol;
 pub mod spdy3;
 

@@ -385,21 +385,29 @@ fn an_announced_close_is_a_reconnect_and_requests_lost_behind_it_are_errors() {
     assert!(v["reconnects"].as_u64().unwrap() > 0, "{v}");
 }
 
-/// h3 over QUIC against the built-in server and against caddy (a real h3
-/// server) in a testbed: requests counted, none an error — and in site mode
+/// h2 and h2c (proto's lean client connection) against the built-in server,
+/// nginx (h2) and h2o (h2c), h3 over QUIC against the built-in server and caddy (a real h3
+/// server), in a testbed: requests counted, none an error — and in site mode
 /// every response's body is checked against its resource's exact size — and a
-/// wrong expected length (`--paths`) is an error for h3 as for every protocol.
+/// wrong expected length (`--paths`) is an error for h2 and h3 as for every protocol.
 #[test]
-fn h3_is_counted_and_checked_as_h2_is() {
-    let dir = TempDir::new("bench-h3");
+fn multiplexed_protocols_are_counted_and_checked() {
+    let dir = TempDir::new("bench-mux");
     let wrong = dir.0.join("paths");
     std::fs::write(&wrong, "/ 1\n").unwrap();
-    for server in ["builtin", "caddy"] {
+    for (protocol, server) in [
+        ("h2", "builtin"),
+        ("h2", "nginx"),
+        ("h2c", "builtin"),
+        ("h2c", "h2o"),
+        ("h3", "builtin"),
+        ("h3", "caddy"),
+    ] {
         let v = bench(&[
             "--site",
             "icons",
             "--protocol",
-            "h3",
+            protocol,
             "--server",
             server,
             "-c",
@@ -411,36 +419,44 @@ fn h3_is_counted_and_checked_as_h2_is() {
             "--warmup",
             "300ms",
         ]);
-        assert!(v["errors"].as_object().unwrap().is_empty(), "{server}: {v}");
+        assert!(
+            v["errors"].as_object().unwrap().is_empty(),
+            "{server} {protocol}: {v}"
+        );
         let requests = v["requests"].as_u64().unwrap();
-        assert!(requests > 0, "{server}: {v}");
+        assert!(requests > 0, "{server} {protocol}: {v}");
         // At least the smallest resource (a 32×32 PNG is > 60 bytes) per request.
         assert!(
             v["bytes"].as_u64().unwrap() >= requests * 60,
-            "{server}: {v}"
+            "{server} {protocol}: {v}"
         );
         assert!(
             v["server_cpu_seconds"].as_f64().unwrap() > 0.0,
-            "{server}: {v}"
+            "{server} {protocol}: {v}"
         );
     }
-    let out = spdylab(&[
-        "bench",
-        "--site",
-        "icons",
-        "--protocol",
-        "h3",
-        "-c",
-        "1",
-        "-d",
-        "500ms",
-        "--warmup",
-        "0s",
-        "--paths",
-        wrong.to_str().unwrap(),
-        "--json",
-    ]);
-    let v = json_of(&out);
-    assert_eq!(v["requests"].as_u64(), Some(0), "{v}");
-    assert!(v["errors"]["length"].as_u64().unwrap() > 0, "{v}");
+    for protocol in ["h2", "h3"] {
+        let out = spdylab(&[
+            "bench",
+            "--site",
+            "icons",
+            "--protocol",
+            protocol,
+            "-c",
+            "1",
+            "-d",
+            "500ms",
+            "--warmup",
+            "0s",
+            "--paths",
+            wrong.to_str().unwrap(),
+            "--json",
+        ]);
+        let v = json_of(&out);
+        assert_eq!(v["requests"].as_u64(), Some(0), "{protocol}: {v}");
+        assert!(
+            v["errors"]["length"].as_u64().unwrap() > 0,
+            "{protocol}: {v}"
+        );
+    }
 }
