@@ -24,6 +24,15 @@
 //! provided buffer ring, or IFF_VNET_HDR with TSO/GRO to move 64 KB per call)
 //! is the next step; multi-queue TUN only spreads the same calls over threads,
 //! and readv/writev carry one packet per call on a TUN device.
+//! Then, on a quiet machine (24 Nov 2026): `perf` on this thread at 100 Mbit
+//! counted 13 200 context switches a second, with finish_task_switch and the
+//! IRQ restore at 48 % of its time: a wake-up per packet. A busy link whose
+//! next packet is due within `BUSY_QUANTUM` (200 µs) now sleeps the quantum
+//! on the timer alone and delivers every packet due: `scripts/fidelity.sh`
+//! gave 39.7 % of a core at 100 Mbit before, 23.7 % after, with goodput
+//! unchanged (96.53 %). 1 Gbit went from 192 to 389 Mbit/s and unshaped from
+//! 2.06 to 2.35 Gbit/s; links of 8 Mbit and below (1.5 ms or more between
+//! packets) and RTT probes take the exact path as before.
 
 use crate::sys;
 use crate::tun::Tun;
@@ -60,6 +69,15 @@ const BATCH: usize = 64;
 const SPIN_MIN: Duration = Duration::from_micros(20);
 const SPIN_MAX: Duration = Duration::from_micros(500);
 const SPARSE: usize = 8;
+/// On a busy link whose next packet is due sooner than this, the thread
+/// sleeps this long on the timer alone (arrivals do not wake it), then reads
+/// what came and delivers every packet due. A packet, or an arrival's stamp,
+/// is then late by at most this (never reordered, never dropped for it). Each wake-up is a context
+/// switch, and on this VM switches were half the thread's time (perf: 13 200
+/// a second at 100 Mbit, finish_task_switch and the IRQ restore 48 %).
+/// Sparse links (RTT probes, a page's first round trips) keep the exact,
+/// spinning path.
+const BUSY_QUANTUM: Duration = Duration::from_micros(200);
 
 impl Emulator {
     pub(crate) fn start(
@@ -202,6 +220,37 @@ fn run(
                 .store(sys::thread_cpu_ns(), Ordering::Relaxed);
         }
         let timeout = wakeup.map(|t| t.saturating_since(now_since(epoch)));
+        if let (true, Some(left)) = (inside > SPARSE, timeout) {
+            // Busy, and the next packet is due within BUSY_QUANTUM: batch.
+            // Sleep the quantum on the timer alone, then read both devices
+            // and deliver all that is due. A longer wait takes the exact path
+            // below, which an arrival wakes: an arrival is late by at most
+            // the quantum.
+            if left < BUSY_QUANTUM {
+                readable = [true, true];
+                if left.is_zero() {
+                    continue;
+                }
+                let ts = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: BUSY_QUANTUM.as_nanos() as libc::c_long,
+                };
+                // SAFETY: fds[2] is a valid pollfd; ts is a live timespec.
+                let r = unsafe { libc::ppoll(fds[2..].as_mut_ptr(), 1, &ts, std::ptr::null()) };
+                if r < 0 {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::Interrupted {
+                        return Err(e);
+                    }
+                } else if r > 0 && fds[2].revents != 0 {
+                    counters
+                        .cpu_ns
+                        .store(sys::thread_cpu_ns(), Ordering::Relaxed);
+                    return Ok(());
+                }
+                continue;
+            }
+        }
         if let Some(left) = timeout {
             if left.is_zero() || left <= spin_now {
                 // Spin for the last microseconds unless a packet comes first.
