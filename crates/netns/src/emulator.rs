@@ -27,12 +27,13 @@
 //! Then, on a quiet machine (24 Nov 2026): `perf` on this thread at 100 Mbit
 //! counted 13 200 context switches a second, with finish_task_switch and the
 //! IRQ restore at 48 % of its time: a wake-up per packet. A busy link whose
-//! next packet is due within `BUSY_QUANTUM` (200 µs) now sleeps the quantum
+//! next packet is due within `BUSY_QUANTUM` (200 µs; only on links over
+//! 60 Mbit/s or unlimited: `busy_quantum`) now sleeps the quantum
 //! on the timer alone and delivers every packet due: `scripts/fidelity.sh`
 //! gave 39.7 % of a core at 100 Mbit before, 23.7 % after, with goodput
 //! unchanged (96.53 %). 1 Gbit went from 192 to 389 Mbit/s and unshaped from
-//! 2.06 to 2.35 Gbit/s; links of 8 Mbit and below (1.5 ms or more between
-//! packets) and RTT probes take the exact path as before.
+//! 2.06 to 2.35 Gbit/s; slower links and RTT probes take the exact path as
+//! before.
 
 use crate::sys;
 use crate::tun::Tun;
@@ -79,6 +80,19 @@ const SPARSE: usize = 8;
 /// spinning path.
 const BUSY_QUANTUM: Duration = Duration::from_micros(200);
 
+/// The quantum for `spec`: only where a direction can move a full-size
+/// packet (1500 B) in less than it (over 60 Mbit/s, or no rate limit), where
+/// packets come closer than one wake-up apart. Slower links, the paper's
+/// 64 kbit to 8 Mbit among them, keep a wake-up per packet at its exact time.
+pub(crate) fn busy_quantum(spec: &link::LinkSpec) -> Option<Duration> {
+    let fast = |d: &link::DirectionSpec| {
+        d.service
+            .bits_per_sec()
+            .is_none_or(|bps| 1500.0 * 8.0 / bps < BUSY_QUANTUM.as_secs_f64())
+    };
+    (fast(&spec.up) || fast(&spec.down)).then_some(BUSY_QUANTUM)
+}
+
 impl Emulator {
     pub(crate) fn start(
         client: Tun,
@@ -86,12 +100,13 @@ impl Emulator {
         link: Arc<Mutex<Link>>,
         epoch: Instant,
         counters: Arc<EmulatorCounters>,
+        quantum: Option<Duration>,
     ) -> io::Result<Emulator> {
         let stop = sys::eventfd()?;
         let stop_raw = stop.as_raw_fd();
         let thread = std::thread::Builder::new()
             .name("spdylab-link".into())
-            .spawn(move || run(client, server, link, epoch, stop_raw, counters))?;
+            .spawn(move || run(client, server, link, epoch, stop_raw, counters, quantum))?;
         Ok(Emulator {
             stop,
             thread: Some(thread),
@@ -148,6 +163,7 @@ fn run(
     epoch: Instant,
     stop: i32,
     counters: Arc<EmulatorCounters>,
+    quantum: Option<Duration>,
 ) -> io::Result<()> {
     sys::set_min_timer_slack();
     let mut pool = Pool(Vec::new());
@@ -220,20 +236,20 @@ fn run(
                 .store(sys::thread_cpu_ns(), Ordering::Relaxed);
         }
         let timeout = wakeup.map(|t| t.saturating_since(now_since(epoch)));
-        if let (true, Some(left)) = (inside > SPARSE, timeout) {
-            // Busy, and the next packet is due within BUSY_QUANTUM: batch.
+        if let (true, Some(left), Some(quantum)) = (inside > SPARSE, timeout, quantum) {
+            // Busy, and the next packet is due within the quantum: batch.
             // Sleep the quantum on the timer alone, then read both devices
             // and deliver all that is due. A longer wait takes the exact path
             // below, which an arrival wakes: an arrival is late by at most
             // the quantum.
-            if left < BUSY_QUANTUM {
+            if left < quantum {
                 readable = [true, true];
                 if left.is_zero() {
                     continue;
                 }
                 let ts = libc::timespec {
                     tv_sec: 0,
-                    tv_nsec: BUSY_QUANTUM.as_nanos() as libc::c_long,
+                    tv_nsec: quantum.as_nanos() as libc::c_long,
                 };
                 // SAFETY: fds[2] is a valid pollfd; ts is a live timespec.
                 let r = unsafe { libc::ppoll(fds[2..].as_mut_ptr(), 1, &ts, std::ptr::null()) };

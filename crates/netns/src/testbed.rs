@@ -172,6 +172,7 @@ impl Testbed {
             link.clone(),
             epoch,
             counters.clone(),
+            crate::emulator::busy_quantum(&spec.link),
         )?;
         Ok(Testbed {
             spec,
