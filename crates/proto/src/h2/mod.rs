@@ -382,25 +382,26 @@ pub fn request_block(scheme: &str, authority: &str, path: &str) -> Vec<u8> {
 
 /// A literal header field without indexing, its name static-table entry `name`.
 fn literal(b: &mut Vec<u8>, name: usize, value: &str) {
-    integer(b, name, 4, 0x00);
-    integer(b, value.len(), 7, 0x00);
+    hpack_int(b, 0x00, 4, name);
+    hpack_int(b, 0x00, 7, value.len());
     b.extend_from_slice(value.as_bytes());
 }
 
-/// HPACK's integer with an N-bit prefix (RFC 7541 §5.1).
-fn integer(b: &mut Vec<u8>, mut v: usize, prefix: u8, first: u8) {
-    let max = (1usize << prefix) - 1;
-    if v < max {
-        b.push(first | v as u8);
+/// Appends an HPACK integer with a `prefix_bits`-bit prefix (RFC 7541
+/// §5.1), the first byte's other bits from `first`.
+pub fn hpack_int(out: &mut Vec<u8>, first: u8, prefix_bits: u8, mut value: usize) {
+    let max = (1usize << prefix_bits) - 1;
+    if value < max {
+        out.push(first | value as u8);
         return;
     }
-    b.push(first | max as u8);
-    v -= max;
-    while v >= 128 {
-        b.push((v % 128) as u8 | 0x80);
-        v /= 128;
+    out.push(first | max as u8);
+    value -= max;
+    while value >= 128 {
+        out.push((value % 128) as u8 | 0x80);
+        value /= 128;
     }
-    b.push(v as u8);
+    out.push(value as u8);
 }
 
 fn unpad(flags: u8, payload: &[u8]) -> Result<&[u8], ProtocolError> {

@@ -15,6 +15,7 @@ use http_body_util::Full;
 use hyper::header::{HeaderValue, CONNECTION, UPGRADE};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
+use proto::h2::hpack_int;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -85,22 +86,6 @@ fn frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
     out.push(flags);
     out.extend_from_slice(&stream.to_be_bytes());
     out.extend_from_slice(payload);
-}
-
-/// HPACK integer with an n-bit prefix (RFC 7541 §5.1).
-fn hpack_int(out: &mut Vec<u8>, first: u8, prefix_bits: u8, mut value: usize) {
-    let max = (1usize << prefix_bits) - 1;
-    if value < max {
-        out.push(first | value as u8);
-        return;
-    }
-    out.push(first | max as u8);
-    value -= max;
-    while value >= 128 {
-        out.push((value % 128 + 128) as u8);
-        value /= 128;
-    }
-    out.push(value as u8);
 }
 
 /// "Literal header field without indexing — new name": leaves both HPACK tables alone.
