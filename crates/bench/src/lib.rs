@@ -527,9 +527,10 @@ async fn h1_loop(
         // Send what the loop allows.
         out.clear();
         take_due(schedule, now, &mut due);
-        // Refill in batches, as wrk does (when half the pipeline has drained):
-        // fewer, larger writes and reads per request.
-        let refill = schedule.is_some() || in_flight.len() <= spec.depth / 2;
+        // Refill in batches, as wrk does (when the pipeline has drained): one
+        // write per `depth` requests. Refilling at half drained cost 10 %
+        // more CPU per request (bench-generators h1x8: 0.86x wrk, now 0.95-0.98x).
+        let refill = schedule.is_some() || in_flight.is_empty();
         while refill && in_flight.len() < spec.depth {
             let since = match schedule {
                 None => now,
