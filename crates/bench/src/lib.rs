@@ -628,8 +628,8 @@ async fn h2_loop(
 ) -> Result<(), &'static str> {
     use proto::h2::{request_block, ClientConnection, Event, REFUSED_STREAM};
     let mut io = io;
-    // Each request: (path, counted from).
-    let mut conn = ClientConnection::<(usize, Instant)>::new(spec.streams);
+    // Each request: (path, counted from, sent at).
+    let mut conn = ClientConnection::<(usize, Instant, Instant)>::new(spec.streams);
     let scheme = if spec.tls.is_some() { "https" } else { "http" };
     let blocks: Vec<Vec<u8>> = spec
         .paths
@@ -640,12 +640,11 @@ async fn h2_loop(
     let mut buf = vec![0u8; 256 * 1024];
     // Timers made once and moved only when their time changes.
     let wake_timer = tokio::time::sleep_until(window.end.into());
-    let idle_timer = tokio::time::sleep_until((Instant::now() + spec.timeout).into());
-    tokio::pin!(wake_timer, idle_timer);
+    // Checks the oldest request's age now and then (moved only when it fires).
+    let timeout_timer = tokio::time::sleep_until((Instant::now() + spec.timeout).into());
+    tokio::pin!(wake_timer, timeout_timer);
     let mut wake_at = window.end;
-    // The last byte read, or the first request sent on an idle connection.
-    let mut last_read = Instant::now();
-    let mut flushed = last_read;
+    let mut flushed = Instant::now();
     let result = loop {
         let now = Instant::now();
         if now >= window.end || shared.stop.load(Ordering::Relaxed) {
@@ -658,7 +657,7 @@ async fn h2_loop(
             break Ok(());
         }
         if conn.in_flight() == 0 {
-            last_read = now;
+            timeout_timer.as_mut().reset((now + spec.timeout).into());
         }
         while !draining && conn.in_flight() < conn.max_open() {
             let since = match schedule {
@@ -670,7 +669,7 @@ async fn h2_loop(
             };
             let path = *counter % blocks.len();
             *counter += 1;
-            conn.request((path, since), &blocks[path]);
+            conn.request((path, since, now), &blocks[path]);
         }
         let out = conn.output();
         if !out.is_empty() {
@@ -697,19 +696,18 @@ async fn h2_loop(
                 Err(_) => break Err("h2-reset"),
             },
             _ = &mut wake_timer => continue,
-            _ = &mut idle_timer, if conn.in_flight() > 0 => {
-                // Nothing read for the timeout while requests wait: give up
-                // (the timer is moved only when it fires early).
-                let at = last_read + spec.timeout;
+            _ = &mut timeout_timer, if conn.in_flight() > 0 => {
+                // A request unanswered for the timeout is an error; else
+                // look again when the oldest one would be.
+                let at = conn.oldest().map_or(window.end, |r| r.2 + spec.timeout);
                 if Instant::now() >= at {
                     break Err("timeout");
                 }
-                idle_timer.as_mut().reset(at.into());
+                timeout_timer.as_mut().reset(at.into());
                 continue;
             }
         };
         let now = Instant::now();
-        last_read = now;
         if let Err(e) = conn.receive(&buf[..n]) {
             break Err(e.0);
         }
@@ -717,7 +715,7 @@ async fn h2_loop(
         while let Some(event) = conn.poll_event() {
             match event {
                 Event::Done {
-                    req: (path, since),
+                    req: (path, since, _),
                     status,
                     body,
                 } => rec.finish(spec, shared, window, path, since, now, status, body)?,

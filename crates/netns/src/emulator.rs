@@ -73,11 +73,11 @@ const SPARSE: usize = 8;
 /// On a busy link whose next packet is due sooner than this, the thread
 /// sleeps this long on the timer alone (arrivals do not wake it), then reads
 /// what came and delivers every packet due. A packet, or an arrival's stamp,
-/// is then late by at most this (never reordered, never dropped for it). Each wake-up is a context
-/// switch, and on this VM switches were half the thread's time (perf: 13 200
-/// a second at 100 Mbit, finish_task_switch and the IRQ restore 48 %).
-/// Sparse links (RTT probes, a page's first round trips) keep the exact,
-/// spinning path.
+/// is then late by at most this (never reordered, never dropped for it).
+/// Each wake-up is a context switch, and on this VM switches were half the
+/// thread's time (perf: 13 200 a second at 100 Mbit, finish_task_switch and
+/// the IRQ restore 48 %). Sparse links (RTT probes, a page's first round
+/// trips) keep the exact, spinning path.
 const BUSY_QUANTUM: Duration = Duration::from_micros(200);
 
 /// The quantum for `spec`: only where a direction can move a full-size

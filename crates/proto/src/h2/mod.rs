@@ -160,6 +160,15 @@ impl<T> ClientConnection<T> {
         self.going_away
     }
 
+    /// The request sent first of those in flight (the lowest stream id; a
+    /// scan, for a caller's occasional timeout check).
+    pub fn oldest(&self) -> Option<&T> {
+        self.streams
+            .iter()
+            .min_by_key(|(id, _)| **id)
+            .map(|(_, s)| &s.req)
+    }
+
     /// Whether the stream ids are used up (a new connection is needed).
     pub fn exhausted(&self) -> bool {
         self.next_stream > 0x7fff_fff0
