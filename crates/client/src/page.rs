@@ -156,10 +156,9 @@ struct Req {
 }
 
 struct Conn {
-    /// Its pool, its server address, and whether the page's host opened it.
+    /// Its pool (its server address and whether the page's host opened it
+    /// are the scheduler's, for `--pool chromium`).
     pool: String,
-    addr: IpAddr,
-    root: bool,
     opened: Instant,
     ready: Option<Instant>,
     tls_ms: f64,
@@ -310,14 +309,12 @@ impl<'a> State<'a> {
             Pool::PerHost => Ok(host.to_string()),
             // A session to the address already up, if one may be shared.
             Pool::Chromium => Ok(self
-                .conns
-                .iter()
-                .find(|c| {
-                    c.ready.is_some()
-                        && c.addr == *addr
-                        && (!c.root || same_site(host, &self.cfg.root.0))
+                .sched
+                .joinable(&Join {
+                    addr: addr.to_string(),
+                    same_site: same_site(host, &self.cfg.root.0),
                 })
-                .map_or_else(|| host.to_string(), |c| c.pool.clone())),
+                .unwrap_or_else(|| host.to_string())),
         }
     }
 
@@ -418,9 +415,7 @@ impl<'a> State<'a> {
                         .copied()
                         .ok_or_else(|| Error::Unresolved(first_host.clone()))?;
                     self.conns.push(Conn {
-                        root: first_host == self.cfg.root.0,
                         pool: pool.clone(),
-                        addr,
                         opened: Instant::now(),
                         ready: None,
                         tls_ms: -1.0,

@@ -222,8 +222,9 @@ impl Scheduler {
         }
     }
 
-    /// The session a request let go now may join, if one is up.
-    fn joinable(&self, join: &Join) -> Option<String> {
+    /// The pool of a session up now that a request may [`Join`], if any:
+    /// today's Chromium's rule (`--pool chromium`), in this one place.
+    pub fn joinable(&self, join: &Join) -> Option<String> {
         self.conns
             .iter()
             .find(|c| {
