@@ -309,13 +309,22 @@ impl<'a> State<'a> {
             Pool::PerHost => Ok(host.to_string()),
             // A session to the address already up, if one may be shared.
             Pool::Chromium => Ok(self
-                .sched
-                .joinable(&Join {
-                    addr: addr.to_string(),
-                    same_site: same_site(host, &self.cfg.root.0),
-                })
+                .join_of(host)
+                .and_then(|j| self.sched.joinable(&j))
                 .unwrap_or_else(|| host.to_string())),
         }
+    }
+
+    /// What a request to `host` may join under `--pool chromium` (h2/SPDY
+    /// only): a session up to its address, as the scheduler decides.
+    fn join_of(&self, host: &str) -> Option<Join> {
+        if self.cfg.pool != Pool::Chromium || !self.cfg.protocol.multiplexed() {
+            return None;
+        }
+        self.cfg.resolve.get(host).map(|addr| Join {
+            addr: addr.to_string(),
+            same_site: same_site(host, &self.cfg.root.0),
+        })
     }
 
     fn discover(&mut self, found: Found, referer: Option<String>) -> Result<(), Error> {
@@ -347,14 +356,7 @@ impl<'a> State<'a> {
         });
         // Chromium picks the session as the request starts: one held by
         // Blink may join a session up by then.
-        let join = (self.cfg.pool == Pool::Chromium && self.cfg.protocol.multiplexed())
-            .then(|| {
-                self.cfg.resolve.get(&host).map(|addr| Join {
-                    addr: addr.to_string(),
-                    same_site: same_site(&host, &self.cfg.root.0),
-                })
-            })
-            .flatten();
+        let join = self.join_of(&host);
         match class {
             Some(c) => self.sched.discovered_as(id, &pool, &host, c, join),
             None => self.sched.discovered(id, &pool),

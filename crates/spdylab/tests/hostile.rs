@@ -11,6 +11,10 @@
 mod common;
 
 use common::TempDir;
+use proto::h2::frame::{
+    CONTINUATION, DATA, END_HEADERS, END_STREAM, GOAWAY, HEADERS, PING, PREFACE, RST_STREAM,
+    SETTINGS, WINDOW_UPDATE,
+};
 use proto::h2::hpack_int;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -284,19 +288,7 @@ fn siege(name: &str, params: &str, client: Client, mut attack: impl FnMut(&Lab) 
     );
 }
 
-// ---- HTTP/2 frames, by hand ----
-
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const PING: u8 = 0x6;
-const GOAWAY: u8 = 0x7;
-const WINDOW_UPDATE: u8 = 0x8;
-const CONTINUATION: u8 = 0x9;
-const END_STREAM: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
+// ---- HTTP/2 frames, by hand (the wire constants are proto's) ----
 
 fn frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
     out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);

@@ -21,23 +21,30 @@ pub use hpack::HpackError;
 
 use std::collections::{HashMap, VecDeque};
 
-/// The connection preface a client sends first (RFC 9113 §3.4).
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+pub use frame::*;
 
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const PUSH_PROMISE: u8 = 0x5;
-const PING: u8 = 0x6;
-const GOAWAY: u8 = 0x7;
-const CONTINUATION: u8 = 0x9;
+/// HTTP/2's wire constants (RFC 9113 §3.4, §6): the preface, frame types
+/// and flags, for this connection and for tests that write frames by hand.
+pub mod frame {
+    /// The connection preface a client sends first.
+    pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-const END_STREAM: u8 = 0x1;
-const ACK: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-const PADDED: u8 = 0x8;
-const PRIORITY: u8 = 0x20;
+    pub const DATA: u8 = 0x0;
+    pub const HEADERS: u8 = 0x1;
+    pub const RST_STREAM: u8 = 0x3;
+    pub const SETTINGS: u8 = 0x4;
+    pub const PUSH_PROMISE: u8 = 0x5;
+    pub const PING: u8 = 0x6;
+    pub const GOAWAY: u8 = 0x7;
+    pub const WINDOW_UPDATE: u8 = 0x8;
+    pub const CONTINUATION: u8 = 0x9;
+
+    pub const END_STREAM: u8 = 0x1;
+    pub const ACK: u8 = 0x1;
+    pub const END_HEADERS: u8 = 0x4;
+    pub const PADDED: u8 = 0x8;
+    pub const PRIORITY: u8 = 0x20;
+}
 
 /// RST_STREAM's code for a stream the server never processed (over its limit).
 pub const REFUSED_STREAM: u32 = 0x7;
@@ -360,7 +367,7 @@ impl<T> ClientConnection<T> {
     }
 
     fn window_update(&mut self, stream: u32, n: u32) {
-        self.frame(0x8, 0, stream, &n.to_be_bytes());
+        self.frame(WINDOW_UPDATE, 0, stream, &n.to_be_bytes());
     }
 
     fn frame(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
