@@ -11,6 +11,7 @@
 pub mod calibrate;
 mod emulator;
 mod namespace;
+mod offload;
 pub mod pcap;
 mod process;
 mod programs;
