@@ -13,7 +13,8 @@
 # rules never touch the machine's; build it with its addresses moved into
 # 198.18.0.0/15 (in its src/util/address.cc, Address::cgnat returns
 # "198.19.254.N"; stock Mahimahi uses 10.0.0.N or 100.64.0.N, which this
-# project never sends to). Without it, its column says why.
+# project never sends to): scripts/build-mahimahi.sh does it. Without it, its
+# column says why.
 # Needs root, iperf3 and ping.
 # Usage: [SPDYLAB=bin] [MAHIMAHI=0] [ONLY='rtt goodput cpu unshaped'] scripts/fidelity.sh [--quick]
 set -u
