@@ -22,8 +22,9 @@
 //! gVisor): a TUN write runs the receiving namespace's TCP stack inside our
 //! thread, so it dominates, and batching the calls themselves (io_uring with a
 //! provided buffer ring, or IFF_VNET_HDR with TSO/GRO to move 64 KB per call)
-//! was the next step (taken below); multi-queue TUN only spreads the same calls over threads,
-//! and readv/writev carry one packet per call on a TUN device.
+//! was the next step (taken below); multi-queue TUN only spreads the same
+//! calls over threads, and readv/writev carry one packet per call on a TUN
+//! device.
 //! Then, on a quiet machine (24 Nov 2026): `perf` on this thread at 100 Mbit
 //! counted 13 200 context switches a second, with finish_task_switch and the
 //! IRQ restore at 48 % of its time: a wake-up per packet. A busy link whose
@@ -34,8 +35,9 @@
 //! Then (25 Nov 2026) the devices' offloads (`offload`: one read takes up to
 //! 64 KB of a TCP flow, cut here into wire packets; on fast links the
 //! segments due in one wake-up go in one write) and a 500 µs quantum, with
-//! arrivals in it stamped at its middle: 9.5-10.0 % of a core at 100 Mbit,
-//! unshaped 1.8 -> 15-16 Gbit/s. Slower links and RTT probes take the exact
+//! arrivals in it stamped at its middle: 21 % -> 9.5-12.7 % of a core at
+//! 100 Mbit (Mahimahi 26.5 % in the same run), unshaped 1.5-2.0 -> 10-16
+//! Gbit/s (docs/results/fidelity.md). Slower links and RTT probes take the exact
 //! path as before; the offloads only change how many calls move them.
 
 use crate::offload::{self, Gro};
@@ -86,8 +88,10 @@ const SPARSE: usize = 8;
 /// switches were half the thread's time (perf: 13 200 a second at 100 Mbit,
 /// finish_task_switch and the IRQ restore 48 %). With the devices' offloads
 /// (see `offload`), the segments due in one wake-up also go in one write: at
-/// 100 Mbit `scripts/fidelity.sh` gave 18.3 % of a core with a 200 µs
-/// quantum, 10.0 % with 500 µs and 7.3 % with 1 ms. Sparse links (RTT
+/// 100 Mbit `scripts/fidelity.sh --quick` gave 18.3 % of a core with a
+/// 200 µs quantum, 10.0 % with 500 µs and 7.3 % with 1 ms (full runs of
+/// 500 µs later: 11.7-12.7 %). A longer quantum would buy CPU with the time
+/// a packet can be late. Sparse links (RTT
 /// probes, a page's first round trips) keep the exact, spinning path.
 const BUSY_QUANTUM: Duration = Duration::from_micros(500);
 /// A link batches only where a direction moves a full-size packet (1500 B)
