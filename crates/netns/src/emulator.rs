@@ -35,9 +35,11 @@
 //! Then (25 Nov 2026) the devices' offloads (`offload`: one read takes up to
 //! 64 KB of a TCP flow, cut here into wire packets; on fast links the
 //! segments due in one wake-up go in one write) and a 500 µs quantum, with
-//! arrivals in it stamped at its middle: 21 % -> 9.5-12.7 % of a core at
+//! arrivals in it stamped at its middle: 21 % -> 11.7-12.7 % of a core at
 //! 100 Mbit (Mahimahi 26.5 % in the same run), unshaped 1.5-2.0 -> 10-16
-//! Gbit/s (docs/results/fidelity.md). Slower links and RTT probes take the exact
+//! Gbit/s. Then each quantum also delivers what falls due in its next half:
+//! a packet is off by at most 250 µs, early or late, and not late on average
+//! (docs/results/fidelity.md). Slower links and RTT probes take the exact
 //! path as before; the offloads only change how many calls move them.
 
 use crate::offload::{self, Gro};
@@ -80,19 +82,25 @@ const SPIN_MAX: Duration = Duration::from_micros(500);
 const SPARSE: usize = 8;
 /// On a busy link whose next packet is due sooner than this, the thread
 /// sleeps this long on the timer alone (arrivals do not wake it), then reads
-/// what came and delivers every packet due. A packet is then late by at most
-/// this (never reordered, never dropped for it). What arrived during the
-/// sleep is stamped at the middle of it (it came after the last read and
-/// before this one): its stamp is off by at most half the quantum, either way,
-/// and not late on average. Each wake-up is a context switch, and on this VM
-/// switches were half the thread's time (perf: 13 200 a second at 100 Mbit,
-/// finish_task_switch and the IRQ restore 48 %). With the devices' offloads
-/// (see `offload`), the segments due in one wake-up also go in one write: at
-/// 100 Mbit `scripts/fidelity.sh --quick` gave 18.3 % of a core with a
-/// 200 µs quantum, 10.0 % with 500 µs and 7.3 % with 1 ms (full runs of
-/// 500 µs later: 11.7-12.7 %). A longer quantum would buy CPU with the time
-/// a packet can be late. Sparse links (RTT
-/// probes, a page's first round trips) keep the exact, spinning path.
+/// what came and delivers every packet due within the next half quantum. A
+/// packet therefore goes out at most half the quantum early or late (never
+/// reordered, never dropped for it), not late on average. What arrived during
+/// the sleep is stamped at the middle of it (it came after the last read and
+/// before this one), and never before the time the link has been run to, so
+/// an answer is never stamped before what it answers: its stamp too is off by
+/// at most half the quantum, either way. Each wake-up is a context switch, and
+/// on this VM switches were half the thread's time (perf: 13 200 a second at
+/// 100 Mbit, finish_task_switch and the IRQ restore 48 %). With the devices'
+/// offloads (see `offload`), the segments due in one wake-up also go in one
+/// write. At 100 Mbit, `scripts/fidelity.sh`: 18.3 % of a core with a 200 µs
+/// quantum (`--quick`). Beyond that the quantum hardly matters: three
+/// interleaved runs each gave 11.7-12.2 % at 500 µs delivering only what was
+/// due (late by up to 500 µs, 250 µs on average), 11.5-11.8 % at 500 µs with
+/// the look-ahead (off by at most 250 µs, either way) and 11.5-11.7 % at 1 ms
+/// with it, though 1 ms halves the wake-ups: what is left is the TCP stacks'
+/// work inside our reads and writes, per byte, not per wake-up.
+/// Sparse links (RTT probes, a page's first round trips, every link of 60
+/// Mbit/s or less) keep the exact, spinning path.
 const BUSY_QUANTUM: Duration = Duration::from_micros(500);
 /// A link batches only where a direction moves a full-size packet (1500 B)
 /// in less than this (over 60 Mbit/s, or no rate limit).
@@ -218,12 +226,16 @@ fn run(
     // After a sleep on the timer alone: when the reads before it ended (what
     // is read now came after that), to stamp arrivals at the middle.
     let mut blind_since: Option<Time> = None;
+    // How far the link has been run: no arrival is stamped before it.
+    let mut horizon = Time(0);
     loop {
         let wakeup = {
             let mut link = link.lock().unwrap_or_else(|e| e.into_inner());
             let stamp = |epoch| {
                 let now = now_since(epoch);
-                blind_since.map_or(now, |t: Time| Time(t.0 + (now.0.saturating_sub(t.0)) / 2))
+                let at =
+                    blind_since.map_or(now, |t: Time| Time(t.0 + (now.0.saturating_sub(t.0)) / 2));
+                at.max(horizon)
             };
             for (i, dir) in [Direction::Up, Direction::Down].into_iter().enumerate() {
                 let tun = devices[i];
@@ -252,8 +264,16 @@ fn run(
             }
             // Every packet due by now goes out in this one wake-up.
             let now = now_since(epoch);
+            // After a quantum's sleep, what falls due in the next half
+            // quantum goes now too: each packet is then off by at most half
+            // a quantum, early or late, not late by up to a whole one.
+            let until = match (blind_since, quantum) {
+                (Some(_), Some(q)) => Time(now.0 + q.as_nanos() as u64 / 2),
+                _ => now,
+            };
+            horizon = horizon.max(until);
             blind_since = None;
-            while let Some(d) = link.pop_ready(now) {
+            while let Some(d) = link.pop_ready(until) {
                 let to = match d.dir {
                     Direction::Up => 1,
                     Direction::Down => 0,

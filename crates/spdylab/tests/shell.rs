@@ -62,6 +62,29 @@ fn asymmetric_delays_add_up() {
     assert!(ping_summary(&o)[0] >= 85.0, "{}", text(&o));
 }
 
+/// A busy fast link moves packets once per quantum (500 µs): an arrival is
+/// stamped at most half of it early, and a packet leaves at most half of it
+/// before its time. A ping crossing a 100 Mbit/s link that iperf3 keeps busy
+/// is never more than 2 × (250 + 250) µs under the configured RTT.
+#[test]
+fn a_busy_fast_link_is_early_by_at_most_half_a_quantum_each_way() {
+    let o = spdylab(&[
+        "shell",
+        "--rate",
+        "100mbit",
+        "--rtt",
+        "10ms",
+        "--server-cmd",
+        "iperf3 -s -1 >/dev/null",
+        "--",
+        "sh",
+        "-c",
+        "iperf3 -c server -R -b 60M -t 4 >/dev/null & sleep 1; ping -c 40 -i 0.05 -q server; wait",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let [min, ..] = ping_summary(&o);
+    assert!(min >= 9.0, "min RTT {min} ms: more than 1 ms under 10 ms");
+}
 #[test]
 fn the_exit_status_of_cmd_is_ours() {
     let o = spdylab(&["shell", "--", "sh", "-c", "exit 7"]);
