@@ -93,7 +93,7 @@ const SPARSE: usize = 8;
 /// 100 Mbit, finish_task_switch and the IRQ restore 48 %). With the devices'
 /// offloads (see `offload`), the segments due in one wake-up also go in one
 /// write. At 100 Mbit, `scripts/fidelity.sh`: 18.3 % of a core with a 200 µs
-/// quantum (`--quick`). Beyond that the quantum hardly matters: three
+/// quantum (`--quick`). From 500 µs up the quantum hardly matters: three
 /// interleaved runs each gave 11.7-12.2 % at 500 µs delivering only what was
 /// due (late by up to 500 µs, 250 µs on average), 11.5-11.8 % at 500 µs with
 /// the look-ahead (off by at most 250 µs, either way) and 11.5-11.7 % at 1 ms
@@ -262,7 +262,7 @@ fn run(
                     link.push(stamp(epoch), dir, buf);
                 }
             }
-            // Every packet due by now goes out in this one wake-up.
+            // Every packet due by now (or by `until`) goes out in this one wake-up.
             let now = now_since(epoch);
             // After a quantum's sleep, what falls due in the next half
             // quantum goes now too: each packet is then off by at most half
