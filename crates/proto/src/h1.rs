@@ -100,6 +100,14 @@ enum State {
 pub struct Decoder {
     state: State,
     pending: Vec<u8>,
+    /// Bytes of the response in progress fed by earlier calls.
+    carried: u64,
+    /// The length of the current call's input, and where in it the response
+    /// in progress began (0 when it began in an earlier call).
+    call_len: usize,
+    response_start: usize,
+    /// The fewest bytes any complete response took on the wire, head included.
+    smallest: Option<u64>,
 }
 
 impl Default for Decoder {
@@ -107,6 +115,10 @@ impl Default for Decoder {
         Decoder {
             state: State::Head,
             pending: Vec::new(),
+            carried: 0,
+            call_len: 0,
+            response_start: 0,
+            smallest: None,
         }
     }
 }
@@ -129,8 +141,41 @@ impl Decoder {
         })
     }
 
+    /// The fewest bytes a complete response has taken on the wire so far, head
+    /// and framing included (None before the first one).
+    pub fn smallest_response(&self) -> Option<u64> {
+        self.smallest
+    }
+
+    /// Bytes of the response in progress received so far (0 between responses).
+    pub fn partial_bytes(&self) -> u64 {
+        self.carried
+    }
+
+    /// A response ended with `remaining` bytes of the current call's input left.
+    fn response_ended(&mut self, remaining: usize) {
+        let end = self.call_len - remaining;
+        let len = self.carried + (end - self.response_start) as u64;
+        self.smallest = Some(self.smallest.map_or(len, |s| s.min(len)));
+        self.carried = 0;
+        self.response_start = end;
+    }
+
     /// Consumes `input`, calling `on_part` for each head, piece of body and end.
     pub fn decode_parts(
+        &mut self,
+        input: &[u8],
+        on_part: &mut dyn FnMut(Part),
+    ) -> Result<(), DecodeError> {
+        self.call_len = input.len();
+        self.response_start = 0;
+        let result = self.decode_input(input, on_part);
+        // Whatever the call returned, it consumed its whole input.
+        self.carried += (self.call_len - self.response_start) as u64;
+        result
+    }
+
+    fn decode_input(
         &mut self,
         mut input: &[u8],
         on_part: &mut dyn FnMut(Part),
@@ -180,6 +225,7 @@ impl Decoder {
                                 body: 0,
                                 close,
                             }));
+                            self.response_ended(input.len());
                             State::Head
                         }
                         Length::Bytes(n) => State::Body {
@@ -213,6 +259,7 @@ impl Decoder {
                             close: *close,
                         }));
                         self.state = State::Head;
+                        self.response_ended(input.len());
                     }
                 }
                 State::ChunkSize {
@@ -297,6 +344,7 @@ impl Decoder {
                             close,
                         }));
                         self.state = State::Head;
+                        self.response_ended(input.len());
                     }
                 }
             }
@@ -397,6 +445,31 @@ mod tests {
     }
 
     const STREAM: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;x=y\r\ndefg\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+
+    #[test]
+    fn the_smallest_response_and_the_partial_bytes_are_counted_at_every_split() {
+        // Where each response starts, and where the stream ends.
+        let mut bounds: Vec<usize> = (0..STREAM.len())
+            .filter(|&i| STREAM[i..].starts_with(b"HTTP/1.1 "))
+            .collect();
+        bounds.push(STREAM.len());
+        let smallest = bounds.windows(2).map(|w| (w[1] - w[0]) as u64).min();
+        for split in 1..=STREAM.len() {
+            let mut d = Decoder::default();
+            let mut fed = 0;
+            for chunk in STREAM.chunks(split) {
+                d.decode(chunk, &mut |_| {}).unwrap();
+                fed += chunk.len();
+                let last_end = *bounds.iter().filter(|&&b| b <= fed).max().unwrap();
+                assert_eq!(
+                    d.partial_bytes(),
+                    (fed - last_end) as u64,
+                    "split {split}, fed {fed}"
+                );
+            }
+            assert_eq!(d.smallest_response(), smallest, "split {split}");
+        }
+    }
 
     #[test]
     fn pipelined_responses_decode_the_same_at_every_split() {
