@@ -32,6 +32,12 @@ pub struct BrowserCost {
     pub script_per_kb: Duration,
     /// Issuing one request.
     pub request: Duration,
+    /// Blink's tight mode lasts at least this long after the page's first
+    /// bytes reach the renderer: Chromium holds the images beyond the first
+    /// two until about then, whenever its parser reaches the body or ends
+    /// (docs/crosscheck.md, "The held images"). Zero: tight mode ends at the
+    /// body alone.
+    pub first_frame: Duration,
     /// Whether scripts wait for the stylesheets before them and run in order,
     /// and a stylesheet's images wait for its document (false: the pure
     /// network model's discovery, as bytes arrive).
@@ -45,6 +51,7 @@ impl BrowserCost {
         parse_per_kb: Duration::ZERO,
         script_per_kb: Duration::ZERO,
         request: Duration::ZERO,
+        first_frame: Duration::ZERO,
         ordered: false,
     };
 
@@ -68,6 +75,7 @@ impl BrowserCost {
         parse_per_kb: Duration::ZERO,
         script_per_kb: Duration::ZERO,
         request: Duration::from_micros(1180),
+        first_frame: FIRST_FRAME,
         ordered: true,
     };
 
@@ -75,6 +83,13 @@ impl BrowserCost {
         *self == BrowserCost::NONE
     }
 }
+
+/// Blink's tight mode, measured in headless Chromium 156 on this machine
+/// (docs/crosscheck.md, "The held images"): the images beyond the first two
+/// left 46-102 ms (median 79) after the page's first bytes, whether its
+/// parser had ended long before or was blocked by a slow script until long
+/// after, at 20, 60 and 150 ms RTT, within about a frame of first paint.
+pub const FIRST_FRAME: Duration = Duration::from_millis(80);
 
 impl Default for BrowserCost {
     fn default() -> BrowserCost {
@@ -87,8 +102,8 @@ fn us(d: Duration) -> String {
 }
 
 /// `none`, `fitted`, or the fitted form
-/// `navigation=300ms,parse=1ms/kB,script=2ms/kB,request=500us` (a key left
-/// out is 0; scripts in order).
+/// `navigation=300ms,parse=1ms/kB,script=2ms/kB,request=500us,frame=80ms`
+/// (a key left out is 0; scripts in order).
 impl fmt::Display for BrowserCost {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_none() {
@@ -104,7 +119,11 @@ impl fmt::Display for BrowserCost {
             us(self.parse_per_kb),
             us(self.script_per_kb),
             us(self.request)
-        )
+        )?;
+        if !self.first_frame.is_zero() {
+            write!(f, ",frame={}", us(self.first_frame))?;
+        }
+        Ok(())
     }
 }
 
@@ -124,7 +143,7 @@ impl FromStr for BrowserCost {
             let (key, value) = part.split_once('=').ok_or_else(|| {
                 format!(
                     "'{part}': expected none, fitted or key=value \
-                     (navigation=300ms,parse=1ms/kB,script=2ms/kB,request=500us)"
+                     (navigation=300ms,parse=1ms/kB,script=2ms/kB,request=500us,frame=80ms)"
                 )
             })?;
             let per_kb = |v: &str| -> Result<Duration, String> {
@@ -139,9 +158,10 @@ impl FromStr for BrowserCost {
                 "parse" => c.parse_per_kb = per_kb(value)?,
                 "script" => c.script_per_kb = per_kb(value)?,
                 "request" => c.request = plain(value)?,
+                "frame" => c.first_frame = plain(value)?,
                 _ => {
                     return Err(format!(
-                        "unknown cost '{key}'; expected navigation, parse, script or request"
+                        "unknown cost '{key}'; expected navigation, parse, script, request or frame"
                     ))
                 }
             }
@@ -233,6 +253,10 @@ pub struct Renderer {
     out: VecDeque<Found>,
     /// The page's own document.
     root: Key,
+    /// When the page's first bytes reached the renderer.
+    root_bytes_at: Option<Duration>,
+    /// How far the main thread has been advanced.
+    now: Duration,
 }
 
 impl Renderer {
@@ -247,6 +271,8 @@ impl Renderer {
             res: HashMap::new(),
             out: VecDeque::new(),
             root: key(&root),
+            root_bytes_at: None,
+            now: Duration::ZERO,
         };
         r.run(Duration::ZERO, cost.navigation, None);
         r.found(Duration::ZERO, root, None, Class::LayoutBlocking);
@@ -293,6 +319,9 @@ impl Renderer {
     pub fn data(&mut self, now: Duration, host: &str, path: &str, bytes: &[u8]) {
         self.advance(now);
         let k = (host.to_string(), path.to_string());
+        if k == self.root && self.root_bytes_at.is_none() {
+            self.root_bytes_at = Some(now);
+        }
         if let Some(doc) = self.docs.get_mut(&k) {
             let found = doc.scanner.feed_tagged(bytes);
             doc.parsing += 1;
@@ -329,12 +358,20 @@ impl Renderer {
         self.settle(now);
     }
 
-    /// Whether the page's parser has reached its body: the scripts before
-    /// its first image have run, or the document is complete.
+    /// Whether Blink's tight mode is over: the page's parser has reached its
+    /// body (the scripts before its first image have run, or the document is
+    /// complete), and the first frame's time has passed (`first_frame`).
     pub fn body_reached(&self) -> bool {
-        self.docs
+        let body = self
+            .docs
             .get(&self.root)
-            .is_some_and(|d| d.complete || d.scripts_before_image.is_some_and(|n| d.ran >= n))
+            .is_some_and(|d| d.complete || d.scripts_before_image.is_some_and(|n| d.ran >= n));
+        body && self.first_frame_at().is_some_and(|t| self.now >= t)
+    }
+
+    /// When tight mode may end at the earliest, once the page's bytes came.
+    fn first_frame_at(&self) -> Option<Duration> {
+        self.root_bytes_at.map(|t| t + self.cost.first_frame)
     }
 
     /// A found resource's class in Chromium's ResourceScheduler.
@@ -352,7 +389,13 @@ impl Renderer {
 
     /// When the main thread next finishes something (None: idle).
     pub fn next_wakeup(&self) -> Option<Duration> {
-        self.queue.front().map(|(t, _)| *t)
+        let work = self.queue.front().map(|(t, _)| *t);
+        // The first frame's time, while still ahead, ends tight mode.
+        let frame = self.first_frame_at().filter(|t| *t > self.now);
+        match (work, frame) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// When the main thread is idle from, as far as known now.
@@ -371,6 +414,7 @@ impl Renderer {
 
     /// Finishes the main thread's work due by `now`, in order.
     pub fn advance(&mut self, now: Duration) {
+        self.now = self.now.max(now);
         while let Some((t, _)) = self.queue.front() {
             if *t > now {
                 break;
@@ -598,6 +642,7 @@ mod tests {
         parse_per_kb: Duration::from_millis(1),
         script_per_kb: Duration::from_millis(10),
         request: Duration::from_millis(2),
+        first_frame: Duration::ZERO,
         ordered: true,
     };
 
@@ -613,6 +658,9 @@ mod tests {
             .unwrap();
         assert_eq!(c, COST);
         assert_eq!(c.to_string().parse::<BrowserCost>().unwrap(), c);
+        let framed: BrowserCost = "request=2ms,frame=80ms".parse().unwrap();
+        assert_eq!(framed.first_frame, ms(80));
+        assert_eq!(framed.to_string().parse::<BrowserCost>().unwrap(), framed);
         assert!("parse=1ms"
             .parse::<BrowserCost>()
             .unwrap_err()
@@ -622,6 +670,42 @@ mod tests {
             .unwrap_err()
             .contains("unknown cost"));
         assert!("request=fast".parse::<BrowserCost>().is_err());
+    }
+
+    #[test]
+    fn tight_mode_lasts_until_the_first_frame_after_the_pages_first_bytes() {
+        let cost = BrowserCost {
+            first_frame: ms(95),
+            ..COST
+        };
+        let mut r = Renderer::new(cost, f("a.test", "/"));
+        r.advance(ms(102));
+        assert_eq!(drain(&mut r), ["a.test/"]);
+        r.head("a.test", "/", "text/html");
+        r.data(
+            ms(150),
+            "a.test",
+            "/",
+            br#"<html><body><img src="//a.test/i.png"></body></html>"#,
+        );
+        r.done(ms(150), "a.test", "/");
+        r.advance(ms(200));
+        assert_eq!(drain(&mut r), ["a.test/i.png"]);
+        // Parsed long ago, but the first frame comes 95 ms after the first bytes.
+        assert!(!r.body_reached());
+        assert_eq!(r.next_wakeup(), Some(ms(245)));
+        r.advance(ms(245));
+        assert!(r.body_reached());
+        assert_eq!(r.next_wakeup(), None);
+        // Without it, tight mode ends with the body.
+        let mut r = Renderer::new(COST, f("a.test", "/"));
+        r.advance(ms(102));
+        drain(&mut r);
+        r.head("a.test", "/", "text/html");
+        r.data(ms(150), "a.test", "/", b"<html><body></body></html>");
+        r.done(ms(150), "a.test", "/");
+        r.advance(ms(200));
+        assert!(r.body_reached());
     }
 
     /// A page: a stylesheet with one image, then a script injecting one image,
