@@ -7,7 +7,8 @@
 //! Requests go out in discovery order, once Blink's ResourceLoadScheduler
 //! (Chromium's renderer) lets them go: a request found with a [`Class`] below
 //! HIGH priority (images, async and late scripts) waits, until the parser
-//! reaches the page's body (its tight mode), while 2 such requests are in
+//! reaches the page's body and its first frame (its tight mode; the renderer
+//! says when: `render::Renderer::body_reached`), while 2 such requests are in
 //! flight (kTightLimitForRendererSideResourceScheduler), on any host and
 //! protocol; then while 1024 are (kLimitForRendererSideResourceScheduler).
 //! The network service's ResourceScheduler (1 delayable request while
