@@ -277,8 +277,8 @@ impl<'a> State<'a> {
             return Ok(());
         };
         r.advance(now);
-        if r.body_reached() {
-            self.sched.body_reached();
+        if r.tight_mode_over() {
+            self.sched.tight_mode_over();
         }
         let mut found: Vec<(Found, Class)> = Vec::new();
         while let Some(f) = r.poll() {

@@ -8,7 +8,7 @@
 //! (Chromium's renderer) lets them go: a request found with a [`Class`] below
 //! HIGH priority (images, async and late scripts) waits, until the parser
 //! reaches the page's body and its first frame (its tight mode; the renderer
-//! says when: `render::Renderer::body_reached`), while 2 such requests are in
+//! says when: `render::Renderer::tight_mode_over`), while 2 such requests are in
 //! flight (kTightLimitForRendererSideResourceScheduler), on any host and
 //! protocol; then while 1024 are (kLimitForRendererSideResourceScheduler).
 //! The network service's ResourceScheduler (1 delayable request while
@@ -151,7 +151,7 @@ pub struct Scheduler {
     held: VecDeque<(ReqId, String, String, Class, Option<Join>)>,
     /// Requests started and not finished: their host and class.
     in_flight: HashMap<ReqId, (String, Class)>,
-    /// Blink's tight mode: the parser has not reached the body.
+    /// Blink's tight mode: the body or the first frame is not reached yet.
     tight: bool,
 }
 
@@ -168,8 +168,9 @@ impl Scheduler {
         }
     }
 
-    /// The page's parser reached its body: Blink loosens its throttling.
-    pub fn body_reached(&mut self) {
+    /// Blink's tight mode is over (the page's body and its first frame were
+    /// reached): its throttling loosens.
+    pub fn tight_mode_over(&mut self) {
         if self.tight {
             self.tight = false;
             self.plan();
@@ -476,7 +477,7 @@ mod tests {
         s.finished(3);
         assert_eq!(sent(&drain(&mut s)), vec![5]);
         // The head script ran: the parser is in the body.
-        s.body_reached();
+        s.tight_mode_over();
         let mut acts = drain(&mut s);
         s.connected(5, None);
         acts.extend(drain(&mut s));
@@ -503,7 +504,7 @@ mod tests {
         s.completed(1);
         s.finished(0);
         assert!(sent(&drain(&mut s)).is_empty());
-        s.body_reached();
+        s.tight_mode_over();
         assert_eq!(sent(&drain(&mut s)), (5..12).collect::<Vec<_>>());
     }
 
@@ -569,7 +570,7 @@ mod tests {
         s.opened(2, "198.18.0.2", false);
         s.opened(3, "198.18.0.2", false);
         s.connected(1, Some(100));
-        s.body_reached();
+        s.tight_mode_over();
         // The site's image joins the page's session; none opens another.
         let acts = drain(&mut s);
         assert!(opens(&acts).is_empty(), "{acts:?}");
