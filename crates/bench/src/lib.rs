@@ -1065,8 +1065,8 @@ mod tests {
 
     #[test]
     fn a_pipeline_whose_answers_shrink_is_not_held_by_the_read_low_water_mark() {
-        // After 16 answers of 641 bytes the mark asks for 8 x 641 bytes, and
-        // every later pipeline of 503s brings 8 x 45: only the guard (10 ms
+        // After 16 answers of 640 bytes the mark asks for 8 x 640 bytes, and
+        // every later pipeline of 503s brings 8 x 42: only the guard (10 ms
         // without progress) lets the reader see them before the 5 s timeout.
         let spec = BenchSpec {
             addr: shrinking_server(16),
