@@ -13,6 +13,10 @@ solved, the one with the smallest residual kept). It prints the constants, the
 Chromium) per site, fit and held out, as a check before the crosscheck that
 measures it.
 
+The baseline may keep a first frame (`--browser-cost navigation=0ms,frame=80ms`,
+the value `scripts/held-images.sh` measures): it is not fitted, and the
+printed `--browser-cost` carries it.
+
 Rows whose Chromium probes all failed (e.g. plain http on a host Chromium's
 HSTS preload list upgrades) are left out; so are Trials named by --exclude.
 
@@ -88,10 +92,13 @@ def main():
     fit_sites = set(args.fit.split(","))
     excluded = set(filter(None, args.exclude.split(",")))
     rows = []
+    frames = set()
     for path in args.runs:
         doc = json.load(open(path))
-        if not doc["browser_cost"].startswith("navigation=0ms,parse=0ms/kB,script=0ms/kB,request=0ms"):
-            sys.exit(f"{path}: run with --browser-cost navigation=0ms (got {doc['browser_cost']})")
+        cost = doc["browser_cost"]
+        if not cost.startswith("navigation=0ms,parse=0ms/kB,script=0ms/kB,request=0ms"):
+            sys.exit(f"{path}: run with --browser-cost navigation=0ms[,frame=DUR] (got {cost})")
+        frames.add(next((p[len("frame="):] for p in cost.split(",") if p.startswith("frame=")), ""))
         for r in doc["rows"]:
             if r["chromium_failed"] >= doc["reps"] or r["model_failed"] >= doc["reps"]:
                 continue
@@ -102,6 +109,9 @@ def main():
             if f"{r['site']}/{r['link']}/{r['protocol']}" in excluded:
                 continue
             rows.append(r)
+    if len(frames) > 1:
+        sys.exit(f"the runs have different frames ({', '.join(sorted(f or 'none' for f in frames))}): fit one")
+    frame = frames.pop() if frames else ""
     work = {s: page_work(args.spdylab, s) for s in sorted({r["site"] for r in rows})}
     fit = [r for r in rows if r["site"] in fit_sites]
     xs = [work[r["site"]] for r in fit]
@@ -117,7 +127,8 @@ def main():
     nav, req, script, parse = coef
     print("--browser-cost "
           f"navigation={round(nav)}ms,parse={round(parse * 1000)}us/kB,"
-          f"script={round(script * 1000)}us/kB,request={round(req * 1000)}us")
+          f"script={round(script * 1000)}us/kB,request={round(req * 1000)}us"
+          + (f",frame={frame}" if frame else ""))
     print("predicted (additive: zero-cost model + costs) against Chromium:")
     for site in sorted(work):
         errs = []
