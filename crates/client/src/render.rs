@@ -320,9 +320,7 @@ impl Renderer {
     pub fn data(&mut self, now: Duration, host: &str, path: &str, bytes: &[u8]) {
         self.advance(now);
         let k = (host.to_string(), path.to_string());
-        if k == self.root && self.root_bytes_at.is_none() {
-            self.root_bytes_at = Some(now);
-        }
+        self.page_bytes_came(&k, now);
         if let Some(doc) = self.docs.get_mut(&k) {
             let found = doc.scanner.feed_tagged(bytes);
             doc.parsing += 1;
@@ -339,10 +337,8 @@ impl Renderer {
     pub fn done(&mut self, now: Duration, host: &str, path: &str) {
         self.advance(now);
         let k = (host.to_string(), path.to_string());
-        if k == self.root && self.root_bytes_at.is_none() {
-            // A page with an empty body: its end stands for its first bytes.
-            self.root_bytes_at = Some(now);
-        }
+        // A page with an empty body: its end stands for its first bytes.
+        self.page_bytes_came(&k, now);
         if let Some(doc) = self.docs.get_mut(&k) {
             doc.arrived = true;
         }
@@ -374,6 +370,13 @@ impl Renderer {
         body && self.first_frame_at().is_some_and(|t| self.now >= t)
     }
 
+    /// Notes when the page's own first bytes (or its end) came, once.
+    fn page_bytes_came(&mut self, k: &Key, now: Duration) {
+        if *k == self.root && self.root_bytes_at.is_none() {
+            self.root_bytes_at = Some(now);
+        }
+    }
+
     /// When tight mode may end at the earliest, once the page's bytes came.
     fn first_frame_at(&self) -> Option<Duration> {
         self.root_bytes_at.map(|t| t + self.cost.first_frame)
@@ -397,10 +400,7 @@ impl Renderer {
         let work = self.queue.front().map(|(t, _)| *t);
         // The first frame's time, while still ahead, ends tight mode.
         let frame = self.first_frame_at().filter(|t| *t > self.now);
-        match (work, frame) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        work.into_iter().chain(frame).min()
     }
 
     /// When the main thread is idle from, as far as known now.
