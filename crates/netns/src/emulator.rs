@@ -38,8 +38,9 @@
 //! arrivals in it stamped at its middle: 21 % -> 11.7-12.7 % of a core at
 //! 100 Mbit (Mahimahi 26.5 % in the same run), unshaped 1.5-2.0 -> 10-16
 //! Gbit/s. Then each quantum also delivers what falls due in its next half:
-//! a packet is off by at most 250 µs, early or late, and not late on average
-//! (docs/results/fidelity.md). Slower links and RTT probes take the exact
+//! a packet is off by at most half a quantum, early or late, and not late on
+//! average (docs/results/fidelity.md). Then a 1 ms quantum (see
+//! `BUSY_QUANTUM`): 10.3-11.5 % -> 6.5-8.7 % of a core at 100 Mbit. Slower links and RTT probes take the exact
 //! path as before; the offloads only change how many calls move them.
 
 use crate::offload::{self, Gro};
@@ -97,11 +98,16 @@ const SPARSE: usize = 8;
 /// interleaved runs each gave 11.7-12.2 % at 500 µs delivering only what was
 /// due (late by up to 500 µs, 250 µs on average), 11.5-11.8 % at 500 µs with
 /// the look-ahead (off by at most 250 µs, either way) and 11.5-11.7 % at 1 ms
-/// with it, though 1 ms halves the wake-ups: what is left is the TCP stacks'
-/// work inside our reads and writes, per byte, not per wake-up.
+/// with it, though 1 ms halves the wake-ups. On another VM of the same kind
+/// (25 Nov 2026, 15:35 UTC, quiet, three interleaved rounds) a wake-up cost far more
+/// (`perf`: finish_task_switch under ppoll 16 % of the thread): 10.3-11.5 %
+/// at 500 µs, 6.5-8.7 % at 1 ms, 5.5-5.8 % at 2 ms, goodput 96.3 Mbit/s in
+/// all. The quantum is now 1 ms, Mahimahi's own granularity (its traces
+/// count milliseconds): a packet on a busy fast link is off by at most
+/// 500 µs either way, not late on average.
 /// Sparse links (RTT probes, a page's first round trips, every link of 60
 /// Mbit/s or less) keep the exact, spinning path.
-const BUSY_QUANTUM: Duration = Duration::from_micros(500);
+const BUSY_QUANTUM: Duration = Duration::from_millis(1);
 /// A link batches only where a direction moves a full-size packet (1500 B)
 /// in less than this (over 60 Mbit/s, or no rate limit).
 const FAST_PACKET: Duration = Duration::from_micros(200);

@@ -62,10 +62,10 @@ fn asymmetric_delays_add_up() {
     assert!(ping_summary(&o)[0] >= 85.0, "{}", text(&o));
 }
 
-/// A busy fast link moves packets once per quantum (500 µs): an arrival is
+/// A busy fast link moves packets once per quantum (1 ms): an arrival is
 /// stamped at most half of it early, and a packet leaves at most half of it
 /// before its time. A ping crossing a 100 Mbit/s link that iperf3 keeps busy
-/// is never more than 2 × (250 + 250) µs under the configured RTT.
+/// is never more than 2 × (500 + 500) µs under the configured RTT.
 #[test]
 fn a_busy_fast_link_is_early_by_at_most_half_a_quantum_each_way() {
     let o = spdylab(&[
@@ -83,7 +83,7 @@ fn a_busy_fast_link_is_early_by_at_most_half_a_quantum_each_way() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let [min, ..] = ping_summary(&o);
-    assert!(min >= 9.0, "min RTT {min} ms: more than 1 ms under 10 ms");
+    assert!(min >= 8.0, "min RTT {min} ms: more than 2 ms under 10 ms");
 }
 #[test]
 fn the_exit_status_of_cmd_is_ours() {
