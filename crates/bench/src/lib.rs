@@ -517,10 +517,10 @@ fn requests(spec: &BenchSpec) -> Vec<Vec<u8>> {
 }
 
 /// A closed-loop pipeline on plain TCP wakes its reader once per pipeline, not
-/// once per answer (or part of one): the socket's receive low-water mark (SO_RCVLOWAT) is set
-/// to the fewest bytes the answers still in flight can take, from the smallest
-/// answer seen on the connection, so epoll reports the socket readable when
-/// the pipeline can be complete. Without it, a generator faster than the
+/// once per answer (or part of one): the socket's receive low-water mark
+/// (SO_RCVLOWAT) is set to the fewest bytes the answers still in flight can
+/// take, from the smallest answer seen on the connection, so epoll reports
+/// the socket readable when the pipeline can be complete. Without it, a generator faster than the
 /// server woke for every answer or two the server wrote (3.7 reads and 2.6
 /// epoll waits per pipeline of 8 against nginx; wrk took 1.8 and 0.8). Each
 /// answer is still stamped when it is read, so the first answers of a

@@ -40,8 +40,9 @@
 //! Gbit/s. Then each quantum also delivers what falls due in its next half:
 //! a packet is off by at most half a quantum, early or late, and not late on
 //! average (docs/results/fidelity.md). Then a 1 ms quantum (see
-//! `BUSY_QUANTUM`): 10.3-11.5 % -> 6.5-8.7 % of a core at 100 Mbit. Slower links and RTT probes take the exact
-//! path as before; the offloads only change how many calls move them.
+//! `BUSY_QUANTUM`): 10.3-11.5 % -> 6.5-8.7 % of a core at 100 Mbit. Slower
+//! links and RTT probes take the exact path as before; the offloads only
+//! change how many calls move them.
 
 use crate::offload::{self, Gro};
 use crate::sys;
@@ -99,10 +100,10 @@ const SPARSE: usize = 8;
 /// due (late by up to 500 µs, 250 µs on average), 11.5-11.8 % at 500 µs with
 /// the look-ahead (off by at most 250 µs, either way) and 11.5-11.7 % at 1 ms
 /// with it, though 1 ms halves the wake-ups. On another VM of the same kind
-/// (25 Nov 2026, 15:35 UTC, quiet, three interleaved rounds) a wake-up cost far more
-/// (`perf`: finish_task_switch under ppoll 16 % of the thread): 10.3-11.5 %
-/// at 500 µs, 6.5-8.7 % at 1 ms, 5.5-5.8 % at 2 ms, goodput 96.3 Mbit/s in
-/// all. The quantum is now 1 ms, Mahimahi's own granularity (its traces
+/// (25 Nov 2026, 15:25 UTC, quiet, three interleaved rounds) a wake-up cost
+/// far more (`perf`: finish_task_switch under ppoll 16 % of the thread):
+/// 10.3-11.5 % at 500 µs, 6.5-8.7 % at 1 ms, 5.5-5.8 % at 2 ms, goodput
+/// 96.3 Mbit/s in all. The quantum is now 1 ms, Mahimahi's own granularity (its traces
 /// count milliseconds): a packet on a busy fast link is off by at most
 /// 500 µs either way, not late on average.
 /// Sparse links (RTT probes, a page's first round trips, every link of 60
