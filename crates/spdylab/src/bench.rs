@@ -28,8 +28,9 @@ once all its answers are in, as wrk does; without TLS, its connection is read on
 all of them can have come (SO_RCVLOWAT), so each answer is timed when the last one
 is read (wrk too times a pipeline as one). h2, h2c and SPDY refill free streams a
 quarter of --streams at a time (so 75-100 % of them are in flight), h3 one by one.
-h3 runs over QUIC (UDP) with one UDP socket per connection. --server caddy|nginx|apache|h2o runs that server in a testbed
-(unshaped unless LINK flags are given); a protocol it does not serve is refused.
+h3 runs over QUIC (UDP) with one UDP socket per connection. --server
+caddy|nginx|apache|h2o runs that server in a testbed (unshaped unless LINK flags
+are given); a protocol it does not serve is refused.
 With --rate, open loop: requests are due at a constant rate and latency runs from
 when each was due (coordinated-omission correction, as wrk2).
 Every response is checked: status, and body length against --paths or the first
