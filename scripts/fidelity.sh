@@ -4,7 +4,9 @@
 #   RTT at 10/150/490 ms (ping -c 50 -i 0.2 on an unshaped link: mean, mdev),
 #   goodput down at 64 kbit (30 s), 1, 8, 100 Mbit and 1 Gbit (iperf3 -R, 20 ms
 #   RTT, drop-tail queue of 256 packets or one BDP where more (queue_for),
-#   first 2 s omitted; % of the rate),
+#   first 2 s omitted; % of the rate), and for ours the same link's
+#   `spdylab calibrate` (goodput down as the sender's TCP counts it, and the
+#   link's own bytes on the wire: 100 % when it was never idle),
 #   the emulator's CPU at 100 Mbit (its processes' utime+stime from /proc over
 #   6 s of an iperf3 -R at 10 ms RTT: % of one core),
 #   unshaped throughput (iperf3 for 10 s, no delay, no rate).
@@ -91,6 +93,13 @@ queue_for() { python3 -c "import math,sys; print(max(256, math.ceil(float(sys.ar
 ours_goodput() { # rate-spec seconds bits
   $S shell --rate "$1" --rtt 20ms --queue "$(queue_for "$3")p" --server-cmd 'iperf3 -s -1 >/dev/null' -- \
     iperf3 -c server -R -t "$2" -O 2 -J 2>/dev/null | bps; }
+ours_calibrate() { # rate-spec seconds bits: "goodput% wire%" of the down direction
+  $S calibrate --rtt 20ms --rate "$1" --queue "$(queue_for "$3")p" --bulk-time "$2"s \
+    --echo-samples 5 --datagrams 100 --json 2>/dev/null | python3 -c 'import json,sys
+try:
+    d = json.load(sys.stdin)["down_bps"]
+    print("%.2f %.2f" % (100 * d["ratio"], 100 * d["wire_bps"] / d["spec"]))
+except Exception: print("")'; }
 mm_goodput() { # bits seconds
   trace "$1" "$TMP/rate.tr"; local q; q=$(queue_for "$1")
   mm mm-delay 10 mm-link "$TMP/rate.tr" "$TMP/rate.tr" --uplink-queue=droptail \
@@ -148,6 +157,9 @@ want goodput && for r in 64kbit:64e3 1mbit:1e6 8mbit:8e6 100mbit:100e6 1gbit:1e9
   oc="?"; [ -n "$o" ] && oc="$(python3 -c "print('%.4g' % ($o/1e6))") Mbit/s ($(pct $o $bits) %)"
   mc=""; [ -n "$m" ] && mc="$(python3 -c "print('%.4g' % ($m/1e6))") Mbit/s ($(pct $m $bits) %)"
   printf "%-24s %-12s %-30s %s\n" "goodput $name ${t}s" "$name" "$oc" "$(mmcell "%s" "$mc")"
+  read -r cg cw <<<"$(ours_calibrate $name $t $bits)"
+  printf "%-24s %-12s %-30s %s\n" "  calibrate $name ${t}s" "$name" \
+    "${cg:-?} %, on the wire ${cw:-?} %" "n/a (spdylab's own tool)"
 done
 if want cpu; then
 at() { python3 -c "import sys; print('%s %% of a core at %.1f Mbit/s' % (sys.argv[1], float(sys.argv[2] or 0) / 1e6))" $1 "${2:-0}"; }
