@@ -158,10 +158,7 @@ pub(crate) async fn run(
                         {
                             break Err(kind);
                         }
-                        if rec.requests >= 64 || now - flushed >= Duration::from_millis(100) {
-                            rec.flush(shared);
-                            flushed = now;
-                        }
+                        rec.flush_now_and_then(shared, now, &mut flushed);
                     }
                     Err(GOING_AWAY) => going_away = true,
                     Err(kind) => break Err(kind),
