@@ -675,8 +675,9 @@ async fn h1_loop(
     let mut out = Vec::with_capacity(4096);
     // Two timers for the connection's life, reset rather than made anew each
     // time. (One timer moved only when it had to fire earlier, looked at again
-    // when it fired early, cost 2 µs more CPU per request against nginx: 13.1-14.0
-    // against 10.7-12.0 µs, 25 Nov 2026; the cause was not found.)
+    // when it fired early, cost more CPU per request against nginx, not less:
+    // 13.1-14.0 µs in six runs against 10.7-12.0 in five of six (one 13.4),
+    // 25 Nov 2026; the cause was not found.)
     let wake_timer = tokio::time::sleep_until(window.end.into());
     let deadline_timer = tokio::time::sleep_until((window.end + spec.timeout).into());
     tokio::pin!(wake_timer, deadline_timer);

@@ -138,10 +138,10 @@ impl Decoder {
     /// A head byte for byte the same as the last one parsed is not parsed
     /// again: the same bytes say the same (status, close, length). A server
     /// answering the same request sends the same head but for its Date, which
-    /// changes once a second; comparing costs a tenth of parsing (httparse and
-    /// the header scan were 2.4 % of `spdylab bench`'s CPU against nginx, h1,
-    /// 25 Nov 2026). `decode_parts` parses every head, since it hands out the
-    /// headers.
+    /// changes once a second; a comparison of the bytes replaces the parse
+    /// (httparse and the header scan were 2.4 % of `spdylab bench`'s CPU
+    /// against nginx, h1, 25 Nov 2026). `decode_parts` parses every head,
+    /// since it hands out the headers.
     pub fn decode(
         &mut self,
         input: &[u8],
