@@ -97,6 +97,15 @@ fn tls_resume_resumes_the_later_probes_and_chromium_refuses_it() {
     assert!(err.contains("--client chromium"), "{err}");
 }
 
+/// The fewest bytes down of the probes of `protocol`.
+fn least(v: &Value, protocol: &str, key: &str) -> f64 {
+    probes(v)
+        .iter()
+        .filter(|p| p["protocol"] == protocol)
+        .map(|p| p[key].as_f64().unwrap_or(0.0))
+        .fold(f64::INFINITY, f64::min)
+}
+
 #[test]
 fn an_rsa_chain_makes_every_handshake_longer() {
     // One connection per host: how many a page opens otherwise depends on
@@ -105,7 +114,7 @@ fn an_rsa_chain_makes_every_handshake_longer() {
         "--protocols",
         "https",
         "--reps",
-        "1",
+        "3",
         "--tls",
         "1.2",
         "--conns-per-host",
@@ -115,9 +124,16 @@ fn an_rsa_chain_makes_every_handshake_longer() {
     let ec = compare(&[&args[..], &["--cert", "ecdsa"]].concat());
     let conns = mean(&rsa, "https", "connections");
     assert_eq!(conns, mean(&ec, "https", "connections"));
-    let more = mean(&rsa, "https", "bytes_down") - mean(&ec, "https", "bytes_down");
+    // The chain's bytes (about 1.1 KB a handshake here; the server's own test
+    // checks the flight) are counted on the wire, where a probe can also carry
+    // a retransmitted segment or a few more ACKs than another (one CI run saw
+    // +47 B with one probe each): the least of three probes each.
+    let (rsa_down, ec_down) = (
+        least(&rsa, "https", "bytes_down"),
+        least(&ec, "https", "bytes_down"),
+    );
     assert!(
-        more > conns * 1000.0,
-        "+{more} B down over {conns} handshakes"
+        rsa_down - ec_down > conns * 700.0,
+        "RSA {rsa_down} B down, ECDSA {ec_down} B, over {conns} handshakes"
     );
 }
