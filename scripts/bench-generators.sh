@@ -7,9 +7,10 @@
 # Needs nginx, wrk, h2load: apt-get install nginx wrk nghttp2-client (wrk is not in
 # the Makefile's DEPS: no test runs this script).
 # With two cores or more, nginx's worker runs on core 0 and each generator on
-# core 1 (taskset; PIN=0 lets the scheduler place them): a generator and the
-# server sharing a core in some runs and not in others made one tool's runs
-# differ by up to 25 % (h1: 10.6-13.9 µs per request, 25 Nov 2026).
+# core 1 (taskset; PIN=0 lets the scheduler place them, and a generator may
+# then share nginx's core in one run and not in the next). Either way one
+# tool's runs spread widely on the 2-core VM (h1, ours, 7 runs of 10 s, 25 Nov
+# 2026: 75 773-88 543 requests per CPU-second pinned, 71 722-89 606 not).
 # Usage: [ONLY='h2/h2load h2c/h2load'] [PIN=0] scripts/bench-generators.sh [SECONDS] [CONNS] [RUNS]
 # (ONLY: the cases to run, by name; all by default)
 set -euo pipefail
