@@ -444,7 +444,7 @@ async fn connection(
             shared.error(kind, now >= window.measure && now < window.end);
         }
     }
-    rec.done(&shared);
+    rec.flush(&shared);
 }
 
 /// A task's own tally, flushed into the shared counters now and then so that
@@ -526,10 +526,6 @@ impl Recorder {
             self.bytes = 0;
         }
     }
-
-    fn done(mut self, shared: &Shared) {
-        self.flush(shared);
-    }
 }
 
 /// Each path's request, written once.
@@ -550,8 +546,9 @@ fn requests(spec: &BenchSpec) -> Vec<Vec<u8>> {
 /// once per answer (or part of one): the socket's receive low-water mark
 /// (SO_RCVLOWAT) is set to the fewest bytes the answers still in flight can
 /// take, from the smallest answer seen on the connection, so epoll reports
-/// the socket readable when the pipeline can be complete. Without it, a generator faster than the
-/// server woke for every answer or two the server wrote (3.7 reads and 2.6
+/// the socket readable when the pipeline can be complete. Without it, a
+/// generator faster than the server woke for every answer or two the
+/// server wrote (3.7 reads and 2.6
 /// epoll waits per pipeline of 8 against nginx; wrk took 1.8 and 0.8). Each
 /// answer is still stamped when it is read, so the first answers of a
 /// pipeline are stamped when the last one is: wrk likewise records one

@@ -103,9 +103,9 @@ const SPARSE: usize = 8;
 /// (25 Nov 2026, 15:25 UTC, quiet, three interleaved rounds) a wake-up cost
 /// far more (`perf`: finish_task_switch under ppoll 16 % of the thread):
 /// 10.3-11.5 % at 500 µs, 6.5-8.7 % at 1 ms, 5.5-5.8 % at 2 ms, goodput
-/// 96.3 Mbit/s in all. The quantum is now 1 ms, Mahimahi's own granularity (its traces
-/// count milliseconds): a packet on a busy fast link is off by at most
-/// 500 µs either way, not late on average.
+/// 96.3 Mbit/s in all. The quantum is now 1 ms, Mahimahi's own granularity
+/// (its traces count milliseconds): a packet on a busy fast link is off by
+/// at most 500 µs either way, not late on average.
 /// Sparse links (RTT probes, a page's first round trips, every link of 60
 /// Mbit/s or less) keep the exact, spinning path.
 const BUSY_QUANTUM: Duration = Duration::from_millis(1);
