@@ -293,3 +293,43 @@ fn one_repetition_prints_na_not_nan() {
     }
     assert!(text.contains("one repetition has no"), "{text}");
 }
+
+/// The model keeps to the server's stream limit on every multiplexed
+/// protocol and pool: requests above it wait for a free stream, and a
+/// request the server refused because its limit arrived after the request
+/// left (h2c sends before the server's SETTINGS; h2 sends at most 100 until
+/// they arrive) is sent again, never failed. 004's Fig 9 is this axis.
+#[test]
+fn every_multiplexed_protocol_keeps_to_the_servers_stream_limit() {
+    let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
+    for streams in ["1", "2", "6"] {
+        for pool in ["chromium", "per-host", "per-address"] {
+            let v = compare(&[
+                "--site",
+                "youtube",
+                "--protocols",
+                "spdy3,h2,h2c,h3",
+                "--rtt",
+                "20ms",
+                "--max-streams",
+                streams,
+                "--pool",
+                pool,
+                "--reps",
+                "1",
+            ]);
+            assert_eq!(probes(&v).len(), 4, "{v}");
+            for p in probes(&v) {
+                assert!(
+                    p["error"].is_null(),
+                    "--max-streams {streams} --pool {pool}: {p}"
+                );
+                assert_eq!(
+                    p["resources"].as_u64(),
+                    Some(site.resources.len() as u64),
+                    "--max-streams {streams} --pool {pool}: {p}"
+                );
+            }
+        }
+    }
+}

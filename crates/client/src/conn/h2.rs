@@ -24,8 +24,24 @@ pub async fn handshake(
     // As Chrome: large stream and connection windows.
     builder
         .initial_window_size(6 * 1024 * 1024)
-        .initial_connection_window_size(15 * 1024 * 1024);
+        .initial_connection_window_size(15 * 1024 * 1024)
+        // Until the server's SETTINGS arrive, at most 100 streams, as Chrome
+        // (`kDefaultInitialMaxConcurrentStreams`); then the server's limit.
+        .initial_max_send_streams(100);
     builder.handshake::<_, Bytes>(io).await
+}
+
+/// How many times a request the server refused (RST_STREAM REFUSED_STREAM)
+/// is sent again before it fails. Chrome retries a refused request twice
+/// (`HttpNetworkTransaction`'s `kMaxRetryAttempts`); we allow more, since a
+/// server at a limit of one stream can refuse the same request on every race
+/// between its stream's end and our next request, and a lab must not fail a
+/// load that a patient browser would complete.
+const MAX_REFUSED_RETRIES: u32 = 8;
+
+/// The server reset the stream with REFUSED_STREAM: it did not process it.
+fn refused(e: &h2::Error) -> bool {
+    e.is_reset() && e.is_remote() && e.reason() == Some(h2::Reason::REFUSED_STREAM)
 }
 
 /// One HTTP/2 request with `headers` besides the pseudo-headers: waits for a
@@ -46,28 +62,40 @@ pub async fn request(
     };
     let h2 = |step: &'static str| move |source| Error::H2 { step, source };
     let scheme = if protocol.tls() { "https" } else { "http" };
-    let mut builder = http::Request::get(format!("{scheme}://{host}{path}"));
-    for (name, value) in &headers {
-        builder = builder.header(name.as_str(), value.as_str());
-    }
-    let request = match builder.body(()) {
-        Ok(r) => r,
-        Err(e) => return fail(Error::Request(e.to_string())),
+    let build = || {
+        let mut builder = http::Request::get(format!("{scheme}://{host}{path}"));
+        for (name, value) in &headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder.body(())
     };
-    if let Err(e) = std::future::poll_fn(|cx| send.poll_ready(cx)).await {
-        return fail(h2("stream")(e));
-    }
-    let response = match send.send_request(request, true) {
-        Ok((response, _)) => response,
-        Err(e) => return fail(h2("send")(e)),
-    };
-    let _ = events.send(Event::Sent {
-        req,
-        at: Instant::now(),
-    });
-    let response = match response.await {
-        Ok(r) => r,
-        Err(e) => return fail(h2("response")(e)),
+    let mut refusals = 0;
+    let response = loop {
+        let request = match build() {
+            Ok(r) => r,
+            Err(e) => return fail(Error::Request(e.to_string())),
+        };
+        // Waits while the server's SETTINGS_MAX_CONCURRENT_STREAMS (once
+        // known) has every stream busy: the h2 crate queues the stream.
+        if let Err(e) = std::future::poll_fn(|cx| send.poll_ready(cx)).await {
+            return fail(h2("stream")(e));
+        }
+        let response = match send.send_request(request, true) {
+            Ok((response, _)) => response,
+            Err(e) => return fail(h2("send")(e)),
+        };
+        let _ = events.send(Event::Sent {
+            req,
+            at: Instant::now(),
+        });
+        match response.await {
+            Ok(r) => break r,
+            // The server refused the stream before processing it (its limit
+            // arrived after the request left, or it still counted a stream
+            // we saw end): safe to send again, as Chrome does.
+            Err(e) if refused(&e) && refusals < MAX_REFUSED_RETRIES => refusals += 1,
+            Err(e) => return fail(h2("response")(e)),
+        }
     };
     let ctype = response
         .headers()
