@@ -5,21 +5,22 @@
 //! quinn holds a request back until the server's `max_concurrent_bidi_streams`
 //! lets its stream open, as h2's `ready()` waits for SETTINGS' limit; the wait
 //! is part of the request's latency in both. A GOAWAY (the server refusing new
-//! requests, `RemoteClosing`) is a reconnect as h2's graceful GOAWAY is; a
+//! requests, `RemoteClosing`) is a reconnect as h2's graceful GOAWAY is (the
+//! refused request, in open loop, due again on the next connection); a
 //! request the server never answers is an error. The transport is the model
 //! client's: no segmentation offload (a link sees every datagram), large
 //! receive windows (16 MiB a stream, 64 MiB the connection, as h2's here).
 
-use super::{take_due, BenchSpec, Recorder, Schedule, Shared, Window};
+use crate::clock::Clock;
+use crate::recorder::{Recorder, Shared};
+use crate::BenchSpec;
+use bytes::{Buf, Bytes};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// A stream refused by a graceful GOAWAY: not an error, the cue to reconnect.
 const GOING_AWAY: &str = "going-away";
-use bytes::{Buf, Bytes};
-use std::collections::VecDeque;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
 
@@ -79,12 +80,10 @@ pub(crate) async fn open(spec: &BenchSpec) -> Result<Conn, &'static str> {
 /// `streams` requests in flight on one h3 connection, all driven by this task.
 pub(crate) async fn run(
     conn: Conn,
-    spec: &Arc<BenchSpec>,
-    shared: &Arc<Shared>,
-    window: Window,
+    spec: &BenchSpec,
+    shared: &Shared,
     rec: &mut Recorder,
-    schedule: &Option<Arc<Mutex<Schedule>>>,
-    counter: &mut usize,
+    clock: &mut Clock,
 ) -> Result<(), &'static str> {
     use futures_util::stream::{FuturesUnordered, StreamExt};
     let Conn {
@@ -103,29 +102,21 @@ pub(crate) async fn run(
                 .unwrap_or_default()
         })
         .collect();
+    let window = clock.window;
     let mut in_flight = FuturesUnordered::new();
-    let mut due: VecDeque<Instant> = VecDeque::new();
     let wake_timer = tokio::time::sleep_until(window.end.into());
     tokio::pin!(wake_timer);
     let mut wake_at = window.end;
     let mut going_away = false;
     let mut flushed = Instant::now();
     let result = loop {
-        let now = Instant::now();
-        if now >= window.end || shared.stop.load(Ordering::Relaxed) {
+        let Some(now) = clock.tick(&shared.stop) else {
             break Ok(());
-        }
-        take_due(schedule, now, &mut due);
+        };
         while !going_away && in_flight.len() < spec.streams {
-            let since = match schedule {
-                None => now,
-                Some(_) => match due.pop_front() {
-                    Some(t) => t,
-                    None => break,
-                },
+            let Some((path, since)) = clock.next(now) else {
+                break;
             };
-            let path = *counter % uris.len();
-            *counter += 1;
             in_flight.push(request(
                 send.clone(),
                 uris[path].clone(),
@@ -137,12 +128,7 @@ pub(crate) async fn run(
         if going_away && in_flight.is_empty() {
             break Ok(());
         }
-        let wake = match schedule {
-            Some(s) if !going_away && in_flight.len() < spec.streams => {
-                s.lock().unwrap().next.min(window.end)
-            }
-            _ => window.end,
-        };
+        let wake = clock.wake(!going_away && in_flight.len() < spec.streams);
         if wake != wake_at {
             wake_at = wake;
             wake_timer.as_mut().reset(wake.into());
@@ -153,14 +139,16 @@ pub(crate) async fn run(
                 match outcome {
                     Ok((status, n)) => {
                         let now = Instant::now();
-                        if let Err(kind) =
-                            rec.finish(spec, shared, window, path, since, now, status, n)
-                        {
+                        if let Err(kind) = rec.finish(path, since, now, status, n) {
                             break Err(kind);
                         }
-                        rec.flush_now_and_then(shared, now, &mut flushed);
+                        rec.flush_now_and_then(now, &mut flushed);
                     }
-                    Err(GOING_AWAY) => going_away = true,
+                    // Refused before it went out: due again on the next opening.
+                    Err(GOING_AWAY) => {
+                        going_away = true;
+                        clock.put_back(since);
+                    }
                     Err(kind) => break Err(kind),
                 }
             }
@@ -177,7 +165,7 @@ pub(crate) async fn run(
             _ = &mut wake_timer => {}
         }
     };
-    rec.flush(shared);
+    rec.flush();
     drop(in_flight);
     drop(send);
     endpoint.close(quinn::VarInt::from_u32(0x100), b""); // H3_NO_ERROR
