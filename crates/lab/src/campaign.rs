@@ -10,7 +10,7 @@
 //! the `results` crate's: this module runs probes and writes through it.
 
 use crate::probe::{run_plan, ProbeResult, ProbeSpec};
-use crate::trial::settings;
+use crate::trial::{settings, Trial};
 use proto::Protocol;
 use results::experiment::{self, point_key, trial_key, Experiment, Point};
 use results::experiment::{campaign_differences, pinned_text};
@@ -572,21 +572,14 @@ pub fn sweep(
                 .map_err(|e| SweepError::Usage(e.named("sites")))?;
             sites.insert(name.clone(), Arc::new(site));
         }
-        crate::sites::lay_out(&sites[name], s.layout)
+        crate::sites::lay_out(&sites[name], s.trial.layout)
             .map_err(|e| SweepError::Usage(format!("{}: knobs.layout: {e}", point_key(p))))?;
-        let knobs = crate::trial::Knobs {
-            server: peers::Knobs {
-                max_streams: s.max_streams,
-                tls13_only: s.tls13_only,
-                server_delay: !s.server_delay.is_zero(),
-                resources: sites[name].resources.len(),
-            },
-            conns_per_host: s.conns_per_host,
-            tls_resume: s.tls_resume,
-            pool: s.pool,
-            browser_cost: s.browser_cost,
+        let trial = Trial {
+            server: exp.server,
+            client: exp.client,
+            ..s.trial
         };
-        let refused = crate::trial::refusal(exp.server, Some(exp.client), &exp.protocols, &knobs);
+        let refused = trial.refusal(&exp.protocols, sites[name].resources.len());
         if let Some(r) = refused {
             let (key, value) = match r {
                 crate::trial::Refusal::Server { .. } => ("server", exp.server.name()),
@@ -877,7 +870,7 @@ fn run_work(
                 Ok(s) => s,
                 Err(e) => return fail_all(&pending, e),
             };
-            let site = match crate::sites::lay_out(&sites[&s.site], s.layout) {
+            let site = match crate::sites::lay_out(&sites[&s.site], s.trial.layout) {
                 Ok(site) => site,
                 Err(e) => return fail_all(&pending, format!("knobs.layout: {e}")),
             };
@@ -887,20 +880,13 @@ fn run_work(
                 testbed: s.testbed,
                 reps: exp.reps,
                 warmup: exp.warmup,
-                conns_per_host: s.conns_per_host,
-                depth: s.depth,
-                max_streams: s.max_streams,
-                tls13_only: s.tls13_only,
-                server_delay: s.server_delay,
-                timeout: exp.timeout,
-                server: exp.server,
-                client: exp.client,
+                trial: Trial {
+                    server: exp.server,
+                    client: exp.client,
+                    timeout: exp.timeout,
+                    ..s.trial
+                },
                 keep_server_log: None,
-                cert: s.cert,
-                tls_resume: s.tls_resume,
-                headers: s.headers,
-                pool: s.pool,
-                browser_cost: s.browser_cost,
             };
             let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();
             for _ in 0..exp.warmup {

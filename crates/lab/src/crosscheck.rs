@@ -6,14 +6,13 @@
 //! when resources were found), so that each departure is traceable.
 
 use crate::probe::{ProbeResult, ProbeSpec};
-use crate::trial::{ClientKind, Refusal, ServerKind};
+use crate::trial::{ClientKind, Refusal, Trial};
 use netns::TestbedSpec;
 use proto::Protocol;
 use results::stats::{median, spearman, summarize, Summary};
 use serde::Serialize;
 use site::Site;
 use std::io;
-use std::time::Duration;
 
 /// One Trial (site × link × protocol) loaded by both clients.
 #[derive(Debug, Clone, Serialize)]
@@ -372,18 +371,9 @@ pub struct CrosscheckSpec {
     pub links: Vec<Link>,
     pub reps: usize,
     pub warmup: usize,
-    pub tls13_only: Option<bool>,
-    pub server: ServerKind,
-    pub timeout: Duration,
-    /// The server's certificate (`--cert`).
-    pub cert: server::CertKind,
-    /// Resume TLS sessions between probes (refused: Chromium cannot).
-    pub tls_resume: bool,
-    /// The model's request headers (Chromium sends its own).
-    pub headers: client::RequestHeaders,
-    /// The model's session pooling and browser costs (Chromium does as it does).
-    pub pool: crate::trial::Pool,
-    pub browser_cost: crate::trial::BrowserCost,
+    /// The knobs of every Trial (its `client` is set per run: the model's
+    /// probes, then Chromium's; Chromium pools and computes as it does).
+    pub trial: Trial,
 }
 
 /// One link of a crosscheck: its label, rate and RTT (for grouping), testbed.
@@ -428,32 +418,22 @@ impl CrosscheckSpec {
     }
 
     fn probe_spec(&self, site: &Site, testbed: &TestbedSpec, client: ClientKind) -> ProbeSpec {
+        let mut trial = Trial {
+            client,
+            ..self.trial.clone()
+        };
+        if client == ClientKind::Chromium {
+            trial.pool = Trial::default().pool;
+            trial.browser_cost = Trial::default().browser_cost;
+        }
         ProbeSpec {
             site: site.clone(),
             protocols: self.protocols.clone(),
             testbed: testbed.clone(),
             reps: self.reps,
             warmup: self.warmup,
-            conns_per_host: 6,
-            depth: 1,
-            max_streams: 100,
-            tls13_only: self.tls13_only,
-            server_delay: Duration::ZERO,
-            timeout: self.timeout,
-            server: self.server,
-            client,
+            trial,
             keep_server_log: None,
-            cert: self.cert,
-            tls_resume: self.tls_resume,
-            headers: self.headers,
-            pool: match client {
-                ClientKind::Model => self.pool,
-                ClientKind::Chromium => crate::trial::Pool::default(),
-            },
-            browser_cost: match client {
-                ClientKind::Model => self.browser_cost,
-                ClientKind::Chromium => crate::trial::BrowserCost::default(),
-            },
         }
     }
 }

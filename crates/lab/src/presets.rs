@@ -723,7 +723,7 @@ mod tests {
                 for point in e.points() {
                     let s = crate::trial::settings(&point, 1).unwrap();
                     assert_eq!(s.testbed.shards, 1, "{name}: one server");
-                    assert_eq!(s.tls13_only, Some(false));
+                    assert_eq!(s.trial.tls13_only, Some(false));
                 }
             }
             let e = parsed("fig8", quick);

@@ -4,7 +4,7 @@
 //! from the link's own packet log. `compare` and `sweep` order the plans.
 
 use crate::testbed_server::{self, Placement, ServerSetup};
-use crate::trial::{refusal, ClientKind, Knobs, Refusal, ServerKind, HTTPS_PORT, HTTP_PORT};
+use crate::trial::{ClientKind, Refusal, ServerKind, Trial, HTTPS_PORT, HTTP_PORT};
 use client::{PageConfig, PageResult};
 use link::packet::{TCP_ACK, TCP_SYN};
 use link::{Direction, EventKind, PacketLog, Time};
@@ -19,74 +19,26 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// One testbed, one server, one client, and the probes to run on them.
 pub struct ProbeSpec {
+    /// The site, laid out as `trial.layout` says.
     pub site: Site,
     pub protocols: Vec<Protocol>,
     pub testbed: TestbedSpec,
     pub reps: usize,
     /// Probes per protocol run first and thrown away.
     pub warmup: usize,
-    pub conns_per_host: usize,
-    pub depth: usize,
-    pub max_streams: u32,
-    pub tls13_only: Option<bool>,
-    pub server_delay: Duration,
-    pub timeout: Duration,
-    pub server: ServerKind,
+    /// Every knob: server and client kinds, limits, TLS, headers, costs.
+    pub trial: Trial,
     /// Copy a real server's access and error logs here at the end (tests read
     /// the protocol of each request from them).
     pub keep_server_log: Option<std::path::PathBuf>,
-    pub client: ClientKind,
-    /// The server's certificate (`--cert`).
-    pub cert: server::CertKind,
-    /// The model client resumes TLS sessions of earlier probes of this spec
-    /// (one session store for all its probes; the server issues tickets).
-    pub tls_resume: bool,
-    /// The model client's request headers (`--headers`, `--cookie-bytes`).
-    pub headers: client::RequestHeaders,
-    /// How the model pools SPDY/HTTP/2 sessions.
-    pub pool: client::Pool,
-    /// The model's browser costs.
-    pub browser_cost: client::BrowserCost,
 }
 
 impl ProbeSpec {
-    /// The knobs of this spec that a server or client may not honour.
-    pub fn knobs(&self) -> Knobs {
-        Knobs {
-            server: peers::Knobs {
-                max_streams: self.max_streams,
-                tls13_only: self.tls13_only,
-                server_delay: !self.server_delay.is_zero(),
-                resources: self.site.resources.len(),
-            },
-            conns_per_host: self.conns_per_host,
-            tls_resume: self.tls_resume,
-            pool: self.pool,
-            browser_cost: self.browser_cost,
-        }
-    }
-
     /// Why the server or the client cannot run this spec exactly as asked.
     pub fn refusal(&self) -> Option<Refusal> {
-        refusal(
-            self.server,
-            Some(self.client),
-            &self.protocols,
-            &self.knobs(),
-        )
+        self.trial
+            .refusal(&self.protocols, self.site.resources.len())
     }
-}
-
-/// `server_delay` for each imported response's recorded think time (`--server-delay from-har`).
-pub const DELAY_FROM_HAR: Duration = server::DELAY_FROM_HAR;
-
-/// Parses a `--server-delay` value: a duration, or `from-har`.
-pub fn parse_server_delay(s: &str) -> Result<Duration, String> {
-    if s == "from-har" {
-        return Ok(DELAY_FROM_HAR);
-    }
-    link::units::parse_duration(s)
-        .map_err(|e| format!("{e} (or from-har: each imported response's recorded wait)"))
 }
 
 /// One probe's measurements.
@@ -173,24 +125,24 @@ pub fn run_plan(
     if let Some(why) = spec.refusal() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
     }
-    if let ServerKind::Peer(kind) = spec.server {
+    if let ServerKind::Peer(kind) = spec.trial.server {
         // Before any testbed: a missing server names its Debian package.
         let (binary, package) = peers::Program::binary(kind);
         netns::find_binary(binary, package)?;
     }
     let log = PacketLog::new();
     let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
-    let ca = Ca::of_kind(spec.cert)?;
+    let ca = Ca::of_kind(spec.trial.cert)?;
     // One store per protocol for all the probes: each resumes the sessions of
     // the earlier ones of its protocol (a session is resumed only with the
     // ALPN it was made with, and the store keeps one TLS 1.2 session per name).
     // The config itself is kept: rustls resumes only with the same verifier.
     let mut tls_sessions = std::collections::HashMap::new();
-    if spec.tls_resume {
+    if spec.trial.tls_resume {
         for p in spec.protocols.iter().filter(|p| p.tls()) {
             let store = std::sync::Arc::new(rustls::client::ClientSessionMemoryCache::new(256));
             let config =
-                client::conn::client_tls_resuming(*p, ca.der(), spec.tls13_only, Some(store));
+                client::conn::client_tls_resuming(*p, ca.der(), spec.trial.tls13_only, Some(store));
             tls_sessions.insert(*p, config);
         }
     }
@@ -200,15 +152,15 @@ pub fn run_plan(
         &addresses,
         &ServerSetup {
             site: &spec.site,
-            kind: spec.server,
-            max_streams: spec.max_streams,
-            tls13_only: spec.tls13_only,
-            server_delay: spec.server_delay,
+            kind: spec.trial.server,
+            max_streams: spec.trial.max_streams,
+            tls13_only: spec.trial.tls13_only,
+            server_delay: spec.trial.server_delay.for_server(),
             keepalive: None,
             access_log: true,
             stop_after: None,
             thread_name: "compare-srv",
-            tls_tickets: spec.tls_resume,
+            tls_tickets: spec.trial.tls_resume,
         },
     )?;
 
@@ -216,19 +168,19 @@ pub fn run_plan(
     let root = spec.site.root();
     let base = PageConfig {
         protocol: Protocol::Https,
-        conns_per_host: spec.conns_per_host,
-        depth: spec.depth,
+        conns_per_host: spec.trial.conns_per_host,
+        depth: spec.trial.depth,
         root: (root.host.clone(), root.path.clone()),
         resolve,
         ca: ca.der(),
-        tls13_only: spec.tls13_only,
+        tls13_only: spec.trial.tls13_only,
         http_port: HTTP_PORT,
         https_port: HTTPS_PORT,
-        timeout: spec.timeout,
-        headers: spec.headers,
+        timeout: spec.trial.timeout,
+        headers: spec.trial.headers,
         tls_sessions: None,
-        pool: spec.pool,
-        browser_cost: spec.browser_cost,
+        pool: spec.trial.pool,
+        browser_cost: spec.trial.browser_cost,
         replay: spec
             .site
             .is_recorded()
@@ -240,7 +192,7 @@ pub fn run_plan(
     let client_ns = testbed.namespace(Side::Client);
     let testbed_ref = &testbed;
     let (page, hosts) = (base.root.clone(), base.resolve.clone());
-    let (spki, timeout) = (ca.spki_list(), spec.timeout);
+    let (spki, timeout) = (ca.spki_list(), spec.trial.timeout);
     // A recorded page replays Web Page Replay's way: a name the recording
     // never saw (a beacon's redirect to a URL the HAR lacks) still reaches
     // the testbed's server, which answers 404 and counts the miss, instead
@@ -265,7 +217,7 @@ pub fn run_plan(
         insecure: false,
         map: unknown_hosts.clone(),
     };
-    let client_kind = spec.client;
+    let client_kind = spec.trial.client;
     let results = std::thread::scope(|s| -> io::Result<Vec<ProbeResult>> {
         let client = s.spawn(move || -> io::Result<()> {
             client_ns.enter_current_thread()?;
@@ -389,12 +341,13 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// Responses 404 to requests the site has no resource (or no recorded 404) for.
+/// Responses 404 to requests the site has no resource (or no recorded 404)
+/// for, matched with the method each request was sent with.
 pub fn misses(site: &Site, load: &PageResult) -> usize {
     load.entries
         .iter()
         .filter(|e| e.status == 404)
-        .filter(|e| match site.find_request(&e.host, "GET", &e.path) {
+        .filter(|e| match site.find_request(&e.host, &e.method, &e.path) {
             None => true,
             Some(i) => site.recorded(i).map(|r| r.status) != Some(404),
         })

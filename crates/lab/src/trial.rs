@@ -292,27 +292,214 @@ pub fn addresses(
     }
 }
 
+/// A server's think time before each response (`--server-delay`,
+/// `server_delay =`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServerDelay {
+    /// The same wait before every response (zero: none).
+    #[default]
+    None,
+    Fixed(Duration),
+    /// Each imported response's recorded wait (HAR `timings.wait`).
+    FromHar,
+}
+
+impl ServerDelay {
+    /// The server's form of it (`server::DELAY_FROM_HAR` for `FromHar`).
+    pub fn for_server(self) -> Duration {
+        match self {
+            ServerDelay::None => Duration::ZERO,
+            ServerDelay::Fixed(d) => d,
+            ServerDelay::FromHar => server::DELAY_FROM_HAR,
+        }
+    }
+
+    /// Whether the server waits at all.
+    pub fn is_some(self) -> bool {
+        !matches!(self, ServerDelay::None | ServerDelay::Fixed(Duration::ZERO))
+    }
+}
+
+impl std::str::FromStr for ServerDelay {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ServerDelay, String> {
+        if s == "from-har" {
+            return Ok(ServerDelay::FromHar);
+        }
+        link::units::parse_duration(s)
+            .map(|d| {
+                if d.is_zero() {
+                    ServerDelay::None
+                } else {
+                    ServerDelay::Fixed(d)
+                }
+            })
+            .map_err(|e| format!("{e} (or from-har: each imported response's recorded wait)"))
+    }
+}
+
+/// Every knob of a Trial besides its site, protocols and link: one struct,
+/// used by compare, crosscheck and sweeps alike. Its defaults, ranges and
+/// words are the experiment's (`results::experiment::FIELDS`, section
+/// `knobs`): `Default` is those defaults, `set` checks a value against its
+/// field and parses it, and the CLI's flags are made from the same table
+/// (`spdylab::trial_args`). Adding a knob: a FIELDS entry, a field here, its
+/// arm in `set`, its use, its line in docs/experiments.md.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trial {
+    pub server: ServerKind,
+    pub client: ClientKind,
+    /// A probe that has not loaded the page by then fails.
+    pub timeout: Duration,
+    /// Origin layout only: server addresses the site's hosts are spread over.
+    pub shards: usize,
+    /// The server's concurrent streams per connection (h2, SPDY, h3).
+    pub max_streams: u32,
+    /// Only TLS 1.3 (Some(true)), only 1.2 (Some(false)), or either.
+    pub tls13_only: Option<bool>,
+    /// The model's HTTP/1.1 connections per host.
+    pub conns_per_host: usize,
+    /// Requests in flight per connection when pipelining.
+    pub depth: usize,
+    pub server_delay: ServerDelay,
+    /// How the site's resources map to host names.
+    pub layout: site::Layout,
+    /// The server's certificate.
+    pub cert: CertKind,
+    /// The model resumes TLS sessions of earlier probes of the Trial.
+    pub tls_resume: bool,
+    /// The model's request headers (`headers`, `cookie_bytes`).
+    pub headers: RequestHeaders,
+    /// Keep the kernel's per-destination TCP metrics between probes.
+    pub warm_metrics: bool,
+    /// How the model pools SPDY/HTTP/2 sessions.
+    pub pool: Pool,
+    /// The model's browser costs.
+    pub browser_cost: BrowserCost,
+}
+
+/// The knobs `Trial::set` takes: the experiment's `knobs` section.
+pub fn knob_fields() -> impl Iterator<Item = &'static results::experiment::Field> {
+    results::experiment::FIELDS
+        .iter()
+        .filter(|f| f.section == "knobs")
+}
+
+/// A probe's timeout when none is given.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl Default for Trial {
+    /// The built-in server and the model with every knob at its FIELDS default.
+    fn default() -> Trial {
+        let mut t = Trial {
+            server: ServerKind::Builtin,
+            client: ClientKind::Model,
+            timeout: DEFAULT_TIMEOUT,
+            shards: 1,
+            max_streams: 100,
+            tls13_only: None,
+            conns_per_host: 6,
+            depth: 8,
+            server_delay: ServerDelay::None,
+            layout: site::Layout::Origin,
+            cert: CertKind::default(),
+            tls_resume: false,
+            headers: RequestHeaders::default(),
+            warm_metrics: false,
+            pool: Pool::default(),
+            browser_cost: BrowserCost::default(),
+        };
+        for f in knob_fields() {
+            // FIELDS' defaults are checked by a unit test: none fails.
+            let _ = t.set(f.name, f.default);
+        }
+        t
+    }
+}
+
+impl Trial {
+    /// Sets knob `key` (a FIELDS name of section `knobs`) from its text: the
+    /// field's range or choices first, then the typed parse. The error names
+    /// neither key nor source: the caller adds `--max-streams` or `knobs.max_streams`.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let field = results::experiment::field(key)
+            .filter(|f| f.section == "knobs")
+            .ok_or_else(|| format!("unknown knob '{key}'"))?;
+        let v = results::experiment::canonical(field.kind, value).map_err(|e| e.to_string())?;
+        let int = || -> i64 { v.parse().unwrap_or_default() };
+        match key {
+            "shards" => self.shards = int() as usize,
+            "max_streams" => self.max_streams = int() as u32,
+            "tls" => {
+                self.tls13_only = match v.as_str() {
+                    "1.3" => Some(true),
+                    "1.2" => Some(false),
+                    _ => None,
+                }
+            }
+            "conns_per_host" => self.conns_per_host = int() as usize,
+            "depth" => self.depth = int() as usize,
+            "server_delay" => self.server_delay = v.parse()?,
+            "layout" => self.layout = v.parse()?,
+            "cert" => self.cert = v.parse()?,
+            "tls_resume" => self.tls_resume = v == "on",
+            "headers" => self.headers.set = v.parse()?,
+            "cookie_bytes" => self.headers.cookie_bytes = int() as usize,
+            "warm_metrics" => self.warm_metrics = v == "on",
+            "pool" => self.pool = v.parse()?,
+            "browser_cost" => self.browser_cost = v.parse()?,
+            _ => return Err(format!("knob '{key}' is in FIELDS but not in Trial::set")),
+        }
+        Ok(())
+    }
+
+    /// The Trial of an experiment's Point: every knob it sets, the rest at
+    /// their defaults; an error names the key (`knobs.pool: …`).
+    pub fn of_point(p: &Point) -> Result<Trial, String> {
+        let mut t = Trial::default();
+        for f in knob_fields() {
+            if let Some(v) = p.get(f.name).filter(|v| !v.is_empty()) {
+                t.set(f.name, v)
+                    .map_err(|e| format!("knobs.{}: {e}", f.name))?;
+            }
+        }
+        Ok(t)
+    }
+
+    /// The knobs a server or client may not honour, for a site of `resources`.
+    pub fn knobs(&self, resources: usize) -> Knobs {
+        Knobs {
+            server: peers::Knobs {
+                max_streams: self.max_streams,
+                tls13_only: self.tls13_only,
+                server_delay: self.server_delay.is_some(),
+                resources,
+            },
+            conns_per_host: self.conns_per_host,
+            tls_resume: self.tls_resume,
+            pool: self.pool,
+            browser_cost: self.browser_cost,
+        }
+    }
+
+    /// Why this Trial's server or client cannot run `protocols` on a site of
+    /// `resources` exactly as asked.
+    pub fn refusal(&self, protocols: &[Protocol], resources: usize) -> Option<Refusal> {
+        refusal(
+            self.server,
+            Some(self.client),
+            protocols,
+            &self.knobs(resources),
+        )
+    }
+}
+
 /// Everything a probe of one Point needs besides the site and protocols.
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub site: String,
     pub testbed: TestbedSpec,
-    pub max_streams: u32,
-    pub tls13_only: Option<bool>,
-    pub conns_per_host: usize,
-    pub depth: usize,
-    pub server_delay: Duration,
-    /// How the site's resources map to host names (the testbed's address
-    /// count already follows it).
-    pub layout: site::Layout,
-    /// The server's certificate (`cert`).
-    pub cert: server::CertKind,
-    /// TLS resumption between probes (`tls_resume`).
-    pub tls_resume: bool,
-    /// The model client's request headers (`headers`, `cookie_bytes`).
-    pub headers: client::RequestHeaders,
-    pub pool: Pool,
-    pub browser_cost: BrowserCost,
+    pub trial: Trial,
 }
 
 /// A Point's settings; its values were checked when the experiment was parsed,
@@ -328,14 +515,6 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
         match text(k) {
             None | Some("unlimited") => Ok(None),
             Some(v) => v.parse().map(Some).map_err(|e| format!("link.{k}: {e}")),
-        }
-    };
-    let int = |k: &str, default: i64| -> Result<i64, String> {
-        match text(k) {
-            None | Some("default") => Ok(default),
-            Some(v) => v
-                .parse()
-                .map_err(|_| format!("{k}: '{v}' is not an integer")),
         }
     };
     let choice = LinkChoice {
@@ -363,54 +542,168 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
         },
         iw: match text("iw") {
             None | Some("default") => None,
-            Some(_) => Some(int("iw", 10)? as u32),
+            Some(v) => Some(
+                v.parse()
+                    .map_err(|_| format!("link.iw: '{v}' is not an integer"))?,
+            ),
         },
         cc: text("cc").and_then(congestion_control),
         seed: Some(seed),
     };
-    let layout: site::Layout = match text("layout") {
-        None => site::Layout::Origin,
-        Some(v) => v.parse().map_err(|e| format!("knobs.layout: {e}"))?,
-    };
-    let shards = addresses(layout, int("shards", 1)? as usize, &|k| {
-        format!("knobs.{k} =")
-    })?;
+    let trial = Trial::of_point(p)?;
+    let shards = addresses(trial.layout, trial.shards, &|k| format!("knobs.{k} ="))?;
     let mut testbed = choice
         .testbed_spec(shards, &|k| format!("link.{k}"))
         .map_err(|e| e.0)?;
-    let on = |k: &str| text(k) == Some("on");
-    testbed.warm_metrics = on("warm_metrics");
-    let parsed = |k: &str, default: &str| text(k).unwrap_or(default).to_string();
+    testbed.warm_metrics = trial.warm_metrics;
     Ok(Settings {
         site: text("site").unwrap_or_default().to_string(),
         testbed,
-        max_streams: int("max_streams", 100)? as u32,
-        tls13_only: match text("tls") {
-            Some("1.3") => Some(true),
-            Some("1.2") => Some(false),
-            _ => None,
-        },
-        conns_per_host: int("conns_per_host", 6)? as usize,
-        depth: int("depth", 8)? as usize,
-        server_delay: duration("server_delay")?.unwrap_or_default(),
-        layout,
-        cert: parsed("cert", "ecdsa")
-            .parse()
-            .map_err(|e| format!("cert: {e}"))?,
-        tls_resume: on("tls_resume"),
-        headers: client::RequestHeaders {
-            set: parsed("headers", "chrome2014")
-                .parse()
-                .map_err(|e| format!("headers: {e}"))?,
-            cookie_bytes: int("cookie_bytes", 0)? as usize,
-        },
-        pool: match text("pool") {
-            None => Pool::default(),
-            Some(v) => v.parse().map_err(|e| format!("knobs.pool: {e}"))?,
-        },
-        browser_cost: match text("browser_cost") {
-            None => BrowserCost::default(),
-            Some(v) => v.parse().map_err(|e| format!("knobs.browser_cost: {e}"))?,
-        },
+        trial,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(pairs: &[(&str, &str)]) -> Point {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// Every FIELDS default is a value `set` takes, and `Default` is them.
+    #[test]
+    fn the_defaults_are_the_tables() {
+        let mut t = Trial::default();
+        for f in knob_fields() {
+            t.set(f.name, f.default)
+                .unwrap_or_else(|e| panic!("{}: default {}: {e}", f.name, f.default));
+        }
+        assert_eq!(t, Trial::default());
+        let d = Trial::default();
+        assert_eq!(
+            (d.max_streams, d.conns_per_host, d.depth, d.shards),
+            (100, 6, 8, 1)
+        );
+        assert_eq!(d.tls13_only, None);
+        assert_eq!(d.server_delay, ServerDelay::None);
+        assert_eq!(d.layout, site::Layout::Origin);
+        assert!(!d.tls_resume && !d.warm_metrics);
+        assert_eq!(
+            (d.server, d.client),
+            (ServerKind::Builtin, ClientKind::Model)
+        );
+        assert_eq!(Trial::of_point(&Point::new()).unwrap(), d);
+    }
+
+    /// One range per knob: the table's, for flags and files alike.
+    #[test]
+    fn values_out_of_range_or_form_are_refused() {
+        let mut t = Trial::default();
+        for (k, bad) in [
+            ("max_streams", "0"),
+            ("max_streams", "1000001"),
+            ("conns_per_host", "0"),
+            ("depth", "129"),
+            ("shards", "255"),
+            ("cookie_bytes", "-1"),
+            ("tls", "1.1"),
+            ("server_delay", "later"),
+            ("layout", "shards:0"),
+            ("cert", "dsa"),
+            ("pool", "per-street"),
+            ("browser_cost", ""),
+            ("browser_cost", "parse=3"),
+            ("headers", "chrome2030"),
+            ("tls_resume", "yes"),
+        ] {
+            assert!(t.set(k, bad).is_err(), "{k} = {bad} was taken");
+        }
+        assert_eq!(t, Trial::default(), "a refused value changes nothing");
+        assert!(t.set("no_such_knob", "1").is_err());
+        // The link's axes are not knobs.
+        assert!(t.set("rtt", "10ms").is_err());
+    }
+
+    #[test]
+    fn a_point_sets_its_knobs_and_names_a_bad_one() {
+        let t = Trial::of_point(&point(&[
+            ("site", "youtube"),
+            ("rtt", "150ms"),
+            ("max_streams", "6"),
+            ("server_delay", "from-har"),
+            ("tls", "1.2"),
+            ("browser_cost", "none"),
+            ("cookie_bytes", "200"),
+        ]))
+        .unwrap();
+        assert_eq!(t.max_streams, 6);
+        assert_eq!(t.server_delay, ServerDelay::FromHar);
+        assert!(t.server_delay.is_some());
+        assert_eq!(t.server_delay.for_server(), server::DELAY_FROM_HAR);
+        assert_eq!(t.tls13_only, Some(false));
+        assert_eq!(t.browser_cost, BrowserCost::NONE);
+        assert_eq!(t.headers.cookie_bytes, 200);
+        let e = Trial::of_point(&point(&[("pool", "nope")])).unwrap_err();
+        assert!(e.starts_with("knobs.pool: "), "{e}");
+        // A zero delay is no delay.
+        let mut t = Trial::default();
+        t.set("server_delay", "0ms").unwrap();
+        assert!(!t.server_delay.is_some());
+    }
+
+    /// The Trial's refusals: what a real server or Chromium cannot do.
+    #[test]
+    fn refusals_name_who_refuses_and_why() {
+        let h3 = [Protocol::H3];
+        let mut t = Trial::default();
+        assert_eq!(t.refusal(&h3, 10), None);
+        t.set("tls", "1.2").unwrap();
+        assert!(matches!(t.refusal(&h3, 10), Some(Refusal::Server { .. })));
+        let mut t = Trial {
+            client: ClientKind::Chromium,
+            ..Trial::default()
+        };
+        assert_eq!(t.refusal(&[Protocol::H2], 10), None);
+        for (k, v) in [
+            ("conns_per_host", "2"),
+            ("tls_resume", "on"),
+            ("pool", "per-host"),
+            ("browser_cost", "none"),
+        ] {
+            let mut c = t.clone();
+            c.set(k, v).unwrap();
+            let r = c.refusal(&[Protocol::H2], 10).expect(k);
+            assert!(matches!(r, Refusal::Client { .. }), "{k}: {r}");
+            assert!(r.to_string().starts_with("--client chromium: "), "{r}");
+        }
+        t.server = ServerKind::Peer(PeerKind::Nginx);
+        let r = t
+            .refusal(&[Protocol::Spdy3], 10)
+            .expect("nginx has no spdy3");
+        assert!(r.to_string().starts_with("--server nginx: "), "{r}");
+    }
+
+    #[test]
+    fn settings_put_the_knobs_in_the_testbed() {
+        let s = settings(
+            &point(&[
+                ("site", "icons"),
+                ("rtt", "100ms"),
+                ("warm_metrics", "on"),
+                ("layout", "shards:3"),
+            ]),
+            7,
+        )
+        .unwrap();
+        assert!(s.testbed.warm_metrics);
+        assert_eq!(s.testbed.shards, 3);
+        assert_eq!(s.testbed.seed, 7);
+        assert_eq!(s.testbed.link.rtt(), Duration::from_millis(100));
+        let e = settings(&point(&[("layout", "mirror"), ("shards", "2")]), 1).unwrap_err();
+        assert!(e.contains("knobs.shards ="), "{e}");
+    }
 }

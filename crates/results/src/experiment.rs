@@ -83,6 +83,8 @@ pub enum ValueError {
         allowed: &'static [&'static str],
     },
     EmptySite,
+    /// An empty text where one of these forms is wanted.
+    Empty(&'static str),
     /// The same value twice in a list.
     Twice(String),
     /// A list inside a list, or a table.
@@ -121,6 +123,7 @@ impl fmt::Display for ValueError {
                 write!(f, "'{given}' is not one of {}", allowed.join(", "))
             }
             ValueError::EmptySite => f.write_str("a site name or file is empty"),
+            ValueError::Empty(what) => write!(f, "empty; expected {what}"),
             ValueError::Twice(v) => write!(f, "{v} is listed twice"),
             ValueError::NotPlain => f.write_str("a list holds plain values"),
             ValueError::NotAValue => f.write_str("expected a value, a list or { from, to, step }"),
@@ -156,6 +159,12 @@ pub enum Kind {
     Site,
     /// A layout: origin, mirror or shards:N (`site::Layout`).
     Layout,
+    /// A server's think time: a duration, or `from-har` (each imported
+    /// response's recorded wait).
+    Delay,
+    /// Text whose form a higher layer checks (lab's `Trial::set`, which names
+    /// the field); the words say what it takes.
+    Text(&'static str),
 }
 
 /// One axis of an experiment: its section, name, kind and default value.
@@ -304,9 +313,9 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "server_delay",
-        kind: Kind::Duration,
+        kind: Kind::Delay,
         default: "0ms",
-        help: "server think time per response",
+        help: "server think time per response; from-har: each imported response's recorded wait (timings.wait)",
     },
     Field {
         section: "knobs",
@@ -365,9 +374,9 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "browser_cost",
-        kind: Kind::Choice(&["fitted", "none"]),
+        kind: Kind::Text("fitted, none, or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR"),
         default: "fitted",
-        help: "model's browser costs: fitted to Chromium, or none (pure network model)",
+        help: "model's browser costs: fitted (to Chromium on this lab's machine), none (the pure network model), or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR (scripts in order)",
     },
 ];
 
@@ -734,6 +743,10 @@ pub fn canonical(kind: Kind, s: &str) -> Result<String, ValueError> {
                 given: s.to_string(),
                 allowed: &["origin", "mirror", "shards:N (N in 1..=254)"],
             }),
+        Kind::Delay if s == "from-har" => Ok(s.into()),
+        Kind::Delay => canonical(Kind::Duration, s),
+        Kind::Text(what) if s.is_empty() => Err(ValueError::Empty(what)),
+        Kind::Text(_) => Ok(s.into()),
     }
 }
 
@@ -758,7 +771,8 @@ pub fn magnitude(kind: Kind, canonical: &str) -> Option<f64> {
             site::Layout::Mirror => Some(1.0),
             site::Layout::Shards(n) => Some(n as f64),
         },
-        Kind::Queue | Kind::Choice(_) | Kind::Site => None,
+        Kind::Delay => magnitude(Kind::Duration, canonical),
+        Kind::Queue | Kind::Choice(_) | Kind::Site | Kind::Text(_) => None,
     }
 }
 

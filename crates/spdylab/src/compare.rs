@@ -3,12 +3,12 @@
 //! `--out`) of the probes finished until then, exit status 130; a second one
 //! ends it at once.
 
-use crate::link_args::{describe, LinkArgs, TlsArg};
+use crate::link_args::{describe, LinkArgs};
 use crate::progress::CountProgress;
 use crate::sites;
 use crate::Failure;
 use clap::{Args, ValueEnum};
-use lab::compare::{summarize_probes, ProtocolSummary};
+use lab::compare::{or_na, summarize_probes, ProtocolSummary};
 use lab::probe::ProbeSpec;
 use link::units::parse_duration;
 use proto::Protocol;
@@ -103,27 +103,6 @@ pub struct CompareArgs {
     /// Probes per protocol run first and not counted
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
-    /// Origin layout only: server addresses the site's own hosts are spread
-    /// over (Fig. 8's shards, N host names each with its own address, are
-    /// --layout shards:N)
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
-    pub shards: u16,
-    /// The server's concurrent-stream limit per HTTP/2 connection
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_streams: u32,
-    /// HTTP/1.1 connections per host
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub conns_per_host: u32,
-    /// Requests in flight per connection when pipelining
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=128))]
-    pub depth: u32,
-    /// Only this TLS version (default: 1.3, falling back to 1.2)
-    #[arg(long)]
-    pub tls: Option<TlsArg>,
-    /// Think time of the server before each response; `from-har`: each imported
-    /// response's recorded wait (timings.wait)
-    #[arg(long, value_parser = lab::probe::parse_server_delay, default_value = "0ms", value_name = "DURATION|from-har")]
-    pub server_delay: Duration,
     /// The server: builtin (every protocol and knob), or a real one — nginx (not
     /// spdy3, h2c), apache (not spdy3), h2o (not spdy3; 100 streams; no TLS 1.2
     /// only), caddy (not spdy3; 250 streams); see `spdylab peers`
@@ -152,36 +131,12 @@ pub struct CompareArgs {
     /// or on Ctrl-C
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// How the site's resources map to host names: origin (each host as on
-    /// the live site), mirror (all on the page's host, as 004's wget mirror),
-    /// shards:N (spread over N host names, each its own address, as 004 Fig. 8)
-    #[arg(long, default_value = "origin", value_parser = sites::parse_layout, value_name = "LAYOUT")]
-    pub layout: lab::sites::Layout,
     /// The headline of the table's gain column: plt, or tow (time on wire,
     /// 004's metric); --json carries both
     #[arg(long, default_value = "plt", value_parser = parse_metric, value_name = "METRIC")]
     pub metric: lab::compare::Metric,
     #[command(flatten)]
-    pub era: crate::era_args::EraArgs,
-    /// The model's SPDY/HTTP/2 sessions: chromium (as today's Chromium was
-    /// measured: a host joins a session to its address already up, else opens
-    /// its own), per-host (one per host name, as 2013 Chrome) or per-address
-    /// (coalescing by address and certificate)
-    #[arg(long, default_value = "chromium", value_parser = parse_pool, value_name = "POOL")]
-    pub pool: lab::trial::Pool,
-    /// The model's browser costs: fitted (to Chromium on this lab's machine),
-    /// none (the pure network model), or
-    /// navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR (scripts in order)
-    #[arg(long, default_value = "fitted", value_parser = parse_browser_cost, value_name = "COSTS")]
-    pub browser_cost: lab::trial::BrowserCost,
-}
-
-pub fn parse_pool(s: &str) -> Result<lab::trial::Pool, String> {
-    s.parse()
-}
-
-pub fn parse_browser_cost(s: &str) -> Result<lab::trial::BrowserCost, String> {
-    s.parse()
+    pub trial: crate::trial_args::TrialArgs,
 }
 
 fn parse_metric(s: &str) -> Result<lab::compare::Metric, String> {
@@ -200,38 +155,35 @@ fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
-    let (site, addresses) = sites::laid_out(&args.site, args.site_seed, args.layout, args.shards)?;
-    let testbed = args.link.testbed_spec(addresses)?;
+    let mut trial = args.trial.trial().map_err(Failure::Usage)?;
+    trial.server = args.server.kind();
+    trial.client = args.client.kind();
+    trial.timeout = args.timeout;
+    let (site, addresses) = sites::laid_out(
+        &args.site,
+        args.site_seed,
+        trial.layout,
+        trial.shards as u16,
+    )?;
+    let mut testbed = args.link.testbed_spec(addresses)?;
+    testbed.warm_metrics = trial.warm_metrics;
     if let Some(dir) = &args.har_dir {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::Usage(format!("--har-dir {}: {e}", dir.display())))?;
     }
-    let mut spec = ProbeSpec {
+    let spec = ProbeSpec {
         site,
         protocols: args.protocols.0.clone(),
         testbed,
         reps: args.reps as usize,
         warmup: args.warmup as usize,
-        conns_per_host: args.conns_per_host as usize,
-        depth: args.depth as usize,
-        max_streams: args.max_streams,
-        tls13_only: TlsArg::tls13_only(args.tls),
-        server_delay: args.server_delay,
-        timeout: args.timeout,
-        server: args.server.kind(),
-        client: args.client.kind(),
+        trial,
         keep_server_log: args.keep_server_log.clone(),
-        cert: Default::default(),
-        tls_resume: false,
-        headers: Default::default(),
-        pool: args.pool,
-        browser_cost: args.browser_cost,
     };
-    args.era.apply(&mut spec);
     if let Some(why) = spec.refusal() {
         return Err(Failure::Usage(why.to_string()));
     }
-    if spec.server_delay == lab::probe::DELAY_FROM_HAR && !spec.site.is_recorded() {
+    if spec.trial.server_delay == lab::trial::ServerDelay::FromHar && !spec.site.is_recorded() {
         return Err(Failure::Usage(format!(
             "--server-delay from-har: site {} is not an imported page (give --site X.har or an imported directory)",
             spec.site.name
@@ -324,10 +276,10 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         "interrupted": interrupted,
         "summary": summary,
         "probes": probes,
-        "layout": args.layout.to_string(),
+        "layout": spec.trial.layout.to_string(),
         "metric": args.metric.name(),
-        "pool": spec.pool.name(),
-        "browser_cost": spec.browser_cost.to_string(),
+        "pool": spec.trial.pool.name(),
+        "browser_cost": spec.trial.browser_cost.to_string(),
     });
     if let Some(out) = &args.out {
         write_whole(out, &format!("{doc}\n"))
@@ -358,7 +310,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
 /// The one line under the table: which layout, pooling, TLS and metric the
 /// comparison used (issue 16), so that a number is never read without them.
 fn settings_line(args: &CompareArgs, spec: &ProbeSpec) -> String {
-    let layout = match args.layout {
+    let layout = match spec.trial.layout {
         lab::sites::Layout::Origin => format!(
             "origin ({} host names on {} address{})",
             spec.site.hosts().len(),
@@ -375,11 +327,11 @@ fn settings_line(args: &CompareArgs, spec: &ProbeSpec) -> String {
     };
     let pool = format!(
         "{} (h2/spdy3 sessions; h1: {} per host), browser costs {}",
-        spec.pool.name(),
-        spec.conns_per_host,
-        spec.browser_cost
+        spec.trial.pool.name(),
+        spec.trial.conns_per_host,
+        spec.trial.browser_cost
     );
-    let tls = match spec.tls13_only {
+    let tls = match spec.trial.tls13_only {
         None => "1.3 (1.2 offered)",
         Some(true) => "1.3 only",
         Some(false) => "1.2 only",
@@ -399,7 +351,18 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare:
         spec.site.total_bytes() as f64 / 1e3,
         describe(&spec.testbed)
     );
-    println!(
+    for line in table(rows, metric) {
+        println!("{line}");
+    }
+}
+
+/// The table under the site line: a header, a row per protocol (the first
+/// being the baseline) and the notes that its n/a cells call for. A protocol
+/// that loaded nothing has n/a for every figure and its gain, and says "all k
+/// failed" with the first error; over a baseline that loaded nothing, no
+/// protocol has a gain.
+fn table(rows: &[ProtocolSummary], metric: lab::compare::Metric) -> Vec<String> {
+    let mut out = vec![format!(
         "{:<16} {:>3} {:>10} {:>10} {:>21} {:>10} {:>10} {:>8} {:>6} {:>22}",
         "protocol",
         "n",
@@ -411,11 +374,17 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare:
         "kB up",
         "conns",
         format!("{} gain vs first (95% CI)", metric.label())
-    );
+    )];
+    let Some(baseline) = rows.first() else {
+        return out;
+    };
+    let kb = |v: Option<f64>| or_na(v, |v| format!("{:.1}", v / 1e3));
     for r in rows {
         let (gain_pct, gain_ci95) = metric.gain(r);
-        let gain = if r.protocol == rows[0].protocol {
+        let gain = if r.protocol == baseline.protocol {
             "baseline".to_string()
+        } else if gain_pct.is_none() {
+            "n/a".to_string()
         } else {
             format!(
                 "{}% [{}]",
@@ -423,8 +392,8 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare:
                 interval(gain_ci95, |v| format!("{v:+.1}"), ", ")
             )
         };
-        println!(
-            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10.1} {:>8.1} {:>6.1} {:>22}{}",
+        out.push(format!(
+            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10} {:>8} {:>6} {:>22}{}",
             r.protocol.name(),
             r.n,
             or_na(r.plt_ms.median, ms),
@@ -435,24 +404,30 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare:
                 "n/a".into()
             },
             or_na(r.tow_ms.mean, ms),
-            r.bytes_down / 1e3,
-            r.bytes_up / 1e3,
-            r.connections,
+            kb(r.bytes_down),
+            kb(r.bytes_up),
+            or_na(r.connections, |v| format!("{v:.1}")),
             gain,
-            if r.failed > 0 {
-                format!("  ({} failed)", r.failed)
-            } else {
-                String::new()
-            }
-        );
+            r.failure_note()
+                .map_or(String::new(), |note| format!("  ({note})"))
+        ));
     }
-    println!("PLT: navigation to last byte; ToW: first request packet to last response packet (link log); mean ± Student-t 95% CI.");
-    if rows
-        .iter()
-        .any(|r| !has_interval(r.plt_ms.ci95) || !has_interval(r.gain_ci95))
-    {
-        println!("n/a: no interval from fewer than 2 successful loads of a protocol (one repetition has no spread to estimate one from).");
+    out.push("PLT: navigation to last byte; ToW: first request packet to last response packet (link log); mean ± Student-t 95% CI.".into());
+    if rows.iter().any(|r| {
+        let (gain, ci) = metric.gain(r);
+        r.n > 0 && (!has_interval(r.plt_ms.ci95) || (gain.is_some() && !has_interval(ci)))
+    }) {
+        out.push("n/a: no interval from fewer than 2 successful loads of a protocol (one repetition has no spread to estimate one from).".into());
     }
+    if baseline.n == 0 {
+        out.push(format!(
+            "n/a gain: the baseline, {}, loaded nothing: no protocol has a gain over it.",
+            baseline.protocol.name()
+        ));
+    } else if rows.iter().any(|r| r.n == 0) {
+        out.push("n/a: a protocol that loaded nothing (all failed) has no PLT and no gain.".into());
+    }
+    out
 }
 
 /// For an imported page: what each protocol fetched against the import, and
@@ -481,15 +456,6 @@ fn ms(v: f64) -> String {
     format!("{v:.0}")
 }
 
-/// `v` formatted, or "n/a" when it is not a number (no successful load).
-fn or_na(v: f64, fmt: impl Fn(f64) -> String) -> String {
-    if v.is_finite() {
-        fmt(v)
-    } else {
-        "n/a".into()
-    }
-}
-
 /// "lo{sep}hi", or "n/a" when there is no interval.
 fn interval(ci: [f64; 2], fmt: impl Fn(f64) -> String, sep: &str) -> String {
     if has_interval(ci) {
@@ -510,5 +476,112 @@ mod tests {
         assert_eq!(or_na(f64::NAN, ms), "n/a");
         assert_eq!(or_na(f64::INFINITY, ms), "n/a");
         assert_eq!(or_na(12.3, ms), "12");
+    }
+
+    /// A probe of `protocol`: loaded in `plt` ms, or failed with `error`.
+    fn probe(protocol: Protocol, plt: f64, error: Option<&str>) -> lab::probe::ProbeResult {
+        let mut p = lab::probe::ProbeResult::failed(protocol, 0, String::new());
+        p.error = error.map(str::to_string);
+        if error.is_none() {
+            (p.plt_ms, p.tow_ms, p.bytes_down, p.bytes_up, p.connections) =
+                (plt, plt - 10.0, 250_000, 20_000, 2);
+        }
+        p
+    }
+
+    fn lines(probes: &[lab::probe::ProbeResult]) -> Vec<String> {
+        let protocols = [Protocol::Https, Protocol::H2];
+        table(
+            &summarize_probes(&protocols, probes),
+            lab::compare::Metric::Plt,
+        )
+    }
+
+    fn row<'a>(lines: &'a [String], protocol: &str) -> &'a str {
+        lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{protocol} ")))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_protocol_whose_every_probe_failed_reads_na_and_all_failed() {
+        let out = lines(&[
+            probe(Protocol::Https, 1000.0, None),
+            probe(
+                Protocol::H2,
+                0.0,
+                Some("h2: stream 3 reset: REFUSED_STREAM"),
+            ),
+            probe(Protocol::Https, 1100.0, None),
+            probe(
+                Protocol::H2,
+                0.0,
+                Some("h2: stream 5 reset: REFUSED_STREAM"),
+            ),
+        ]);
+        let h2 = row(&out, "h2");
+        assert!(
+            h2.ends_with("n/a  (all 2 failed: h2: stream 3 reset: REFUSED_STREAM)"),
+            "{h2}"
+        );
+        // n/a for every figure: PLT median, mean, CI, ToW, kB down, up, conns, gain.
+        assert_eq!(h2.matches("n/a").count(), 8, "{h2}");
+        assert!(!h2.contains("+100") && !h2.contains('%'), "{h2}");
+        let https = row(&out, "https");
+        assert!(
+            https.contains("1050 ms") && https.contains("baseline"),
+            "{https}"
+        );
+        assert!(!https.contains("failed"), "{https}");
+        assert!(out.iter().any(|l| l.contains("loaded nothing")), "{out:#?}");
+        for l in &out {
+            assert!(!l.contains("-0") && !l.contains("NaN"), "{l}");
+        }
+    }
+
+    #[test]
+    fn over_a_baseline_that_never_loaded_no_protocol_has_a_gain() {
+        let out = lines(&[
+            probe(Protocol::Https, 0.0, Some("connect: timed out")),
+            probe(Protocol::H2, 900.0, None),
+            probe(Protocol::Https, 0.0, Some("connect: refused")),
+            probe(Protocol::H2, 950.0, None),
+        ]);
+        let https = row(&out, "https");
+        assert!(
+            https.ends_with("baseline  (all 2 failed: connect: timed out)"),
+            "{https}"
+        );
+        let h2 = row(&out, "h2");
+        // Its own figures stand; its gain is n/a, and nothing failed.
+        assert!(h2.contains("925 ms") && h2.contains("250.0"), "{h2}");
+        assert!(h2.trim_end().ends_with("n/a") && !h2.contains('%'), "{h2}");
+        assert!(
+            out.iter()
+                .any(|l| l.contains("the baseline, https, loaded nothing")),
+            "{out:#?}"
+        );
+        for l in &out {
+            assert!(!l.contains("-0") && !l.contains("NaN"), "{l}");
+        }
+    }
+
+    #[test]
+    fn some_failed_probes_keep_the_figures_and_count_beside_them() {
+        let out = lines(&[
+            probe(Protocol::Https, 1000.0, None),
+            probe(Protocol::H2, 800.0, None),
+            probe(Protocol::Https, 1000.0, None),
+            probe(Protocol::H2, 0.0, Some("h2: GOAWAY")),
+            probe(Protocol::Https, 1000.0, None),
+            probe(Protocol::H2, 800.0, None),
+        ]);
+        let h2 = row(&out, "h2");
+        assert!(
+            h2.contains("+20.0% [") && h2.ends_with("  (1 failed)"),
+            "{h2}"
+        );
+        assert!(h2.contains("800 ms") && !h2.contains("all"), "{h2}");
     }
 }

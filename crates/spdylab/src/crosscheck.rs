@@ -3,8 +3,8 @@
 //! phases; overall and per rate, RTT, protocol and site the MAPE, the share
 //! of Trials within 10 %, the worst Trial and Spearman's ρ.
 
-use crate::compare::{parse_browser_cost, parse_pool, ProtocolList, ServerArg};
-use crate::link_args::{describe, LinkArgs, TlsArg};
+use crate::compare::{ProtocolList, ServerArg};
+use crate::link_args::{describe, LinkArgs};
 use crate::progress::CountProgress;
 use crate::sites;
 use crate::Failure;
@@ -53,13 +53,6 @@ pub struct CrosscheckArgs {
     /// Probes per protocol and client run first and not counted
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
-    /// Origin layout only: server addresses the site's hosts are spread over
-    /// (Fig. 8's shards: --layout shards:N)
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
-    pub shards: u16,
-    /// Only this TLS version (default: 1.3, falling back to 1.2)
-    #[arg(long)]
-    pub tls: Option<TlsArg>,
     /// The server both clients load from
     #[arg(long, value_enum, default_value = "builtin")]
     pub server: ServerArg,
@@ -69,18 +62,8 @@ pub struct CrosscheckArgs {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
-    /// How the site's resources map to host names: origin, mirror (all on the
-    /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
-    #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
-    pub layout: lab::sites::Layout,
     #[command(flatten)]
-    pub era: crate::era_args::EraArgs,
-    /// The model's SPDY/HTTP/2 sessions: chromium, per-host or per-address (see compare --help)
-    #[arg(long, default_value = "chromium", value_parser = parse_pool, value_name = "POOL")]
-    pub pool: lab::trial::Pool,
-    /// The model's browser costs: fitted, none, or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR
-    #[arg(long, default_value = "fitted", value_parser = parse_browser_cost, value_name = "COSTS")]
-    pub browser_cost: lab::trial::BrowserCost,
+    pub trial: crate::trial_args::TrialArgs,
 }
 
 pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
@@ -89,10 +72,18 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
     } else {
         args.rtts.iter().map(|r| Some(*r)).collect()
     };
+    let mut trial = args.trial.trial().map_err(Failure::Usage)?;
+    trial.server = args.server.kind();
+    trial.timeout = args.timeout;
     let mut sites = Vec::new();
-    let mut addresses = args.shards as usize;
+    let mut addresses = trial.shards;
     for s in &args.sites {
-        let (site, n) = sites::laid_out(s, lab::sites::DEFAULT_SEED, args.layout, args.shards)?;
+        let (site, n) = sites::laid_out(
+            s,
+            lab::sites::DEFAULT_SEED,
+            trial.layout,
+            trial.shards as u16,
+        )?;
         addresses = n;
         sites.push(site);
     }
@@ -108,7 +99,7 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
             choice.rtt = *rtt;
             choice.rate = *rate;
             let mut testbed = crate::link_args::testbed_spec(&choice, addresses)?;
-            testbed.warm_metrics = args.era.warm_metrics;
+            testbed.warm_metrics = trial.warm_metrics;
             let rtt = link::units::format_duration(testbed.link.rtt());
             let rate = rate.map_or("unlimited".to_string(), |r| r.to_string());
             links.push(lab::crosscheck::Link {
@@ -125,17 +116,7 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         links,
         reps: args.reps as usize,
         warmup: args.warmup as usize,
-        tls13_only: TlsArg::tls13_only(args.tls),
-        server: args.server.kind(),
-        timeout: args.timeout,
-        cert: match args.era.cert {
-            crate::era_args::CertArg::Rsa2048 => lab::trial::CertKind::Rsa2048,
-            crate::era_args::CertArg::Ecdsa => lab::trial::CertKind::Ecdsa,
-        },
-        tls_resume: args.era.tls_resume,
-        headers: args.era.request_headers(),
-        pool: args.pool,
-        browser_cost: args.browser_cost,
+        trial,
     };
     let total = spec.total_probes();
     let progress = CountProgress::new("crosscheck", total);
@@ -173,7 +154,7 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
             "{}",
             json!({"schema": 1, "reps": args.reps, "rows": rows,
                    "mape_pct": groups[0].mape_pct, "agreement": groups,
-                   "pool": args.pool.name(), "browser_cost": args.browser_cost.to_string(),
+                   "pool": spec.trial.pool.name(), "browser_cost": spec.trial.browser_cost.to_string(),
                    "testbeds": spec.links.iter().map(|l| &l.testbed).collect::<Vec<_>>(),
                    "links": spec.links.iter().map(|l| json!({"label": l.label, "link": describe(&l.testbed)})).collect::<Vec<_>>()})
         );
@@ -220,8 +201,8 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         println!(
             "model and chrome: median PLT, ms; res, conns: model/Chromium; Δ: model - Chromium, ms ({}); model: --pool {} --browser-cost {}",
             Phases::NAMES.join(", "),
-            args.pool,
-            args.browser_cost
+            spec.trial.pool,
+            spec.trial.browser_cost
         );
         println!();
         println!(

@@ -5,7 +5,6 @@ mod bench;
 mod calibrate;
 mod compare;
 mod crosscheck;
-mod era_args;
 mod import;
 mod link_args;
 mod loadtest;
@@ -20,6 +19,7 @@ mod shell;
 mod signals;
 mod sites;
 mod sweep;
+mod trial_args;
 
 /// mimalloc rather than glibc malloc (perf): under `spdylab load` the generator
 /// spent more time in glibc's free lists (`unlink_chunk`, `_int_free`) than in

@@ -56,8 +56,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
     pub layout: lab::sites::Layout,
     /// The certificate chain: rsa2048 (root → intermediate → leaf, as in 2014) or ecdsa (P-256 root → leaf)
-    #[arg(long, value_enum, default_value = "ecdsa")]
-    pub cert: crate::era_args::CertArg,
+    #[arg(long, default_value = "ecdsa", value_parser = parse_cert, value_name = "CERT")]
+    pub cert: lab::trial::CertKind,
     /// Issue TLS session tickets, so that clients can resume their sessions
     /// (default: no tickets; a session-ID cache still resumes TLS 1.2 clients)
     #[arg(long)]
@@ -85,7 +85,7 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
         server_delay: args.server_delay,
         tls13_only: TlsArg::tls13_only(args.tls),
         ca: args.ca.clone(),
-        cert: args.cert.kind(),
+        cert: args.cert,
         tickets: args.tls_resume,
     })?;
 
@@ -125,4 +125,8 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
     drop(out);
     serving.run()?;
     Ok(0)
+}
+
+fn parse_cert(s: &str) -> Result<lab::trial::CertKind, String> {
+    s.parse()
 }
