@@ -4,6 +4,8 @@
 //! (`page`); virtual users for load tests (`users`); the connections both use
 //! (`conn`); for imported pages, discovery from the import's tree (`replay`).
 
+#![forbid(unsafe_code)]
+
 pub mod conn;
 pub mod discover;
 pub mod headers;

@@ -8,6 +8,8 @@
 //! pcap writer) are told of every event. The `units` module is the one place
 //! where `150ms`, `1mbit`, `1%`, `256p` and `codel:5ms,100ms` are parsed.
 
+#![forbid(unsafe_code)]
+
 mod link;
 pub mod log;
 mod loss;

@@ -6,6 +6,8 @@
 //! flow-control windows (`flow`). The crates that do I/O (server, client,
 //! bench) keep only thin async shells around these.
 
+#![forbid(unsafe_code)]
+
 pub mod flow;
 pub mod h1;
 pub mod h2;

@@ -4,6 +4,8 @@
 //! the file names, and the statistics every summary uses.
 //! No sockets, no processes: `report` reads results through this crate alone.
 
+#![forbid(unsafe_code)]
+
 pub mod bench;
 pub mod calibration;
 pub mod experiment;

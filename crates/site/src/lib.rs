@@ -3,6 +3,8 @@
 //! real formats, layouts (origin, mirror, shards:N) and the mapping of hosts
 //! onto shards. No I/O.
 
+#![forbid(unsafe_code)]
+
 pub mod content;
 mod file;
 pub mod har;
