@@ -317,21 +317,10 @@ impl CampaignDir {
     }
 }
 
-/// Writes `path` whole or not at all (a temporary file, fsync'd, renamed, and
-/// the directory fsync'd); a failure names the file and leaves no temporary.
+/// Writes `path` whole or not at all (`durable::write_whole`); a failure names
+/// the file and leaves no temporary.
 fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(at(path, e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| at(path, e))?;
-    sync_dir(path)
+    crate::durable::write_whole(path, bytes).map_err(|e| at(path, e))
 }
 
 /// fsyncs the directory holding `path`, so that a new name in it survives a crash.
@@ -340,24 +329,7 @@ fn sync_dir(path: &Path) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| at(dir, e))
-}
-
-/// Writes a HAR whole, fsync'd, before the line that names it; a failure
-/// removes what was written and names the file.
-fn write_har(path: &Path, doc: &str) -> io::Result<()> {
-    let result = (|| {
-        let mut f = File::create(path)?;
-        f.write_all(doc.as_bytes())?;
-        f.sync_all()
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(path);
-        return Err(at(path, e));
-    }
-    sync_dir(path)
+    crate::durable::sync_dir(dir).map_err(|e| at(dir, e))
 }
 
 /// Appends records to probes.jsonl, each line fsync'd (fdatasync) before the
@@ -716,7 +688,7 @@ pub fn sweep(
                     {
                         let name = har_name(&trial);
                         let doc = crate::har::har(load, started, &point["site"]);
-                        match write_har(&cd.dir.join(&name), &doc.to_string()) {
+                        match write_atomically(&cd.dir.join(&name), doc.to_string().as_bytes()) {
                             Ok(()) => har = Some(name),
                             Err(e) => {
                                 // The probe is not recorded: a rerun runs it again.
@@ -982,7 +954,8 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(usize, usize), SweepErro
                     std::fs::create_dir_all(parent)?;
                 }
                 if from.exists() {
-                    std::fs::copy(&from, &to).map_err(|e| at(&from, e))?;
+                    let bytes = std::fs::read(&from).map_err(|e| at(&from, e))?;
+                    write_atomically(&to, &bytes)?;
                 }
             }
             appender.append(line)?;

@@ -8,6 +8,7 @@ pub mod calibrate;
 pub mod campaign;
 pub mod compare;
 pub mod crosscheck;
+pub mod durable;
 pub mod har;
 pub mod loadtest;
 pub mod peers;

@@ -3,14 +3,14 @@
 //! Either a site served by the built-in server inside a testbed (Chromium in
 //! the client namespace, as `--client chromium`), or a URL of a server the
 //! user runs, loaded by Chromium on this host. The HAR is written whole or not
-//! at all (a temporary file, renamed).
+//! at all (`durable::write_whole`).
 
 use crate::testbed_server::{self, Placement, ServerSetup};
 use netns::{Side, Testbed, TestbedSpec};
 use proto::Protocol;
 use server::Ca;
 use site::Site;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -199,30 +199,15 @@ pub fn har_path(out: &Path) -> PathBuf {
     }
 }
 
-/// Writes `har` to `path` whole or not at all: a temporary file beside it,
-/// synced, then renamed (the directory is made if missing).
+/// Writes `har` to `path` whole or not at all (`durable::write_whole`; the
+/// directory is made if missing).
 pub fn write_har(path: &Path, har: &serde_json::Value) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        serde_json::to_writer_pretty(&mut f, har)?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    result
+    let mut bytes = serde_json::to_vec_pretty(har)?;
+    bytes.push(b'\n');
+    crate::durable::write_whole(path, &bytes)
 }
 
 #[cfg(test)]

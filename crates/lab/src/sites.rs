@@ -137,47 +137,16 @@ pub fn load_dir(dir: &Path) -> Result<(Site, ImportReport), SiteError> {
     .map_err(|e| SiteError::Invalid(format!("{}: {e}", dir.display())))
 }
 
-/// Writes an imported site to `dir` (which must not exist, or be empty):
-/// everything goes to a temporary sibling first, renamed into place at the end.
-pub fn write_dir(site: &Site, report: &ImportReport, dir: &Path) -> std::io::Result<()> {
+/// Writes an imported site into the directory `d` (DIR/site.json and
+/// DIR/bodies/): `import` calls it for each site inside the one directory it
+/// writes whole.
+fn store_dir(site: &Site, report: &ImportReport, d: &Path) -> std::io::Result<()> {
     let (json, files) = site::har::store(site, report);
-    write_whole(dir, |tmp| {
-        std::fs::create_dir_all(tmp.join("bodies"))?;
-        for (name, bytes) in &files {
-            std::fs::write(tmp.join(name), bytes)?;
-        }
-        std::fs::write(tmp.join("site.json"), &json)
-    })
-}
-
-fn write_whole(dir: &Path, fill: impl FnOnce(&Path) -> std::io::Result<()>) -> std::io::Result<()> {
-    if dir.exists() {
-        let empty = std::fs::read_dir(dir)?.next().is_none();
-        if !empty {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::AlreadyExists,
-                format!("{} exists and is not empty", dir.display()),
-            ));
-        }
-        std::fs::remove_dir(dir)?;
+    std::fs::create_dir_all(d.join("bodies"))?;
+    for (name, bytes) in &files {
+        std::fs::write(d.join(name), bytes)?;
     }
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent)?;
-    let tmp = parent.join(format!(
-        ".{}.partial-{}",
-        dir.file_name()
-            .map_or("import".into(), |n| n.to_string_lossy()),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&tmp);
-    let filled = fill(&tmp).and_then(|()| std::fs::rename(&tmp, dir));
-    if filled.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
-    filled
+    std::fs::write(d.join("site.json"), &json)
 }
 
 /// What `import` did with one HAR.
@@ -228,21 +197,21 @@ pub fn import(path: &Path, out: &Path) -> Result<Vec<Imported>, ImportError> {
     let corpus = path.is_dir();
     let write = |tmp: &Path| -> std::io::Result<()> {
         for (_, s, r) in &sites {
-            let (json, files) = site::har::store(s, r);
             let d = if corpus {
                 tmp.join(&s.name)
             } else {
                 tmp.to_path_buf()
             };
-            std::fs::create_dir_all(d.join("bodies"))?;
-            for (name, bytes) in &files {
-                std::fs::write(d.join(name), bytes)?;
-            }
-            std::fs::write(d.join("site.json"), &json)?;
+            store_dir(s, r, &d)?;
         }
         Ok(())
     };
-    write_whole(out, write).map_err(|e| ImportError::Write(format!("{}: {e}", out.display())))?;
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| ImportError::Write(format!("{}: {e}", parent.display())))?;
+    }
+    crate::durable::write_dir_whole(out, write)
+        .map_err(|e| ImportError::Write(format!("{}: {e}", out.display())))?;
     Ok(sites
         .into_iter()
         .map(|(har, s, report)| Imported {

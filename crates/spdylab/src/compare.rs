@@ -13,7 +13,7 @@ use lab::probe::ProbeSpec;
 use link::units::parse_duration;
 use proto::Protocol;
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -143,17 +143,6 @@ fn parse_metric(s: &str) -> Result<lab::compare::Metric, String> {
     s.parse()
 }
 
-/// Writes `text` to `path` whole or not at all (a temporary file, renamed).
-fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{}.tmp", name.unwrap_or_default()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
-}
-
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     let mut trial = args.trial.trial().map_err(Failure::Usage)?;
     trial.server = args.server.kind();
@@ -219,7 +208,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
                     let file =
                         dir.join(format!("{}-{}-{:03}.har", spec.site.name, p.protocol, done));
                     let doc = lab::har::har(load, started, &spec.site.name);
-                    if let Err(e) = std::fs::write(&file, format!("{doc:#}")) {
+                    if let Err(e) = lab::durable::write_whole(&file, format!("{doc:#}").as_bytes())
+                    {
                         let mut slot = har_error.lock().unwrap_or_else(|e| e.into_inner());
                         slot.get_or_insert(format!("--har-dir {}: {e}", file.display()));
                     }
@@ -282,7 +272,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         "browser_cost": spec.trial.browser_cost.to_string(),
     });
     if let Some(out) = &args.out {
-        write_whole(out, &format!("{doc}\n"))
+        lab::durable::write_whole(out, format!("{doc}\n").as_bytes())
             .map_err(|e| Failure::Usage(format!("--out {}: {e}", out.display())))?;
     }
     if args.json {
