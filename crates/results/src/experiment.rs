@@ -974,17 +974,26 @@ pub fn campaign_differences(a: &Experiment, b: &Experiment) -> Vec<String> {
 /// Top-level keys that a campaign's copy of an experiment always sets, so that
 /// the copy means the same wherever it lies (its name does not come from its
 /// own file name) and whatever a later version's defaults are.
-const PINNED: &[&str] = &[
-    "name",
-    "baseline",
-    "reps",
-    "warmup",
-    "seed",
-    "site_seed",
-    "server",
-    "client",
-    "timeout",
+/// Each with the value the copy gets from the experiment: a key cannot be
+/// added without its value.
+const PINNED: &[(&str, fn(&Experiment) -> String)] = &[
+    ("name", |e| toml_string(&e.name)),
+    ("baseline", |e| toml_string(e.baseline.name())),
+    ("reps", |e| e.reps.to_string()),
+    ("warmup", |e| e.warmup.to_string()),
+    ("seed", |e| e.seed.to_string()),
+    ("site_seed", |e| e.site_seed.to_string()),
+    ("server", |e| toml_string(e.server.name())),
+    ("client", |e| toml_string(e.client.name())),
+    ("timeout", |e| {
+        toml_string(&link::units::format_duration(e.timeout))
+    }),
 ];
+
+/// `s` as a TOML string.
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
 
 /// Whether `text` sets top-level `key` (false where `text` is not TOML).
 pub fn sets_key(text: &str, key: &str) -> bool {
@@ -999,24 +1008,12 @@ pub fn pinned_text(exp: &Experiment, text: &str) -> String {
     let Ok(table) = text.parse::<toml::Table>() else {
         return text.to_string();
     };
-    let quoted = |s: &str| toml::Value::String(s.to_string()).to_string();
     let mut head = String::new();
-    for key in PINNED {
+    for (key, value) in PINNED {
         if table.contains_key(*key) {
             continue;
         }
-        let value = match *key {
-            "name" => quoted(&exp.name),
-            "baseline" => quoted(exp.baseline.name()),
-            "reps" => exp.reps.to_string(),
-            "warmup" => exp.warmup.to_string(),
-            "seed" => exp.seed.to_string(),
-            "site_seed" => exp.site_seed.to_string(),
-            "server" => quoted(exp.server.name()),
-            "client" => quoted(exp.client.name()),
-            _ => quoted(&link::units::format_duration(exp.timeout)),
-        };
-        head.push_str(&format!("{key} = {value}\n"));
+        head.push_str(&format!("{key} = {}\n", value(exp)));
     }
     if head.is_empty() {
         return text.to_string();
@@ -1218,6 +1215,23 @@ max_streams = [1, 6, 100]
         assert!(campaign_differences(&exp, &renamed).is_empty());
         assert_eq!(campaign_differences(&exp, &flagged), ["server"]);
         assert!(sets_key(text, "sites") && !sets_key(text, "rtt") && !sets_key("=", "x"));
+    }
+
+    #[test]
+    fn every_pinned_key_is_written_with_its_own_value() {
+        let minimal = "sites = [\"icons\"]\nprotocols = [\"https\", \"h2\"]\n";
+        let full = format!(
+            "{minimal}name = \"x\"\nbaseline = \"h2\"\nreps = 7\nwarmup = 2\nseed = 9\nsite_seed = 11\nserver = \"nginx\"\nclient = \"chromium\"\ntimeout = \"45s\"\n"
+        );
+        let exp = parse("elsewhere.toml", &full).unwrap();
+        assert!(PINNED.iter().all(|(k, _)| sets_key(&full, k)));
+        // Every pinned key set to a value other than its default: the copy of
+        // a file that leaves them all out gives each back.
+        let copy = pinned_text(&exp, minimal);
+        assert_eq!(parse("experiment.toml", &copy).unwrap(), exp, "{copy}");
+        for (key, _) in PINNED {
+            assert!(sets_key(&copy, key), "{key}: {copy}");
+        }
     }
 
     #[test]
