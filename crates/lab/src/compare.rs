@@ -6,6 +6,7 @@ use crate::probe::{run_plan, ProbeResult, ProbeSpec};
 use proto::Protocol;
 use std::io;
 
+pub use results::summary::{failure_note, or_na};
 pub use results::{Metric, ProtocolSummary};
 
 /// Runs the comparison: warm-ups, then `reps` repetitions with the protocols
@@ -34,8 +35,8 @@ impl results::Measured for ProbeResult {
     fn protocol(&self) -> Protocol {
         self.protocol
     }
-    fn failed(&self) -> bool {
-        self.error.is_some()
+    fn error(&self) -> Option<&str> {
+        self.error.as_deref()
     }
     fn plt_ms(&self) -> f64 {
         self.plt_ms

@@ -5,12 +5,15 @@
 //! reference marks, PLT CDFs, heatmaps for two-axis sweeps, HAR phase bars, a
 //! waterfall and the calibration table.
 
+#![forbid(unsafe_code)]
+
 pub mod loadtest;
 pub mod loss;
 mod svg;
 
 use results::experiment::{self, Kind};
-use results::stats::{gain, mean, Summary};
+use results::stats::{mean, Summary};
+use results::summary::{failure_note, or_na};
 use results::{
     latest, point_key, read_calibration, read_probes, summarize_protocols, CalibrationEntry,
     Experiment, Point, ProbeRecord, EXPERIMENT_FILE,
@@ -81,16 +84,19 @@ pub struct Row {
     pub plt: Summary,
     pub tow: Summary,
     /// Gain of the headline metric's mean (the experiment's `metric`: PLT or
-    /// ToW) over the baseline's at the same point, with its 95 % bootstrap CI.
-    pub gain: f64,
+    /// ToW) over the baseline's at the same point, with its 95 % bootstrap CI;
+    /// None when this protocol or the baseline loaded nothing there.
+    pub gain: Option<f64>,
     pub gain_ci: [f64; 2],
-    pub tow_gain: f64,
+    pub tow_gain: Option<f64>,
     pub phases: BTreeMap<String, f64>,
-    pub connections: f64,
-    pub bytes_down: f64,
+    pub connections: Option<f64>,
+    pub bytes_down: Option<f64>,
     /// Gain of mean PLT (whatever the headline), and ToW's CI.
-    pub plt_gain: f64,
+    pub plt_gain: Option<f64>,
     pub tow_gain_ci: [f64; 2],
+    /// The error of the group's first failed probe.
+    pub first_error: Option<String>,
 }
 
 /// What `write` produced, for the command's closing lines.
@@ -159,11 +165,21 @@ pub fn aggregate(exp: &Experiment, probes: &[ProbeRecord]) -> Vec<Row> {
             continue;
         };
         let summaries = summarize_protocols(exp.baseline, &exp.protocols, here);
-        let Some(base) = summaries.iter().find(|s| s.protocol == exp.baseline) else {
-            continue;
-        };
         for s in &summaries {
-            let is_baseline = s.protocol == exp.baseline;
+            // The baseline's own gain is drawn and written as 0 (none when it
+            // never loaded: then no protocol has a gain).
+            let own = |g: Option<f64>, ci: [f64; 2]| -> (Option<f64>, [f64; 2]) {
+                if s.protocol != exp.baseline {
+                    (g, ci)
+                } else if s.n > 0 {
+                    (Some(0.0), [0.0, 0.0])
+                } else {
+                    (None, [f64::NAN, f64::NAN])
+                }
+            };
+            let (gain, gain_ci) = own(exp.metric.gain(s).0, exp.metric.gain(s).1);
+            let (plt_gain, _) = own(s.gain_pct, s.gain_ci95);
+            let (tow_gain, tow_gain_ci) = own(s.tow_gain_pct, s.tow_gain_ci95);
             let good: Vec<&ProbeRecord> = here
                 .iter()
                 .copied()
@@ -192,31 +208,15 @@ pub fn aggregate(exp: &Experiment, probes: &[ProbeRecord]) -> Vec<Row> {
                 failed: s.failed,
                 plt: s.plt_ms,
                 tow: s.tow_ms,
-                // The baseline's own gain is drawn and written as 0.
-                gain: if is_baseline {
-                    0.0
-                } else {
-                    exp.metric.gain(s).0
-                },
-                gain_ci: if is_baseline {
-                    [0.0, 0.0]
-                } else {
-                    exp.metric.gain(s).1
-                },
-                tow_gain: if is_baseline {
-                    0.0
-                } else {
-                    gain(base.tow_ms.mean, s.tow_ms.mean)
-                },
+                gain,
+                gain_ci,
+                tow_gain,
                 phases,
                 connections: s.connections,
                 bytes_down: s.bytes_down,
-                plt_gain: if is_baseline { 0.0 } else { s.gain_pct },
-                tow_gain_ci: if is_baseline {
-                    [0.0, 0.0]
-                } else {
-                    s.tow_gain_ci95
-                },
+                plt_gain,
+                tow_gain_ci,
+                first_error: s.first_error.clone(),
             });
         }
     }
@@ -244,15 +244,6 @@ fn goodput_note(measured: f64, error: Option<f64>, spec: Option<f64>) -> String 
     out
 }
 
-/// `v` formatted, or "n/a" when it is not a number.
-fn or_na(v: f64, fmt: impl Fn(f64) -> String) -> String {
-    if v.is_finite() {
-        fmt(v)
-    } else {
-        "n/a".into()
-    }
-}
-
 /// "lo – hi", or "n/a" when there is no interval (fewer than two values).
 fn ci_text(ci: [f64; 2], fmt: impl Fn(f64) -> String) -> String {
     if ci.iter().all(|v| v.is_finite()) {
@@ -262,12 +253,11 @@ fn ci_text(ci: [f64; 2], fmt: impl Fn(f64) -> String) -> String {
     }
 }
 
-fn num(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:.3}")
-    } else {
-        String::new()
-    }
+/// A CSV number: empty when there is none (no finished probe, no interval).
+fn num(v: impl Into<Option<f64>>) -> String {
+    v.into()
+        .filter(|v| v.is_finite())
+        .map_or(String::new(), |v| format!("{:.3}", v + 0.0))
 }
 
 /// summary.csv: `site`, one column per swept axis, then SUMMARY_COLUMNS[1..].
@@ -392,17 +382,18 @@ fn headline(exp: &Experiment, rows: &[Row]) -> Vec<String> {
     let mut out = Vec::new();
     for site in sites(exp) {
         for proto in exp.protocols.iter().filter(|p| **p != exp.baseline) {
-            let gains: Vec<f64> = rows
+            let here: Vec<&Row> = rows
                 .iter()
-                .filter(|r| {
-                    r.protocol == proto.name()
-                        && r.point.get("site") == Some(&site)
-                        && r.gain.is_finite()
-                        && r.n > 0
-                })
-                .map(|r| r.gain)
+                .filter(|r| r.protocol == proto.name() && r.point.get("site") == Some(&site))
                 .collect();
+            let gains: Vec<f64> = here.iter().filter_map(|r| r.gain).collect();
             if gains.is_empty() {
+                if !here.is_empty() {
+                    out.push(format!(
+                        "{site}: {proto} over {}: n/a (no point where both loaded)",
+                        exp.baseline
+                    ));
+                }
                 continue;
             }
             let (lo, hi) = gains
@@ -452,7 +443,7 @@ fn headline(exp: &Experiment, rows: &[Row]) -> Vec<String> {
         let gains: Vec<f64> = rows
             .iter()
             .filter(|row| matching(row))
-            .map(|row| row.gain)
+            .filter_map(|row| row.gain)
             .collect();
         if gains.is_empty() {
             continue;
@@ -476,6 +467,9 @@ fn headline(exp: &Experiment, rows: &[Row]) -> Vec<String> {
     out
 }
 
+/// A value with its CI: (value, low, high).
+type Band = (f64, f64, f64);
+
 /// Gain against one swept axis for one site: one series per non-baseline protocol
 /// (and per value of a categorical third axis would be too many: the other
 /// swept axes are averaged over, and the caption says so).
@@ -484,14 +478,15 @@ fn gain_series(
     rows: &[Row],
     site: &str,
     axis: &str,
-    metric: &dyn Fn(&Row) -> (f64, f64, f64),
+    metric: &dyn Fn(&Row) -> Option<Band>,
     protocols: &[String],
 ) -> Vec<Series> {
     let mut out = Vec::new();
     for proto in protocols {
         let mut points = Vec::new();
         for v in exp.values(axis) {
-            let here: Vec<&Row> = rows
+            // Groups without the figure (nothing loaded, no gain) are not drawn.
+            let m: Vec<Band> = rows
                 .iter()
                 .filter(|r| {
                     r.protocol == *proto
@@ -499,12 +494,12 @@ fn gain_series(
                         && r.point.get(axis) == Some(v)
                         && r.n > 0
                 })
+                .filter_map(metric)
                 .collect();
-            if here.is_empty() {
+            if m.is_empty() {
                 continue;
             }
-            let m: Vec<(f64, f64, f64)> = here.iter().map(|r| metric(r)).collect();
-            let avg = |f: &dyn Fn(&(f64, f64, f64)) -> f64| {
+            let avg = |f: &dyn Fn(&Band) -> f64| {
                 mean(
                     &m.iter()
                         .map(f)
@@ -676,7 +671,7 @@ fn render(
                 rows,
                 &site,
                 axis,
-                &|r| (r.gain, r.gain_ci[0], r.gain_ci[1]),
+                &|r| r.gain.map(|g| (g, r.gain_ci[0], r.gain_ci[1])),
                 &others,
             );
             let marks = reference_marks(exp, &site, Some(axis));
@@ -698,7 +693,7 @@ fn render(
                 rows,
                 &site,
                 axis,
-                &|r| (r.plt.mean, r.plt.ci95[0], r.plt.ci95[1]),
+                &|r| Some((r.plt.mean, r.plt.ci95[0], r.plt.ci95[1])),
                 &all,
             );
             h.figure(
@@ -733,7 +728,7 @@ fn render(
                                 && x.point.get(row_axis.as_str()) == Some(&rws[r])
                                 && x.n > 0
                         })
-                        .map(|x| x.gain)
+                        .and_then(|x| x.gain)
                 };
                 h.figure(
                     svg::heatmap(&format!("{site}: gain of {proto} over {}", exp.baseline), col_axis, row_axis, &cols, &rws, &cell),
@@ -777,7 +772,9 @@ fn render(
                     .iter()
                     .filter(|r| r.protocol == *p && r.point.get("site") == Some(&site) && r.n > 0)
                     .collect();
-                let segs = PHASES
+                // Nothing loaded: an empty bar, not one of NaN.
+                let names = if here.is_empty() { &[][..] } else { PHASES };
+                let segs = names
                     .iter()
                     .map(|(name, _)| {
                         (
@@ -876,7 +873,11 @@ fn render(
             esc(&r.key),
             esc(&r.protocol),
             r.n,
-            r.failed,
+            // Nothing loaded: say so, with the first error, as compare does.
+            match failure_note(r.n, r.failed, r.first_error.as_deref()) {
+                Some(note) if r.n == 0 => esc(&note),
+                _ => r.failed.to_string(),
+            },
             or_na(r.plt.mean, |v| format!("{v:.0}")),
             ci_text(r.plt.ci95, |v| format!("{v:.0}")),
             or_na(r.plt.median, |v| format!("{v:.0}")),
@@ -892,6 +893,9 @@ fn render(
         .any(|r| !r.plt.ci95.iter().chain(&r.gain_ci).all(|v| v.is_finite()))
     {
         h.p("n/a: no interval from fewer than 2 successful loads in a group (one repetition has no spread to estimate one from).");
+    }
+    if rows.iter().any(|r| r.gain.is_none()) {
+        h.p("n/a gain: the protocol or the baseline loaded nothing in that group (every probe failed): no figures, nothing to compare.");
     }
 
     page(&exp.name, &exp.description, &h, dir)
@@ -1212,6 +1216,164 @@ mod tests {
         assert_eq!(page.matches("gain of mean PLT against loss").count(), 1);
         // The rest of the report is still there.
         assert!(page.contains(r#"id="table""#));
+    }
+
+    /// An RTT sweep of https and h2, two repetitions: at 20ms every h2 probe
+    /// failed, at 50ms every https probe (the baseline), at 150ms one h2 probe.
+    fn failures_fixture() -> (Experiment, Vec<ProbeRecord>) {
+        let exp = experiment::parse(
+            "fail.toml",
+            "name = \"f\"\nsites = [\"youtube\"]\nprotocols = [\"https\", \"h2\"]\nreps = 2\n[link]\nrtt = [\"20ms\", \"50ms\", \"150ms\"]\nrate = \"1mbit\"\n",
+        )
+        .unwrap();
+        let mut probes = Vec::new();
+        for point in exp.points() {
+            for rep in 0..2 {
+                for proto in ["https", "h2"] {
+                    let error = match (point["rtt"].as_str(), proto, rep) {
+                        ("20ms", "h2", _) => Some(format!("h2: stream {} refused", 2 * rep + 3)),
+                        ("50ms", "https", _) => Some("connect: timed out".to_string()),
+                        ("150ms", "h2", 1) => Some("h2: GOAWAY".to_string()),
+                        _ => None,
+                    };
+                    let plt = if proto == "h2" {
+                        800.0 + rep as f64 * 10.0
+                    } else {
+                        1000.0
+                    };
+                    let line = serde_json::json!({
+                        "trial": format!("{} protocol={proto} rep={rep}", point_key(&point)),
+                        "point": point,
+                        "protocol": proto,
+                        "rep": rep,
+                        "plt_ms": if error.is_some() { 0.0 } else { plt },
+                        "tow_ms": if error.is_some() { 0.0 } else { plt - 100.0 },
+                        "bytes_down": if error.is_some() { 0 } else { 250_000 },
+                        "connections": if error.is_some() { 0 } else { 2 },
+                        "error": error,
+                    });
+                    probes.push(serde_json::from_value(line).unwrap());
+                }
+            }
+        }
+        (exp, probes)
+    }
+
+    #[test]
+    fn a_group_that_loaded_nothing_has_no_figures_and_no_gain() {
+        let (exp, probes) = failures_fixture();
+        let rows = aggregate(&exp, &probes);
+        let at = |rtt: &str, proto: &str| {
+            rows.iter()
+                .find(|r| r.point["rtt"] == rtt && r.protocol == proto)
+                .unwrap()
+        };
+        // Every h2 probe failed: no gain (it was +100 %, over a mean of -0 ms).
+        let h2 = at("20ms", "h2");
+        assert_eq!(
+            (h2.n, h2.failed, h2.gain, h2.plt_gain, h2.tow_gain),
+            (0, 2, None, None, None)
+        );
+        assert_eq!((h2.bytes_down, h2.connections), (None, None));
+        assert_eq!(h2.first_error.as_deref(), Some("h2: stream 3 refused"));
+        // The baseline failed: it has no gain over itself, and h2 none over it.
+        assert_eq!(at("50ms", "https").gain, None);
+        assert_eq!(at("50ms", "h2").gain, None);
+        assert_eq!(at("50ms", "h2").plt.mean, 805.0);
+        // One h2 probe failed: the other's figures and gain stand.
+        assert_eq!(at("150ms", "h2").gain, Some(20.0));
+        assert_eq!(at("20ms", "https").gain, Some(0.0));
+
+        let csv = summary_csv(&exp, &rows);
+        assert!(
+            !loss::tests::negative_zero(&csv) && !csv.contains("NaN"),
+            "{csv}"
+        );
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let cell = |rtt: &str, proto: &str, column: &str| -> String {
+            let i = header.iter().position(|c| *c == column).unwrap();
+            let line = csv
+                .lines()
+                .find(|l| {
+                    l.starts_with(&format!("youtube,{rtt},")) && l.contains(&format!(",{proto},"))
+                })
+                .unwrap();
+            line.split(',').nth(i).unwrap().to_string()
+        };
+        for column in [
+            "gain_pct",
+            "tow_gain_pct",
+            "plt_gain_pct",
+            "plt_mean_ms",
+            "bytes_down",
+            "connect_ms",
+        ] {
+            assert_eq!(cell("20ms", "h2", column), "", "{column}\n{csv}");
+        }
+        assert_eq!(cell("50ms", "h2", "gain_pct"), "", "{csv}");
+        assert_eq!(cell("50ms", "https", "gain_pct"), "", "{csv}");
+        assert_eq!(cell("50ms", "h2", "plt_mean_ms"), "805.000", "{csv}");
+        assert_eq!(cell("150ms", "h2", "gain_pct"), "20.000", "{csv}");
+
+        let headline = headline(&exp, &rows);
+        assert_eq!(
+            headline[0],
+            "youtube: h2 over https: mean PLT gain +20.0 % over 1 point(s) (from +20.0 to +20.0)"
+        );
+        let page = render(
+            Path::new("/nonexistent"),
+            &exp,
+            &probes,
+            &rows,
+            &[],
+            &headline,
+            &Options { waterfall: None },
+        );
+        let table = &page[page.find(r#"<h2 id="table">"#).unwrap()..];
+        assert!(
+            table.contains("<td>h2</td><td>0</td><td>all 2 failed: h2: stream 3 refused</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td><td>n/a</td></tr>"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "<td>https</td><td>0</td><td>all 2 failed: connect: timed out</td><td>n/a</td>"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains("<td>h2</td><td>1</td><td>1</td><td>800</td>"),
+            "{table}"
+        );
+        assert!(
+            table.contains("n/a gain: the protocol or the baseline loaded nothing"),
+            "{table}"
+        );
+        assert!(
+            !loss::tests::negative_zero(&page),
+            "-0 in the page: {table}"
+        );
+        for bad in ["NaN", "+100"] {
+            assert!(!page.contains(bad), "{bad} in the page: {table}");
+        }
+    }
+
+    #[test]
+    fn a_protocol_that_never_loaded_is_said_so_in_the_headline() {
+        let (exp, mut probes) = failures_fixture();
+        for p in probes
+            .iter_mut()
+            .filter(|p| p.protocol == results::Protocol::H2)
+        {
+            p.error = Some("h2: refused".into());
+        }
+        let rows = aggregate(&exp, &probes);
+        assert!(rows
+            .iter()
+            .all(|r| r.gain.is_none() || r.protocol == "https"));
+        assert_eq!(
+            headline(&exp, &rows),
+            ["youtube: h2 over https: n/a (no point where both loaded)"]
+        );
     }
 
     #[test]

@@ -3,12 +3,15 @@
 //! protocol: mean of the headline metric with its 95 % CI, its gain over the
 //! baseline, and each protocol's gain over the one listed before it (h3 over
 //! h2), with bootstrap CIs — and those gains against loss with CI bars, and a
-//! sentence per pair saying whether its gain grows with loss. Pure: an
-//! experiment and its probes in, numbers and HTML out.
+//! sentence per pair saying whether its gain grows with loss. A protocol that
+//! loaded nothing at a point has no mean and no gain there, and none has a
+//! gain over it: n/a, never a number. Pure: an experiment and its probes in,
+//! numbers and HTML out.
 
 use crate::svg::{self, colour, esc, Series};
 use results::experiment::{self, Kind};
 use results::stats::{gain_with_ci, summarize, BOOTSTRAP_SEED};
+use results::summary::or_na;
 use results::{point_key, Experiment, Metric, Point, ProbeRecord};
 use std::fmt::Write as _;
 
@@ -21,8 +24,9 @@ pub struct Cell {
     /// Mean of the headline metric (ms) and its 95 % CI (Student's t).
     pub mean: f64,
     pub ci: [f64; 2],
-    /// Gain over the baseline (%) with its 95 % bootstrap CI (0 for the baseline).
-    pub gain: f64,
+    /// Gain over the baseline (%) with its 95 % bootstrap CI (0 for the
+    /// baseline); None when this protocol or the baseline loaded nothing.
+    pub gain: Option<f64>,
     pub gain_ci: [f64; 2],
 }
 
@@ -31,7 +35,7 @@ pub struct Cell {
 pub struct PairGain {
     pub protocol: String,
     pub over: String,
-    pub gain: f64,
+    pub gain: Option<f64>,
     pub ci: [f64; 2],
 }
 
@@ -116,10 +120,10 @@ pub fn tables(exp: &Experiment, probes: &[ProbeRecord]) -> Vec<LossTable> {
         for proto in &exp.protocols {
             let (v, failed) = samples(&point, proto.name());
             let s = summarize(&v);
-            let (gain, gain_ci) = if *proto == exp.baseline {
-                (0.0, [0.0, 0.0])
+            let (gain, gain_ci) = if *proto == exp.baseline && !v.is_empty() {
+                (Some(0.0), [0.0, 0.0])
             } else {
-                gain_with_ci(&base, &v, BOOTSTRAP_SEED)
+                split(gain_with_ci(&base, &v, BOOTSTRAP_SEED))
             };
             cells.push(Cell {
                 protocol: proto.name().to_string(),
@@ -139,7 +143,7 @@ pub fn tables(exp: &Experiment, probes: &[ProbeRecord]) -> Vec<LossTable> {
             .map(|(a, b)| {
                 let (va, _) = samples(&point, &a);
                 let (vb, _) = samples(&point, &b);
-                let (gain, ci) = gain_with_ci(&vb, &va, BOOTSTRAP_SEED);
+                let (gain, ci) = split(gain_with_ci(&vb, &va, BOOTSTRAP_SEED));
                 PairGain {
                     protocol: a,
                     over: b,
@@ -179,6 +183,14 @@ pub fn tables(exp: &Experiment, probes: &[ProbeRecord]) -> Vec<LossTable> {
     out
 }
 
+/// A gain and its CI apart: None and no interval when there is no gain.
+fn split(g: Option<(f64, [f64; 2])>) -> (Option<f64>, [f64; 2]) {
+    match g {
+        Some((g, ci)) => (Some(g), ci),
+        None => (None, [f64::NAN, f64::NAN]),
+    }
+}
+
 fn loss_pct(v: &str) -> Option<f64> {
     experiment::magnitude(Kind::Loss, v)
 }
@@ -191,20 +203,12 @@ fn fmt_ci(ci: [f64; 2], f: impl Fn(f64) -> String) -> String {
     }
 }
 
-fn pct(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:+.1}")
-    } else {
-        "n/a".into()
-    }
+fn pct(v: impl Into<Option<f64>>) -> String {
+    or_na(v, |v| format!("{v:+.1}"))
 }
 
 fn ms(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:.0}")
-    } else {
-        "n/a".into()
-    }
+    or_na(v, |v| format!("{v:.0}"))
 }
 
 /// Whether a pair's gain grows with loss: its value and CI at the lowest and
@@ -349,7 +353,7 @@ pub fn plot(exp: &Experiment, t: &LossTable) -> String {
                 .iter()
                 .filter_map(|r| {
                     let c = r.cells.iter().find(|c| c.protocol == p.name())?;
-                    (c.n > 0).then_some((loss_pct(&r.loss)?, c.gain, c.gain_ci[0], c.gain_ci[1]))
+                    Some((loss_pct(&r.loss)?, c.gain?, c.gain_ci[0], c.gain_ci[1]))
                 })
                 .collect();
             series.push(Series {
@@ -363,7 +367,7 @@ pub fn plot(exp: &Experiment, t: &LossTable) -> String {
                 .iter()
                 .filter_map(|r| {
                     let g = r.pairs.get(i)?;
-                    (g.gain.is_finite()).then_some((loss_pct(&r.loss)?, g.gain, g.ci[0], g.ci[1]))
+                    Some((loss_pct(&r.loss)?, g.gain?, g.ci[0], g.ci[1]))
                 })
                 .collect();
             series.push(Series {
@@ -452,10 +456,11 @@ pub(crate) mod tests {
         assert!((h3.mean - 2015.0).abs() < 1e-9);
         assert!(h3.ci[0] < 2015.0 && 2015.0 < h3.ci[1]);
         // h3 over https at 2 %: (4015 - 2015) / 4015.
-        assert!((h3.gain - 2000.0 / 4015.0 * 100.0).abs() < 1e-6);
+        assert!((h3.gain.unwrap() - 2000.0 / 4015.0 * 100.0).abs() < 1e-6);
         let pair = &rows[0].pairs[0];
-        assert!((pair.gain - 400.0 / 2015.0 * 100.0).abs() < 1e-6);
-        assert!(pair.ci[0] <= pair.gain && pair.gain <= pair.ci[1]);
+        let g = pair.gain.unwrap();
+        assert!((g - 400.0 / 2015.0 * 100.0).abs() < 1e-6);
+        assert!(pair.ci[0] <= g && g <= pair.ci[1]);
         let sentence = trend(&t[0], 0).unwrap();
         assert!(sentence.contains("h3 over h2"), "{sentence}");
         assert!(sentence.contains("grows with loss"), "{sentence}");
@@ -470,6 +475,50 @@ pub(crate) mod tests {
         let svg = plot(&exp, &t[0]);
         assert!(svg.contains("h3 over h2"));
         assert!(svg.contains("h2 over https"));
+    }
+
+    /// Whether `text` shows a negative zero ("-0", "-0.0", "-0.000"), as
+    /// opposed to a small negative number ("-0.7").
+    pub(crate) fn negative_zero(text: &str) -> bool {
+        text.match_indices('-').any(|(i, _)| {
+            let digits: String = text[i + 1..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            !digits.is_empty() && digits.chars().all(|c| c == '0' || c == '.')
+        })
+    }
+
+    #[test]
+    fn a_protocol_that_loaded_nothing_has_no_gain_in_the_loss_table() {
+        assert!(negative_zero("x -0 ms") && negative_zero("[-0.0, 1]") && negative_zero("-0.000,"));
+        assert!(!negative_zero("-0.7 ms, +0.0, 0, 2-1, -"));
+        let (exp, mut probes) = fixture();
+        // At 2 % every h3 probe failed; at 1 % every https probe (the baseline).
+        for p in &mut probes {
+            let loss = p.point["loss"].as_str();
+            if (loss == "2%" && p.protocol.name() == "h3")
+                || (loss == "1%" && p.protocol.name() == "https")
+            {
+                p.error = Some("timed out".into());
+            }
+        }
+        let t = tables(&exp, &probes);
+        let rows = &t[0].rows;
+        let h3 = &rows[2].cells[2];
+        assert_eq!((h3.n, h3.failed, h3.gain), (0, 4, None));
+        assert!(h3.mean.is_nan());
+        assert_eq!(rows[2].pairs[0].gain, None, "h3 over h2 with no h3");
+        // No baseline: no gain over it, not even its own; h3 over h2 stands.
+        assert_eq!((rows[1].cells[0].gain, rows[1].cells[2].gain), (None, None));
+        assert!(rows[1].pairs[0].gain.is_some());
+        let html = table_html(&exp, &t[0]);
+        assert!(html.contains("<td>2%</td>"), "{html}");
+        assert!(html.contains("<td>n/a [n/a]</td>"), "{html}");
+        assert!(!negative_zero(&html) && !html.contains("NaN"), "{html}");
+        let sentence = trend(&t[0], 0).unwrap();
+        assert!(sentence.contains("n/a % [n/a] at loss 2%"), "{sentence}");
+        assert!(!plot(&exp, &t[0]).contains("NaN"));
     }
 
     #[test]

@@ -116,7 +116,11 @@ impl ProbeRecord {
 /// or read back (a [`ProbeRecord`]).
 pub trait Measured {
     fn protocol(&self) -> Protocol;
-    fn failed(&self) -> bool;
+    /// Why the probe failed; None when it loaded the page.
+    fn error(&self) -> Option<&str>;
+    fn failed(&self) -> bool {
+        self.error().is_some()
+    }
     fn plt_ms(&self) -> f64;
     fn tow_ms(&self) -> f64;
     fn bytes_down(&self) -> u64;
@@ -128,8 +132,8 @@ impl Measured for ProbeRecord {
     fn protocol(&self) -> Protocol {
         self.protocol
     }
-    fn failed(&self) -> bool {
-        self.error.is_some()
+    fn error(&self) -> Option<&str> {
+        self.error.as_deref()
     }
     fn plt_ms(&self) -> f64 {
         self.plt_ms
@@ -152,8 +156,8 @@ impl<T: Measured + ?Sized> Measured for &T {
     fn protocol(&self) -> Protocol {
         (**self).protocol()
     }
-    fn failed(&self) -> bool {
-        (**self).failed()
+    fn error(&self) -> Option<&str> {
+        (**self).error()
     }
     fn plt_ms(&self) -> f64 {
         (**self).plt_ms()

@@ -3,6 +3,8 @@
 //! (B − X) / B × 100 %, with a bootstrap CI (seeded with [`BOOTSTRAP_SEED`],
 //! so reproducible); the model-against-Chromium figures: absolute percentage
 //! error and its mean (MAPE), and Spearman's rank correlation with ties.
+//! Nothing is made up for an empty sample: its mean and median are NaN, and
+//! there is no gain of it, nor over it.
 
 use serde::Serialize;
 
@@ -45,10 +47,15 @@ pub fn t975(df: usize) -> f64 {
         + (79.0 * z9 + 776.0 * z7 + 1482.0 * z5 - 1920.0 * z3 - 945.0 * z) / (92160.0 * v.powi(4))
 }
 
+/// The mean; NaN for no values (not 0, nor -0: an empty `f64` sum is -0.0).
 pub fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    xs.iter().sum::<f64>() / xs.len() as f64
 }
 
+/// The median; NaN for no values.
 pub fn median(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         return f64::NAN;
@@ -63,6 +70,8 @@ pub fn median(xs: &[f64]) -> f64 {
     }
 }
 
+/// Mean, median and the 95 % CI of the mean: all NaN for no values, the CI
+/// NaN for fewer than two.
 pub fn summarize(xs: &[f64]) -> Summary {
     let m = mean(xs);
     let n = xs.len();
@@ -84,11 +93,17 @@ pub fn gain(baseline: f64, x: f64) -> f64 {
     (baseline - x) / baseline * 100.0
 }
 
-/// The gain of mean(x) over mean(baseline) with a 95 % bootstrap interval.
-pub fn gain_with_ci(baseline: &[f64], x: &[f64], seed: u64) -> (f64, [f64; 2]) {
+/// The gain of mean(x) over mean(baseline) with a 95 % bootstrap interval
+/// (NaN when either side has fewer than two values). None when either side
+/// has no value, or the gain is not a number (a baseline mean of 0): nothing
+/// measured has no gain, and nothing is faster than nothing.
+pub fn gain_with_ci(baseline: &[f64], x: &[f64], seed: u64) -> Option<(f64, [f64; 2])> {
     let g = gain(mean(baseline), mean(x));
+    if !g.is_finite() {
+        return None;
+    }
     if baseline.len() < 2 || x.len() < 2 {
-        return (g, [f64::NAN, f64::NAN]);
+        return Some((g, [f64::NAN, f64::NAN]));
     }
     let mut rng = link::rng::Rng::new(seed);
     let mut pick = |v: &[f64]| -> f64 {
@@ -99,7 +114,7 @@ pub fn gain_with_ci(baseline: &[f64], x: &[f64], seed: u64) -> (f64, [f64; 2]) {
     };
     let mut gains: Vec<f64> = (0..2000).map(|_| gain(pick(baseline), pick(x))).collect();
     gains.sort_by(f64::total_cmp);
-    (g, [gains[49], gains[1949]])
+    Some((g, [gains[49], gains[1949]]))
 }
 
 /// Absolute percentage error of `model` against `reference`, in %:
@@ -246,8 +261,26 @@ mod tests {
         assert_eq!(s.median, 2.5);
         assert!((s.ci95[1] - (2.5 + 3.182 * (1.6667f64 / 4.0).sqrt())).abs() < 1e-3);
         assert_eq!(gain(100.0, 80.0), 20.0);
-        let (g, ci) = gain_with_ci(&[100.0, 110.0, 90.0], &[80.0, 85.0, 75.0], 1);
+        let (g, ci) = gain_with_ci(&[100.0, 110.0, 90.0], &[80.0, 85.0, 75.0], 1).unwrap();
         assert!((g - 20.0).abs() < 1e-9 && ci[0] < g && g < ci[1]);
+    }
+
+    #[test]
+    fn an_empty_sample_has_no_mean_and_no_gain() {
+        // Not -0.0 (an empty f64 sum), which printed as "-0" and made a +100 % gain.
+        assert!(mean(&[]).is_nan());
+        let s = summarize(&[]);
+        assert!(s.mean.is_nan() && s.median.is_nan());
+        assert!(s.ci95.iter().all(|v| v.is_nan()));
+        assert_eq!(gain_with_ci(&[100.0, 110.0], &[], 1), None);
+        assert_eq!(gain_with_ci(&[], &[80.0, 85.0], 1), None);
+        assert_eq!(gain_with_ci(&[], &[], 1), None);
+        // A baseline of 0 ms has no gain over it either.
+        assert_eq!(gain_with_ci(&[0.0], &[5.0], 1), None);
+        // One value each: a gain, no interval.
+        let (g, ci) = gain_with_ci(&[100.0], &[80.0], 1).unwrap();
+        assert_eq!(g, 20.0);
+        assert!(ci.iter().all(|v| v.is_nan()));
     }
 
     #[test]

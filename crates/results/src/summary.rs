@@ -2,6 +2,9 @@
 //! Student-t CI), bytes, connections, and the gain of mean PLT over a baseline
 //! with its bootstrap CI, and of mean ToW likewise — computed here once for
 //! `compare` and the report; `Metric` (an experiment's choice) picks the headline.
+//! A protocol none of whose probes loaded has no figures and no gain, nor has
+//! any protocol a gain over a baseline that never loaded; [`or_na`] and
+//! [`failure_note`] say so alike in `compare`'s table and the report.
 
 use crate::experiment::Metric;
 use crate::probe::Measured;
@@ -12,7 +15,7 @@ use serde::Serialize;
 /// What a headline metric picks out of a summary.
 impl Metric {
     /// The headline's (gain, CI) of a summary.
-    pub fn gain(self, s: &ProtocolSummary) -> (f64, [f64; 2]) {
+    pub fn gain(self, s: &ProtocolSummary) -> (Option<f64>, [f64; 2]) {
         match self {
             Metric::Plt => (s.gain_pct, s.gain_ci95),
             Metric::Tow => (s.tow_gain_pct, s.tow_gain_ci95),
@@ -28,7 +31,9 @@ impl Metric {
     }
 }
 
-/// One protocol's probes in a group, summarized.
+/// One protocol's probes in a group, summarized. With no finished probe
+/// (`n` 0) there is nothing to summarize: the summaries are NaN, the means and
+/// gains None (null in JSON, either way).
 #[derive(Debug, Clone, Serialize)]
 pub struct ProtocolSummary {
     pub protocol: Protocol,
@@ -37,17 +42,58 @@ pub struct ProtocolSummary {
     pub failed: usize,
     pub plt_ms: Summary,
     pub tow_ms: Summary,
-    pub bytes_down: f64,
-    pub connections: f64,
+    pub bytes_down: Option<f64>,
+    pub connections: Option<f64>,
     /// Gain of mean PLT over the baseline's, in %, with a 95 % bootstrap CI
-    /// (the baseline's own: against a resample of itself).
-    pub gain_pct: f64,
+    /// (the baseline's own: against a resample of itself); None when this
+    /// protocol or the baseline has no finished probe; the CI NaN when either
+    /// has fewer than two.
+    pub gain_pct: Option<f64>,
     pub gain_ci95: [f64; 2],
     /// Gain of mean ToW over the baseline's, in %, with its 95 % bootstrap CI.
-    pub tow_gain_pct: f64,
+    pub tow_gain_pct: Option<f64>,
     pub tow_gain_ci95: [f64; 2],
     /// Mean bytes client → server (requests, handshakes, ACKs).
-    pub bytes_up: f64,
+    pub bytes_up: Option<f64>,
+    /// The error of the first failed probe (in the order given), if any failed.
+    pub first_error: Option<String>,
+}
+
+impl ProtocolSummary {
+    /// "k failed", "all k failed: <first error>", or None when none failed.
+    pub fn failure_note(&self) -> Option<String> {
+        failure_note(self.n, self.failed, self.first_error.as_deref())
+    }
+}
+
+/// What a group's failed probes come to, beside its figures: "k failed" when
+/// some loaded, "all k failed: <the first one's error>" when none did (the
+/// figures are then n/a), None when none failed.
+pub fn failure_note(n: usize, failed: usize, first_error: Option<&str>) -> Option<String> {
+    match (n, failed) {
+        (_, 0) => None,
+        (0, k) => Some(match first_error {
+            Some(e) => format!("all {k} failed: {e}"),
+            None => format!("all {k} failed"),
+        }),
+        (_, k) => Some(format!("{k} failed")),
+    }
+}
+
+/// `v` formatted by `fmt`, or "n/a" when there is none or it is not a number
+/// (no finished probe, no interval): the one way a missing figure is shown.
+/// A zero is formatted as +0, never as -0.
+pub fn or_na(v: impl Into<Option<f64>>, fmt: impl Fn(f64) -> String) -> String {
+    match v.into() {
+        // Adding +0.0 turns -0.0 into +0.0 and leaves every other value.
+        Some(v) if v.is_finite() => fmt(v + 0.0),
+        _ => "n/a".into(),
+    }
+}
+
+/// The mean of `f` over `probes`; None for no probe.
+fn mean_of<P>(probes: &[&P], f: impl Fn(&P) -> f64) -> Option<f64> {
+    (!probes.is_empty()).then(|| mean(&probes.iter().map(|p| f(p)).collect::<Vec<_>>()))
 }
 
 /// Per protocol of `protocols`, in that order: the summary of its finished
@@ -69,36 +115,33 @@ pub fn summarize_protocols<P: Measured>(
         .iter()
         .map(|&p| {
             let good = ok(p);
+            let failed: Vec<&P> = probes
+                .iter()
+                .filter(|r| r.protocol() == p && r.failed())
+                .collect();
             let plt: Vec<f64> = good.iter().map(|r| r.plt_ms()).collect();
             let tow: Vec<f64> = good.iter().map(|r| r.tow_ms()).collect();
-            let (gain_pct, gain_ci95) = gain_with_ci(&base, &plt, BOOTSTRAP_SEED);
-            let (tow_gain_pct, tow_gain_ci95) = gain_with_ci(&base_tow, &tow, BOOTSTRAP_SEED);
+            let split = |g: Option<(f64, [f64; 2])>| match g {
+                Some((g, ci)) => (Some(g), ci),
+                None => (None, [f64::NAN, f64::NAN]),
+            };
+            let (gain_pct, gain_ci95) = split(gain_with_ci(&base, &plt, BOOTSTRAP_SEED));
+            let (tow_gain_pct, tow_gain_ci95) =
+                split(gain_with_ci(&base_tow, &tow, BOOTSTRAP_SEED));
             ProtocolSummary {
                 protocol: p,
                 n: good.len(),
-                failed: probes
-                    .iter()
-                    .filter(|r| r.protocol() == p && r.failed())
-                    .count(),
+                failed: failed.len(),
                 plt_ms: summarize(&plt),
                 tow_ms: summarize(&tow),
-                bytes_down: mean(
-                    &good
-                        .iter()
-                        .map(|r| r.bytes_down() as f64)
-                        .collect::<Vec<_>>(),
-                ),
-                connections: mean(
-                    &good
-                        .iter()
-                        .map(|r| r.connections() as f64)
-                        .collect::<Vec<_>>(),
-                ),
+                bytes_down: mean_of(&good, |r| r.bytes_down() as f64),
+                connections: mean_of(&good, |r| r.connections() as f64),
                 gain_pct,
                 gain_ci95,
                 tow_gain_pct,
                 tow_gain_ci95,
-                bytes_up: mean(&good.iter().map(|r| r.bytes_up() as f64).collect::<Vec<_>>()),
+                bytes_up: mean_of(&good, |r| r.bytes_up() as f64),
+                first_error: failed.first().and_then(|r| r.error()).map(String::from),
             }
         })
         .collect()
@@ -110,6 +153,10 @@ mod tests {
     use crate::probe::ProbeRecord;
 
     fn probe(protocol: Protocol, plt_ms: f64, error: bool) -> ProbeRecord {
+        failing(protocol, plt_ms, error.then_some("x"))
+    }
+
+    fn failing(protocol: Protocol, plt_ms: f64, error: Option<&str>) -> ProbeRecord {
         ProbeRecord {
             trial: String::new(),
             point: Default::default(),
@@ -131,7 +178,7 @@ mod tests {
             misses: 0,
             tls_resumed: 0,
             phases: Default::default(),
-            error: error.then(|| "x".to_string()),
+            error: error.map(String::from),
             started: 0.0,
             har: None,
         }
@@ -150,23 +197,112 @@ mod tests {
         ];
         let s = summarize_protocols(Protocol::Https, &[Protocol::Https, Protocol::H2], &probes);
         assert_eq!((s[0].n, s[0].failed, s[1].n, s[1].failed), (3, 0, 3, 1));
-        assert_eq!(s[0].gain_pct, 0.0);
-        assert!((s[1].gain_pct - 20.0).abs() < 1e-9);
+        assert_eq!(s[0].gain_pct, Some(0.0));
+        assert!((s[1].gain_pct.unwrap() - 20.0).abs() < 1e-9);
         assert_eq!(
-            (s[1].gain_pct, s[1].gain_ci95),
+            Some((s[1].gain_pct.unwrap(), s[1].gain_ci95)),
             gain_with_ci(&[100.0, 110.0, 90.0], &[80.0, 85.0, 75.0], BOOTSTRAP_SEED)
         );
         assert_eq!(s[1].tow_ms.mean, 70.0);
         // ToW: 100, 90, 80 against 70, 75, 65.
-        assert!((s[1].tow_gain_pct - 100.0 * (90.0 - 70.0) / 90.0).abs() < 1e-9);
+        assert!((s[1].tow_gain_pct.unwrap() - 100.0 * (90.0 - 70.0) / 90.0).abs() < 1e-9);
         assert_eq!(Metric::Tow.gain(&s[1]).0, s[1].tow_gain_pct);
         assert_eq!(Metric::Plt.gain(&s[1]).0, s[1].gain_pct);
         assert_eq!("tow".parse::<Metric>(), Ok(Metric::Tow));
         assert!("wire".parse::<Metric>().unwrap_err().contains("plt or tow"));
-        assert_eq!(s[1].bytes_down, 1000.0);
+        assert_eq!(s[1].bytes_down, Some(1000.0));
+        // Some failed: the figures are the others', the failures counted beside them.
+        assert_eq!(s[0].failure_note(), None);
+        assert_eq!(s[1].failure_note().as_deref(), Some("1 failed"));
+        assert_eq!(s[1].first_error.as_deref(), Some("x"));
         // Borrowed records summarize alike.
         let refs: Vec<&ProbeRecord> = probes.iter().collect();
         let t = summarize_protocols(Protocol::H2, &[Protocol::H2], &refs);
-        assert_eq!(t[0].gain_pct, 0.0);
+        assert_eq!(t[0].gain_pct, Some(0.0));
+    }
+
+    /// No figure of `s` is made up: each is None or NaN.
+    fn nothing(s: &ProtocolSummary) {
+        assert_eq!((s.gain_pct, s.tow_gain_pct), (None, None), "{s:?}");
+        assert_eq!(
+            (s.bytes_down, s.connections, s.bytes_up),
+            (None, None, None)
+        );
+        for v in [s.plt_ms, s.tow_ms]
+            .iter()
+            .flat_map(|m| [m.mean, m.median, m.ci95[0], m.ci95[1]])
+            .chain(s.gain_ci95)
+            .chain(s.tow_gain_ci95)
+        {
+            assert!(v.is_nan(), "{s:?}");
+        }
+        let json = serde_json::to_value(s).unwrap();
+        assert!(
+            json["gain_pct"].is_null() && json["tow_gain_pct"].is_null(),
+            "{json}"
+        );
+        assert!(
+            json["plt_ms"]["mean"].is_null() && json["bytes_down"].is_null(),
+            "{json}"
+        );
+        assert!(!json.to_string().contains("-0"), "{json}");
+    }
+
+    #[test]
+    fn a_protocol_whose_every_probe_failed_has_no_figures_and_no_gain() {
+        let probes = [
+            probe(Protocol::Https, 100.0, false),
+            probe(Protocol::Https, 110.0, false),
+            failing(Protocol::H2, 0.0, Some("h2: stream 3 refused")),
+            failing(Protocol::H2, 0.0, Some("h2: stream 5 refused")),
+        ];
+        let s = summarize_protocols(Protocol::Https, &[Protocol::Https, Protocol::H2], &probes);
+        assert_eq!((s[1].n, s[1].failed), (0, 2));
+        // Not +100 % (the gain over a mean of -0.0 ms).
+        nothing(&s[1]);
+        assert_eq!(
+            s[1].failure_note().as_deref(),
+            Some("all 2 failed: h2: stream 3 refused")
+        );
+        assert_eq!(Metric::Plt.gain(&s[1]).0, None);
+        // The baseline keeps its figures and its gain over itself.
+        assert_eq!((s[0].gain_pct, s[0].bytes_down), (Some(0.0), Some(1000.0)));
+        assert_eq!(s[0].first_error, None);
+    }
+
+    #[test]
+    fn no_protocol_has_a_gain_over_a_baseline_that_never_loaded() {
+        let probes = [
+            failing(Protocol::Https, 0.0, Some("connect: timed out")),
+            failing(Protocol::Https, 0.0, Some("later")),
+            probe(Protocol::H2, 80.0, false),
+            probe(Protocol::H2, 90.0, false),
+        ];
+        let s = summarize_protocols(Protocol::Https, &[Protocol::Https, Protocol::H2], &probes);
+        nothing(&s[0]);
+        assert_eq!(
+            s[0].failure_note().as_deref(),
+            Some("all 2 failed: connect: timed out")
+        );
+        // h2 loaded: its own figures, but nothing to gain over.
+        assert_eq!((s[1].n, s[1].failed), (2, 0));
+        assert_eq!(s[1].plt_ms.mean, 85.0);
+        assert_eq!(s[1].bytes_down, Some(1000.0));
+        assert_eq!((s[1].gain_pct, s[1].tow_gain_pct), (None, None));
+        assert!(s[1].gain_ci95.iter().all(|v| v.is_nan()));
+        assert_eq!(s[1].failure_note(), None);
+    }
+
+    #[test]
+    fn missing_figures_read_na_and_zero_is_never_negative() {
+        let pct = |v: f64| format!("{v:+.1}");
+        assert_eq!(or_na(None, pct), "n/a");
+        assert_eq!(or_na(f64::NAN, pct), "n/a");
+        assert_eq!(or_na(Some(f64::INFINITY), pct), "n/a");
+        assert_eq!(or_na(-0.0, pct), "+0.0");
+        assert_eq!(or_na(-0.0, |v| format!("{v:.0}")), "0");
+        assert_eq!(or_na(Some(-12.34), pct), "-12.3");
+        assert_eq!(failure_note(3, 0, None), None);
+        assert_eq!(failure_note(0, 2, None).as_deref(), Some("all 2 failed"));
     }
 }
