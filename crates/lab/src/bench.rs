@@ -428,18 +428,10 @@ pub fn run(
         Target::Site { site, link } => {
             // The server in the testbed's server namespace (testbed_server,
             // as compare and load), the generator in its client namespace.
-            let knobs = crate::trial::Knobs {
-                server: peers::Knobs {
-                    max_streams: 100,
-                    tls13_only: None,
-                    server_delay: false,
-                    resources: site.resources.len(),
-                },
-                conns_per_host: 6,
-                tls_resume: false,
-                pool: crate::trial::Pool::default(),
-                browser_cost: crate::trial::BrowserCost::default(),
-            };
+            // The server's knobs at the Trial's defaults (the generator's
+            // own: streams, pipelining, are bench's).
+            let trial = crate::trial::Trial::default();
+            let knobs = trial.knobs(site.resources.len());
             if let Some(why) = crate::trial::refusal(req.server, None, &[protocol], &knobs) {
                 return Err(usage(why.to_string()));
             }
@@ -465,7 +457,7 @@ pub fn run(
                 &ServerSetup {
                     site,
                     kind: req.server,
-                    max_streams: 100,
+                    max_streams: trial.max_streams,
                     tls13_only: None,
                     server_delay: Duration::ZERO,
                     keepalive: None,
@@ -688,7 +680,7 @@ pub fn pipelining_matrix(
                     cert_pem: cert,
                     key_pem: key,
                     workers: 1,
-                    max_streams: 100,
+                    max_streams: crate::trial::Trial::default().max_streams,
                     keepalive_timeout: None,
                     access_log: false,
                     docroot: docroot.0.clone(),

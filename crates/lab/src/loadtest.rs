@@ -421,7 +421,7 @@ pub fn paper_specs(quick: bool) -> Result<[LoadSpec; 2], LoadtestError> {
         distinct_addresses: true,
         generator_threads: 1,
         keepalive: None,
-        max_streams: 100,
+        max_streams: crate::trial::Trial::default().max_streams,
         tls13_only: None,
         stop_server_after: None,
     };

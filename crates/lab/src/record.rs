@@ -150,7 +150,7 @@ fn in_testbed(
         &ServerSetup {
             site,
             kind: crate::trial::ServerKind::Builtin,
-            max_streams: 100,
+            max_streams: crate::trial::Trial::default().max_streams,
             tls13_only: None,
             server_delay: Duration::ZERO,
             keepalive: None,

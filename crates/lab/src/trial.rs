@@ -391,15 +391,16 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 impl Default for Trial {
     /// The built-in server and the model with every knob at its FIELDS default.
     fn default() -> Trial {
+        // The knobs' values here are placeholders: FIELDS' defaults follow.
         let mut t = Trial {
             server: ServerKind::Builtin,
             client: ClientKind::Model,
             timeout: DEFAULT_TIMEOUT,
-            shards: 1,
-            max_streams: 100,
+            shards: 0,
+            max_streams: 0,
             tls13_only: None,
-            conns_per_host: 6,
-            depth: 8,
+            conns_per_host: 0,
+            depth: 0,
             server_delay: ServerDelay::None,
             layout: site::Layout::Origin,
             cert: CertKind::default(),

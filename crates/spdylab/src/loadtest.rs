@@ -5,6 +5,7 @@
 use crate::compare::{parse_protocols, ProtocolList, ServerArg};
 use crate::link_args::{describe, LinkArgs, TlsArg};
 use crate::sites;
+use crate::trial_args::{default_of, knob};
 use crate::Failure;
 use clap::Args;
 use lab::loadtest::{derive, Derived, LoadSpec, LoadtestError, Second, Totals};
@@ -78,7 +79,8 @@ pub struct LoadArgs {
     #[arg(long)]
     pub one_address: bool,
     /// The server's concurrent-stream limit per HTTP/2 connection
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value = default_of("max_streams"), value_name = "N",
+          value_parser = knob("max_streams", |t| t.max_streams))]
     pub max_streams: u32,
     /// Only this TLS version (default: 1.3, falling back to 1.2)
     #[arg(long)]

@@ -2,13 +2,12 @@
 
 use crate::link_args::TlsArg;
 use crate::sites;
+use crate::trial_args::{default_of, knob};
 use crate::Failure;
 use clap::Args;
 use lab::serve::{Offer, ServeError, ServeRequest};
-use link::units::parse_duration;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Serve a site with the built-in server, on this machine (no emulated link)
 #[derive(Debug, Args)]
@@ -37,11 +36,14 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
     pub shards: u16,
     /// Concurrent streams per HTTP/2 connection (advertised in SETTINGS)
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value = default_of("max_streams"), value_name = "N",
+          value_parser = knob("max_streams", |t| t.max_streams))]
     pub max_streams: u32,
-    /// Think time before each response
-    #[arg(long, value_parser = parse_duration, default_value = "0ms", value_name = "DURATION")]
-    pub server_delay: Duration,
+    /// Think time before each response; from-har: each imported response's
+    /// recorded wait
+    #[arg(long, default_value = default_of("server_delay"), value_name = "DURATION|from-har",
+          value_parser = knob("server_delay", |t| t.server_delay))]
+    pub server_delay: lab::trial::ServerDelay,
     /// Only this TLS version (default: 1.2 and 1.3)
     #[arg(long)]
     pub tls: Option<TlsArg>,
@@ -82,7 +84,7 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
         tls_listen: args.tls_listen,
         shards: addresses,
         max_streams: args.max_streams,
-        server_delay: args.server_delay,
+        server_delay: args.server_delay.for_server(),
         tls13_only: TlsArg::tls13_only(args.tls),
         ca: args.ca.clone(),
         cert: args.cert,

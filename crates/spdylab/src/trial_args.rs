@@ -47,6 +47,25 @@ fn checked(name: &'static str) -> ValueParser {
     })
 }
 
+/// The parser of one knob's flag in a command that takes only a few knobs
+/// (`load`, `serve`): the same check as `TrialArgs`', the typed value read
+/// off the Trial by `read`.
+pub fn knob<T: Clone + Send + Sync + 'static>(
+    name: &'static str,
+    read: fn(&Trial) -> T,
+) -> ValueParser {
+    ValueParser::from(move |s: &str| -> Result<T, String> {
+        let mut t = Trial::default();
+        t.set(name, s)?;
+        Ok(read(&t))
+    })
+}
+
+/// A knob's default, as its flag shows and takes it.
+pub fn default_of(name: &str) -> &'static str {
+    results::experiment::field(name).map_or("", |f| f.default)
+}
+
 impl TrialArgs {
     /// Sets the given knobs on `trial`; an error names the flag.
     pub fn apply(&self, trial: &mut Trial) -> Result<(), String> {
