@@ -289,28 +289,6 @@ impl Server {
         tasks.abort_all();
         Ok(())
     }
-
-    /// Runs the server on its own runtime until SIGINT or SIGTERM.
-    pub fn run_until_signal(
-        self,
-        cleartext: Vec<std::net::TcpListener>,
-        tls: Vec<std::net::TcpListener>,
-    ) -> io::Result<()> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?;
-        rt.block_on(async {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-            let stop = async move {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
-            };
-            self.run(cleartext, tls, stop).await
-        })
-    }
 }
 
 /// A TLS handshake must finish within this (nginx's default for a client's
