@@ -14,9 +14,6 @@ pub struct Time(pub u64);
 impl Time {
     pub const ZERO: Time = Time(0);
 
-    pub fn from_duration(d: Duration) -> Time {
-        Time(d.as_nanos() as u64)
-    }
     pub fn from_millis(ms: u64) -> Time {
         Time(ms * 1_000_000)
     }

@@ -976,7 +976,7 @@ pub fn campaign_differences(a: &Experiment, b: &Experiment) -> Vec<String> {
 /// own file name) and whatever a later version's defaults are.
 /// Each with the value the copy gets from the experiment: a key cannot be
 /// added without its value.
-const PINNED: &[(&str, fn(&Experiment) -> String)] = &[
+const PINNED: &[(&str, PinnedValue)] = &[
     ("name", |e| toml_string(&e.name)),
     ("baseline", |e| toml_string(e.baseline.name())),
     ("reps", |e| e.reps.to_string()),
@@ -989,6 +989,9 @@ const PINNED: &[(&str, fn(&Experiment) -> String)] = &[
         toml_string(&link::units::format_duration(e.timeout))
     }),
 ];
+
+/// How a pinned key's value is written from the experiment.
+type PinnedValue = fn(&Experiment) -> String;
 
 /// `s` as a TOML string.
 fn toml_string(s: &str) -> String {

@@ -61,8 +61,17 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
     if matches!(args.figure.as_str(), "load" | "pipelining") {
         // These are not campaigns: their own servers, no experiment file, no slices.
         let r = &args.run;
+        // clap asks for --out unless --print is given: without --print, there is one.
+        let out = match (&args.out, args.print) {
+            (Some(out), false) => out.clone(),
+            _ => {
+                return Err(Failure::Usage(format!(
+                    "paper {}: --print applies to the figures' campaigns, not to this preset",
+                    args.figure
+                )))
+            }
+        };
         let ignored = [
-            (args.print, "--print"),
             (
                 !matches!(args.server, crate::compare::ServerArg::Builtin),
                 "--server",
@@ -83,20 +92,11 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
                 args.figure
             )));
         }
-    }
-    if args.figure == "pipelining" {
-        let out = args
-            .out
-            .clone()
-            .ok_or_else(|| Failure::Usage("--out DIR is needed".into()))?;
-        return crate::bench::pipelining_matrix(args.quick, &out, 50);
-    }
-    if args.figure == "load" {
-        let out = args
-            .out
-            .clone()
-            .ok_or_else(|| Failure::Usage("--out DIR is needed".into()))?;
-        return crate::loadtest::paper_load(args.quick, &out);
+        return if args.figure == "pipelining" {
+            crate::bench::pipelining_matrix(args.quick, &out, 50)
+        } else {
+            crate::loadtest::paper_load(args.quick, &out)
+        };
     }
     let chosen: Vec<&presets::Preset> = if args.figure == "all" {
         PRESETS.iter().collect()
@@ -157,4 +157,41 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
         worst = worst.max(code);
     }
     Ok(worst)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        paper: PaperArgs,
+    }
+
+    /// `paper ARGS`'s usage error; these are refused before anything runs.
+    fn refusal(args: &[&str]) -> String {
+        let mut all = vec!["paper"];
+        all.extend_from_slice(args);
+        let cli = Cli::try_parse_from(all).expect("clap accepts it");
+        match run(cli.paper) {
+            Err(Failure::Usage(why)) => why,
+            _ => panic!("{args:?} is not refused"),
+        }
+    }
+
+    #[test]
+    fn load_and_pipelining_refuse_print_and_campaign_flags() {
+        for figure in ["load", "pipelining"] {
+            for args in [&["--print"][..], &["--print", "--out", "x"]] {
+                let why = refusal(&[&[figure][..], args].concat());
+                assert!(why.contains("--print applies to the figures"), "{why}");
+            }
+            let why = refusal(&[figure, "--out", "x", "--jobs", "2"]);
+            assert!(why.contains("--jobs applies to the figures"), "{why}");
+        }
+        // Without --print, clap asks for --out: no usage error of our own.
+        assert!(Cli::try_parse_from(["paper", "load"]).is_err());
+    }
 }
