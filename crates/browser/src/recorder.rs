@@ -294,8 +294,10 @@ fn entry(
     let (host, path) =
         site::content::split_url(&r.url).unwrap_or_else(|| (String::new(), r.url.clone()));
     Entry {
+        method: r.method.clone(),
         host,
         path,
+        request_body_bytes: r.post_data.as_ref().map_or(0, |d| d.len() as u64),
         started_ms: start.map_or(0.0, |s| (r.issued - s) * 1e3),
         time_ms: ((done - r.issued) * 1e3).max(0.0),
         status: r.status,

@@ -3,7 +3,8 @@
 //! load starts cold: new connections, full TLS handshakes (unless the config
 //! shares a TLS session store across loads: `--tls-resume`), nothing cached.
 //! Requests carry the config's header set (`headers`), with the referer of
-//! the document or style sheet that named them.
+//! the document or style sheet that named them; an imported page's requests
+//! their recorded method and body (`replay::Upload`), never pipelined.
 //! With browser costs (`render`), discovery goes through the renderer's main
 //! thread, woken at its virtual times; without, as bytes arrive.
 
@@ -11,7 +12,7 @@ use crate::conn::{self, client_tls_resuming, Event, RequestSender};
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
 use crate::headers::RequestHeaders;
 use crate::render::{BrowserCost, Renderer};
-use crate::replay::ReplayTree;
+use crate::replay::{ReplayTree, Upload};
 use crate::schedule::{Action, Class, ConnId, Join, Policy, Pool, ReqId, Scheduler};
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
@@ -107,8 +108,12 @@ pub struct Timings {
 /// One resource as loaded.
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry {
+    /// The request's method (GET but for an imported page's POSTs and the like).
+    pub method: String,
     pub host: String,
     pub path: String,
+    /// The request body's length (0: none).
+    pub request_body_bytes: u64,
     /// When it was discovered, from navigation start, in ms.
     pub started_ms: f64,
     /// Discovery to last byte, in ms (the sum of the phases).
@@ -138,6 +143,8 @@ struct Req {
     path: String,
     /// The scheduler's pool it was put in when found.
     pool: String,
+    /// Its method and body, when it is not a GET (imported pages).
+    upload: Option<Upload>,
     /// Sent again after a reused HTTP/1.1 connection closed before answering.
     retried: bool,
     discovered: Option<Instant>,
@@ -346,10 +353,20 @@ impl<'a> State<'a> {
         self.seen.insert(key, id);
         let pool = self.pool_of(&found.host)?;
         let host = found.host.clone();
+        let upload = self
+            .cfg
+            .replay
+            .as_ref()
+            .and_then(|t| t.upload(&found.host, &found.path))
+            .cloned();
+        if upload.is_some() {
+            self.sched.not_pipelined(id);
+        }
         self.reqs.push(Req {
             host: found.host,
             path: found.path,
             pool: pool.clone(),
+            upload,
             discovered: Some(Instant::now()),
             referer,
             ..Default::default()
@@ -454,6 +471,7 @@ impl<'a> State<'a> {
                     r.pool.clone_from(&c.pool);
                     c.first_req.get_or_insert(req);
                     let (host, path) = (r.host.clone(), r.path.clone());
+                    let upload = r.upload.clone();
                     let headers = self.cfg.headers.for_request(
                         self.cfg.protocol,
                         &path,
@@ -461,7 +479,7 @@ impl<'a> State<'a> {
                     );
                     match c.sender.as_mut() {
                         Some(RequestSender::H1(tx)) => {
-                            let _ = tx.send((req, host, path, headers));
+                            let _ = tx.send((req, host, path, headers, upload));
                         }
                         Some(RequestSender::Spdy3(tx)) => {
                             let _ = tx.send(conn::spdy3::Job {
@@ -469,6 +487,7 @@ impl<'a> State<'a> {
                                 host,
                                 path,
                                 headers,
+                                upload,
                             });
                         }
                         Some(RequestSender::H3(send)) => {
@@ -479,6 +498,7 @@ impl<'a> State<'a> {
                                 host,
                                 path,
                                 self.tx.clone(),
+                                upload,
                             ));
                             self.tasks.push(task);
                         }
@@ -492,6 +512,7 @@ impl<'a> State<'a> {
                                 self.cfg.protocol,
                                 self.tx.clone(),
                                 headers,
+                                upload,
                             ));
                             self.tasks.push(task);
                         }
@@ -703,8 +724,14 @@ impl<'a> State<'a> {
                 t.wait = d(sent, head);
                 t.receive = d(head, done);
                 Entry {
+                    method: r
+                        .upload
+                        .as_ref()
+                        .map_or("GET", |u| u.method.as_str())
+                        .to_string(),
                     host: r.host.clone(),
                     path: r.path.clone(),
+                    request_body_bytes: r.upload.as_ref().map_or(0, |u| u.body.len() as u64),
                     started_ms: since(disc),
                     time_ms: d(disc, done),
                     status: r.status,

@@ -3,11 +3,31 @@
 //! when the import says its parent did — head tags at the parent's first
 //! bytes, body tags spread over the parent's bytes in order, `url()` and
 //! script injections when the parent is complete, a redirect's target when
-//! the redirect's response is complete. Built from the Site's tree once.
+//! the redirect's response is complete. Built from the Site's tree once,
+//! with each request's recorded method and body (`Upload`: an imported
+//! page's POSTs are POSTs again, with a body of the recorded size).
 
 use crate::discover::Found;
+use bytes::Bytes;
 use site::{Kind, Reveal, Site};
 use std::collections::HashMap;
+
+/// A request other than a GET: its method and body, sent as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upload {
+    /// The method (an HTTP token: `Site` checks it).
+    pub method: String,
+    /// The body (may be empty: a POST without one).
+    pub body: Bytes,
+}
+
+impl Upload {
+    /// Whether the method is one whose requests carry a body by definition,
+    /// so that an HTTP/1.1 request says `Content-Length: 0` when it has none.
+    pub fn expects_body(&self) -> bool {
+        matches!(self.method.as_str(), "POST" | "PUT" | "PATCH")
+    }
+}
 
 /// When a child is revealed, relative to its parent's response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,10 +38,12 @@ pub enum When {
     Done,
 }
 
-/// For each resource (host, path with query), the children it reveals and when.
+/// For each resource (host, path with query), the children it reveals and
+/// when; and the requests that are not GETs.
 #[derive(Debug, Clone, Default)]
 pub struct ReplayTree {
     children: HashMap<(String, String), Vec<(Found, When)>>,
+    uploads: HashMap<(String, String), Upload>,
 }
 
 impl ReplayTree {
@@ -38,6 +60,15 @@ impl ReplayTree {
             .collect();
         let mut body_seen: HashMap<usize, u64> = HashMap::new();
         for (i, r) in site.resources.iter().enumerate() {
+            if let Some(rec) = site.recorded(i).filter(|rec| rec.is_upload()) {
+                t.uploads.insert(
+                    (r.host.clone(), r.path.clone()),
+                    Upload {
+                        method: rec.method.clone(),
+                        body: Bytes::from(rec.request_body_bytes()),
+                    },
+                );
+            }
             let Some(tree_parent) = r.parent else {
                 continue;
             };
@@ -76,6 +107,11 @@ impl ReplayTree {
         t
     }
 
+    /// The method and body of the request for (host, path), if it is not a GET.
+    pub fn upload(&self, host: &str, path: &str) -> Option<&Upload> {
+        self.uploads.get(&(host.to_string(), path.to_string()))
+    }
+
     /// The children of (host, path) due once `bytes` of its body have
     /// arrived (`done`: the response is complete); the page drops repeats.
     pub fn due(&self, host: &str, path: &str, bytes: u64, done: bool) -> Vec<Found> {
@@ -95,6 +131,31 @@ impl ReplayTree {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_imported_post_is_a_post_again_with_its_body() {
+        let e = |url: &str, method: &str, post: serde_json::Value| {
+            serde_json::json!({"request": {"method": method, "url": url, "postData": post,
+                "bodySize": 12},
+                "response": {"status": 200, "headers": [],
+                "content": {"size": 2, "mimeType": "text/plain", "text": "ok"}}})
+        };
+        let har = serde_json::json!({"log": {"entries": [
+            e("https://a.test/", "GET", serde_json::Value::Null),
+            e("https://a.test/mob/tracking", "POST", serde_json::json!({"text": "{\"e\":1}"})),
+            e("https://a.test/lite/rum-track?x=1", "POST", serde_json::Value::Null),
+        ]}});
+        let (site, _) = site::har::import("t", har.to_string().as_bytes()).unwrap();
+        let t = ReplayTree::of(&site);
+        assert_eq!(t.upload("a.test", "/"), None);
+        let u = t.upload("a.test", "/mob/tracking").unwrap();
+        assert_eq!(
+            (u.method.as_str(), &u.body[..]),
+            ("POST", &b"{\"e\":1}"[..])
+        );
+        let u = t.upload("a.test", "/lite/rum-track?x=1").unwrap();
+        assert_eq!((u.method.as_str(), u.body.len()), ("POST", 12));
+    }
 
     #[test]
     fn a_generated_site_replays_the_children_its_bytes_reveal() {

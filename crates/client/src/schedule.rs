@@ -1,6 +1,8 @@
 //! Which request goes on which connection, and when to open one — as a browser
 //! of the era: HTTP/1.1 with up to N persistent connections per host (one
-//! request at a time, or up to `depth` when pipelining); SPDY/HTTP/2 with one
+//! request at a time, or up to `depth` when pipelining, a non-idempotent
+//! request — an imported page's POST — never pipelined: it goes alone on an
+//! idle connection, as browsers that pipelined sent them); SPDY/HTTP/2 with one
 //! connection per pool (a host name, or an origin address: [`Pool`]), every
 //! request multiplexed up to the server's stream limit. Sans-I/O: fed
 //! discoveries, connection events and completions; polled for actions.
@@ -16,7 +18,7 @@
 //! HARs show two images in flight before the body, to a host whose session
 //! was not up yet, while five head requests were in flight.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::str::FromStr;
 
@@ -138,6 +140,10 @@ struct Conn {
     in_flight: usize,
     /// Most requests in flight: the pipelining depth, or the server's stream limit.
     limit: usize,
+    /// A request that is never pipelined, in flight on it alone.
+    alone: Option<ReqId>,
+    /// Kept for such a request: takes no more until it is idle.
+    draining: bool,
 }
 
 #[derive(Debug)]
@@ -153,6 +159,8 @@ pub struct Scheduler {
     in_flight: HashMap<ReqId, (String, Class)>,
     /// Blink's tight mode: the body or the first frame is not reached yet.
     tight: bool,
+    /// Requests never pipelined (HTTP/1.1: alone on their connection).
+    not_pipelined: HashSet<ReqId>,
 }
 
 impl Scheduler {
@@ -165,7 +173,15 @@ impl Scheduler {
             held: VecDeque::new(),
             in_flight: HashMap::new(),
             tight: true,
+            not_pipelined: HashSet::new(),
         }
+    }
+
+    /// Request `req` (a POST: not idempotent) is never pipelined: over
+    /// HTTP/1.1 it goes only on an idle connection, and nothing follows it
+    /// there until its answer is in. Call before it is discovered.
+    pub fn not_pipelined(&mut self, req: ReqId) {
+        self.not_pipelined.insert(req);
     }
 
     /// Blink's tight mode is over (the page's body and its first frame were
@@ -242,6 +258,9 @@ impl Scheduler {
     /// Request `req`'s response is complete (call before [`Scheduler::finished`]).
     pub fn completed(&mut self, req: ReqId) {
         self.in_flight.remove(&req);
+        for c in self.conns.iter_mut().filter(|c| c.alone == Some(req)) {
+            c.alone = None;
+        }
     }
 
     /// Starts what Blink lets go: every HIGH request at once, the others
@@ -311,17 +330,52 @@ impl Scheduler {
         // Send what can be sent, in discovery order.
         let mut waiting = VecDeque::new();
         while let Some((req, pool)) = self.pending.pop_front() {
+            // Only pipelining changes anything: without it, every request
+            // goes alone on an idle connection anyway.
+            let alone = depth > 1
+                && self.policy != Policy::Multiplexed
+                && self.not_pipelined.contains(&req);
             let free = self
                 .conns
                 .iter_mut()
-                .filter(|c| c.pool == pool && c.ready && !c.closed && c.in_flight < c.limit)
+                .filter(|c| c.pool == pool && c.ready && !c.closed && c.alone.is_none())
+                .filter(|c| match alone {
+                    true => c.in_flight == 0,
+                    false => c.in_flight < c.limit && !c.draining,
+                })
                 .min_by_key(|c| c.in_flight);
             match free {
                 Some(c) => {
                     c.in_flight += 1;
+                    if alone {
+                        c.alone = Some(req);
+                    }
                     self.actions.push_back(Action::Send { conn: c.id, req });
+                    if alone {
+                        for c in self.conns.iter_mut().filter(|c| c.pool == pool) {
+                            c.draining = false;
+                        }
+                    }
                 }
-                None => waiting.push_back((req, pool)),
+                None => {
+                    // Pipelining behind others: the connection with the
+                    // fewest takes no more, so that it soon goes alone.
+                    let draining = self
+                        .conns
+                        .iter()
+                        .any(|c| c.pool == pool && !c.closed && c.draining);
+                    if alone && !draining {
+                        if let Some(c) = self
+                            .conns
+                            .iter_mut()
+                            .filter(|c| c.pool == pool && c.ready && !c.closed && c.alone.is_none())
+                            .min_by_key(|c| c.in_flight)
+                        {
+                            c.draining = true;
+                        }
+                    }
+                    waiting.push_back((req, pool));
+                }
             }
         }
         // Open connections for what still waits: one per waiting request beyond
@@ -350,6 +404,8 @@ impl Scheduler {
                     closed: false,
                     in_flight: 0,
                     limit: depth,
+                    alone: None,
+                    draining: false,
                 });
                 self.actions.push_back(Action::Open {
                     conn: id,
@@ -394,6 +450,64 @@ mod tests {
         // Another host gets its own connections.
         s.discovered(10, "b.test");
         assert!(matches!(drain(&mut s)[..], [Action::Open { conn: 6, .. }]));
+    }
+
+    #[test]
+    fn a_post_is_never_pipelined() {
+        let mut s = Scheduler::new(Policy::PerHost { conns: 2, depth: 4 });
+        s.not_pipelined(2);
+        for r in 0..5 {
+            s.discovered(r, "a.test");
+        }
+        assert_eq!(drain(&mut s).len(), 2);
+        // One connection up: the POST does not go behind 0 and 1.
+        s.connected(0, None);
+        assert_eq!(
+            drain(&mut s),
+            [
+                Action::Send { conn: 0, req: 0 },
+                Action::Send { conn: 0, req: 1 }
+            ]
+        );
+        // An idle one: the POST alone on it, the rest pipelined on the other.
+        s.connected(1, None);
+        assert_eq!(
+            drain(&mut s),
+            [
+                Action::Send { conn: 1, req: 2 },
+                Action::Send { conn: 0, req: 3 },
+                Action::Send { conn: 0, req: 4 },
+            ]
+        );
+        // Nothing goes behind it until its answer is in.
+        s.discovered(5, "a.test");
+        assert!(drain(&mut s).is_empty());
+        s.completed(2);
+        s.finished(1);
+        assert_eq!(drain(&mut s), [Action::Send { conn: 1, req: 5 }]);
+        // No idle connection for the next POST: the one with the fewest in
+        // flight takes no more until it is idle, then takes the POST.
+        s.not_pipelined(6);
+        s.discovered(6, "a.test");
+        s.discovered(7, "a.test");
+        assert!(drain(&mut s).is_empty());
+        s.completed(5);
+        s.finished(1);
+        assert_eq!(drain(&mut s), [Action::Send { conn: 1, req: 6 }]);
+        s.completed(0);
+        s.finished(0);
+        assert_eq!(drain(&mut s), [Action::Send { conn: 0, req: 7 }]);
+        // Without pipelining, nothing changes: one request per connection.
+        let mut s = Scheduler::new(Policy::PerHost { conns: 1, depth: 1 });
+        s.not_pipelined(0);
+        s.discovered(0, "a.test");
+        s.discovered(1, "a.test");
+        drain(&mut s);
+        s.connected(0, None);
+        assert_eq!(drain(&mut s), [Action::Send { conn: 0, req: 0 }]);
+        s.completed(0);
+        s.finished(0);
+        assert_eq!(drain(&mut s), [Action::Send { conn: 0, req: 1 }]);
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub struct PageResource {
     /// Its body, in bytes (a response of another length is an error).
     pub size: u64,
     pub parent: Option<usize>,
+    /// Its method and body when it is not a GET (an imported page's POST).
+    pub upload: Option<crate::replay::Upload>,
 }
 
 /// What every user of a load shares.
@@ -401,6 +403,7 @@ impl User {
         while let Some(i) = pending.pop_front() {
             let host = self.cfg.page[i].host.clone();
             let path = self.cfg.page[i].path.clone();
+            let upload = self.cfg.page[i].upload.clone();
             let req = base + i;
             let ready = self.conns.iter_mut().find(|(_, c)| {
                 c.host == host && c.sender.is_some() && (multiplexed || c.busy.is_none())
@@ -416,7 +419,7 @@ impl User {
                     RequestSender::H1(tx) => {
                         c.busy = Some(i);
                         let headers = crate::headers::minimal(self.cfg.protocol);
-                        let _ = tx.send((req, host, path, headers));
+                        let _ = tx.send((req, host, path, headers, upload));
                     }
                     RequestSender::Spdy3(tx) => {
                         let job = conn::spdy3::Job {
@@ -424,6 +427,7 @@ impl User {
                             host: host.clone(),
                             path,
                             headers: crate::headers::minimal(self.cfg.protocol),
+                            upload,
                         };
                         if tx.send(job).is_err() {
                             // The session has ended: a new one takes it.
@@ -440,6 +444,7 @@ impl User {
                             host,
                             path,
                             self.tx.clone(),
+                            upload,
                         ));
                         c.extra.retain(|h| !h.is_finished());
                         c.extra.push(t);
@@ -454,6 +459,7 @@ impl User {
                             self.cfg.protocol,
                             self.tx.clone(),
                             crate::headers::minimal(self.cfg.protocol),
+                            upload,
                         ));
                         c.extra.retain(|h| !h.is_finished());
                         c.extra.push(t);
@@ -534,11 +540,18 @@ impl User {
 pub fn page_of(site: &site::Site) -> Vec<PageResource> {
     site.resources
         .iter()
-        .map(|r| PageResource {
+        .enumerate()
+        .map(|(i, r)| PageResource {
             host: r.host.clone(),
             path: r.path.clone(),
             size: r.size as u64,
             parent: r.parent,
+            upload: site.recorded(i).filter(|rec| rec.is_upload()).map(|rec| {
+                crate::replay::Upload {
+                    method: rec.method.clone(),
+                    body: rec.request_body_bytes().into(),
+                }
+            }),
         })
         .collect()
 }

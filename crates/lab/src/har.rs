@@ -26,11 +26,11 @@ pub fn har(result: &PageResult, started: SystemTime, title: &str) -> Value {
                 "startedDateTime": iso8601(started + Duration::from_secs_f64(e.started_ms / 1e3)),
                 "time": e.time_ms,
                 "request": {
-                    "method": "GET",
+                    "method": e.method,
                     "url": format!("{scheme}://{}{}", e.host, e.path),
                     "httpVersion": version,
                     "cookies": [], "headers": [], "queryString": [],
-                    "headersSize": -1, "bodySize": 0
+                    "headersSize": -1, "bodySize": e.request_body_bytes
                 },
                 "response": {
                     "status": e.status, "statusText": "", "httpVersion": version,

@@ -91,7 +91,7 @@ fn first_flight(iw: u32) -> (u64, usize) {
                 let _endpoint = c.endpoint;
                 let driver = tokio::spawn(h3::drive(c.driver));
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-                tokio::spawn(h3::request(c.send.clone(), 0, 0, host, path, tx));
+                tokio::spawn(h3::request(c.send.clone(), 0, 0, host, path, tx, None));
                 let mut bytes = 0;
                 while let Some(ev) = rx.recv().await {
                     match ev {

@@ -2,7 +2,8 @@
 //! found by host (from SNI/Host/:authority) and path. One shared handler for
 //! every protocol: the same bytes, headers and think time whatever the wire.
 //! An imported page is matched Web Page Replay's way (`Site::find_request`)
-//! and answered with its recorded status, headers and body.
+//! and answered with its recorded status, headers and body. What was asked
+//! (method, URL, request body length) can be kept in a `RequestLog`.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -13,6 +14,7 @@ use hyper::header::{
 use hyper::{Method, Request, Response, StatusCode};
 use site::Site;
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The served site with its bodies, built once at start.
@@ -29,7 +31,26 @@ pub struct Content {
     /// port h3 listens on (443 in a testbed; `spdylab serve`'s TLS port). The
     /// h3 handler drops it from its own responses.
     pub alt_svc: Option<HeaderValue>,
+    /// Where every request answered is noted, when kept (`Server::with_request_log`).
+    pub log: Option<RequestLog>,
 }
+
+/// One request as the server read it, and the status it answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub method: String,
+    /// The host it named (lower case, no port).
+    pub host: String,
+    /// The path with its query.
+    pub path: String,
+    /// The length of the request body read.
+    pub body_bytes: usize,
+    pub status: u16,
+}
+
+/// The requests a server answered, in the order answered (kept only when
+/// asked for: tests check what clients sent with it).
+pub type RequestLog = Arc<Mutex<Vec<Seen>>>;
 
 pub const SERVER_NAME: &str = "spdylab";
 /// The `server_delay` that asks for each imported response's recorded think
@@ -55,6 +76,7 @@ impl Content {
             },
             delay_from_har: delay == DELAY_FROM_HAR,
             alt_svc: None,
+            log: None,
         }
     }
 
@@ -63,37 +85,47 @@ impl Content {
     }
 
     /// The response to `req` (any protocol). The request body is read first
-    /// (and thrown away), so that a malformed body is the protocol's error
-    /// (e.g. an HTTP/2 stream reset) before any response goes out.
+    /// (and thrown away: only its length is kept, for the request log), so
+    /// that a malformed body is the protocol's error (e.g. an HTTP/2 stream
+    /// reset) before any response goes out.
     pub async fn respond<B>(&self, req: Request<B>) -> Response<Full<Bytes>>
     where
         B: hyper::body::Body,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let (parts, body) = req.into_parts();
-        if Limited::new(body, MAX_REQUEST_BODY)
-            .collect()
-            .await
-            .is_err()
-        {
-            return plain(
-                StatusCode::BAD_REQUEST,
-                "the request body is malformed or too large\n".into(),
-            );
-        }
+        let body_bytes = match Limited::new(body, MAX_REQUEST_BODY).collect().await {
+            Ok(b) => b.to_bytes().len(),
+            Err(_) => {
+                return plain(
+                    StatusCode::BAD_REQUEST,
+                    "the request body is malformed or too large\n".into(),
+                )
+            }
+        };
         let req = Request::from_parts(parts, ());
-        let host = req
-            .uri()
-            .host()
-            .map(str::to_string)
-            .or_else(|| {
-                req.headers()
-                    .get(hyper::header::HOST)
-                    .and_then(|h| h.to_str().ok())
-                    .map(|h| strip_port(h).to_string())
-            })
-            .unwrap_or_default()
-            .to_ascii_lowercase();
+        let resp = self.answer(&req).await;
+        if let Some(log) = &self.log {
+            if let Ok(mut log) = log.lock() {
+                log.push(Seen {
+                    method: req.method().to_string(),
+                    host: host_of(&req),
+                    path: req
+                        .uri()
+                        .path_and_query()
+                        .map_or(req.uri().path(), |p| p.as_str())
+                        .to_string(),
+                    body_bytes,
+                    status: resp.status().as_u16(),
+                });
+            }
+        }
+        resp
+    }
+
+    /// The response to a request whose body has been read.
+    async fn answer(&self, req: &Request<()>) -> Response<Full<Bytes>> {
+        let host = host_of(req);
         let recorded = self.site.is_recorded();
         if !recorded && req.method() != Method::GET && req.method() != Method::HEAD {
             let mut r = plain(
@@ -223,6 +255,21 @@ fn common_headers(h: &mut hyper::HeaderMap) {
     }
 }
 
+/// The host a request names (its URI's, else its Host header's), in lower case.
+fn host_of(req: &Request<()>) -> String {
+    req.uri()
+        .host()
+        .map(str::to_string)
+        .or_else(|| {
+            req.headers()
+                .get(hyper::header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .map(|h| strip_port(h).to_string())
+        })
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
 fn strip_port(host: &str) -> &str {
     if host.starts_with('[') {
         return host.split(']').next().map_or(host, |h| &h[1..]);
@@ -240,4 +287,47 @@ pub fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
     );
     common_headers(r.headers_mut());
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_recorded_post_is_answered_to_a_post_and_the_log_has_its_body() {
+        let har = r#"{"log": {"entries": [
+            {"request": {"method": "GET", "url": "https://a.test/"},
+             "response": {"status": 200, "content": {"mimeType": "text/html", "text": "<p>"}}},
+            {"request": {"method": "POST", "url": "https://a.test/track?x=1",
+                         "postData": {"text": "{\"e\":1}"}},
+             "response": {"status": 200, "content": {"mimeType": "text/plain", "text": "ok"}}}
+        ]}}"#;
+        let (site, _) = site::har::import("t", har.as_bytes()).unwrap();
+        let mut content = Content::new(site, Duration::ZERO);
+        let log = RequestLog::default();
+        content.log = Some(log.clone());
+        let ask = |method: &str, body: &'static [u8]| {
+            Request::builder()
+                .method(method)
+                .uri("https://a.test/track?x=1")
+                .body(Full::new(Bytes::from_static(body)))
+                .unwrap()
+        };
+        assert_eq!(content.respond(ask("GET", b"")).await.status(), 404);
+        let r = content.respond(ask("POST", b"{\"e\":1}")).await;
+        assert_eq!(r.status(), 200);
+        let seen = log.lock().unwrap().clone();
+        let brief: Vec<(&str, &str, usize, u16)> = seen
+            .iter()
+            .map(|s| (s.method.as_str(), s.path.as_str(), s.body_bytes, s.status))
+            .collect();
+        assert_eq!(
+            brief,
+            [
+                ("GET", "/track?x=1", 0, 404),
+                ("POST", "/track?x=1", 7, 200)
+            ]
+        );
+        assert_eq!(seen[1].host, "a.test");
+    }
 }

@@ -12,7 +12,7 @@ mod protocols;
 pub mod quic;
 
 pub use ca::{spki_of_pem, Ca, CertKind};
-pub use content::{Content, DELAY_FROM_HAR};
+pub use content::{Content, RequestLog, Seen, DELAY_FROM_HAR};
 
 use proto::Protocol;
 use protocols::{ServeProtocol, H2, H2_PREFACE};
@@ -250,6 +250,15 @@ impl Server {
                     .ok();
         }
         self.quic_sockets = sockets;
+        self
+    }
+
+    /// Notes every request answered (method, host, path, request body
+    /// length, status) in `log`, whatever the protocol.
+    pub fn with_request_log(mut self, log: RequestLog) -> Server {
+        if let Some(ctx) = Arc::get_mut(&mut self.ctx) {
+            ctx.content.log = Some(log);
+        }
         self
     }
 

@@ -8,7 +8,7 @@
 
 use crate::Ctx;
 use bytes::{Buf, Bytes};
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Full};
 use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
 use std::io;
 use std::sync::Arc;
@@ -126,17 +126,18 @@ async fn serve_connection(conn: quinn::Connection, ctx: Arc<Ctx>) {
             let Ok((req, mut stream)) = resolver.resolve_request().await else {
                 return;
             };
-            // The sites take no uploads: a request body is read and dropped.
-            let mut body_len = 0usize;
-            while let Ok(Some(chunk)) = stream.recv_data().await {
-                body_len += chunk.remaining();
-                if body_len > 1 << 20 {
+            // The sites take no uploads: a request body is read whole (for
+            // the content's request log) and dropped there.
+            let mut body = bytes::BytesMut::new();
+            while let Ok(Some(mut chunk)) = stream.recv_data().await {
+                if body.len() + chunk.remaining() > 1 << 20 {
                     stream.stop_sending(h3::error::Code::H3_REQUEST_REJECTED);
                     return;
                 }
+                body.extend_from_slice(&chunk.copy_to_bytes(chunk.remaining()));
             }
             let (parts, ()) = req.into_parts();
-            let req = http::Request::from_parts(parts, Empty::<Bytes>::new());
+            let req = http::Request::from_parts(parts, Full::new(body.freeze()));
             let resp = ctx.content.respond(req).await;
             let (mut head, body) = resp.into_parts();
             // Alt-Svc advertises h3 on TCP; on h3 itself it says nothing new.

@@ -1,7 +1,8 @@
 //! HAR 1.2 import: a recorded page (Chromium, Firefox, WebPageTest,
 //! browsertime, SPDY-era captures) becomes a Site with its recorded side —
 //! bodies (`content.text`, base64 or not; generated in the right format and
-//! size where the HAR lacks them), queries, methods, statuses, the headers that
+//! size where the HAR lacks them), queries, methods with their request bodies
+//! (`postData`, or `bodySize` bytes), statuses, the headers that
 //! matter, think time (`timings.wait`) and redirect chains. Parents come from
 //! Chrome's `_initiator` (object or flattened string form, async stacks
 //! followed), else from references found in earlier bodies, else the document.
@@ -139,6 +140,54 @@ struct Request {
     url: String,
     #[serde(default, rename = "postData")]
     post_data: Option<Value>,
+    #[serde(default, rename = "bodySize")]
+    body_size: Value,
+}
+
+/// The methods replayed: their requests and answers have the framing of a
+/// GET or a POST. HEAD is not (its answer announces a body it lacks), and
+/// OPTIONS is a browser's CORS preflight, which the browser replaying the
+/// page sends on its own if it needs one.
+const REPLAYED_METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+/// A request's body as recorded: `postData.text` (base64-decoded if the
+/// exporter says so; bytes that are not UTF-8 keep only their size), else
+/// its `params` joined as `name=value&…` (a form), else `bodySize`
+/// bytes; (text, size), (None, 0) when it had none.
+fn request_body(r: &Request) -> Result<(Option<String>, usize), String> {
+    let post = r.post_data.as_ref();
+    let text = post.and_then(|p| p.get("text")).and_then(Value::as_str);
+    if let Some(t) = text.filter(|t| !t.is_empty()) {
+        let base64 = post.and_then(|p| p.get("encoding")).and_then(Value::as_str) == Some("base64");
+        if !base64 {
+            return Ok((Some(t.to_string()), t.len()));
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(t.trim())
+            .map_err(|_| "postData.text is not valid base64".to_string())?;
+        let n = bytes.len();
+        return Ok((String::from_utf8(bytes).ok(), n));
+    }
+    let params: Vec<String> = post
+        .and_then(|p| p.get("params"))
+        .and_then(Value::as_array)
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| {
+                    let name = p.get("name")?.as_str()?;
+                    let value = p.get("value").and_then(Value::as_str).unwrap_or("");
+                    Some(format!("{name}={value}"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if !params.is_empty() {
+        let form = params.join("&");
+        let n = form.len();
+        return Ok((Some(form), n));
+    }
+    let size = number(&r.body_size).filter(|n| *n > 0.0).unwrap_or(0.0);
+    Ok((None, size as usize))
 }
 
 #[derive(Deserialize)]
@@ -476,21 +525,26 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             continue;
         }
         let method = e.request.method.to_ascii_uppercase();
-        let has_post = e
-            .request
-            .post_data
-            .as_ref()
-            .and_then(|p| p.get("text"))
-            .and_then(Value::as_str)
-            .is_some_and(|t| !t.is_empty());
-        if method == "POST" && !has_post {
-            skip("POST without body".into());
+        if !REPLAYED_METHODS.contains(&method.as_str()) {
+            skip(match method.as_str() {
+                "HEAD" => "method HEAD (its answer has no body to replay)".into(),
+                "OPTIONS" => "method OPTIONS (a CORS preflight: the browser's own)".into(),
+                _ => format!("method {method}"),
+            });
             continue;
         }
-        if method != "GET" && method != "POST" {
-            skip(format!("method {method}"));
-            continue;
-        }
+        // A GET's body (if an exporter recorded one) is not replayed.
+        let (request_body, request_body_size) = if method == "GET" {
+            (None, 0)
+        } else {
+            match request_body(&e.request) {
+                Ok(b) => b,
+                Err(why) => {
+                    skip(why);
+                    continue;
+                }
+            }
+        };
         let url = match parse_url(&raw) {
             Ok(u) => u,
             Err(why) => {
@@ -600,6 +654,8 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
         kept.push(Kept {
             rec: Recorded {
                 method,
+                request_body,
+                request_body_size,
                 scheme: url.scheme.clone(),
                 status: if status == 304 { 200 } else { status as u16 },
                 headers,
@@ -827,6 +883,8 @@ pub fn store(site: &Site, report: &ImportReport) -> (String, Vec<(String, Vec<u8
         .map(|(i, r)| {
             let rec = site.recorded(i).cloned().unwrap_or_else(|| Recorded {
                 method: "GET".into(),
+                request_body: None,
+                request_body_size: 0,
                 scheme: "https".into(),
                 status: 200,
                 headers: vec![("content-type".into(), r.kind.content_type().into())],
@@ -1032,6 +1090,96 @@ mod tests {
             (0..6).map(|i| back.body(i)).collect::<Vec<_>>(),
             (0..6).map(|i| site.body(i)).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn uploads_keep_their_method_and_body() {
+        let post = |url: &str, method: &str, post_data: Value, body_size: Value| {
+            let mut e = entry(url, "text/plain", Some("ok"), Value::Null);
+            e["request"]["method"] = method.into();
+            e["request"]["postData"] = post_data;
+            e["request"]["bodySize"] = body_size;
+            e
+        };
+        let h = har(vec![
+            entry("https://www.test/", "text/html", Some("<p>"), Value::Null),
+            // Firefox 2016: the text recorded.
+            post(
+                "https://www.test/mob/tracking",
+                "POST",
+                serde_json::json!({"mimeType": "application/json", "text": "{\"e\":1}"}),
+                7.into(),
+            ),
+            // Only the size recorded.
+            post(
+                "https://www.test/lite/rum-track?a=1",
+                "post",
+                Value::Null,
+                300.into(),
+            ),
+            // A form as params, a POST without a body, a PUT, base64.
+            post(
+                "https://www.test/form",
+                "POST",
+                serde_json::json!({"mimeType": "application/x-www-form-urlencoded",
+                    "params": [{"name": "a", "value": "1"}, {"name": "b", "value": "xy"}]}),
+                (-1).into(),
+            ),
+            post("https://www.test/ping", "POST", Value::Null, 0.into()),
+            post(
+                "https://www.test/put",
+                "PUT",
+                serde_json::json!({"text": "aGVsbG8=", "encoding": "base64"}),
+                5.into(),
+            ),
+            post("https://www.test/head", "HEAD", Value::Null, 0.into()),
+            post("https://www.test/pre", "OPTIONS", Value::Null, 0.into()),
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        assert_eq!(site.resources.len(), 6, "{:?}", rep.skipped);
+        let reasons: Vec<&str> = rep.skipped.iter().map(|s| s.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "method HEAD (its answer has no body to replay)",
+                "method OPTIONS (a CORS preflight: the browser's own)"
+            ]
+        );
+        let rec = |path: &str| {
+            let i = site
+                .find_request("www.test", "POST", path)
+                .or_else(|| site.find_request("www.test", "PUT", path));
+            site.recorded(i.unwrap_or_else(|| panic!("{path}")))
+                .unwrap()
+        };
+        let body = |path: &str| String::from_utf8(rec(path).request_body_bytes()).unwrap();
+        assert_eq!(body("/mob/tracking"), "{\"e\":1}");
+        assert_eq!(body("/lite/rum-track?a=1"), "x".repeat(300));
+        assert_eq!(rec("/lite/rum-track?a=1").method, "POST");
+        assert_eq!(body("/form"), "a=1&b=xy");
+        assert_eq!(body("/ping"), "");
+        assert_eq!(
+            (rec("/put").method.as_str(), body("/put").as_str()),
+            ("PUT", "hello")
+        );
+        assert!(rec("/ping").is_upload() && !site.recorded(0).unwrap().is_upload());
+        // Matched with their method only: a GET of a POST's URL is a miss.
+        assert_eq!(site.find_request("www.test", "GET", "/mob/tracking"), None);
+        assert_eq!(
+            site.find_request("www.test", "POST", "/lite/rum-track?a=2"),
+            site.find_request("www.test", "POST", "/lite/rum-track?a=1")
+        );
+        // site.json keeps them.
+        let (json, files) = store(&site, &rep);
+        let files: HashMap<String, Vec<u8>> = files.into_iter().collect();
+        let (back, _) = load(&json, |f| Ok(files[f].clone())).unwrap();
+        for i in 0..site.resources.len() {
+            assert_eq!(back.recorded(i), site.recorded(i));
+        }
+        // A method that is no token is refused when the site is built.
+        let bad = json.replacen("\"method\": \"PUT\"", "\"method\": \"P T\"", 1);
+        let e = load(&bad, |f| Ok(files[f].clone())).err().unwrap();
+        assert!(e.contains("is not an HTTP method"), "{e}");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! What an imported (recorded) page adds to a Site: per resource, the method,
-//! status, the response headers that matter and the recorded body (or none,
+//! What an imported (recorded) page adds to a Site: per resource, the method
+//! and request body (an upload's text, or its size), the status, the response headers that matter and the recorded body (or none,
 //! when the body is generated), the server's think time, and the redirect it
 //! answers with. Built-in and TOML sites have none of it and stay byte-identical.
 //! Also WPR-style request matching: exact URL first, then the same path with
@@ -10,8 +10,17 @@ use serde::{Deserialize, Serialize};
 /// The recorded side of one resource.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recorded {
-    /// The request method (GET, or POST with a recorded body).
+    /// The request method: GET, or POST, PUT, PATCH, DELETE (replayed with
+    /// the request body below).
     pub method: String,
+    /// The request body as recorded (HAR `request.postData.text`), if the
+    /// HAR held it; None: `request_body_size` bytes are sent instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<String>,
+    /// The request body's size when only that was recorded (HAR
+    /// `request.bodySize`); 0 with `request_body` None: no body.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub request_body_size: usize,
     /// The scheme of the recorded URL (replay serves it on the probe's scheme).
     pub scheme: String,
     /// The recorded status (3xx for redirects).
@@ -29,7 +38,29 @@ pub struct Recorded {
     pub redirect_to: Option<usize>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The filler byte of a request body whose size alone was recorded.
+pub const REQUEST_FILLER: u8 = b'x';
+
 impl Recorded {
+    /// The request body to replay: the recorded text, else
+    /// `request_body_size` filler bytes (empty: none).
+    pub fn request_body_bytes(&self) -> Vec<u8> {
+        match &self.request_body {
+            Some(t) => t.as_bytes().to_vec(),
+            None => vec![REQUEST_FILLER; self.request_body_size],
+        }
+    }
+
+    /// Whether the request is other than a GET: the client sends its method
+    /// and body (`request_body_bytes`), and never pipelines it.
+    pub fn is_upload(&self) -> bool {
+        self.method != "GET"
+    }
+
     /// A header's value (name in lower case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers

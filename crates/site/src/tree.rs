@@ -54,6 +54,17 @@ impl Site {
             )));
         }
         for (i, (r, rec)) in resources.iter().zip(&recorded).enumerate() {
+            // Written as is on an HTTP/1.1 request line: a token only.
+            let token = |c: u8| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c);
+            if rec.method.is_empty() || !rec.method.bytes().all(token) {
+                return Err(SiteError(format!(
+                    "resource {} (//{}{}): method '{}' is not an HTTP method",
+                    i + 1,
+                    r.host,
+                    r.path,
+                    rec.method.escape_debug()
+                )));
+            }
             if let Some(b) = &rec.body {
                 if b.len() != r.size {
                     return Err(SiteError(format!(

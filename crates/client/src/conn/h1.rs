@@ -1,10 +1,13 @@
 //! An HTTP/1.1 connection: writes requests as they come (pipelined if the
-//! owner sends more than one before the answers), reads the responses in order
+//! owner sends more than one before the answers; a request with a body goes
+//! with its `Content-Length`, and the owner never pipelines it), reads the
+//! responses in order
 //! with proto's decoder (Content-Length or chunked). A response that announces
 //! `Connection: close` ends the connection gracefully (`Event::Closed` before
 //! its `Done`); requests still in flight then, or sent later, fail as closed.
 
 use super::{Error, Event, Io};
+use crate::replay::Upload;
 use crate::schedule::{ConnId, ReqId};
 use bytes::Bytes;
 use proto::h1::{header, Decoder, Part};
@@ -13,8 +16,42 @@ use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
-/// A request for the connection: its id, host, path and other headers.
-pub type Job = (ReqId, String, String, crate::headers::HeaderList);
+/// A request for the connection: its id, host, path, other headers, and its
+/// method and body when it is not a GET.
+pub type Job = (
+    ReqId,
+    String,
+    String,
+    crate::headers::HeaderList,
+    Option<Upload>,
+);
+
+/// The bytes of a request: its head (`Content-Length` framing a body, or
+/// saying 0 for a POST without one) and its body.
+pub fn request_bytes(
+    host: &str,
+    path: &str,
+    headers: &crate::headers::HeaderList,
+    upload: Option<&Upload>,
+) -> Vec<u8> {
+    let method = upload.map_or("GET", |u| u.method.as_str());
+    let mut text = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\n");
+    for (name, value) in headers {
+        text.push_str(&crate::headers::title_case(name));
+        text.push_str(": ");
+        text.push_str(value);
+        text.push_str("\r\n");
+    }
+    if let Some(u) = upload.filter(|u| !u.body.is_empty() || u.expects_body()) {
+        text.push_str(&format!("Content-Length: {}\r\n", u.body.len()));
+    }
+    text.push_str("\r\n");
+    let mut bytes = text.into_bytes();
+    if let Some(u) = upload {
+        bytes.extend_from_slice(&u.body);
+    }
+    bytes
+}
 
 /// Runs the connection until the owner drops its sender and every answer is
 /// in, or the connection ends.
@@ -29,7 +66,7 @@ pub async fn connection(
     let ev = events.clone();
     let writer = async move {
         let mut broken = false;
-        while let Some((req, host, path, headers)) = jobs.recv().await {
+        while let Some((req, host, path, headers, upload)) = jobs.recv().await {
             let fail = |error| {
                 let _ = ev.send(Event::Failed { req, error });
             };
@@ -37,20 +74,13 @@ pub async fn connection(
                 fail(Error::Write(None));
                 continue;
             }
-            let mut text = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n");
-            for (name, value) in &headers {
-                text.push_str(&crate::headers::title_case(name));
-                text.push_str(": ");
-                text.push_str(value);
-                text.push_str("\r\n");
-            }
-            text.push_str("\r\n");
+            let text = request_bytes(&host, &path, &headers, upload.as_ref());
             // The reader has stopped: the connection is closed.
             if order_tx.send(req).is_err() {
                 fail(Error::Closed);
                 continue;
             }
-            if wr.write_all(text.as_bytes()).await.is_err() {
+            if wr.write_all(&text).await.is_err() {
                 fail(Error::Write(None));
                 broken = true;
                 continue;
@@ -169,7 +199,7 @@ mod tests {
         for req in 0..requests {
             let headers = crate::headers::minimal(proto::Protocol::Http);
             jobs_tx
-                .send((req, "h.test".into(), "/".into(), headers))
+                .send((req, "h.test".into(), "/".into(), headers, None))
                 .unwrap();
         }
         // Read the requests, then answer and close.
@@ -208,6 +238,29 @@ mod tests {
             });
         }
         out
+    }
+
+    #[test]
+    fn a_post_says_its_method_and_length_and_carries_its_body() {
+        let headers = vec![("accept".to_string(), "*/*".to_string())];
+        let upload = |method: &str, body: &'static [u8]| Upload {
+            method: method.into(),
+            body: Bytes::from_static(body),
+        };
+        let text = |u: Option<Upload>| {
+            String::from_utf8(request_bytes("h.test", "/t?a=1", &headers, u.as_ref())).unwrap()
+        };
+        assert_eq!(
+            text(None),
+            "GET /t?a=1 HTTP/1.1\r\nHost: h.test\r\nAccept: */*\r\n\r\n"
+        );
+        assert_eq!(
+            text(Some(upload("POST", b"{\"e\":1}"))),
+            "POST /t?a=1 HTTP/1.1\r\nHost: h.test\r\nAccept: */*\r\nContent-Length: 7\r\n\r\n{\"e\":1}"
+        );
+        // A POST without a body says so; a DELETE without one says nothing.
+        assert!(text(Some(upload("POST", b""))).ends_with("Content-Length: 0\r\n\r\n"));
+        assert!(text(Some(upload("DELETE", b""))).ends_with("*/*\r\n\r\n"));
     }
 
     #[tokio::test]

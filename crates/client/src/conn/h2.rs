@@ -56,6 +56,7 @@ pub async fn request(
     protocol: Protocol,
     events: mpsc::UnboundedSender<Event>,
     headers: crate::headers::HeaderList,
+    upload: Option<crate::replay::Upload>,
 ) {
     let fail = |error: Error| {
         let _ = events.send(Event::Failed { req, error });
@@ -63,9 +64,18 @@ pub async fn request(
     let h2 = |step: &'static str| move |source| Error::H2 { step, source };
     let scheme = if protocol.tls() { "https" } else { "http" };
     let build = || {
-        let mut builder = http::Request::get(format!("{scheme}://{host}{path}"));
+        let method = upload.as_ref().map_or("GET", |u| u.method.as_str());
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri(format!("{scheme}://{host}{path}"));
         for (name, value) in &headers {
             builder = builder.header(name.as_str(), value.as_str());
+        }
+        if let Some(u) = upload
+            .as_ref()
+            .filter(|u| !u.body.is_empty() || u.expects_body())
+        {
+            builder = builder.header("content-length", u.body.len());
         }
         builder.body(())
     };
@@ -80,8 +90,20 @@ pub async fn request(
         if let Err(e) = std::future::poll_fn(|cx| send.poll_ready(cx)).await {
             return fail(h2("stream")(e));
         }
-        let response = match send.send_request(request, true) {
-            Ok((response, _)) => response,
+        // A body (an imported page's POST) follows the headers in DATA.
+        let body = upload
+            .as_ref()
+            .map(|u| u.body.clone())
+            .filter(|b| !b.is_empty());
+        let response = match send.send_request(request, body.is_none()) {
+            Ok((response, mut stream)) => {
+                if let Some(body) = body {
+                    if let Err(e) = stream.send_data(body, true) {
+                        return fail(h2("send body")(e));
+                    }
+                }
+                response
+            }
             Err(e) => return fail(h2("send")(e)),
         };
         let _ = events.send(Event::Sent {

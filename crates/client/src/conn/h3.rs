@@ -1,6 +1,7 @@
 //! HTTP/3 on quinn + h3 + h3-quinn: the QUIC handshake (TLS 1.3 inside it,
 //! ALPN h3, only the lab's CA, no resumption or 0-RTT: every load is cold),
-//! then one request per bidirectional stream. quinn holds a request back
+//! then one request per bidirectional stream (a body, if any, in DATA before
+//! the stream's FIN). quinn holds a request back
 //! until the server's `max_concurrent_bidi_streams` lets a stream open, so the
 //! server's stream limit is honoured as h2's SETTINGS are.
 //!
@@ -14,6 +15,7 @@
 //! that do.)
 
 use super::{Error, Event};
+use crate::replay::Upload;
 use crate::schedule::{ConnId, ReqId};
 use bytes::{Buf, Bytes};
 use std::net::{IpAddr, SocketAddr};
@@ -129,7 +131,8 @@ pub fn priority(path: &str) -> &'static str {
 }
 
 /// One HTTP/3 request on a stream of its own: opens it (waiting for the
-/// server's stream limit), sends the headers and FIN, reads the response.
+/// server's stream limit), sends the headers, the body of an `upload` and
+/// FIN, reads the response.
 pub async fn request(
     mut send: SendRequest,
     req: ReqId,
@@ -137,6 +140,7 @@ pub async fn request(
     host: String,
     path: String,
     events: mpsc::UnboundedSender<Event>,
+    upload: Option<Upload>,
 ) {
     let fail = |error: Error| {
         let _ = events.send(Event::Failed { req, error });
@@ -147,11 +151,19 @@ pub async fn request(
             reason: e.to_string(),
         }
     };
-    let request = match http::Request::get(format!("https://{host}{path}"))
+    let method = upload.as_ref().map_or("GET", |u| u.method.as_str());
+    let mut builder = http::Request::builder()
+        .method(method)
+        .uri(format!("https://{host}{path}"))
         .header("user-agent", "spdylab/0.1")
-        .header("priority", priority(&path))
-        .body(())
+        .header("priority", priority(&path));
+    if let Some(u) = upload
+        .as_ref()
+        .filter(|u| !u.body.is_empty() || u.expects_body())
     {
+        builder = builder.header("content-length", u.body.len());
+    }
+    let request = match builder.body(()) {
         Ok(r) => r,
         Err(e) => return fail(Error::Request(e.to_string())),
     };
@@ -159,6 +171,11 @@ pub async fn request(
         Ok(s) => s,
         Err(e) => return fail(h3("h3 request")(e)),
     };
+    if let Some(body) = upload.map(|u| u.body).filter(|b| !b.is_empty()) {
+        if let Err(e) = stream.send_data(body).await {
+            return fail(h3("h3 request body")(e));
+        }
+    }
     if let Err(e) = stream.finish().await {
         return fail(h3("h3 request end")(e));
     }

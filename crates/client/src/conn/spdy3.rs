@@ -1,9 +1,12 @@
 //! The client's SPDY/3.1 connection: the async shell of proto's sans-I/O
 //! `ClientSession` (stream limit, refusals, windows and GOAWAY are there).
 //! Requests carry Chrome's priorities by resource type; the receive windows
-//! are Chrome's 10 MiB in page loads, or what `fetch_spdy3` asks for.
+//! are Chrome's 10 MiB in page loads, or what `fetch_spdy3` asks for. A
+//! request with a body (an imported page's POST) goes as a SYN_STREAM
+//! without FIN, then DATA frames, the last with FIN.
 
 use super::{client_tls, dial, Error, Event, Io};
+use crate::replay::Upload;
 use crate::schedule::{ConnId, ReqId};
 use proto::spdy3::client::Event as SessionEvent;
 use proto::spdy3::{ClientSession, Headers};
@@ -21,6 +24,8 @@ pub struct Job {
     pub path: String,
     /// The headers besides the pseudo-headers.
     pub headers: crate::headers::HeaderList,
+    /// The method and body, when it is not a GET.
+    pub upload: Option<Upload>,
 }
 
 /// Chrome's SPDY priority for a resource, from what its URL says it is:
@@ -41,10 +46,16 @@ pub fn priority_for(path: &str) -> u8 {
 pub const CHROME_RECEIVE_WINDOW: u32 = 10 * 1024 * 1024;
 
 /// The header block of a request, as Chrome sent it: the pseudo-headers,
-/// then the job's own.
+/// then the job's own (and a body's `content-length`).
 fn headers_of(job: &Job) -> Headers {
+    let method = job.upload.as_ref().map_or("GET", |u| u.method.as_str());
+    let length = job
+        .upload
+        .as_ref()
+        .filter(|u| !u.body.is_empty() || u.expects_body())
+        .map(|u| ("content-length".to_string(), u.body.len().to_string()));
     [
-        (":method", "GET"),
+        (":method", method),
         (":path", job.path.as_str()),
         (":version", "HTTP/1.1"),
         (":host", job.host.as_str()),
@@ -53,6 +64,7 @@ fn headers_of(job: &Job) -> Headers {
     .iter()
     .map(|(n, v)| (n.to_string(), v.to_string()))
     .chain(job.headers.iter().cloned())
+    .chain(length)
     .collect()
 }
 
@@ -153,7 +165,11 @@ pub async fn connection(
             job = jobs.recv(), if jobs_open => match job {
                 Some(j) => {
                     let priority = priority_for(&j.path);
-                    session.request(j.req, priority, headers_of(&j));
+                    let headers = headers_of(&j);
+                    match j.upload {
+                        Some(u) => session.request_with_body(j.req, priority, headers, u.body.to_vec()),
+                        None => session.request(j.req, priority, headers),
+                    }
                 }
                 None => jobs_open = false,
             },
@@ -206,6 +222,7 @@ pub async fn fetch(
             host: host.to_string(),
             path: path.clone(),
             headers: crate::headers::minimal(Protocol::Spdy3),
+            upload: None,
         });
     }
     drop(jobs_tx);
@@ -398,6 +415,7 @@ mod tests {
                     host: "www.example.test".into(),
                     path: path.into(),
                     headers: crate::headers::minimal(Protocol::Spdy3),
+                    upload: None,
                 })
                 .unwrap();
         }
@@ -470,6 +488,7 @@ mod tests {
                 host: "www.example.test".into(),
                 path: "/".into(),
                 headers: crate::headers::minimal(Protocol::Spdy3),
+                upload: None,
             })
             .unwrap();
         drop(jobs_tx);
@@ -481,6 +500,27 @@ mod tests {
             |e| matches!(e, Event::Failed { error, .. } if error.to_string().contains("window")),
         );
         assert!(failed);
+    }
+
+    #[test]
+    fn a_post_says_its_method_and_length() {
+        let job = |upload| Job {
+            req: 0,
+            host: "a.test".into(),
+            path: "/t".into(),
+            headers: Vec::new(),
+            upload,
+        };
+        let get = |h: &Headers, n: &str| h.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        let h = headers_of(&job(None));
+        assert_eq!(get(&h, ":method").as_deref(), Some("GET"));
+        assert_eq!(get(&h, "content-length"), None);
+        let h = headers_of(&job(Some(Upload {
+            method: "POST".into(),
+            body: bytes::Bytes::from_static(b"12345"),
+        })));
+        assert_eq!(get(&h, ":method").as_deref(), Some("POST"));
+        assert_eq!(get(&h, "content-length").as_deref(), Some("5"));
     }
 
     #[test]

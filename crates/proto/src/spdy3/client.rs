@@ -1,5 +1,7 @@
 //! The client side of a SPDY/3.1 session, sans-I/O (`ClientSession`): the
-//! caller queues requests (its own tag, a priority and the header block),
+//! caller queues requests (its own tag, a priority, the header block and, for
+//! a POST, a body: sent in DATA frames after a SYN_STREAM without FIN, within
+//! the server's windows for the stream and the session),
 //! starts what the server's MAX_CONCURRENT_STREAMS allows (highest priority
 //! first, in order within one; a refused stream is queued again or reported,
 //! as the caller chose), feeds the bytes that arrive and polls events out:
@@ -11,11 +13,14 @@
 //! One session for the browser model, the load users, `fetch_spdy3` and bench.
 
 use super::{rst, settings, Decoder, Encoder, Error, Frame, Headers, Limits, INITIAL_WINDOW};
-use crate::flow::{FlowError, RecvWindow};
+use crate::flow::{FlowError, RecvWindow, SendWindow};
 use std::collections::{HashMap, VecDeque};
 
 /// GOAWAY status PROTOCOL_ERROR (SPDY/3 §2.6.6).
 const GOAWAY_PROTOCOL_ERROR: u32 = 1;
+
+/// Largest DATA frame of a request body.
+const CHUNK: usize = 16 * 1024;
 
 /// What the session tells its caller. `T` is the caller's tag of a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +104,8 @@ struct Queued<T> {
     req: T,
     priority: u8,
     headers: Headers,
+    /// The request body (None: the SYN_STREAM ends the request).
+    body: Option<Vec<u8>>,
 }
 
 struct Stream<T> {
@@ -106,6 +113,11 @@ struct Stream<T> {
     priority: u8,
     headers: Headers,
     window: RecvWindow,
+    /// The request body (kept whole, to be sent again if the stream is
+    /// refused), the bytes of it sent, and what the server lets us send.
+    body: Option<Vec<u8>>,
+    sent: usize,
+    send: SendWindow,
 }
 
 /// One SPDY/3.1 session, client side.
@@ -116,6 +128,10 @@ pub struct ClientSession<T> {
     events: VecDeque<Event<T>>,
     window: u32,
     session_window: RecvWindow,
+    /// What the server lets us send: on the session, and on a new stream
+    /// (its SETTINGS_INITIAL_WINDOW_SIZE).
+    session_send: SendWindow,
+    initial_send: u32,
     /// The server's MAX_CONCURRENT_STREAMS (lowered when it refuses a stream).
     limit: usize,
     /// The caller's own limit on streams open at once.
@@ -163,6 +179,8 @@ impl<T: Copy> ClientSession<T> {
             events: VecDeque::new(),
             window,
             session_window: RecvWindow::new(window),
+            session_send: SendWindow::new(INITIAL_WINDOW),
+            initial_send: INITIAL_WINDOW,
             limit: usize::MAX,
             cap: usize::MAX,
             retry_refused: true,
@@ -230,6 +248,18 @@ impl<T: Copy> ClientSession<T> {
     /// Queues a request; `start` sends it when the limits allow. After a
     /// GOAWAY, it fails at once.
     pub fn request(&mut self, req: T, priority: u8, headers: Headers) {
+        self.queue_request(req, priority, headers, None);
+    }
+
+    /// Queues a request with a body (a POST's): its SYN_STREAM goes without
+    /// FIN, then the body in DATA frames, the last with FIN, as the server's
+    /// windows allow. An empty body ends the request at its SYN_STREAM.
+    pub fn request_with_body(&mut self, req: T, priority: u8, headers: Headers, body: Vec<u8>) {
+        let body = (!body.is_empty()).then_some(body);
+        self.queue_request(req, priority, headers, body);
+    }
+
+    fn queue_request(&mut self, req: T, priority: u8, headers: Headers, body: Option<Vec<u8>>) {
         if self.going_away {
             self.fail(req, StreamError::GoneAway(None));
         } else if let Some(e) = &self.failed {
@@ -240,11 +270,13 @@ impl<T: Copy> ClientSession<T> {
                 req,
                 priority,
                 headers,
+                body,
             });
         }
     }
 
-    /// Sends queued requests while the limits allow, highest priority first.
+    /// Sends queued requests while the limits allow, highest priority first,
+    /// and what the windows allow of request bodies.
     pub fn start(&mut self) {
         while self.failed.is_none() && self.open.len() < self.max_open() {
             let Some(i) = (0..self.queue.len()).min_by_key(|&i| self.queue[i].priority) else {
@@ -257,7 +289,7 @@ impl<T: Copy> ClientSession<T> {
                 stream_id,
                 associated_to: 0,
                 priority: q.priority,
-                fin: true,
+                fin: q.body.is_none(),
                 unidirectional: false,
                 headers: q.headers,
             };
@@ -272,9 +304,51 @@ impl<T: Copy> ClientSession<T> {
                     priority: q.priority,
                     headers,
                     window: RecvWindow::new(self.window),
+                    body: q.body,
+                    sent: 0,
+                    send: SendWindow::new(self.initial_send),
                 },
             );
             self.events.push_back(Event::Sent(q.req));
+        }
+        self.upload();
+    }
+
+    /// Request bodies out, in DATA frames of at most 16 KiB, oldest stream
+    /// first, within the windows; the last frame of each carries FIN.
+    fn upload(&mut self) {
+        if self.failed.is_some() {
+            return;
+        }
+        let mut ids: Vec<u32> = self
+            .open
+            .iter()
+            .filter(|(_, s)| s.body.as_ref().is_some_and(|b| s.sent < b.len()))
+            .map(|(&id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        for id in ids {
+            let Some(s) = self.open.get_mut(&id) else {
+                continue;
+            };
+            let Some(body) = s.body.as_ref() else {
+                continue;
+            };
+            while s.sent < body.len() {
+                let n = (body.len() - s.sent)
+                    .min(CHUNK)
+                    .min(s.send.available())
+                    .min(self.session_send.available());
+                if n == 0 {
+                    break;
+                }
+                let fin = s.sent + n == body.len();
+                Encoder::data_head(id, fin, n, &mut self.out);
+                self.out.extend_from_slice(&body[s.sent..s.sent + n]);
+                s.sent += n;
+                s.send.consume(n);
+                self.session_send.consume(n);
+            }
         }
     }
 
@@ -412,6 +486,7 @@ impl<T: Copy> ClientSession<T> {
                             req: s.req,
                             priority: s.priority,
                             headers: s.headers,
+                            body: s.body,
                         });
                     } else {
                         self.events.push_back(Event::Refused(s.req));
@@ -422,9 +497,42 @@ impl<T: Copy> ClientSession<T> {
             }
             Frame::Settings { entries, .. } => {
                 for (_, id, value) in entries {
+                    if id == settings::INITIAL_WINDOW_SIZE {
+                        let value = value.min(crate::flow::MAX_WINDOW as u32);
+                        let delta = value as i64 - self.initial_send as i64;
+                        self.initial_send = value;
+                        for s in self.open.values_mut() {
+                            s.send.adjust(delta);
+                        }
+                    }
                     if id == settings::MAX_CONCURRENT_STREAMS {
                         self.limit = value.max(1) as usize;
                     }
+                }
+            }
+            // More window for our request bodies (`start` sends them).
+            Frame::WindowUpdate {
+                stream_id: 0,
+                delta,
+            } => {
+                if let Err(e) = self.session_send.grow(delta) {
+                    self.session_error(SessionError::Window(e));
+                }
+            }
+            Frame::WindowUpdate { stream_id, delta } => {
+                let overflow = self
+                    .open
+                    .get_mut(&stream_id)
+                    .is_some_and(|s| s.send.grow(delta).is_err());
+                if let Some(s) = overflow.then(|| self.open.remove(&stream_id)).flatten() {
+                    self.enc.encode(
+                        &Frame::RstStream {
+                            stream_id,
+                            status: rst::FLOW_CONTROL_ERROR,
+                        },
+                        &mut self.out,
+                    );
+                    self.fail(s.req, StreamError::Window(FlowError::Overflow));
                 }
             }
             // The server's pings (even ids) go back; ours we never sent.
@@ -555,6 +663,89 @@ mod tests {
 
     fn events(c: &mut ClientSession<usize>) -> Vec<Event<usize>> {
         std::iter::from_fn(|| c.poll_event()).collect()
+    }
+
+    /// (stream id, bytes, fin) of each DATA frame.
+    fn datas(frames: &[Frame]) -> Vec<(u32, usize, bool)> {
+        frames
+            .iter()
+            .filter_map(|f| match f {
+                Frame::Data {
+                    stream_id,
+                    fin,
+                    data,
+                } => Some((*stream_id, data.len(), *fin)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_body_follows_its_syn_stream_within_the_servers_windows() {
+        let mut c = ClientSession::<usize>::new(INITIAL_WINDOW);
+        let mut s = Server::new();
+        // The server's streams may take 20 000 bytes each.
+        s.send(
+            &mut c,
+            &[Frame::Settings {
+                clear: false,
+                entries: vec![(0, settings::INITIAL_WINDOW_SIZE, 20_000)],
+            }],
+        );
+        c.request_with_body(0, 1, get("/post"), vec![b'p'; 50_000]);
+        c.request_with_body(1, 1, get("/empty"), Vec::new());
+        c.request(2, 1, get("/get"));
+        c.start();
+        let f = s.frames(&mut c);
+        let fins: Vec<bool> = f
+            .iter()
+            .filter_map(|f| match f {
+                Frame::SynStream { fin, .. } => Some(*fin),
+                _ => None,
+            })
+            .collect();
+        // The POST's SYN_STREAM leaves the stream open; an empty body and a
+        // GET end at theirs.
+        assert_eq!(fins, [false, true, true]);
+        assert_eq!(datas(&f), [(1, 16_384, false), (1, 3_616, false)]);
+        // Refused (the GET and the empty POST answered): sent again whole,
+        // from its first byte, on a new stream.
+        s.send(&mut c, &[reply(3, true), reply(5, true)]);
+        s.send(
+            &mut c,
+            &[Frame::RstStream {
+                stream_id: 1,
+                status: rst::REFUSED_STREAM,
+            }],
+        );
+        c.start();
+        let f = s.frames(&mut c);
+        assert_eq!(syns(&f), [(7, 1, "/post".into())]);
+        assert_eq!(datas(&f), [(7, 16_384, false), (7, 3_616, false)]);
+        // More window for the stream: what is left of the session's 64 KiB.
+        s.send(
+            &mut c,
+            &[Frame::WindowUpdate {
+                stream_id: 7,
+                delta: 1_000_000,
+            }],
+        );
+        c.start();
+        let sent: usize = datas(&s.frames(&mut c)).iter().map(|d| d.1).sum();
+        assert_eq!(sent, 65_536 - 40_000);
+        // More for the session: the rest, the last frame with FIN.
+        s.send(
+            &mut c,
+            &[Frame::WindowUpdate {
+                stream_id: 0,
+                delta: 100_000,
+            }],
+        );
+        c.start();
+        let f = s.frames(&mut c);
+        assert_eq!(datas(&f), [(7, 50_000 - 20_000 - 25_536, true)]);
+        c.start();
+        assert!(s.frames(&mut c).is_empty(), "nothing sent twice");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The server side of a SPDY/3.1 session, sans-I/O: bytes in, the requests
-//! of the streams it accepted out; responses in, bytes out (`ServerSession`).
+//! of the streams it accepted out (a POST's, or any request's other than a
+//! GET or HEAD that has a body, once its last DATA arrived, with its body);
+//! responses in, bytes out (`ServerSession`).
 //! It advertises the concurrent-stream limit in SETTINGS and refuses streams
 //! beyond it (RST_STREAM REFUSED_STREAM); sends responses by priority (0 first,
 //! as mod_spdy did), round robin within a priority, in DATA frames of at most
@@ -19,11 +21,16 @@ const CHUNK: usize = 16 * 1024;
 /// GOAWAY status codes (SPDY/3 §2.6.6).
 const GOAWAY_PROTOCOL_ERROR: u32 = 1;
 
-/// A request the session accepted: the content of its SYN_STREAM.
+/// The largest request body kept; a larger one resets its stream (CANCEL).
+pub const MAX_REQUEST_BODY: usize = 1 << 20;
+
+/// A request the session accepted: the content of its SYN_STREAM, and its
+/// body (empty for a GET or HEAD: their DATA, if any, is not kept).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
     pub stream_id: u32,
     pub headers: Headers,
+    pub body: Vec<u8>,
 }
 
 /// A response on its way out.
@@ -39,6 +46,8 @@ struct Stream {
     send: SendWindow,
     recv: RecvWindow,
     out: Option<Outgoing>,
+    /// A request held until its body has arrived: its headers and the body so far.
+    upload: Option<(Headers, Vec<u8>)>,
 }
 
 impl Stream {
@@ -172,6 +181,7 @@ impl ServerSession {
                 stream_id,
                 priority,
                 headers,
+                fin,
                 ..
             } => {
                 if stream_id == 0 || stream_id <= self.last_stream {
@@ -188,6 +198,14 @@ impl ServerSession {
                 if self.going_away || self.streams.len() >= self.max_streams as usize {
                     return self.reset(stream_id, rst::REFUSED_STREAM);
                 }
+                // A request with a body (a POST) waits for its last DATA.
+                let method = headers.iter().find(|(n, _)| n == ":method");
+                let bodiless = method.is_some_and(|(_, m)| m == "GET" || m == "HEAD");
+                let (upload, now) = if fin || bodiless {
+                    (None, Some(headers))
+                } else {
+                    (Some((headers, Vec::new())), None)
+                };
                 self.streams.insert(
                     stream_id,
                     Stream {
@@ -195,9 +213,16 @@ impl ServerSession {
                         send: SendWindow::new(self.initial_send),
                         recv: RecvWindow::new(INITIAL_WINDOW),
                         out: None,
+                        upload,
                     },
                 );
-                requests.push(Request { stream_id, headers });
+                if let Some(headers) = now {
+                    requests.push(Request {
+                        stream_id,
+                        headers,
+                        body: Vec::new(),
+                    });
+                }
             }
             Frame::WindowUpdate {
                 stream_id: 0,
@@ -248,7 +273,8 @@ impl ServerSession {
                 fin,
                 data,
             } => {
-                // Request bodies are not served; their windows are given back.
+                // Request bodies are kept for their request (GET's are
+                // dropped); their windows are given back.
                 match self.recv.received(data.len()) {
                     Ok(Some(delta)) => self.enc.encode(
                         &Frame::WindowUpdate {
@@ -268,17 +294,48 @@ impl ServerSession {
                         .enc
                         .encode(&Frame::WindowUpdate { stream_id, delta }, &mut self.out),
                     Ok(_) => {}
-                    Err(_) => self.reset(stream_id, rst::FLOW_CONTROL_ERROR),
+                    Err(_) => return self.reset(stream_id, rst::FLOW_CONTROL_ERROR),
+                }
+                let Some(s) = self.streams.get_mut(&stream_id) else {
+                    return;
+                };
+                let Some((_, body)) = s.upload.as_mut() else {
+                    return;
+                };
+                if body.len() + data.len() > MAX_REQUEST_BODY {
+                    return self.reset(stream_id, rst::CANCEL);
+                }
+                body.extend_from_slice(&data);
+                if fin {
+                    self.release(stream_id, requests);
                 }
             }
             Frame::SynReply { stream_id, .. } => self.reset(stream_id, rst::PROTOCOL_ERROR),
-            Frame::Headers { stream_id, .. } => {
-                // More request headers (trailers) on an open stream: not needed.
+            Frame::Headers { stream_id, fin, .. } => {
+                // More request headers (trailers) on an open stream: not
+                // needed, but they may end a request's body.
                 if !self.streams.contains_key(&stream_id) {
                     self.reset(stream_id, rst::INVALID_STREAM);
+                } else if fin {
+                    self.release(stream_id, requests);
                 }
             }
             Frame::Unknown { .. } => {}
+        }
+    }
+
+    /// A request held for its body, complete now: out with its body.
+    fn release(&mut self, stream_id: u32, requests: &mut Vec<Request>) {
+        if let Some((headers, body)) = self
+            .streams
+            .get_mut(&stream_id)
+            .and_then(|s| s.upload.take())
+        {
+            requests.push(Request {
+                stream_id,
+                headers,
+                body,
+            });
         }
     }
 
@@ -433,6 +490,67 @@ mod tests {
             } if *stream_id == id => (n + data.len(), fin || *f),
             _ => (n, fin),
         })
+    }
+
+    fn post(stream_id: u32, path: &str) -> Frame {
+        let Frame::SynStream { headers, .. } = get(stream_id, 0, path) else {
+            unreachable!("get builds a SYN_STREAM")
+        };
+        Frame::SynStream {
+            stream_id,
+            associated_to: 0,
+            priority: 0,
+            fin: false,
+            unidirectional: false,
+            headers: headers
+                .into_iter()
+                .map(|(n, v)| match n.as_str() {
+                    ":method" => (n, "POST".into()),
+                    _ => (n, v),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_post_is_out_once_its_body_is_in_with_its_body() {
+        let mut s = ServerSession::new(100);
+        let mut c = Client::new();
+        c.frames(&mut s);
+        let data = |stream_id, fin, n: usize| Frame::Data {
+            stream_id,
+            fin,
+            data: vec![b'p'; n],
+        };
+        assert!(c.send(&mut s, &[post(1, "/track")]).is_empty());
+        // A GET without FIN is out at once, its DATA dropped.
+        let mut open_get = get(3, 0, "/");
+        if let Frame::SynStream { fin, .. } = &mut open_get {
+            *fin = false;
+        }
+        let got = c.send(&mut s, &[data(1, false, 40_000), open_get]);
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].stream_id, got[0].body.len()), (3, 0));
+        // Half the window used: given back, so the client can go on.
+        assert!(c.frames(&mut s).contains(&Frame::WindowUpdate {
+            stream_id: 1,
+            delta: 40_000
+        }));
+        let got = c.send(&mut s, &[data(3, true, 10), data(1, true, 2_000)]);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].stream_id, 1);
+        assert_eq!(got[0].body, vec![b'p'; 42_000]);
+        // Too large a body resets its stream.
+        c.send(&mut s, &[post(5, "/big")]);
+        for _ in 0..MAX_REQUEST_BODY / 32_768 {
+            c.send(&mut s, &[data(5, false, 32_768)]);
+            c.frames(&mut s);
+        }
+        assert!(c.send(&mut s, &[data(5, true, 1)]).is_empty());
+        assert!(c.frames(&mut s).contains(&Frame::RstStream {
+            stream_id: 5,
+            status: rst::CANCEL
+        }));
     }
 
     #[test]
