@@ -14,8 +14,7 @@ use link::units::parse_duration;
 use proto::Protocol;
 use serde_json::json;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -180,22 +179,14 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     }
     let total = spec.protocols.len() * (spec.reps + spec.warmup);
     let spec = Arc::new(spec);
-    // Probes run on their own thread, so that Ctrl-C can end the wait for
-    // them; what finished before it is kept (warm-ups are not counted).
-    let finished: Arc<Mutex<Vec<lab::probe::ProbeResult>>> = Arc::default();
-    let har_error: Arc<Mutex<Option<String>>> = Arc::default();
-    // Set by the first SIGINT or SIGTERM while the probes run (one signal path: `signals`).
-    let interrupt = crate::signals::stop_flag();
-    let worker = {
-        let (spec, finished, har_error) = (spec.clone(), finished.clone(), har_error.clone());
-        let interrupt = interrupt.clone();
-        let har_dir = args.har_dir.clone();
-        std::thread::spawn(move || {
-            let progress = CountProgress::new("compare", total);
-            let result = lab::compare::run(&spec, &mut |p, done, total| {
-                if interrupt.load(Ordering::Relaxed) {
-                    return; // perhaps cut short by the interrupt: not kept
-                }
+    let progress = CountProgress::new("compare", total);
+    let outcome = {
+        let progress = progress.clone();
+        lab::compare::run_until_stopped(
+            spec.clone(),
+            args.har_dir.clone(),
+            crate::signals::stop_flag(),
+            move |p, done, total| {
                 let line = match &p.error {
                     None => format!(
                         "{} PLT {:.0} ms, ToW {:.0} ms",
@@ -204,51 +195,15 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
                     Some(e) => format!("{} failed: {e}", p.protocol),
                 };
                 progress.item(done, total, &line);
-                if let (Some(dir), Some(load), Some(started)) = (&har_dir, &p.load, p.started) {
-                    let file =
-                        dir.join(format!("{}-{}-{:03}.har", spec.site.name, p.protocol, done));
-                    let doc = lab::har::har(load, started, &spec.site.name);
-                    if let Err(e) = lab::durable::write_whole(&file, format!("{doc:#}").as_bytes())
-                    {
-                        let mut slot = har_error.lock().unwrap_or_else(|e| e.into_inner());
-                        slot.get_or_insert(format!("--har-dir {}: {e}", file.display()));
-                    }
-                }
-                if !p.warmup {
-                    finished
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(p.clone());
-                }
-            });
-            progress.finish();
-            result
-        })
+            },
+        )
     };
-    let interrupted = loop {
-        if worker.is_finished() {
-            match worker.join() {
-                Ok(result) => {
-                    result?;
-                }
-                Err(_) => {
-                    return Err(Failure::Setup(
-                        "compare: the probes' thread panicked".into(),
-                    ))
-                }
-            }
-            break false;
-        }
-        if interrupt.load(Ordering::Relaxed) {
-            break true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let probes = std::mem::take(&mut *finished.lock().unwrap_or_else(|e| e.into_inner()));
-    let har_error = har_error.lock().unwrap_or_else(|e| e.into_inner()).take();
-    if let (false, Some(e)) = (interrupted, &har_error) {
-        return Err(Failure::Usage(e.clone()));
-    }
+    progress.finish();
+    let lab::compare::Outcome {
+        probes,
+        interrupted,
+        har_error,
+    } = outcome?;
     if interrupted {
         eprintln!(
             "compare: interrupted; {} of {} probes finished and kept",
@@ -284,11 +239,16 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         }
         println!("{}", settings_line(&args, &spec));
     }
+    // The table and --out come first: a HAR that could not be written loses
+    // that file, never the run's figures.
     if interrupted {
-        if let Some(e) = har_error {
+        if let Some(e) = &har_error {
             eprintln!("compare: {e}");
         }
         return Ok(128 + libc::SIGINT);
+    }
+    if let Some(e) = har_error {
+        return Err(Failure::Usage(e));
     }
     Ok(if probes.iter().all(|p| p.error.is_none()) {
         0

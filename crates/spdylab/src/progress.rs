@@ -81,6 +81,8 @@ impl TimedProgress {
 }
 
 /// A bar counting finished items, with ETA; one plain line per item otherwise.
+/// Clones share the one bar.
+#[derive(Clone)]
 pub struct CountProgress {
     bar: Option<ProgressBar>,
     what: &'static str,

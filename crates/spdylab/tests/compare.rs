@@ -333,3 +333,43 @@ fn every_multiplexed_protocol_keeps_to_the_servers_stream_limit() {
         }
     }
 }
+
+/// A HAR that cannot be written loses that file, never the run: the table is
+/// printed, --out is written, the other HARs are there, and the exit status
+/// (2) and message name --har-dir.
+#[test]
+fn a_har_write_error_keeps_the_table_and_the_out_file() {
+    let dir = TempDir::new("har-error");
+    // The first probe's HAR name is taken by a directory: its write fails.
+    std::fs::create_dir_all(dir.join("hars/icons-http-001.har")).unwrap();
+    let out = common::spdylab(&[
+        "compare",
+        "--site",
+        "icons",
+        "--protocols",
+        "http,h2c",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--har-dir",
+        &dir.arg("hars"),
+        "--out",
+        &dir.arg("out.json"),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{text}\n{err}");
+    assert!(
+        err.contains("--har-dir") && err.contains("icons-http-001.har"),
+        "{err}"
+    );
+    assert!(
+        text.contains("h2c") && text.contains("settings: "),
+        "{text}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("out.json")).unwrap()).unwrap();
+    assert_eq!(probes(&doc).len(), 2);
+    assert!(dir.join("hars/icons-h2c-002.har").is_file());
+}
