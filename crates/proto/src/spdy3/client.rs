@@ -132,8 +132,13 @@ pub struct ClientSession<T> {
     /// (its SETTINGS_INITIAL_WINDOW_SIZE).
     session_send: SendWindow,
     initial_send: u32,
-    /// The server's MAX_CONCURRENT_STREAMS (lowered when it refuses a stream).
+    /// The server's MAX_CONCURRENT_STREAMS (lowered when it refuses a stream
+    /// without having announced one).
     limit: usize,
+    /// The server announced its limit by SETTINGS: a refusal is then a race
+    /// (the server still counting a stream we saw end, or its SETTINGS on the
+    /// way while we sent), not news about the limit, and does not lower it.
+    limit_announced: bool,
     /// The caller's own limit on streams open at once.
     cap: usize,
     retry_refused: bool,
@@ -182,6 +187,7 @@ impl<T: Copy> ClientSession<T> {
             session_send: SendWindow::new(INITIAL_WINDOW),
             initial_send: INITIAL_WINDOW,
             limit: usize::MAX,
+            limit_announced: false,
             cap: usize::MAX,
             retry_refused: true,
             queue: VecDeque::new(),
@@ -478,8 +484,11 @@ impl<T: Copy> ClientSession<T> {
                     return;
                 };
                 if status == rst::REFUSED_STREAM {
-                    // Over the server's limit: keep below it from now on.
-                    self.limit = self.limit.min(self.open.len().max(1));
+                    if !self.limit_announced {
+                        // Over a limit the server never announced: keep
+                        // below it from now on.
+                        self.limit = self.limit.min(self.open.len().max(1));
+                    }
                     if self.retry_refused {
                         // Asked again when a stream ends.
                         self.queue.push_front(Queued {
@@ -507,6 +516,7 @@ impl<T: Copy> ClientSession<T> {
                     }
                     if id == settings::MAX_CONCURRENT_STREAMS {
                         self.limit = value.max(1) as usize;
+                        self.limit_announced = true;
                     }
                 }
             }
@@ -841,6 +851,37 @@ mod tests {
         assert_eq!(c.max_open(), 1);
         let ev = events(&mut c);
         assert!(ev.contains(&Event::Refused(1)), "{ev:?}");
+    }
+
+    #[test]
+    fn a_refusal_under_an_announced_limit_does_not_lower_it() {
+        let mut c = ClientSession::<usize>::new(INITIAL_WINDOW);
+        let mut s = Server::new();
+        s.send(
+            &mut c,
+            &[Frame::Settings {
+                clear: false,
+                entries: vec![(0, settings::MAX_CONCURRENT_STREAMS, 6)],
+            }],
+        );
+        for req in 0..8 {
+            c.request(req, 0, get("/"));
+        }
+        c.start();
+        assert_eq!(syns(&s.frames(&mut c)).len(), 6);
+        // The server still counted a stream that had ended on our side.
+        s.send(
+            &mut c,
+            &[Frame::RstStream {
+                stream_id: 11,
+                status: rst::REFUSED_STREAM,
+            }],
+        );
+        assert_eq!(c.max_open(), 6, "the announced limit stands");
+        c.start();
+        let again = syns(&s.frames(&mut c));
+        assert_eq!(again.len(), 1, "the refused request goes again: {again:?}");
+        assert_eq!(c.open_streams(), 6);
     }
 
     #[test]
