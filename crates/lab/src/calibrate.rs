@@ -8,7 +8,9 @@ use std::fmt;
 use std::io;
 use std::time::Duration;
 
-pub use netns::calibrate::{Calibration, LossResult, Plan, RateResult, RttResult, Transport};
+pub use netns::calibrate::{
+    Calibration, LossResult, Plan, RateResult, RttResult, Transport, ECHO_WIRE_BYTES, RTT_TOLERANCE,
+};
 
 /// The shortest measured window of a bulk transfer that means anything.
 pub const MIN_BULK_TIME: Duration = Duration::from_millis(100);

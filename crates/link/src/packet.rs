@@ -14,6 +14,17 @@ pub const PROTO_ICMP: u8 = 1;
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
 
+/// Bytes of an IPv4 header without options. The link carries IP packets (the
+/// TUN devices are layer 3: no Ethernet header, no preamble) and charges each
+/// its IP length, so a packet's size on the wire is this plus what is above it.
+pub const IPV4_HEADER: usize = 20;
+/// Bytes of a UDP header.
+pub const UDP_HEADER: usize = 8;
+/// Bytes of an ICMP echo header (type, code, checksum, id, sequence): ping's
+/// default 56 data bytes make an 84-byte packet on this link, not the 98 of
+/// an Ethernet frame.
+pub const ICMP_ECHO_HEADER: usize = 8;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TcpInfo {
     pub flags: u8,
@@ -116,10 +127,10 @@ pub fn parse(packet: &[u8]) -> Option<Headers> {
                 ack: u32::from_be_bytes([l4[8], l4[9], l4[10], l4[11]]),
             });
         }
-        PROTO_UDP if l4.len() >= 8 => {
+        PROTO_UDP if l4.len() >= UDP_HEADER => {
             (headers.src_port, headers.dst_port) = ports(l4);
-            headers.payload = (l4.len() - 8) as u16;
-            let q = &l4[8..];
+            headers.payload = (l4.len() - UDP_HEADER) as u16;
+            let q = &l4[UDP_HEADER..];
             if q.len() >= 5 && q[0] & 0xc0 == 0xc0 && q[1..5] != [0, 0, 0, 0] {
                 headers.quic_long = Some((q[0] >> 4) & 0x03);
             }
@@ -131,7 +142,7 @@ pub fn parse(packet: &[u8]) -> Option<Headers> {
 
 /// Builds a minimal IPv4 packet (for tests and for the emulator's own probes).
 pub fn build_ipv4(src: Ipv4Addr, dst: Ipv4Addr, protocol: u8, l4: &[u8]) -> Vec<u8> {
-    let total = 20 + l4.len();
+    let total = IPV4_HEADER + l4.len();
     let mut p = vec![0u8; total];
     p[0] = 0x45;
     p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
@@ -147,7 +158,7 @@ pub fn build_ipv4(src: Ipv4Addr, dst: Ipv4Addr, protocol: u8, l4: &[u8]) -> Vec<
         sum = (sum & 0xffff) + (sum >> 16);
     }
     p[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
-    p[20..].copy_from_slice(l4);
+    p[IPV4_HEADER..].copy_from_slice(l4);
     p
 }
 

@@ -55,6 +55,20 @@ impl LinkSpec {
         self.up.delay + self.down.delay
     }
 
+    /// The round trip of a `bytes`-byte IP packet sent each way over an idle
+    /// link, as the model gives it: both one-way delays plus the packet's
+    /// serialization at each direction's rate (`bytes` is the IP packet's
+    /// length, headers included: see `packet::IPV4_HEADER`). A trace-driven
+    /// direction adds no serialization here (its wait depends on where the
+    /// trace stands when the packet comes), so for it this is a lower bound.
+    pub fn round_trip(&self, bytes: usize) -> Duration {
+        let serialization = |d: &DirectionSpec| match &d.service {
+            Service::Rate(r) => r.transmit_time(bytes),
+            Service::Unlimited | Service::Trace(_) => Duration::ZERO,
+        };
+        self.rtt() + serialization(&self.up) + serialization(&self.down)
+    }
+
     pub fn direction(&self, dir: Direction) -> &DirectionSpec {
         match dir {
             Direction::Up => &self.up,

@@ -333,3 +333,38 @@ fn same_seed_same_run() {
     assert_eq!(run(9), run(9));
     assert_ne!(run(9), run(10));
 }
+
+/// `LinkSpec::round_trip` is the model's own answer: a packet sent up over an
+/// idle link and answered at once comes back exactly then, at the paper's
+/// rates, for calibrate's probes (36 and 44 bytes) and for ping's (84).
+#[test]
+fn round_trip_is_what_the_model_delivers_for_an_ip_packet_of_that_size() {
+    use crate::packet::{ICMP_ECHO_HEADER, IPV4_HEADER, UDP_HEADER};
+    for r in ["64kbit", "1mbit", "8mbit"] {
+        let spec = symmetric(direction(rate(r), 75));
+        for bytes in [
+            IPV4_HEADER + UDP_HEADER + 8,
+            IPV4_HEADER + UDP_HEADER + 16,
+            IPV4_HEADER + ICMP_ECHO_HEADER + 56,
+        ] {
+            let mut link = Link::new(&spec, 0);
+            link.push(Time::from_micros(7), Direction::Up, vec![0; bytes]);
+            let there = drain(&mut link)[0].at;
+            link.push(there, Direction::Down, vec![0; bytes]);
+            let back = drain(&mut link)[0].at;
+            assert_eq!(
+                Duration::from_nanos(back.0 - 7_000),
+                spec.round_trip(bytes),
+                "{r}, {bytes} B"
+            );
+        }
+    }
+    // By hand: ping's 84 bytes at 64 kbit take 10.5 ms each way (not the
+    // 12.25 ms of a 98-byte Ethernet frame); unlimited adds nothing.
+    let slow = symmetric(direction(rate("64kbit"), 75));
+    assert_eq!(slow.round_trip(84), Duration::from_millis(171));
+    let fast = symmetric(direction(rate("8mbit"), 75));
+    assert_eq!(fast.round_trip(84), Duration::from_micros(150_168));
+    let unlimited = symmetric(direction(Service::Unlimited, 75));
+    assert_eq!(unlimited.round_trip(84), Duration::from_millis(150));
+}

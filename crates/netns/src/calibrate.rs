@@ -1,5 +1,8 @@
 //! Calibration: measures a testbed against its spec with the same code that
-//! probes use. RTT from UDP echoes on an idle link, goodput from a TCP bulk
+//! probes use. RTT from UDP echoes on an idle link (timed as ping times its
+//! echoes: from just before the send to the kernel's receive stamp, less the
+//! time the echo server held the probe by its own kernel stamp and clock, so
+//! that neither side's wake-up counts), goodput from a TCP bulk
 //! transfer each way (after a warm-up that lets slow start finish) — or, with
 //! `Transport::Udp`, from a paced UDP flow each way (full-size datagrams
 //! offered at 110 % of the direction's rate, so the link, not the sender, sets
@@ -14,15 +17,17 @@
 //! retransmission arrives, so bytes that crossed the link before the window
 //! would be read inside it (goodput above the link's rate).
 
+use crate::sys;
 use crate::testbed::{server_addr, Side, Testbed, TestbedSpec, CLIENT_ADDR};
-use link::{Direction, Service};
+use link::packet::{IPV4_HEADER, UDP_HEADER};
+use link::{Direction, LinkSpec, Service};
 use serde::Serialize;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How much to measure.
 #[derive(Debug, Clone, Serialize)]
@@ -61,9 +66,18 @@ fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error>
     s.serialize_f64(d.as_secs_f64())
 }
 
-/// Bytes of an echo or loss probe on the wire: IPv4 + UDP headers + 8-byte sequence number.
-const PROBE_WIRE_BYTES: usize = 20 + 8 + 8;
+/// An echo probe's payload: its sequence number, then (on the way back) the
+/// time the echo server held it, in ns.
+pub const ECHO_PAYLOAD: usize = 16;
+/// An echo probe's size on the link, each way: the IP packet, as the link
+/// charges it (`link::packet::IPV4_HEADER`).
+pub const ECHO_WIRE_BYTES: usize = IPV4_HEADER + UDP_HEADER + ECHO_PAYLOAD;
+/// A loss datagram's payload: its sequence number.
+const LOSS_PAYLOAD: usize = 8;
+const LOSS_WIRE_BYTES: usize = IPV4_HEADER + UDP_HEADER + LOSS_PAYLOAD;
 const ECHO_PORT: u16 = 7;
+/// The echo client's port (each phase has a fresh testbed, so it is free).
+const ECHO_CLIENT_PORT: u16 = 7007;
 const DISCARD_PORT: u16 = 9;
 const BULK_PORT: u16 = 5001;
 
@@ -71,16 +85,28 @@ const BULK_PORT: u16 = 5001;
 pub struct RttResult {
     /// The configured RTT (sum of the one-way delays).
     pub spec: f64,
-    /// The configured RTT plus the probe's serialization both ways.
+    /// The configured RTT plus the probe's serialization both ways
+    /// ([`expected_rtt`]: `ECHO_WIRE_BYTES` each way).
     pub expected: f64,
-    /// Mean of the samples.
+    /// Mean of the samples: each from just before the send to the kernel's
+    /// receive stamp, less the echo server's hold.
     pub measured: f64,
     pub min: f64,
     pub max: f64,
-    /// Mean deviation from the mean (as ping's mdev).
+    /// Mean absolute deviation from the mean (ping's mdev is the standard deviation).
     pub mdev: f64,
     pub samples: usize,
     pub lost: usize,
+    /// Mean time the echo server held a probe, from its kernel's receive stamp
+    /// to just before its reply (taken out of each sample).
+    pub echo_hold: f64,
+    /// Mean round trip as the calibrating threads saw it: their own clock after
+    /// the wake-up, the echo's hold included (what `measured` was before it
+    /// was timed by the kernel's stamps).
+    pub app_measured: f64,
+    /// Samples timed by the kernel's stamps at both ends (the rest: by the
+    /// clock after the read; a kernel that gives no stamp).
+    pub kernel_stamped: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -131,6 +157,9 @@ pub struct Calibration {
     pub down_bps: RateResult,
     pub up_bps: RateResult,
     pub loss: LossResult,
+    /// What the figures say about the run itself: the machine too busy to
+    /// hold the spec ([`rtt_strain`]).
+    pub warnings: Vec<String>,
 }
 
 /// Tells the caller which phase runs, so it can show progress.
@@ -139,7 +168,7 @@ pub type Progress<'a> = &'a mut dyn FnMut(&str);
 impl Plan {
     /// Roughly how long `run` takes for `spec` (for a progress bar's ETA).
     pub fn estimate(&self, spec: &TestbedSpec) -> Duration {
-        let rtt = expected_rtt(spec);
+        let rtt = expected_rtt(&spec.link);
         let echo = (rtt + ECHO_GAP) * self.echo_samples as u32;
         let bulk = match self.transport {
             Transport::Tcp => (warmup(spec) + self.bulk_time) * 2,
@@ -155,12 +184,63 @@ const ECHO_GAP: Duration = Duration::from_millis(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const LOSS_GRACE: Duration = Duration::from_millis(500);
 
-fn expected_rtt(spec: &TestbedSpec) -> Duration {
-    let ser = |s: &Service| match s {
-        Service::Rate(r) => r.transmit_time(PROBE_WIRE_BYTES),
-        _ => Duration::ZERO,
-    };
-    spec.link.rtt() + ser(&spec.link.up.service) + ser(&spec.link.down.service)
+/// What an echo probe's round trip should be on an idle `link`: both delays
+/// plus the probe's serialization each way, as the link model charges it
+/// (`LinkSpec::round_trip` of `ECHO_WIRE_BYTES`, the whole IP packet).
+pub fn expected_rtt(link: &LinkSpec) -> Duration {
+    link.round_trip(ECHO_WIRE_BYTES)
+}
+
+/// How far the RTT probes' mean may sit above their expectation, or their
+/// samples spread (mdev), before calibrate says the machine was too busy to
+/// hold the spec: 500 µs, the most the emulator lets any packet stray from
+/// its time (half its 1 ms quantum, on a busy fast link; RTT probes take the
+/// exact path, late only as the host schedules the emulator thread). With
+/// the probes timed by the kernel, what is left above the expectation is the
+/// emulator thread waking late, to read a probe or to deliver it, in each
+/// direction: on a quiet machine about +0.1 ms at the least and +0.25 ms on
+/// average (docs/results/fidelity.md).
+pub const RTT_TOLERANCE: Duration = Duration::from_micros(500);
+
+/// A warning when the RTT figures show the host could not hold the spec: the
+/// probes' mean over their expectation, or their mdev, beyond
+/// [`RTT_TOLERANCE`]. None on a link with a trace-driven direction (its
+/// expectation is only a lower bound). `load` (the 1-minute load average)
+/// and `cores` only fill in the message: the figures decide.
+pub fn rtt_strain(
+    r: &RttResult,
+    link: &LinkSpec,
+    load: Option<f64>,
+    cores: usize,
+) -> Option<String> {
+    let traced = [&link.up.service, &link.down.service]
+        .iter()
+        .any(|s| matches!(s, Service::Trace(_)));
+    let tolerance = RTT_TOLERANCE.as_secs_f64() * 1e3;
+    let excess = r.measured - r.expected;
+    if traced || r.samples == 0 || (excess <= tolerance && r.mdev <= tolerance) {
+        return None;
+    }
+    let load = load.map_or(String::new(), |l| {
+        format!(
+            " (load average {l:.2} on {cores} core{})",
+            if cores == 1 { "" } else { "s" }
+        )
+    });
+    Some(format!(
+        "the machine was too busy to hold the spec{load}: RTT probes came back {excess:+.3} ms over their expectation on average, mdev {:.3} ms, beyond the emulator's own {tolerance:.1} ms; anything measured now carries such delays too (docs/results/fidelity.md)",
+        r.mdev
+    ))
+}
+
+/// The 1-minute load average (Linux), if it can be read.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Long enough for slow start to reach the link's rate: ten RTTs and a second.
@@ -174,7 +254,7 @@ fn datagram_interval(spec: &TestbedSpec) -> Duration {
         .iter()
         .filter_map(|s| s.bits_per_sec())
         .fold(f64::INFINITY, f64::min);
-    let at_rate = (PROBE_WIRE_BYTES * 8) as f64 / (0.9 * slowest);
+    let at_rate = (LOSS_WIRE_BYTES * 8) as f64 / (0.9 * slowest);
     Duration::from_secs_f64(at_rate.max(50e-6))
 }
 
@@ -192,11 +272,16 @@ pub fn run(spec: &TestbedSpec, plan: &Plan, progress: Progress<'_>) -> io::Resul
     let up_bps = goodput(spec, plan, Direction::Up)?;
     progress("loss");
     let loss = measure_loss(spec, plan)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let warnings = rtt_strain(&rtt_ms, &spec.link, load_average(), cores)
+        .into_iter()
+        .collect();
     Ok(Calibration {
         rtt_ms,
         down_bps,
         up_bps,
         loss,
+        warnings,
     })
 }
 
@@ -212,38 +297,84 @@ fn client_sock(port: u16) -> SocketAddr {
     SocketAddr::from((CLIENT_ADDR, port))
 }
 
+/// Now on the wall clock, in ns since the Unix epoch (the clock of the
+/// kernel's receive stamps).
+fn wall_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// One echo sample in ms: from `sent_ns` (just before the send) to the
+/// kernel's receive stamp, less the server's `hold_ns`; or, without a usable
+/// stamp, `app_ms` (the thread's own clock after its wake-up) less the hold.
+/// A stamp is usable when it lies between the send and the wake-up.
+fn echo_sample(sent_ns: u128, stamp: Option<u128>, app_ms: f64, hold_ns: u64) -> (f64, bool) {
+    let hold_ms = hold_ns as f64 / 1e6;
+    match stamp {
+        Some(t) if t >= sent_ns && (t - sent_ns) as f64 / 1e6 <= app_ms + 1.0 => {
+            ((t - sent_ns) as f64 / 1e6 - hold_ms, true)
+        }
+        _ => (app_ms - hold_ms, false),
+    }
+}
+
+/// The echo server: answers each probe with its payload, the time it held it
+/// (its kernel's receive stamp to just before the send) in bytes 8..16.
+fn echo_server(echo: UdpSocket, stop: Arc<AtomicBool>) {
+    let mut buf = [0u8; 64];
+    while !stop.load(Ordering::Relaxed) {
+        let Ok((n, stamp)) = sys::recv_stamped(&echo, &mut buf) else {
+            continue;
+        };
+        if n != ECHO_PAYLOAD {
+            continue;
+        }
+        let hold = stamp.map_or(0, |t| wall_ns().saturating_sub(t));
+        buf[8..16].copy_from_slice(&u64::try_from(hold).unwrap_or(u64::MAX).to_be_bytes());
+        let _ = echo.send(&buf[..n]);
+    }
+}
+
 fn measure_rtt(spec: &TestbedSpec, plan: &Plan) -> io::Result<RttResult> {
     let tb = Testbed::start(spec.clone())?;
     let echo = udp_in(&tb, Side::Server, server_sock(ECHO_PORT))?;
-    let stop = Arc::new(AtomicBool::new(false));
+    echo.connect(client_sock(ECHO_CLIENT_PORT))?;
+    sys::enable_rx_timestamps(&echo)?;
     echo.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let stop = Arc::new(AtomicBool::new(false));
     let echo_thread = {
         let stop = stop.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 64];
-            while !stop.load(Ordering::Relaxed) {
-                if let Ok((n, from)) = echo.recv_from(&mut buf) {
-                    let _ = echo.send_to(&buf[..n], from);
-                }
-            }
-        })
+        std::thread::spawn(move || echo_server(echo, stop))
     };
-    let client = udp_in(&tb, Side::Client, client_sock(0))?;
+    let client = udp_in(&tb, Side::Client, client_sock(ECHO_CLIENT_PORT))?;
     client.connect(server_sock(ECHO_PORT))?;
-    let expected = expected_rtt(spec);
+    sys::enable_rx_timestamps(&client)?;
+    let expected = expected_rtt(&spec.link);
     client.set_read_timeout(Some(expected * 2 + Duration::from_secs(1)))?;
     let mut samples = Vec::new();
+    let (mut holds, mut app, mut stamped) = (0.0, 0.0, 0);
     let mut lost = 0;
     let mut seq = 0u64;
     while samples.len() < plan.echo_samples && lost < plan.echo_samples * 10 + 10 {
         seq += 1;
-        let sent = Instant::now();
-        client.send(&seq.to_be_bytes())?;
+        let mut probe = [0u8; ECHO_PAYLOAD];
+        probe[..8].copy_from_slice(&seq.to_be_bytes());
+        let (sent, sent_ns) = (Instant::now(), wall_ns());
+        client.send(&probe)?;
         let mut buf = [0u8; 64];
         loop {
-            match client.recv(&mut buf) {
-                Ok(8) if u64::from_be_bytes(buf[..8].try_into().expect("8 bytes")) == seq => {
-                    samples.push(sent.elapsed().as_secs_f64() * 1e3);
+            match sys::recv_stamped(&client, &mut buf) {
+                Ok((ECHO_PAYLOAD, stamp)) if buf[..8] == seq.to_be_bytes() => {
+                    let app_ms = sent.elapsed().as_secs_f64() * 1e3;
+                    let mut hold = [0u8; 8];
+                    hold.copy_from_slice(&buf[8..16]);
+                    let hold_ns = u64::from_be_bytes(hold);
+                    let (sample, by_kernel) = echo_sample(sent_ns, stamp, app_ms, hold_ns);
+                    samples.push(sample);
+                    holds += hold_ns as f64 / 1e6;
+                    app += app_ms;
+                    stamped += usize::from(by_kernel);
                     break;
                 }
                 Ok(_) => continue, // a late echo of an earlier probe
@@ -280,6 +411,9 @@ fn measure_rtt(spec: &TestbedSpec, plan: &Plan) -> io::Result<RttResult> {
         mdev: samples.iter().map(|s| (s - mean).abs()).sum::<f64>() / n,
         samples: samples.len(),
         lost,
+        echo_hold: holds / n,
+        app_measured: app / n,
+        kernel_stamped: stamped,
     })
 }
 
@@ -457,7 +591,7 @@ fn measure_goodput(spec: &TestbedSpec, plan: &Plan, dir: Direction) -> io::Resul
 
 /// A UDP flow's datagram: a 1500-byte IP packet (20 B IPv4 + 8 B UDP headers).
 const UDP_PACKET: usize = 1500;
-const UDP_PAYLOAD: usize = UDP_PACKET - 20 - 8;
+const UDP_PAYLOAD: usize = UDP_PACKET - IPV4_HEADER - UDP_HEADER;
 /// What an unshaped direction is offered (the emulator's own limit shows as less).
 const UNSHAPED_OFFER_BPS: f64 = 100e6;
 
@@ -578,7 +712,7 @@ fn measure_loss(spec: &TestbedSpec, plan: &Plan) -> io::Result<LossResult> {
         let t = std::thread::spawn(move || {
             let mut buf = [0u8; 64];
             while !s.load(Ordering::Relaxed) {
-                if let Ok(8) = sock.recv(&mut buf) {
+                if let Ok(LOSS_PAYLOAD) = sock.recv(&mut buf) {
                     g.fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -602,7 +736,7 @@ fn measure_loss(spec: &TestbedSpec, plan: &Plan) -> io::Result<LossResult> {
         to_server.send(&seq)?;
         to_client.send(&seq)?;
     }
-    std::thread::sleep(expected_rtt(spec) + LOSS_GRACE);
+    std::thread::sleep(expected_rtt(&spec.link) + LOSS_GRACE);
     for s in [&stop_up, &stop_down] {
         s.store(true, Ordering::Relaxed);
     }
@@ -695,6 +829,93 @@ mod tests {
         assert!(bps >= ceiling - err, "{bps} ± {err} under {ceiling}");
         // The stated error of a quick calibration (2 s at 8 Mbit/s) is under 1 %.
         assert!(err < 0.01 * RATE, "{err}");
+    }
+
+    fn link(up: Service, down: Service) -> LinkSpec {
+        let dir = |service| link::DirectionSpec {
+            service,
+            delay: Duration::from_millis(75),
+            ..Default::default()
+        };
+        LinkSpec {
+            up: dir(up),
+            down: dir(down),
+        }
+    }
+
+    fn rate(s: &str) -> Service {
+        Service::Rate(s.parse().expect("a rate"))
+    }
+
+    /// The expectation counts the probe's whole IP packet (20 B IPv4 + 8 B UDP
+    /// + 16 B payload = 44 B) at each direction's rate, as the link charges it.
+    #[test]
+    fn expected_rtt_is_the_delays_plus_the_probes_ip_packet_each_way() {
+        assert_eq!(ECHO_WIRE_BYTES, 44);
+        let ms = |l: &LinkSpec| expected_rtt(l).as_secs_f64() * 1e3;
+        // 44 B = 352 bits: 5.5 ms at 64 kbit, 0.352 ms at 1 Mbit, 0.044 ms at 8 Mbit.
+        for (r, want) in [("64kbit", 161.0), ("1mbit", 150.704), ("8mbit", 150.088)] {
+            let l = link(rate(r), rate(r));
+            assert!((ms(&l) - want).abs() < 1e-9, "{r}: {}", ms(&l));
+        }
+        let asymmetric = link(rate("1mbit"), rate("8mbit"));
+        assert!((ms(&asymmetric) - 150.396).abs() < 1e-9);
+        let unlimited = link(Service::Unlimited, Service::Unlimited);
+        assert_eq!(expected_rtt(&unlimited), Duration::from_millis(150));
+    }
+
+    fn rtt(expected: f64, measured: f64, mdev: f64) -> RttResult {
+        RttResult {
+            spec: 150.0,
+            expected,
+            measured,
+            min: measured - mdev,
+            max: measured + mdev,
+            mdev,
+            samples: 50,
+            lost: 0,
+            echo_hold: 0.05,
+            app_measured: measured + 0.2,
+            kernel_stamped: 50,
+        }
+    }
+
+    #[test]
+    fn a_busy_machine_is_named_only_beyond_the_emulators_tolerance() {
+        let l = link(rate("1mbit"), rate("1mbit"));
+        // A quiet machine (+0.15 ms) and the edge itself: no warning.
+        assert_eq!(
+            rtt_strain(&rtt(150.704, 150.854, 0.05), &l, Some(0.1), 2),
+            None
+        );
+        assert_eq!(rtt_strain(&rtt(150.704, 151.204, 0.5), &l, None, 2), None);
+        // +0.63 ms (a build beside it), or a wide spread at a good mean: warned.
+        let busy = rtt_strain(&rtt(150.704, 151.334, 0.3), &l, Some(2.31), 2).expect("busy");
+        assert!(
+            busy.contains("+0.630 ms") && busy.contains("load average 2.31 on 2 cores"),
+            "{busy}"
+        );
+        assert!(rtt_strain(&rtt(150.704, 150.9, 0.8), &l, None, 1).is_some());
+        // A trace's expectation is only a lower bound: never warned on.
+        let trace = link::Trace::constant(1, 1);
+        let traced = link(Service::Trace(std::sync::Arc::new(trace)), rate("1mbit"));
+        assert_eq!(
+            rtt_strain(&rtt(150.352, 155.0, 2.0), &traced, None, 2),
+            None
+        );
+    }
+
+    #[test]
+    fn an_echo_sample_is_the_kernels_time_less_the_hold_or_the_threads_own() {
+        let sent = 1_000_000_000_000u128;
+        // Stamped 150.8 ms after the send, seen 151.0 ms after it, held 0.1 ms.
+        let (ms, kernel) = echo_sample(sent, Some(sent + 150_800_000), 151.0, 100_000);
+        assert!(kernel && (ms - 150.7).abs() < 1e-9, "{ms}");
+        // No stamp, or one before the send (a clock step): the thread's clock.
+        for stamp in [None, Some(sent - 1)] {
+            let (ms, kernel) = echo_sample(sent, stamp, 151.0, 100_000);
+            assert!(!kernel && (ms - 150.9).abs() < 1e-9, "{ms}");
+        }
     }
 
     #[test]

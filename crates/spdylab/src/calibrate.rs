@@ -4,28 +4,16 @@ use crate::link_args::{describe, LinkArgs};
 use crate::progress::TimedProgress;
 use crate::Failure;
 use clap::Args;
-use lab::calibrate::{CalibrateError, CalibrateRequest, Calibration, Plan, RateResult};
+use lab::calibrate::{
+    CalibrateError, CalibrateRequest, Calibration, Plan, RateResult, ECHO_WIRE_BYTES, RTT_TOLERANCE,
+};
 use link::units::parse_duration;
 use serde_json::json;
 use std::time::Duration;
 
 /// Measure RTT, goodput each way and loss of an emulated link against its spec
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:
-  spdylab calibrate --rtt 150ms --rate 1mbit
-  spdylab calibrate --rtt 490ms --down 8mbit --up 1mbit --loss 1% --json
-  spdylab calibrate --rtt 150ms --rate 8mbit --transport udp
-
-RTT comes from UDP echoes on an idle link (expected = spec + the probe's
-serialization both ways); goodput from one TCP bulk transfer each way, measured
-after a warm-up of 10 RTTs + 1 s, as the payload the sender's TCP knows reached
-the receiver (acknowledged or SACKed), ± the segments that can sit on the
-window's edges (TCP with timestamps carries at most 1448/1500 of the rate); loss from paced UDP datagrams each way, set against the binomial
-99 % interval. With --transport udp (the path QUIC and h3 take), goodput comes
-from a paced UDP flow each way instead: 1500-byte datagrams offered at 110 % of
-the direction's rate (100 Mbit/s unshaped) after a warm-up of 1 RTT + 250 ms,
-counted as they arrive, ± one datagram at each edge of the window (1472/1500 of
-the rate at most).")]
+#[command(after_help = after_help())]
 pub struct CalibrateArgs {
     #[command(flatten)]
     pub link: LinkArgs,
@@ -44,6 +32,40 @@ pub struct CalibrateArgs {
     /// UDP datagrams sent each way for the loss measurement
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..))]
     pub datagrams: u32,
+}
+
+/// The command's long help; the RTT paragraph takes its figures from where
+/// calibrate keeps them (the probe's size on the link, the tolerance).
+fn after_help() -> String {
+    let rtt = format!(
+        "RTT comes from UDP echoes on an idle link, timed as ping times its echoes:
+from just before the send to the kernel's receive stamp, less the time the
+echo server held the probe (expected = spec + the {}-byte IP packet's
+serialization both ways: the link charges IP bytes, no Ethernet framing).
+A warning on stderr (and in the JSON's warnings) says when the probes came
+back more than {} ms over that on average, or spread more than that: the
+machine was too busy to hold the spec.",
+        ECHO_WIRE_BYTES,
+        RTT_TOLERANCE.as_secs_f64() * 1e3
+    );
+    format!(
+        "Examples:
+  spdylab calibrate --rtt 150ms --rate 1mbit
+  spdylab calibrate --rtt 490ms --down 8mbit --up 1mbit --loss 1% --json
+  spdylab calibrate --rtt 150ms --rate 8mbit --transport udp
+
+{rtt}
+
+Goodput from one TCP bulk transfer each way, measured after a warm-up of
+10 RTTs + 1 s, as the payload the sender's TCP knows reached the receiver
+(acknowledged or SACKed), ± the segments that can sit on the window's edges
+(TCP with timestamps carries at most 1448/1500 of the rate); loss from paced
+UDP datagrams each way, set against the binomial 99 % interval. With --transport udp (the path QUIC and h3 take), goodput comes
+from a paced UDP flow each way instead: 1500-byte datagrams offered at 110 % of
+the direction's rate (100 Mbit/s unshaped) after a warm-up of 1 RTT + 250 ms,
+counted as they arrive, ± one datagram at each edge of the window (1472/1500 of
+the rate at most)."
+    )
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -77,6 +99,9 @@ pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
     let mut progress = TimedProgress::new("calibrate", request.estimate());
     let result = lab::calibrate::run(&request, &mut |phase| progress.phase(phase))?;
     progress.finish();
+    for w in &result.warnings {
+        eprintln!("spdylab: warning: {w}");
+    }
     if args.json {
         let doc = json!({
             "schema": 1,
@@ -87,6 +112,7 @@ pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
             "down_bps": result.down_bps,
             "up_bps": result.up_bps,
             "loss": result.loss,
+            "warnings": result.warnings,
         });
         println!("{doc}");
     } else {
@@ -132,7 +158,7 @@ fn print_table(link: &str, c: &Calibration) {
     );
     let r = &c.rtt_ms;
     println!(
-        "{:<10} {:>13.3} ms {:>13.3} ms {:>9}   expected {:.3} ms (with probe serialization); min {:.3} max {:.3} mdev {:.3} ms, n={}{}",
+        "{:<10} {:>13.3} ms {:>13.3} ms {:>9}   expected {:.3} ms (with probe serialization); min {:.3} max {:.3} mdev {:.3} ms, n={}{}; as the threads saw it {:.3} ms",
         "rtt",
         r.spec,
         r.measured,
@@ -142,7 +168,8 @@ fn print_table(link: &str, c: &Calibration) {
         r.max,
         r.mdev,
         r.samples,
-        if r.lost > 0 { format!(", {} lost", r.lost) } else { String::new() }
+        if r.lost > 0 { format!(", {} lost", r.lost) } else { String::new() },
+        r.app_measured
     );
     rate_row("down", &c.down_bps);
     rate_row("up", &c.up_bps);
