@@ -816,16 +816,13 @@ fn the_busy_session_of_the_property_is_busy() {
     }
 }
 
-// Possible defects found while writing these tests: each test states the
-// behaviour documented or expected, and fails today. Run them with
-// `cargo test -p proto --test spdy3_pair -- --ignored`.
+// Two defects these tests found (issue 32), fixed in `ClientSession`.
 
 /// `ClientSession` promises "highest priority first, in order within one",
-/// but refused requests are put back at the queue's front one by one
-/// (`push_front` per RST_STREAM), so the refused ones go out again in the
-/// reverse of the order they were asked: here /r5, /r4, /r3, /r2.
+/// refused requests too: each keeps its place in the order asked (before the
+/// fix, each refusal was put back at the queue's front, and /r5, /r4, /r3,
+/// /r2 went out again in reverse).
 #[test]
-#[ignore = "possible defect: refused requests are retried in reverse order"]
 fn refused_requests_are_asked_again_in_the_order_they_were_asked() {
     let site: Vec<(String, usize)> = (0..6).map(|i| (format!("/r{i}"), 5_000)).collect();
     let site: Vec<(&str, usize)> = site.iter().map(|(p, n)| (p.as_str(), *n)).collect();
@@ -839,12 +836,10 @@ fn refused_requests_are_asked_again_in_the_order_they_were_asked() {
 }
 
 /// A server may announce MAX_CONCURRENT_STREAMS 0 (SPDY/3 allows it: no new
-/// streams for now). The client clamps the limit to 1 and, the limit being
-/// announced, retries each refusal on a new stream: one SYN_STREAM and one
-/// RST_STREAM per round trip for as long as the session lives (10 in the
-/// first second here), and the request never fails.
+/// streams for now). The client then opens none and fails its requests at
+/// once, naming the limit (before the fix, it clamped the limit to 1 and
+/// retried each refusal every round trip, 10 in the first second, for ever).
 #[test]
-#[ignore = "possible defect: a limit of 0 makes the client retry every round trip for ever"]
 fn a_limit_of_zero_does_not_make_the_client_retry_every_round_trip() {
     let mut pair = Pair::new(0, INITIAL_WINDOW, &[("/", 10)]);
     pair.run();
@@ -855,5 +850,14 @@ fn a_limit_of_zero_does_not_make_the_client_retry_every_round_trip() {
         syns <= 1,
         "{syns} SYN_STREAMs and {} refusals in 1 s",
         refusals(&pair.to_client)
+    );
+    let failed = pair.outcomes()[&0].failed.clone();
+    assert_eq!(failed, Some(StreamError::Refused(0)));
+    assert!(
+        failed
+            .unwrap()
+            .to_string()
+            .contains("MAX_CONCURRENT_STREAMS 0"),
+        "the error names the limit"
     );
 }

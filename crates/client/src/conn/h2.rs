@@ -31,13 +31,7 @@ pub async fn handshake(
     builder.handshake::<_, Bytes>(io).await
 }
 
-/// How many times a request the server refused (RST_STREAM REFUSED_STREAM)
-/// is sent again before it fails. Chrome retries a refused request twice
-/// (`HttpNetworkTransaction`'s `kMaxRetryAttempts`); we allow more, since a
-/// server at a limit of one stream can refuse the same request on every race
-/// between its stream's end and our next request, and a lab must not fail a
-/// load that a patient browser would complete.
-const MAX_REFUSED_RETRIES: u32 = 8;
+use proto::MAX_REFUSED_RETRIES;
 
 /// The server reset the stream with REFUSED_STREAM: it did not process it.
 fn refused(e: &h2::Error) -> bool {

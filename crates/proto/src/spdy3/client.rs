@@ -61,6 +61,9 @@ pub enum StreamError {
     GoneAway(Option<u32>),
     /// The session failed (we sent GOAWAY): every request on it fails.
     Session(SessionError),
+    /// The server refused the stream this many times (REFUSED_STREAM), or
+    /// allows no stream at all (MAX_CONCURRENT_STREAMS 0).
+    Refused(u32),
 }
 
 /// Why a session failed.
@@ -79,6 +82,10 @@ impl std::fmt::Display for StreamError {
                 write!(f, "stream reset by the server (status {status})")
             }
             StreamError::Window(e) => write!(f, "stream window: {e}"),
+            StreamError::Refused(0) => {
+                f.write_str("the server allows no stream (SETTINGS MAX_CONCURRENT_STREAMS 0)")
+            }
+            StreamError::Refused(n) => write!(f, "the server refused the stream {n} times"),
             StreamError::GoneAway(Some(status)) => {
                 write!(f, "the server went away (GOAWAY status {status})")
             }
@@ -103,6 +110,11 @@ impl std::error::Error for SessionError {}
 struct Queued<T> {
     req: T,
     priority: u8,
+    /// The order the request was asked in: within one priority, the first
+    /// asked goes first, a refused one too.
+    seq: u64,
+    /// Times the server refused it so far.
+    refusals: u32,
     headers: Headers,
     /// The request body (None: the SYN_STREAM ends the request).
     body: Option<Vec<u8>>,
@@ -111,6 +123,8 @@ struct Queued<T> {
 struct Stream<T> {
     req: T,
     priority: u8,
+    seq: u64,
+    refusals: u32,
     headers: Headers,
     window: RecvWindow,
     /// The request body (kept whole, to be sent again if the stream is
@@ -145,6 +159,8 @@ pub struct ClientSession<T> {
     queue: VecDeque<Queued<T>>,
     open: HashMap<u32, Stream<T>>,
     next_id: u32,
+    /// The next request's place in the order asked.
+    next_seq: u64,
     going_away: bool,
     failed: Option<SessionError>,
 }
@@ -193,6 +209,7 @@ impl<T: Copy> ClientSession<T> {
             queue: VecDeque::new(),
             open: HashMap::new(),
             next_id: 1,
+            next_seq: 0,
             going_away: false,
             failed: None,
         }
@@ -271,10 +288,16 @@ impl<T: Copy> ClientSession<T> {
         } else if let Some(e) = &self.failed {
             let error = StreamError::Session(e.clone());
             self.fail(req, error);
+        } else if self.limit_announced && self.limit == 0 {
+            self.fail(req, StreamError::Refused(0));
         } else {
+            let seq = self.next_seq;
+            self.next_seq += 1;
             self.queue.push_back(Queued {
                 req,
                 priority,
+                seq,
+                refusals: 0,
                 headers,
                 body,
             });
@@ -285,7 +308,9 @@ impl<T: Copy> ClientSession<T> {
     /// and what the windows allow of request bodies.
     pub fn start(&mut self) {
         while self.failed.is_none() && self.open.len() < self.max_open() {
-            let Some(i) = (0..self.queue.len()).min_by_key(|&i| self.queue[i].priority) else {
+            let Some(i) =
+                (0..self.queue.len()).min_by_key(|&i| (self.queue[i].priority, self.queue[i].seq))
+            else {
                 break;
             };
             let q = self.queue.remove(i).expect("the index is in range");
@@ -308,6 +333,8 @@ impl<T: Copy> ClientSession<T> {
                 Stream {
                     req: q.req,
                     priority: q.priority,
+                    seq: q.seq,
+                    refusals: q.refusals,
                     headers,
                     window: RecvWindow::new(self.window),
                     body: q.body,
@@ -489,11 +516,15 @@ impl<T: Copy> ClientSession<T> {
                         // below it from now on.
                         self.limit = self.limit.min(self.open.len().max(1));
                     }
-                    if self.retry_refused {
-                        // Asked again when a stream ends.
-                        self.queue.push_front(Queued {
+                    if self.retry_refused && s.refusals >= crate::MAX_REFUSED_RETRIES {
+                        self.fail(s.req, StreamError::Refused(s.refusals + 1));
+                    } else if self.retry_refused {
+                        // Asked again when a stream ends, in its first place.
+                        self.queue.push_back(Queued {
                             req: s.req,
                             priority: s.priority,
+                            seq: s.seq,
+                            refusals: s.refusals + 1,
                             headers: s.headers,
                             body: s.body,
                         });
@@ -515,8 +546,16 @@ impl<T: Copy> ClientSession<T> {
                         }
                     }
                     if id == settings::MAX_CONCURRENT_STREAMS {
-                        self.limit = value.max(1) as usize;
+                        self.limit = value as usize;
                         self.limit_announced = true;
+                        if value == 0 {
+                            // No stream will ever open: fail now, not at the
+                            // page's timeout.
+                            let queued: Vec<T> = self.queue.drain(..).map(|q| q.req).collect();
+                            for req in queued {
+                                self.fail(req, StreamError::Refused(0));
+                            }
+                        }
                     }
                 }
             }
@@ -851,6 +890,40 @@ mod tests {
         assert_eq!(c.max_open(), 1);
         let ev = events(&mut c);
         assert!(ev.contains(&Event::Refused(1)), "{ev:?}");
+    }
+
+    #[test]
+    fn a_request_refused_for_ever_fails_after_the_retries() {
+        let mut c = ClientSession::<usize>::new(INITIAL_WINDOW);
+        let mut s = Server::new();
+        c.request(0, 0, get("/"));
+        let mut syns_seen = 0;
+        for _ in 0..=crate::MAX_REFUSED_RETRIES + 2 {
+            c.start();
+            for (id, ..) in syns(&s.frames(&mut c)) {
+                syns_seen += 1;
+                s.send(
+                    &mut c,
+                    &[Frame::RstStream {
+                        stream_id: id,
+                        status: rst::REFUSED_STREAM,
+                    }],
+                );
+            }
+        }
+        assert_eq!(syns_seen, crate::MAX_REFUSED_RETRIES + 1);
+        let failed: Vec<_> = events(&mut c)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Failed { req, error } => Some((req, error)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            failed,
+            [(0, StreamError::Refused(crate::MAX_REFUSED_RETRIES + 1))]
+        );
+        assert!(c.is_idle());
     }
 
     #[test]
