@@ -188,7 +188,11 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
     let leftovers: Vec<_> = std::fs::read_dir(&tmp.0)
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().contains("partial"))
+        // lab::durable's temporaries are `.NAME.PID-N.tmp`.
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.ends_with(".tmp") || name.contains("partial")
+        })
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     // A HAR without pages is a documented choice: its first entry is the page.
