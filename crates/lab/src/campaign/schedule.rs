@@ -1,0 +1,230 @@
+//! The scheduler: what each testbed of a sweep costs (its CPU weight, from
+//! its link's rate), the work queue longest first, and handing the work out
+//! to as many testbeds at once as their weights fit in the cores.
+
+use crate::trial::settings;
+use proto::Protocol;
+use results::experiment::Point;
+use site::Site;
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex};
+
+/// Which slice of the points a shard runs: every n-th, starting at i-1.
+pub fn in_shard(index: usize, shard: (usize, usize)) -> bool {
+    index % shard.1 == shard.0 - 1
+}
+
+/// The most testbeds `--jobs auto` runs at once, per core (the CPU budget,
+/// [`cpu_weight`], decides how many of them run together).
+pub const AUTO_JOBS_PER_CORE: usize = 8;
+
+/// The most testbeds at once for `jobs` (None: auto, [`AUTO_JOBS_PER_CORE`] per core).
+pub fn max_testbeds(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| {
+        AUTO_JOBS_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get())
+    })
+    .max(1)
+}
+
+/// The share of a core a testbed of this point is expected to use while it
+/// probes: its emulator, server and client together. The emulator's and the
+/// stacks' work grows with the packets per second, so with the link's rate:
+/// measured on this project's 2-core machine, twelve testbeds probing at
+/// 1 Mbit/s (fig2, fig4 and fig9 at once) used 0.1 of a core together, and at
+/// 100 Mbit/s the emulator alone takes a quarter of a core and the stacks as
+/// much again. So: a base of 0.05 (the TLS handshakes at a load's start), plus
+/// half a core per 100 Mbit/s of the faster direction, at most a whole core;
+/// an unlimited or trace-driven link is a whole core. A calibration runs bulk
+/// transfers and measures timing: a whole core.
+pub fn cpu_weight(point: &Point, seed: u64) -> f64 {
+    const BASE: f64 = 0.05;
+    const PER_BIT_PER_SEC: f64 = 0.5 / 100e6;
+    let Ok(s) = settings(point, seed) else {
+        return 1.0;
+    };
+    let link = &s.testbed.link;
+    let rate = |svc: &link::Service| match svc {
+        link::Service::Rate(r) => Some(r.0 as f64),
+        _ => None,
+    };
+    match (rate(&link.down.service), rate(&link.up.service)) {
+        (Some(d), Some(u)) => (BASE + d.max(u) * PER_BIT_PER_SEC).min(1.0),
+        _ => 1.0,
+    }
+}
+
+/// A point's expected duration (for longest-first order): its page's bytes
+/// at the down rate plus a few round trips, per probe.
+pub(super) fn expected_secs(point: &Point, seed: u64, site: &Site, probes: usize) -> f64 {
+    let Ok(s) = settings(point, seed) else {
+        return 0.0;
+    };
+    let link = &s.testbed.link;
+    let rtt = (link.down.delay + link.up.delay).as_secs_f64();
+    let bits = site.total_bytes() as f64 * 8.0;
+    let transfer = link
+        .down
+        .service
+        .bits_per_sec()
+        .map_or(0.0, |r| bits / r.max(1.0));
+    probes as f64 * (transfer + 10.0 * rtt)
+}
+
+/// What a testbed thread runs: a calibration of one link, or the pending
+/// Trials of one point.
+pub(super) enum Work {
+    Calibrate {
+        link: String,
+        point: Point,
+    },
+    Point {
+        point: Point,
+        pending: Vec<(Protocol, usize)>,
+    },
+}
+
+/// Hands out the work to the testbeds' threads: the next item whose CPU
+/// weight fits in what the running ones leave of the budget (the cores), or
+/// any item when none runs.
+pub(super) struct Scheduler {
+    state: Mutex<Sched>,
+    freed: Condvar,
+    budget: f64,
+    seed: u64,
+}
+
+struct Sched {
+    queue: VecDeque<Work>,
+    busy: f64,
+    running: usize,
+}
+
+impl Scheduler {
+    /// A scheduler of `queue`, in its order. `jobs`: the testbeds asked for
+    /// (None: auto, as many as the cores' budget carries).
+    pub(super) fn new(queue: VecDeque<Work>, jobs: Option<usize>, seed: u64) -> Scheduler {
+        Scheduler {
+            state: Mutex::new(Sched {
+                queue,
+                busy: 0.0,
+                running: 0,
+            }),
+            freed: Condvar::new(),
+            budget: match jobs {
+                // Asked for N testbeds: N, whatever they weigh.
+                Some(_) => f64::INFINITY,
+                None => std::thread::available_parallelism().map_or(1, |n| n.get()) as f64,
+            },
+            seed,
+        }
+    }
+
+    fn weight(&self, work: &Work) -> f64 {
+        match work {
+            Work::Calibrate { .. } => 1.0,
+            Work::Point { point, .. } => cpu_weight(point, self.seed),
+        }
+    }
+
+    /// The next work to run and its weight; None when there is none left.
+    pub(super) fn take(&self) -> Option<(Work, f64)> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if st.queue.is_empty() {
+                return None;
+            }
+            let weights: Vec<f64> = st.queue.iter().map(|w| self.weight(w)).collect();
+            if let Some(i) = pick(&weights, st.busy, st.running, self.budget) {
+                let work = st.queue.remove(i).expect("a queued item");
+                let weight = self.weight(&work);
+                st.busy += weight;
+                st.running += 1;
+                return Some((work, weight));
+            }
+            st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    pub(super) fn done(&self, weight: f64) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.busy -= weight;
+        st.running -= 1;
+        self.freed.notify_all();
+    }
+
+    /// Drops the work not started (nothing more can be kept).
+    pub(super) fn clear(&self) {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .queue
+            .clear();
+        self.freed.notify_all();
+    }
+}
+
+/// Which queued item (by its weight) starts next: the first that fits in what
+/// the `running` items (weighing `busy`) leave of `budget`; any when none runs.
+fn pick(weights: &[f64], busy: f64, running: usize, budget: f64) -> Option<usize> {
+    weights
+        .iter()
+        .position(|w| running == 0 || busy + w <= budget + 1e-9)
+}
+
+/// The points' work, longest expected first (`expected_secs`), so that no
+/// long point is left to run alone at the end while the other testbeds idle.
+pub(super) fn longest_first(mut order: Vec<(f64, Work)>) -> VecDeque<Work> {
+    order.sort_by(|a, b| b.0.total_cmp(&a.0));
+    order.into_iter().map(|(_, w)| w).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(rate: Option<&str>) -> Point {
+        let mut p = Point::new();
+        p.insert("site".into(), "twitter".into());
+        p.insert("rtt".into(), "150ms".into());
+        if let Some(r) = rate {
+            p.insert("rate".into(), r.into());
+        }
+        p
+    }
+
+    #[test]
+    fn a_testbed_weighs_by_its_links_rate_and_unlimited_is_a_core() {
+        let w = |r| cpu_weight(&point(r), 1);
+        assert!(
+            (w(Some("1mbit")) - 0.055).abs() < 1e-9,
+            "{}",
+            w(Some("1mbit"))
+        );
+        assert!((w(Some("10mbit")) - 0.1).abs() < 1e-9);
+        assert!((w(Some("100mbit")) - 0.55).abs() < 1e-9);
+        assert_eq!(w(Some("1gbit")), 1.0);
+        assert_eq!(w(None), 1.0);
+    }
+
+    #[test]
+    fn two_cores_carry_many_slow_testbeds_or_two_fast_ones() {
+        // Thirty-six 1 Mbit points fit in two cores; the next waits.
+        assert_eq!(pick(&[0.055], 35.0 * 0.055, 35, 2.0), Some(0));
+        assert_eq!(pick(&[0.055], 2.0, 36, 2.0), None);
+        // A whole-core point waits while more than a core is busy, but a slow
+        // one later in the queue may start.
+        assert_eq!(pick(&[1.0, 0.055], 1.5, 20, 2.0), Some(1));
+        // Anything starts when nothing runs, even over the budget.
+        assert_eq!(pick(&[4.0], 0.0, 0, 2.0), Some(0));
+        // --jobs N: no budget, only the N threads.
+        assert_eq!(pick(&[1.0], 7.0, 7, f64::INFINITY), Some(0));
+    }
+
+    #[test]
+    fn auto_runs_at_most_eight_testbeds_per_core_and_n_means_n() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(max_testbeds(None), 8 * cores);
+        assert_eq!(max_testbeds(Some(1)), 1);
+        assert_eq!(max_testbeds(Some(5)), 5);
+    }
+}

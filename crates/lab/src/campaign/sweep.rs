@@ -1,0 +1,411 @@
+//! The sweep: every pending Trial of a campaign (this slice) run on the
+//! testbeds the scheduler allows, each probe recorded (its HAR, then its line
+//! in probes.jsonl) the moment it ends; a calibration per distinct link first.
+
+use super::dir::{
+    at, check_sites, har_name, write_atomically, write_calibration, Appender, CampaignDir,
+};
+use super::schedule::{expected_secs, in_shard, longest_first, max_testbeds, Scheduler, Work};
+use super::SweepError;
+use crate::probe::{run_plan, ProbeResult, ProbeSpec};
+use crate::trial::{settings, Trial};
+use proto::Protocol;
+use results::experiment::{self, point_key, trial_key, Experiment, Point};
+use results::{
+    latest, read_calibration, read_probes, CalibrationEntry, Phases, ProbeRecord, HAR_DIR,
+};
+use site::Site;
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::path::Path;
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The record of `probe` (of Trial `trial` at `point`) as probes.jsonl keeps it:
+/// the one place a `ProbeRecord` is made from a `ProbeResult`. The two types
+/// still mirror their fields (lab's `probe::ProbeResult` and `results`'
+/// `ProbeRecord`, `client::Timings` and `results::Phases`); one record type
+/// needs lab::probe and results changed together, beyond this module.
+fn record(trial: String, point: &Point, probe: &ProbeResult, har: Option<String>) -> ProbeRecord {
+    let t = &probe.phases;
+    ProbeRecord {
+        trial,
+        point: point.clone(),
+        schema: probe.schema,
+        protocol: probe.protocol,
+        rep: probe.rep,
+        plt_ms: probe.plt_ms,
+        tow_ms: probe.tow_ms,
+        connections: probe.connections,
+        syns: probe.syns,
+        bytes_down: probe.bytes_down,
+        bytes_up: probe.bytes_up,
+        packets_down: probe.packets_down,
+        packets_up: probe.packets_up,
+        drops_queue: probe.drops_queue,
+        drops_loss: probe.drops_loss,
+        resources: probe.resources,
+        body_bytes: probe.body_bytes,
+        misses: probe.misses,
+        phases: Phases {
+            blocked: t.blocked,
+            dns: t.dns,
+            connect: t.connect,
+            ssl: t.ssl,
+            send: t.send,
+            wait: t.wait,
+            receive: t.receive,
+        },
+        error: probe.error.clone(),
+        tls_resumed: probe.tls_resumed,
+        started: probe
+            .started
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0.0, |d| d.as_secs_f64()),
+        har,
+    }
+}
+
+/// How a sweep runs.
+pub struct SweepOptions {
+    /// Testbeds running at once; None: as many as the CPU budget allows
+    /// (see [`AUTO_JOBS_PER_CORE`] and [`cpu_weight`]).
+    pub jobs: Option<usize>,
+    /// Run only slice `.0` (1-based) of `.1`.
+    pub shard: (usize, usize),
+    pub retry_failed: bool,
+    pub calibrate: bool,
+    pub har: bool,
+}
+
+/// What a sweep hears about as it goes.
+pub enum Event<'a> {
+    /// The sweep starts: Trials in the campaign (this slice), finished before, to run now.
+    Start {
+        total: usize,
+        finished: usize,
+        pending: usize,
+    },
+    Calibrated {
+        link: &'a str,
+    },
+    Probe {
+        /// The Trial's swept values, protocol and repetition (its key is longer).
+        label: &'a str,
+        probe: &'a ProbeResult,
+        done: usize,
+        pending: usize,
+    },
+}
+
+/// The link part of a point, which calibration measures.
+pub fn link_key(p: &Point) -> String {
+    let link: Point = p
+        .iter()
+        .filter(|(k, _)| experiment::field(k).is_some_and(|f| f.section == "link"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    point_key(&link)
+}
+
+/// The quick calibration a campaign records per distinct link.
+pub fn quick_plan() -> netns::calibrate::Plan {
+    netns::calibrate::Plan {
+        echo_samples: 10,
+        bulk_time: Duration::from_secs(2),
+        datagrams: 1000,
+        transport: netns::calibrate::Transport::Tcp,
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// What a testbed's thread hands back to the sweep, which records it.
+enum Done {
+    Calibrated(Option<CalibrationEntry>, String),
+    Probe(Box<ProbeResult>, Point, String),
+}
+
+/// Runs the campaign in `cd`: every Trial of this slice not finished before.
+/// Site files named in the experiment are found from `site_base` (the
+/// experiment file's directory). Returns the number of probes that failed in
+/// this run.
+pub fn sweep(
+    cd: &CampaignDir,
+    opts: &SweepOptions,
+    site_base: &Path,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> Result<usize, SweepError> {
+    let exp = &cd.experiment;
+    let points = exp.points();
+    // Check every point before running anything: a sweep that stops at hour 3
+    // because one point contradicts itself helps nobody.
+    let mut sites: HashMap<String, Arc<Site>> = HashMap::new();
+    for p in &points {
+        let s = settings(p, exp.seed)
+            .map_err(|e| SweepError::Usage(format!("{}: {e}", point_key(p))))?;
+        let name = &p["site"];
+        if !sites.contains_key(name) {
+            let site = crate::sites::resolve_in(name, exp.site_seed, site_base)
+                .map_err(|e| SweepError::Usage(e.named("sites")))?;
+            sites.insert(name.clone(), Arc::new(site));
+        }
+        crate::sites::lay_out(&sites[name], s.trial.layout)
+            .map_err(|e| SweepError::Usage(format!("{}: knobs.layout: {e}", point_key(p))))?;
+        let trial = Trial {
+            server: exp.server,
+            client: exp.client,
+            ..s.trial
+        };
+        let refused = trial.refusal(&exp.protocols, sites[name].resources.len());
+        if let Some(r) = refused {
+            let (key, value) = match r {
+                crate::trial::Refusal::Server { .. } => ("server", exp.server.name()),
+                crate::trial::Refusal::Client { .. } => ("client", exp.client.name()),
+            };
+            return Err(SweepError::Usage(format!(
+                "{}: {key} = \"{value}\": {}",
+                point_key(p),
+                r.why()
+            )));
+        }
+    }
+
+    check_sites(&cd.dir, &sites)?;
+
+    let finished: HashSet<String> = latest(read_probes(&cd.dir, true)?)
+        .into_iter()
+        .filter(|p| !(opts.retry_failed && p.error.is_some()))
+        .map(|p| p.trial)
+        .collect();
+    let mut order: Vec<(f64, Work)> = Vec::new();
+    let (mut total, mut pending_total) = (0, 0);
+    for (i, p) in points.iter().enumerate() {
+        if !in_shard(i, opts.shard) {
+            continue;
+        }
+        let mut pending = Vec::new();
+        for rep in 0..exp.reps {
+            for &proto in &exp.protocols {
+                total += 1;
+                if !finished.contains(&trial_key(p, proto, rep)) {
+                    pending.push((proto, rep));
+                }
+            }
+        }
+        pending_total += pending.len();
+        if !pending.is_empty() {
+            let probes = pending.len() + exp.warmup * exp.protocols.len();
+            let secs = expected_secs(p, exp.seed, &sites[&p["site"]], probes);
+            order.push((
+                secs,
+                Work::Point {
+                    point: p.clone(),
+                    pending,
+                },
+            ));
+        }
+    }
+    let mut queue = longest_first(order);
+    on_event(Event::Start {
+        total,
+        finished: total - pending_total,
+        pending: pending_total,
+    });
+
+    let mut calibration = read_calibration(&cd.dir)?;
+    if opts.calibrate && pending_total > 0 {
+        let known: HashSet<String> = calibration.iter().map(|c| c.link.clone()).collect();
+        let mut links = Vec::new();
+        for (i, p) in points.iter().enumerate() {
+            let key = link_key(p);
+            if in_shard(i, opts.shard) && !known.contains(&key) && !links.contains(&key) {
+                links.push(key.clone());
+                queue.push_front(Work::Calibrate {
+                    link: key,
+                    point: p.clone(),
+                });
+            }
+        }
+    }
+    if opts.har {
+        let har_dir = cd.dir.join(HAR_DIR);
+        std::fs::create_dir_all(&har_dir).map_err(|e| at(&har_dir, e))?;
+    }
+
+    let queue = Scheduler::new(queue, opts.jobs, exp.seed);
+    let (tx, rx) = mpsc::channel::<Done>();
+    let mut appender = Appender::open(&cd.dir)?;
+    let mut failed = 0;
+    let mut done = 0;
+    let mut write_error: Option<io::Error> = None;
+    std::thread::scope(|scope| {
+        for _ in 0..max_testbeds(opts.jobs) {
+            let tx = tx.clone();
+            let queue = &queue;
+            let sites = &sites;
+            scope.spawn(move || {
+                while let Some((work, weight)) = queue.take() {
+                    run_work(exp, work, sites, &tx);
+                    queue.done(weight);
+                }
+            });
+        }
+        drop(tx);
+        for msg in rx {
+            match msg {
+                Done::Calibrated(entry, link) => {
+                    if let Some(entry) = entry {
+                        calibration.push(entry);
+                        if let Err(e) = write_calibration(&cd.dir, &calibration) {
+                            // Nothing can be kept: stop taking new work.
+                            queue.clear();
+                            write_error.get_or_insert(e);
+                        }
+                    }
+                    on_event(Event::Calibrated { link: &link });
+                }
+                Done::Probe(probe, point, trial) => {
+                    done += 1;
+                    if probe.error.is_some() {
+                        failed += 1;
+                    }
+                    let mut har = None;
+                    let mut kept = write_error.is_none();
+                    if let (true, true, Some(load), Some(started)) =
+                        (kept, opts.har, &probe.load, probe.started)
+                    {
+                        let name = har_name(&trial);
+                        let doc = crate::har::har(load, started, &point["site"]);
+                        match write_atomically(&cd.dir.join(&name), doc.to_string().as_bytes()) {
+                            Ok(()) => har = Some(name),
+                            Err(e) => {
+                                // The probe is not recorded: a rerun runs it again.
+                                kept = false;
+                                write_error.get_or_insert(e);
+                            }
+                        }
+                    }
+                    if kept {
+                        let line = record(trial.clone(), &point, &probe, har).to_line();
+                        if let Err(e) = appender.append(&line) {
+                            write_error.get_or_insert(e);
+                        }
+                    }
+                    if write_error.is_some() {
+                        // Nothing more can be kept: stop taking new work.
+                        queue.clear();
+                    }
+                    let swept = exp.swept();
+                    let mut label: Vec<String> = swept
+                        .iter()
+                        .filter_map(|a| point.get(*a).map(|v| format!("{a}={v}")))
+                        .collect();
+                    label.push(format!("{} rep {}", probe.protocol, probe.rep));
+                    on_event(Event::Probe {
+                        label: &label.join(" "),
+                        probe: &probe,
+                        done,
+                        pending: pending_total,
+                    });
+                }
+            }
+        }
+    });
+    if let Some(e) = write_error {
+        // It names its file already.
+        return Err(e.into());
+    }
+    Ok(failed)
+}
+
+fn run_work(
+    exp: &Experiment,
+    work: Work,
+    sites: &HashMap<String, Arc<Site>>,
+    tx: &mpsc::Sender<Done>,
+) {
+    match work {
+        Work::Calibrate { link, point } => {
+            let entry = settings(&point, exp.seed).ok().and_then(|s| {
+                let plan = quick_plan();
+                let c = netns::calibrate::run(&s.testbed, &plan, &mut |_| {}).ok()?;
+                let spec = &s.testbed.link;
+                Some(CalibrationEntry {
+                    link: link.clone(),
+                    rtt_ms: c.rtt_ms.spec,
+                    rtt_measured_ms: c.rtt_ms.measured,
+                    rtt_expected_ms: c.rtt_ms.expected,
+                    down_bps: spec.down.service.bits_per_sec(),
+                    down_measured_bps: c.down_bps.measured,
+                    up_bps: spec.up.service.bits_per_sec(),
+                    up_measured_bps: c.up_bps.measured,
+                    down_error_bps: Some(c.down_bps.error_bps),
+                    up_error_bps: Some(c.up_bps.error_bps),
+                    loss: c.loss.spec,
+                    loss_measured: c.loss.measured,
+                    emulator_cpu_pct: c.down_bps.emulator_cpu_pct,
+                    when: unix_now(),
+                })
+            });
+            let _ = tx.send(Done::Calibrated(entry, link));
+        }
+        Work::Point { point, pending } => {
+            let fail_all = |pending: &[(Protocol, usize)], error: String| {
+                for &(protocol, rep) in pending {
+                    let probe = ProbeResult::failed(protocol, rep, error.clone());
+                    let trial = trial_key(&point, protocol, rep);
+                    let _ = tx.send(Done::Probe(Box::new(probe), point.clone(), trial));
+                }
+            };
+            let s = match settings(&point, exp.seed) {
+                Ok(s) => s,
+                Err(e) => return fail_all(&pending, e),
+            };
+            let site = match crate::sites::lay_out(&sites[&s.site], s.trial.layout) {
+                Ok(site) => site,
+                Err(e) => return fail_all(&pending, format!("knobs.layout: {e}")),
+            };
+            let spec = ProbeSpec {
+                site,
+                protocols: exp.protocols.clone(),
+                testbed: s.testbed,
+                reps: exp.reps,
+                warmup: exp.warmup,
+                trial: Trial {
+                    server: exp.server,
+                    client: exp.client,
+                    timeout: exp.timeout,
+                    ..s.trial
+                },
+                keep_server_log: None,
+            };
+            let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();
+            for _ in 0..exp.warmup {
+                plan.extend(exp.protocols.iter().map(|&p| (p, None)));
+            }
+            plan.extend(pending.iter().map(|&(p, rep)| (p, Some(rep))));
+            let mut reported = HashSet::new();
+            let result = run_plan(&spec, plan, &mut |probe, _, _| {
+                if probe.warmup {
+                    return;
+                }
+                reported.insert((probe.protocol, probe.rep));
+                let trial = trial_key(&point, probe.protocol, probe.rep);
+                let _ = tx.send(Done::Probe(Box::new(probe.clone()), point.clone(), trial));
+            });
+            if let Err(e) = result {
+                // The testbed failed: every Trial it did not finish is recorded as failed.
+                let left: Vec<_> = pending
+                    .into_iter()
+                    .filter(|k| !reported.contains(k))
+                    .collect();
+                fail_all(&left, format!("testbed: {e}"));
+            }
+        }
+    }
+}
