@@ -20,6 +20,7 @@ pub mod serve;
 pub mod shell;
 pub mod sites;
 pub mod survey;
+pub mod sweep_request;
 pub mod testbed_server;
 pub mod trial;
 

@@ -112,69 +112,20 @@ fn usage(e: SweepError) -> Failure {
 }
 
 pub fn run(args: SweepArgs) -> Result<i32, Failure> {
-    let text = std::fs::read_to_string(&args.experiment)
-        .map_err(|e| Failure::Usage(format!("{}: {e}", args.experiment.display())))?;
-    // Errors name the lines of the file as the user wrote it.
-    let mut exp = lab::experiment::parse(&args.experiment.display().to_string(), &text)
-        .map_err(|e| Failure::Usage(e.to_string()))?;
-    // --server/--client become the experiment's keys: the campaign's copy
-    // pins them (so that it says what ran, and a rerun without them is a
-    // changed experiment).
-    for (key, given) in [
-        ("server", args.server.map(|s| s.kind().name())),
-        ("client", args.client.map(|c| c.kind().name())),
-    ] {
-        let Some(v) = given else { continue };
-        if lab::experiment::sets_key(&text, key) {
-            return Err(Failure::Usage(format!(
-                "--{key} {v}: {} sets {key} already; change it there or drop the flag",
-                args.experiment.display()
-            )));
-        }
-    }
-    if let Some(s) = args.server {
-        exp.server = s.kind();
-    }
-    if let Some(c) = args.client {
-        exp.client = c.kind();
-    }
-    let base = args
-        .experiment
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    // sites = ["corpus/*.har"]: every HAR a site, sorted, found from the file's
-    // directory; the campaign's copy lists what the globs matched (a corpus
-    // that changes is a changed experiment).
-    let mut text = text;
-    if let Some((_, values)) = exp.axes.iter_mut().find(|(n, _)| n == "site") {
-        for pattern in values.clone().iter().filter(|v| v.contains(['*', '?'])) {
-            let at = text.find(&format!("\"{pattern}\""));
-            let line = at.map_or(1, |at| text[..at].matches('\n').count() + 1);
-            let matched = lab::sites::expand_globs(std::slice::from_ref(pattern), &base).map_err(
-                |(_, why)| {
-                    Failure::Usage(format!(
-                        "{}:{line}: sites: {why}",
-                        args.experiment.display()
-                    ))
-                },
-            )?;
-            if let Some(at) = at {
-                let list: Vec<String> = matched.iter().map(|m| format!("{m:?}")).collect();
-                let in_array = text[..at].trim_end().ends_with(['[', ',']);
-                let list = if in_array {
-                    list.join(", ")
-                } else {
-                    format!("[{}]", list.join(", "))
-                };
-                text.replace_range(at..at + pattern.len() + 2, &list);
-            }
-        }
-        *values = lab::sites::expand_globs(values, &base).map_err(|(_, why)| {
-            Failure::Usage(format!("{}: sites: {why}", args.experiment.display()))
-        })?;
-    }
-    run_campaign(exp, &text, &args.out, &args.run.options(), &base, args.json)
+    let prepared = lab::sweep_request::prepare(&lab::sweep_request::SweepRequest {
+        experiment: args.experiment.clone(),
+        server: args.server.map(|s| s.kind()),
+        client: args.client.map(|c| c.kind()),
+    })
+    .map_err(usage)?;
+    run_campaign(
+        prepared.experiment,
+        &prepared.text,
+        &args.out,
+        &args.run.options(),
+        &prepared.site_base,
+        args.json,
+    )
 }
 
 /// Runs a campaign with progress and a closing line; shared by `sweep` and `paper`.

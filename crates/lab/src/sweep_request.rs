@@ -1,0 +1,345 @@
+//! What `spdylab sweep` asks before a campaign runs: the experiment file read
+//! and parsed, `--server`/`--client` pinned where the file leaves them, and the
+//! sites' globs (`sites = ["corpus/*.har"]`) expanded, in the experiment and
+//! in the text the campaign keeps. Everything on the parsed TOML: a key or a
+//! pattern named in a comment or inside another string is not one.
+
+use crate::campaign::SweepError;
+use results::experiment::{self, Experiment};
+use results::{ClientKind, ServerKind};
+use serde::Deserialize;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// A sweep as the command line gives it.
+#[derive(Debug, Clone, Default)]
+pub struct SweepRequest {
+    /// The experiment file (TOML).
+    pub experiment: PathBuf,
+    /// The server, for a file that does not set `server`.
+    pub server: Option<ServerKind>,
+    /// The client, for a file that does not set `client`.
+    pub client: Option<ClientKind>,
+}
+
+/// A sweep ready for `campaign::CampaignDir::open` and `campaign::sweep`.
+#[derive(Debug, Clone)]
+pub struct PreparedSweep {
+    /// The experiment, flags pinned and globs expanded.
+    pub experiment: Experiment,
+    /// The file's text with each glob replaced by what it matched (a corpus
+    /// that changes is a changed experiment); comments and layout kept.
+    pub text: String,
+    /// The directory site names are found from: the file's.
+    pub site_base: PathBuf,
+}
+
+/// Reads, parses and completes the request's experiment. Every error is
+/// `SweepError::Usage` naming the file (and its line, where there is one).
+pub fn prepare(req: &SweepRequest) -> Result<PreparedSweep, SweepError> {
+    let file = req.experiment.display().to_string();
+    let text = std::fs::read_to_string(&req.experiment)
+        .map_err(|e| SweepError::Usage(format!("{file}: {e}")))?;
+    // Errors name the lines of the file as the user wrote it.
+    let mut exp = experiment::parse(&file, &text).map_err(|e| SweepError::Usage(e.to_string()))?;
+    // --server/--client become the experiment's keys: the campaign's copy
+    // pins them (so that it says what ran, and a rerun without them is a
+    // changed experiment).
+    for (key, given) in [
+        ("server", req.server.map(|s| s.name())),
+        ("client", req.client.map(|c| c.name())),
+    ] {
+        let Some(v) = given else { continue };
+        if experiment::sets_key(&text, key) {
+            return Err(SweepError::Usage(format!(
+                "--{key} {v}: {file} sets {key} already; change it there or drop the flag"
+            )));
+        }
+    }
+    if let Some(s) = req.server {
+        exp.server = s;
+    }
+    if let Some(c) = req.client {
+        exp.client = c;
+    }
+    let site_base = req
+        .experiment
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let text = expand_site_globs(&file, &mut exp, &text, &site_base)?;
+    Ok(PreparedSweep {
+        experiment: exp,
+        text,
+        site_base,
+    })
+}
+
+/// `sites = ["corpus/*.har"]`: every matching file a site, sorted, found from
+/// `base`. Expands the experiment's site axis and returns `text` with each
+/// glob string replaced by the names it matched (in the array it stood in, or
+/// as an array where `sites` was one string).
+pub fn expand_site_globs(
+    file: &str,
+    exp: &mut Experiment,
+    text: &str,
+    base: &Path,
+) -> Result<String, SweepError> {
+    let Some((_, values)) = exp.axes.iter_mut().find(|(n, _)| n == "site") else {
+        return Ok(text.to_string());
+    };
+    if !values.iter().any(|v| is_glob(v)) {
+        return Ok(text.to_string());
+    }
+    let strings = site_strings(text);
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    for (pattern, span, in_array) in &strings {
+        if !is_glob(pattern) {
+            continue;
+        }
+        let line = text[..span.start].matches('\n').count() + 1;
+        let matched = crate::sites::expand_globs(std::slice::from_ref(pattern), base)
+            .map_err(|(_, why)| SweepError::Usage(format!("{file}:{line}: sites: {why}")))?;
+        let list: Vec<String> = matched.iter().map(|m| toml_string(m)).collect();
+        let list = if *in_array {
+            list.join(", ")
+        } else {
+            format!("[{}]", list.join(", "))
+        };
+        edits.push((span.clone(), list));
+    }
+    *values = crate::sites::expand_globs(values, base)
+        .map_err(|(_, why)| SweepError::Usage(format!("{file}: sites: {why}")))?;
+    let mut text = text.to_string();
+    edits.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+    for (span, list) in edits {
+        text.replace_range(span, &list);
+    }
+    Ok(text)
+}
+
+fn is_glob(name: &str) -> bool {
+    name.contains(['*', '?'])
+}
+
+/// `s` as a TOML string.
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// The strings of the top-level `sites` key as the TOML parser found them:
+/// each with the byte range of its literal in `text` and whether it stands in
+/// an array. Empty where `text` is not TOML or `sites` is neither form.
+fn site_strings(text: &str) -> Vec<(String, Range<usize>, bool)> {
+    #[derive(Deserialize)]
+    struct Many {
+        sites: Vec<Spanned<String>>,
+    }
+    #[derive(Deserialize)]
+    struct One {
+        sites: Spanned<String>,
+    }
+    if let Ok(m) = toml::from_str::<Many>(text) {
+        return m
+            .sites
+            .into_iter()
+            .map(|s| (s.span(), s.into_inner()))
+            .map(|(span, s)| (s, span, true))
+            .collect();
+    }
+    if let Ok(o) = toml::from_str::<One>(text) {
+        let span = o.sites.span();
+        return vec![(o.sites.into_inner(), span, false)];
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "spdylab-sweep-request-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn write(path: &Path, text: &str) {
+        std::fs::write(path, text).unwrap();
+    }
+
+    const SITE: &str = "[[resources]]\npath = \"/\"\nbytes = 100\n";
+
+    #[test]
+    fn a_key_in_a_comment_or_a_string_is_not_set() {
+        let dir = scratch("comment");
+        let file = dir.join("exp.toml");
+        // `server` in a comment, in a string and as a key of another section:
+        // none sets the top-level key, so --server may pin it.
+        write(
+            &file,
+            "# server = \"nginx\" would be wrong here\nsites = [\"icons\"]\nprotocols = [\"https\", \"h2\"]\ndescription = \"server = \\\"apache\\\"\"\n",
+        );
+        let req = SweepRequest {
+            experiment: file.clone(),
+            server: Some(ServerKind::Peer(results::PeerKind::Nginx)),
+            client: None,
+        };
+        let p = prepare(&req).unwrap();
+        assert_eq!(
+            p.experiment.server,
+            ServerKind::Peer(results::PeerKind::Nginx)
+        );
+        // The copy pins it, and parses back to what runs.
+        let copy = experiment::pinned_text(&p.experiment, &p.text);
+        assert!(copy.contains("server = \"nginx\"\n"), "{copy}");
+        assert_eq!(experiment::parse("x.toml", &copy).unwrap(), p.experiment);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_key_set_in_its_section_refuses_the_flag() {
+        let dir = scratch("set");
+        let file = dir.join("exp.toml");
+        write(
+            &file,
+            "sites = [\"icons\"]\nprotocols = [\"https\", \"h2\"]\nserver = \"apache\"\n",
+        );
+        let req = SweepRequest {
+            experiment: file.clone(),
+            server: Some(ServerKind::Peer(results::PeerKind::Nginx)),
+            client: Some(ClientKind::Model),
+        };
+        let err = prepare(&req).unwrap_err().to_string();
+        assert!(
+            err.contains("--server nginx: ") && err.contains("sets server already"),
+            "{err}"
+        );
+        // The client, left to the file's default, may be given.
+        let ok = prepare(&SweepRequest {
+            server: None,
+            ..req
+        })
+        .unwrap();
+        assert_eq!(ok.experiment.client, ClientKind::Model);
+        assert_eq!(
+            ok.experiment.server,
+            ServerKind::Peer(results::PeerKind::Apache)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn globs_expand_in_the_experiment_and_its_copy() {
+        let dir = scratch("glob");
+        std::fs::create_dir_all(dir.join("sites")).unwrap();
+        for name in ["exp2.toml", "exp1.toml", "other.toml", ".exp3.toml"] {
+            write(&dir.join("sites").join(name), SITE);
+        }
+        let file = dir.join("exp.toml");
+        // The pattern also stands in a comment and in the description: only
+        // the value of `sites` is replaced.
+        let text = "# sites = [\"sites/exp*.toml\"] once\ndescription = \"\\\"sites/exp*.toml\\\"\"\nsites = [\"icons\", \"sites/exp*.toml\"]\nprotocols = [\"https\", \"h2\"]\n";
+        write(&file, text);
+        let p = prepare(&SweepRequest {
+            experiment: file.clone(),
+            ..Default::default()
+        })
+        .unwrap();
+        let sites = &p
+            .experiment
+            .axes
+            .iter()
+            .find(|(n, _)| n == "site")
+            .unwrap()
+            .1;
+        assert_eq!(sites, &["icons", "sites/exp1.toml", "sites/exp2.toml"]);
+        assert_eq!(
+            p.text,
+            "# sites = [\"sites/exp*.toml\"] once\ndescription = \"\\\"sites/exp*.toml\\\"\"\nsites = [\"icons\", \"sites/exp1.toml\", \"sites/exp2.toml\"]\nprotocols = [\"https\", \"h2\"]\n"
+        );
+        assert_eq!(p.site_base, dir);
+        // One string becomes an array; a literal string is a pattern too.
+        write(
+            &file,
+            "sites = 'sites/exp*.toml'\nprotocols = [\"https\", \"h2\"]\n",
+        );
+        let p = prepare(&SweepRequest {
+            experiment: file.clone(),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(
+            p.text
+                .starts_with("sites = [\"sites/exp1.toml\", \"sites/exp2.toml\"]\n"),
+            "{}",
+            p.text
+        );
+        let again = experiment::parse("x.toml", &p.text).unwrap();
+        assert_eq!(again.axes, p.experiment.axes);
+        // A pattern that matches nothing names its line.
+        write(
+            &file,
+            "protocols = [\"https\", \"h2\"]\nsites = [\n  \"icons\",\n  \"sites/none*.toml\",\n]\n",
+        );
+        let err = prepare(&SweepRequest {
+            experiment: file.clone(),
+            ..Default::default()
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with(&format!("{}:4: sites: ", file.display())),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_file_named_exp_toml_resumes() {
+        let dir = scratch("resume");
+        let file = dir.join("exp.toml");
+        write(
+            &file,
+            "sites = [\"icons\"]\nprotocols = [\"https\", \"h2\"]\n[link]\nrtt = \"20ms\"\n",
+        );
+        let out = dir.join("out");
+        let req = SweepRequest {
+            experiment: file.clone(),
+            server: Some(ServerKind::Builtin),
+            client: None,
+        };
+        let p = prepare(&req).unwrap();
+        assert_eq!(p.experiment.name, "exp");
+        drop(crate::campaign::CampaignDir::open(&out, p.experiment, &p.text).unwrap());
+        // The copy is DIR/experiment.toml, named "exp" inside: the same
+        // command opens the directory again, and so does the copy itself.
+        let p = prepare(&req).unwrap();
+        drop(crate::campaign::CampaignDir::open(&out, p.experiment, &p.text).unwrap());
+        let copy = out.join(results::EXPERIMENT_FILE);
+        let again = prepare(&SweepRequest {
+            experiment: copy,
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(again.experiment.name, "exp");
+        drop(crate::campaign::CampaignDir::open(&out, again.experiment, &again.text).unwrap());
+        // Another server is another experiment.
+        let other = prepare(&SweepRequest {
+            server: Some(ServerKind::Peer(results::PeerKind::Nginx)),
+            ..req
+        })
+        .unwrap();
+        let err = crate::campaign::CampaignDir::open(&out, other.experiment, &other.text)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("server differs"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
