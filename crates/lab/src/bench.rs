@@ -124,6 +124,37 @@ pub struct BenchOutcome {
     pub testbed: Option<(TestbedSpec, LinkStats)>,
 }
 
+impl BenchOutcome {
+    /// Whether the generator, not the server, may have been the bottleneck
+    /// (`generator_may_be_bottleneck`); never said of an open loop (`rate`).
+    pub fn generator_may_be_bottleneck(&self, open_loop: bool) -> bool {
+        !open_loop
+            && generator_may_be_bottleneck(
+                self.generator_cpu_s,
+                self.server_cpu_s,
+                self.result.wall_seconds,
+                self.plan.threads,
+            )
+    }
+}
+
+/// A closed loop's generator may be the bottleneck when the server's CPU is
+/// known, the generator used over 1.5 times it, and the generator was busy:
+/// its threads used 70 % of their time or more (only a busy generator can hold
+/// the server back).
+pub fn generator_may_be_bottleneck(
+    generator_cpu_s: f64,
+    server_cpu_s: Option<f64>,
+    wall_seconds: f64,
+    threads: usize,
+) -> bool {
+    let Some(server) = server_cpu_s else {
+        return false;
+    };
+    let busy = generator_cpu_s >= 0.7 * wall_seconds * threads as f64;
+    generator_cpu_s > server * 1.5 && busy
+}
+
 /// The name of the in-process server's threads (their CPU is the server's).
 const SERVER_THREADS: &str = "spdylab-server";
 
@@ -807,4 +838,21 @@ pub fn pipelining_matrix(
         drop(nginx);
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::generator_may_be_bottleneck as limited;
+
+    #[test]
+    fn only_a_busy_generator_using_more_than_the_server_is_the_bottleneck() {
+        // 10 s, 2 threads: busy from 14 CPU-seconds.
+        assert!(limited(15.0, Some(9.0), 10.0, 2));
+        // Not busy enough, though far above the server.
+        assert!(!limited(13.9, Some(1.0), 10.0, 2));
+        // Busy, but not 1.5 times the server.
+        assert!(!limited(15.0, Some(10.0), 10.0, 2));
+        // No server CPU measured: nothing to say.
+        assert!(!limited(20.0, None, 10.0, 2));
+    }
 }

@@ -433,6 +433,100 @@ pub fn paper_specs(quick: bool) -> Result<[LoadSpec; 2], LoadtestError> {
     Ok([base, spdy])
 }
 
+/// The user counts `spdylab paper load` reports the response time at (seed 000's).
+pub const PAPER_AT: [u32; 4] = [100, 120, 200, 777];
+/// The user count `spdylab paper load` reports the server's CPU idle and memory at.
+pub const PAPER_CPU_AT: u32 = 88;
+
+/// What happens in `run_paper`, for its progress.
+pub enum PaperEvent<'a> {
+    /// A load starts.
+    Start(&'a LoadSpec),
+    /// One of its records.
+    Second(&'a LoadSpec, &'a Second),
+    /// It ended (or `stop` ended it).
+    End(&'a LoadSpec),
+}
+
+/// The outcome of `run_paper`: the first load's spec (the site, link and SLA
+/// of both), both loads' records and totals, and the derived figures.
+pub struct PaperLoad {
+    pub base: LoadSpec,
+    pub seconds: Vec<Second>,
+    pub totals: Vec<Totals>,
+    pub derived: Vec<Derived>,
+}
+
+/// `spdylab paper load [--quick]`: the two loads of `paper_specs` one after
+/// the other into DIR/load.jsonl (the second not begun once `stop` is set),
+/// the figures at `PAPER_AT` and `PAPER_CPU_AT` users written to DIR/summary.csv.
+pub fn run_paper(
+    quick: bool,
+    out: &Path,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(PaperEvent),
+) -> Result<PaperLoad, LoadtestError> {
+    let [base, spdy] = paper_specs(quick)?;
+    let (mut seconds, mut totals) = (Vec::new(), Vec::new());
+    for (i, spec) in [&base, &spdy].into_iter().enumerate() {
+        if i > 0 && stop.load(Ordering::Relaxed) {
+            break;
+        }
+        on_event(PaperEvent::Start(spec));
+        let (s, t) = run_to_dir(spec, out, i > 0, stop, &mut |s| {
+            on_event(PaperEvent::Second(spec, s))
+        })?;
+        on_event(PaperEvent::End(spec));
+        seconds.extend(s);
+        totals.extend(t);
+    }
+    let derived = derive(&seconds, &PAPER_AT, base.sla, PAPER_CPU_AT);
+    write_summary(out, &derived)?;
+    Ok(PaperLoad {
+        base,
+        seconds,
+        totals,
+        derived,
+    })
+}
+
+/// A generator thread busier than this (% of a core) may be the bottleneck
+/// rather than the server.
+pub const GENERATOR_BUSY_PCT: f64 = 90.0;
+
+/// What a load's records say as they come, one load at a time: each
+/// protocol's errors so far, and (once) that the generator, not the server,
+/// may be the bottleneck.
+#[derive(Debug, Default)]
+pub struct Watch {
+    errors: BTreeMap<String, u64>,
+    warned: bool,
+}
+
+/// What `Watch::see` made of one record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seen {
+    /// The record's protocol's errors up to and with this record.
+    pub errors_so_far: u64,
+    /// The first record in which the generator used over
+    /// `GENERATOR_BUSY_PCT` of each of its threads' cores.
+    pub generator_bottleneck: bool,
+}
+
+impl Watch {
+    pub fn see(&mut self, spec: &LoadSpec, s: &Second) -> Seen {
+        let busy = s.generator_cpu_pct_core > GENERATOR_BUSY_PCT * spec.generator_threads as f64;
+        let generator_bottleneck = busy && !self.warned;
+        self.warned |= busy;
+        let errors = self.errors.entry(s.protocol.clone()).or_default();
+        *errors += s.errors;
+        Seen {
+            errors_so_far: *errors,
+            generator_bottleneck,
+        }
+    }
+}
+
 fn run_protocol(
     spec: &LoadSpec,
     protocol: Protocol,
@@ -737,6 +831,43 @@ async fn generate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_watch_counts_errors_per_protocol_and_warns_once() {
+        let [mut spec, _] = paper_specs(true).unwrap();
+        spec.generator_threads = 2;
+        let second = |protocol: &str, errors: u64, cpu: f64| Second {
+            protocol: protocol.into(),
+            errors,
+            generator_cpu_pct_core: cpu,
+            ..Default::default()
+        };
+        let mut w = Watch::default();
+        let seen = |w: &mut Watch, s: Second| w.see(&spec, &s);
+        // 2 threads: up to 180 % of a core is not yet the generator's limit.
+        assert_eq!(
+            seen(&mut w, second("http", 2, 180.0)),
+            Seen {
+                errors_so_far: 2,
+                generator_bottleneck: false
+            }
+        );
+        assert_eq!(
+            seen(&mut w, second("http", 3, 181.0)),
+            Seen {
+                errors_so_far: 5,
+                generator_bottleneck: true
+            }
+        );
+        assert_eq!(
+            seen(&mut w, second("h2", 1, 200.0)),
+            Seen {
+                errors_so_far: 1,
+                generator_bottleneck: false
+            }
+        );
+        assert_eq!(seen(&mut w, second("http", 0, 0.0)).errors_so_far, 5);
+    }
 
     #[test]
     fn each_user_its_address() {

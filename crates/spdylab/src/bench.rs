@@ -209,7 +209,7 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
         }
     })?;
     let (result, generator_cpu, server_cpu) = (&out.result, out.generator_cpu_s, out.server_cpu_s);
-    let (depth, threads) = (out.plan.depth, out.plan.threads);
+    let depth = out.plan.depth;
     if let Some(path) = &args.hdr_out {
         std::fs::write(path, lab::bench::percentile_distribution(&result.latency))
             .map_err(|e| usage(format!("--hdr-out {}: {e}", path.display())))?;
@@ -293,12 +293,8 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
                 c / result.wall_seconds * 100.0
             ))
         );
-        if let Some(c) = server_cpu {
-            // Only a busy generator can be the bottleneck: most of its threads' time used.
-            let busy = generator_cpu >= 0.7 * result.wall_seconds * threads as f64;
-            if generator_cpu > c * 1.5 && busy && args.rate.is_none() {
-                eprintln!("bench: note: the generator used more CPU than the server; on this machine it may be the bottleneck");
-            }
+        if out.generator_may_be_bottleneck(args.rate.is_some()) {
+            eprintln!("bench: note: the generator used more CPU than the server; on this machine it may be the bottleneck");
         }
     }
     Ok(if result.errors_total() == 0 { 0 } else { 1 })

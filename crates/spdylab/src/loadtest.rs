@@ -8,7 +8,7 @@ use crate::sites;
 use crate::trial_args::{default_of, knob};
 use crate::Failure;
 use clap::Args;
-use lab::loadtest::{derive, Derived, LoadSpec, LoadtestError, Second, Totals};
+use lab::loadtest::{derive, Derived, LoadSpec, LoadtestError, PaperEvent, Second, Totals, Watch};
 use link::units::parse_duration;
 use serde_json::json;
 use std::io::IsTerminal;
@@ -204,26 +204,47 @@ pub fn run_load(
     append: bool,
     stop: &AtomicBool,
 ) -> Result<(Vec<Second>, Vec<Totals>), Failure> {
-    let tty = std::io::stderr().is_terminal();
-    let mut errors_so_far: std::collections::BTreeMap<String, u64> = Default::default();
-    let mut warned = false;
-    let limit = 90.0 * spec.generator_threads as f64;
-    if progress {
-        eprintln!(
-            "load: {} on {}, users {}:{} over {:?} (+{:?} held), think {:?} — {}",
-            spec.site.name,
-            spec.server.name(),
-            spec.users.0,
-            spec.users.1,
-            spec.ramp,
-            spec.hold,
-            spec.think,
-            describe(&spec.testbed)
-        );
+    let mut printer = Printer::start(spec, progress);
+    let (seconds, totals) =
+        lab::loadtest::run_to_dir(spec, out, append, stop, &mut |s| printer.second(spec, s))?;
+    printer.end(stop);
+    Ok((seconds, totals))
+}
+
+/// A load's progress on stderr: a head line, a line a second (rewritten in
+/// place on a terminal), the generator warning, the closing lines.
+struct Printer {
+    tty: bool,
+    progress: bool,
+    watch: Watch,
+}
+
+impl Printer {
+    fn start(spec: &LoadSpec, progress: bool) -> Printer {
+        if progress {
+            eprintln!(
+                "load: {} on {}, users {}:{} over {:?} (+{:?} held), think {:?} — {}",
+                spec.site.name,
+                spec.server.name(),
+                spec.users.0,
+                spec.users.1,
+                spec.ramp,
+                spec.hold,
+                spec.think,
+                describe(&spec.testbed)
+            );
+        }
+        Printer {
+            tty: std::io::stderr().is_terminal(),
+            progress,
+            watch: Watch::default(),
+        }
     }
-    let (seconds, totals) = lab::loadtest::run_to_dir(spec, out, append, stop, &mut |s| {
-        if s.generator_cpu_pct_core > limit && !warned {
-            warned = true;
+
+    fn second(&mut self, spec: &LoadSpec, s: &Second) {
+        let tty = self.tty;
+        let seen = self.watch.see(spec, s);
+        if seen.generator_bottleneck {
             eprintln!(
                 "{}warning: the load generator used {:.0} % of its {} core(s) at {} users: it, not the server, may be the bottleneck (--generator-threads)",
                 if tty { "\n" } else { "" },
@@ -232,9 +253,7 @@ pub fn run_load(
                 s.users
             );
         }
-        let errors = errors_so_far.entry(s.protocol.clone()).or_default();
-        *errors += s.errors;
-        if progress && (tty || s.t % 10 == 0) {
+        if self.progress && (tty || s.t % 10 == 0) {
             let line = format!(
                 "{:>6} {:>5}s users {:>5}  pages/s {:>5}  req/s {:>6}  in page {:>5}  mean {:>6.0} ms  p95 {:>6.0} ms  errors {:>5}  srv conns {:>5}  srv cpu {:>5.1}%  gen cpu {:>5.1}%{}",
                 s.protocol,
@@ -245,7 +264,7 @@ pub fn run_load(
                 s.pages_in_flight,
                 s.page_ms.mean,
                 s.page_ms.p95,
-                *errors,
+                seen.errors_so_far,
                 s.server_connections,
                 s.server_cpu_pct_machine,
                 s.generator_cpu_pct_core,
@@ -258,14 +277,16 @@ pub fn run_load(
                 eprintln!("{line}");
             }
         }
-    })?;
-    if progress && tty {
-        eprintln!();
     }
-    if stop.load(Ordering::Relaxed) {
-        eprintln!("load: interrupted; what was measured is kept");
+
+    fn end(&self, stop: &AtomicBool) {
+        if self.progress && self.tty {
+            eprintln!();
+        }
+        if stop.load(Ordering::Relaxed) {
+            eprintln!("load: interrupted; what was measured is kept");
+        }
     }
-    Ok((seconds, totals))
 }
 
 fn print_summary(spec: &LoadSpec, rows: &[Derived], totals: &[Totals], out: &std::path::Path) {
@@ -337,21 +358,26 @@ fn print_summary(spec: &LoadSpec, rows: &[Derived], totals: &[Totals], out: &std
     );
 }
 
-/// `spdylab paper load [--quick]`: the two loads of `lab::loadtest::paper_specs`
+/// `spdylab paper load [--quick]`: the two loads of `lab::loadtest::run_paper`
 /// into one directory, then DIR/summary.csv and DIR/report.html.
 pub fn paper_load(quick: bool, out: &std::path::Path) -> Result<i32, Failure> {
-    let [base, spdy] = lab::loadtest::paper_specs(quick)?;
     let stop = crate::signals::stop_flag();
-    let (mut seconds, mut totals) = run_load(&base, out, true, false, &stop)?;
-    if !stop.load(Ordering::Relaxed) {
-        let (s, t) = run_load(&spdy, out, true, true, &stop)?;
-        seconds.extend(s);
-        totals.extend(t);
-    }
-    let derived = derive(&seconds, &[100, 120, 200, 777], base.sla, 88);
-    lab::loadtest::write_summary(out, &derived)?;
-    print_summary(&base, &derived, &totals, out);
-    let (html, _) = report::loadtest::write_load(out, base.sla)?;
+    let mut printer: Option<Printer> = None;
+    let paper = lab::loadtest::run_paper(quick, out, &stop, &mut |event| match event {
+        PaperEvent::Start(spec) => printer = Some(Printer::start(spec, true)),
+        PaperEvent::Second(spec, s) => {
+            if let Some(p) = printer.as_mut() {
+                p.second(spec, s)
+            }
+        }
+        PaperEvent::End(_) => {
+            if let Some(p) = printer.take() {
+                p.end(&stop)
+            }
+        }
+    })?;
+    print_summary(&paper.base, &paper.derived, &paper.totals, out);
+    let (html, _) = report::loadtest::write_load(out, paper.base.sla)?;
     eprintln!("report: {}", html.display());
     Ok(0)
 }
