@@ -253,7 +253,7 @@ impl Printer {
                 s.users
             );
         }
-        if self.progress && (tty || s.t % 10 == 0) {
+        if self.progress && (tty || s.t.is_multiple_of(10)) {
             let line = format!(
                 "{:>6} {:>5}s users {:>5}  pages/s {:>5}  req/s {:>6}  in page {:>5}  mean {:>6.0} ms  p95 {:>6.0} ms  errors {:>5}  srv conns {:>5}  srv cpu {:>5.1}%  gen cpu {:>5.1}%{}",
                 s.protocol,
