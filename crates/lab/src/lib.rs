@@ -9,6 +9,7 @@ pub mod campaign;
 pub mod compare;
 pub mod crosscheck;
 pub mod durable;
+mod error;
 pub mod har;
 pub mod loadtest;
 pub mod peers;
@@ -23,6 +24,8 @@ pub mod survey;
 pub mod sweep_request;
 pub mod testbed_server;
 pub mod trial;
+
+pub use error::{Error, EXIT_INTERRUPTED};
 
 // The CLI names experiment parsing as `lab::experiment`; it is `results::experiment`.
 pub use results::experiment;

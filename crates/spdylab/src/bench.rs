@@ -3,7 +3,7 @@
 
 use crate::Failure;
 use clap::Args;
-use lab::bench::{BenchError, BenchRequest, Target};
+use lab::bench::{BenchRequest, Target};
 use link::units::parse_duration;
 use proto::Protocol;
 use serde_json::json;
@@ -111,15 +111,6 @@ pub struct BenchArgs {
 
 fn usage(msg: String) -> Failure {
     Failure::Usage(msg)
-}
-
-impl From<BenchError> for Failure {
-    fn from(e: BenchError) -> Self {
-        match e {
-            BenchError::Usage(m) => Failure::Usage(m),
-            BenchError::Setup(e) => Failure::Setup(Box::new(e)),
-        }
-    }
 }
 
 pub fn run(args: BenchArgs) -> Result<i32, Failure> {

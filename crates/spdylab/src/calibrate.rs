@@ -5,7 +5,7 @@ use crate::progress::TimedProgress;
 use crate::Failure;
 use clap::Args;
 use lab::calibrate::{
-    CalibrateError, CalibrateRequest, Calibration, Plan, RateResult, ECHO_WIRE_BYTES, RTT_TOLERANCE,
+    CalibrateRequest, Calibration, Plan, RateResult, ECHO_WIRE_BYTES, RTT_TOLERANCE,
 };
 use link::units::parse_duration;
 use serde_json::json;
@@ -72,15 +72,6 @@ the rate at most)."
 pub enum TransportArg {
     Tcp,
     Udp,
-}
-
-impl From<CalibrateError> for Failure {
-    fn from(e: CalibrateError) -> Self {
-        match e {
-            CalibrateError::BulkTimeTooShort => Failure::Usage(e.to_string()),
-            CalibrateError::Setup(e) => Failure::Setup(Box::new(e)),
-        }
-    }
 }
 
 pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {

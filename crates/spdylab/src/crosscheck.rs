@@ -9,7 +9,7 @@ use crate::progress::CountProgress;
 use crate::sites;
 use crate::Failure;
 use clap::Args;
-use lab::crosscheck::{agreements, CrosscheckError, CrosscheckSpec, Phases};
+use lab::crosscheck::{agreements, CrosscheckSpec, Phases};
 use link::units::parse_duration;
 use link::Bitrate;
 use serde_json::json;
@@ -141,11 +141,6 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
             ),
         };
         progress.item(done, total, &line);
-    })
-    .map_err(|e| match e {
-        CrosscheckError::NoBrowser(e) => Failure::Usage(e.to_string()),
-        CrosscheckError::Refused(r) => Failure::Usage(r.to_string()),
-        CrosscheckError::Setup(e) => Failure::Setup(Box::new(e)),
     })?;
     progress.finish();
     let groups = agreements(&rows);

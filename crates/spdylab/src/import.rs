@@ -3,7 +3,7 @@
 
 use crate::Failure;
 use clap::Args;
-use lab::sites::{ImportError, ImportReport};
+use lab::sites::ImportReport;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -68,10 +68,7 @@ fn print(name: &str, har: &std::path::Path, r: &ImportReport) {
 
 pub fn run(args: ImportArgs) -> Result<i32, Failure> {
     let imported = match &args.out {
-        Some(out) => lab::sites::import(&args.har, out).map_err(|e| match e {
-            ImportError::Input(m) => Failure::Usage(m),
-            ImportError::Write(m) => Failure::Setup(m.into()),
-        })?,
+        Some(out) => lab::sites::import(&args.har, out)?,
         None => {
             let list = lab::sites::hars(&args.har).map_err(|e| Failure::Usage(e.to_string()))?;
             let mut v = Vec::new();

@@ -8,7 +8,7 @@ use crate::sites;
 use crate::trial_args::{default_of, knob};
 use crate::Failure;
 use clap::Args;
-use lab::loadtest::{derive, Derived, LoadSpec, LoadtestError, PaperEvent, Second, Totals, Watch};
+use lab::loadtest::{derive, Derived, LoadSpec, PaperEvent, Second, Totals, Watch};
 use link::units::parse_duration;
 use serde_json::json;
 use std::io::IsTerminal;
@@ -119,17 +119,6 @@ pub fn parse_users(s: &str) -> Result<(u32, u32), String> {
         ));
     }
     Ok((a, b))
-}
-
-impl From<LoadtestError> for Failure {
-    fn from(e: LoadtestError) -> Self {
-        match e {
-            LoadtestError::Usage(m) => Failure::Usage(m),
-            LoadtestError::Refused(r) => Failure::Usage(r.to_string()),
-            LoadtestError::Output(..) => Failure::Usage(e.to_string()),
-            LoadtestError::Setup(e) => Failure::Setup(Box::new(e)),
-        }
-    }
 }
 
 pub fn run(args: LoadArgs) -> Result<i32, Failure> {

@@ -62,17 +62,9 @@ enum Cmd {
     Probe(probe::ProbeArgs),
 }
 
-/// Why a command failed: bad input (exit 2) or a failure to set up or run (exit 1).
-pub enum Failure {
-    Usage(String),
-    Setup(Box<dyn std::error::Error + Send + Sync>),
-}
-
-impl From<std::io::Error> for Failure {
-    fn from(e: std::io::Error) -> Self {
-        Failure::Setup(Box::new(e))
-    }
-}
+/// Why a command failed: lab's one error, with its one mapping to exit
+/// codes (bad input and refusals 2, setup 1, a stop by signal 130).
+pub use lab::Error as Failure;
 
 /// Commands that only read files and print (no network, no children).
 fn prints_only(cmd: &Cmd) -> bool {
@@ -135,13 +127,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
-        Err(Failure::Usage(msg)) => {
-            eprintln!("spdylab: {msg}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Setup(e)) => {
-            eprintln!("spdylab: {e}");
-            ExitCode::from(1)
+        Err(e) => {
+            if !matches!(e, Failure::Interrupted) {
+                eprintln!("spdylab: {e}");
+            }
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -6,7 +6,7 @@ use crate::link_args::LinkArgs;
 use crate::sites;
 use crate::Failure;
 use clap::Args;
-use lab::record::{RecordError, Source};
+use lab::record::Source;
 use link::units::parse_duration;
 use proto::Protocol;
 use serde_json::json;
@@ -157,10 +157,6 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
     let path = lab::record::har_path(&args.out);
     let rec = lab::record::record(&source, args.timeout, &mut |line| {
         eprintln!("record: {line}")
-    })
-    .map_err(|e| match e {
-        RecordError::Usage(m) => Failure::Usage(m),
-        RecordError::Failed(m) => Failure::Setup(m.into()),
     })?;
     lab::record::write_har(&path, &rec.har)
         .map_err(|e| Failure::Setup(format!("--out {}: {e}", path.display()).into()))?;

@@ -5,7 +5,7 @@ use crate::sites;
 use crate::trial_args::{default_of, knob};
 use crate::Failure;
 use clap::Args;
-use lab::serve::{Offer, ServeError, ServeRequest};
+use lab::serve::{Offer, ServeRequest};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -64,15 +64,6 @@ pub struct ServeArgs {
     /// (default: no tickets; a session-ID cache still resumes TLS 1.2 clients)
     #[arg(long)]
     pub tls_resume: bool,
-}
-
-impl From<ServeError> for Failure {
-    fn from(e: ServeError) -> Self {
-        match e {
-            ServeError::Setup(e) => Failure::Setup(Box::new(e)),
-            e => Failure::Usage(e.to_string()),
-        }
-    }
 }
 
 pub fn run(args: ServeArgs) -> Result<i32, Failure> {

@@ -3,7 +3,7 @@
 use crate::link_args::LinkArgs;
 use crate::{signals, Failure};
 use clap::Args;
-use lab::shell::{Shell, ShellError, ShellRequest, SERVER_START};
+use lab::shell::{Shell, ShellRequest, SERVER_START};
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -38,16 +38,6 @@ pub struct ShellArgs {
     /// The command and its arguments (default: $SHELL)
     #[arg(last = true, value_name = "CMD")]
     pub cmd: Vec<String>,
-}
-
-impl From<ShellError> for Failure {
-    fn from(e: ShellError) -> Self {
-        if e.is_usage() {
-            Failure::Usage(e.to_string())
-        } else {
-            Failure::Setup(Box::new(e))
-        }
-    }
 }
 
 pub fn run(args: ShellArgs) -> Result<i32, Failure> {

@@ -4,7 +4,7 @@
 use crate::progress::CountProgress;
 use crate::Failure;
 use clap::Args;
-use lab::campaign::{self, CampaignDir, Event, SweepError, SweepOptions};
+use lab::campaign::{self, CampaignDir, Event, SweepOptions};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -104,20 +104,12 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     Ok((i, n))
 }
 
-fn usage(e: SweepError) -> Failure {
-    match e {
-        SweepError::Usage(m) => Failure::Usage(m),
-        SweepError::Io(e) => Failure::Setup(Box::new(e)),
-    }
-}
-
 pub fn run(args: SweepArgs) -> Result<i32, Failure> {
     let prepared = lab::sweep_request::prepare(&lab::sweep_request::SweepRequest {
         experiment: args.experiment.clone(),
         server: args.server.map(|s| s.kind()),
         client: args.client.map(|c| c.kind()),
-    })
-    .map_err(usage)?;
+    })?;
     run_campaign(
         prepared.experiment,
         &prepared.text,
@@ -138,7 +130,7 @@ pub fn run_campaign(
     json: bool,
 ) -> Result<i32, Failure> {
     let name = exp.name.clone();
-    let cd = CampaignDir::open(out, exp, text).map_err(usage)?;
+    let cd = CampaignDir::open(out, exp, text)?;
     let started = std::time::Instant::now();
     let mut progress: Option<CountProgress> = None;
     let mut counts = (0, 0, 0);
@@ -175,8 +167,7 @@ pub fn run_campaign(
                 p.item(done, pending, &line);
             }
         }
-    })
-    .map_err(usage)?;
+    })?;
     if let Some(p) = progress {
         p.finish();
     }
@@ -216,7 +207,7 @@ pub struct MergeArgs {
 }
 
 pub fn merge(args: MergeArgs) -> Result<i32, Failure> {
-    let (written, skipped) = campaign::merge(&args.dirs, &args.out).map_err(usage)?;
+    let (written, skipped) = campaign::merge(&args.dirs, &args.out)?;
     eprintln!(
         "merge: {written} records into {}, {skipped} duplicates or superseded records skipped",
         args.out.join(campaign::PROBES_FILE).display()
