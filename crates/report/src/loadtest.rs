@@ -2,8 +2,9 @@
 //! — users against page response time (with seed 000's points), pages/s,
 //! errors, the server's CPU and memory, Apache's busy workers; protocols overlaid.
 
-use super::svg::{self, colour, esc, Mark, Series};
-use super::{page, Html, REPORT_FILE};
+use crate::html::{page, Html};
+use crate::svg::{self, colour, esc, Mark, Series};
+use crate::REPORT_FILE;
 use results::loadtest::{derive, read_seconds, Second};
 use std::fmt::Write as _;
 use std::io;
@@ -35,11 +36,7 @@ pub fn write_load(dir: &Path, sla: Duration) -> io::Result<(PathBuf, Vec<String>
         }
     }
     let derived = derive(&records, &[100, 120, 200, 777], sla, 88);
-    let mut h = Html {
-        body: String::new(),
-        plots: 0,
-        toc: Vec::new(),
-    };
+    let mut h = Html::default();
     let max_users = records.iter().map(|r| r.users).max().unwrap_or(1).max(1) as f64;
     let step = nice_step(max_users / 8.0);
     let ticks: Vec<(f64, String)> = (0..=((max_users / step).ceil() as usize))
