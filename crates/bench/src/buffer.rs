@@ -54,20 +54,10 @@ impl ReadLowWater {
         if bytes == self.mark || self.refused {
             return;
         }
-        let value = bytes as libc::c_int;
-        // SAFETY: the fd is the connection's socket, open for as long as the
-        // loop that owns this runs; the option value is a c_int we pass by pointer.
-        let rc = unsafe {
-            libc::setsockopt(
-                self.fd,
-                libc::SOL_SOCKET,
-                libc::SO_RCVLOWAT,
-                &value as *const libc::c_int as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        // A kernel that refuses keeps its mark of one byte: wake per answer.
-        if rc == 0 {
+        // The fd is the connection's socket, open for as long as the loop
+        // that owns this runs. A kernel that refuses keeps its mark of one
+        // byte: wake per answer.
+        if sys::set_rcvlowat(&self.fd, bytes as libc::c_int).is_ok() {
             self.mark = bytes;
         } else {
             self.refused = true;

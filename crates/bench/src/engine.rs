@@ -16,13 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn cpu_seconds() -> f64 {
-    // SAFETY: rusage is plain C data (integers and timevals), for which all
-    // zeros is a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage fills the struct we pass, which outlives the call.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    sys::process_cpu_seconds()
 }
 
 /// Runs the benchmark on its own runtime; blocks until it ends.

@@ -10,7 +10,7 @@
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::time::Instant;
 
 pub struct Pipe {
@@ -92,23 +92,12 @@ impl Pipe {
             if left.is_zero() {
                 return Ok(None);
             }
-            let mut pfd = libc::pollfd {
-                fd: self.from.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
             let ms = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-            // SAFETY: one valid pollfd.
-            let n = unsafe { libc::poll(&mut pfd, 1, ms) };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            if n == 0 {
-                continue;
+            match sys::poll_readable(&self.from, ms) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
             }
             let mut chunk = [0u8; 65536];
             let got = self.from.read(&mut chunk)?;

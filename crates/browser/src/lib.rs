@@ -172,27 +172,14 @@ impl Browser {
     pub fn spawn(mut cmd: Command, profile: Scratch) -> io::Result<Browser> {
         let (to_read, to_write) = pipe()?;
         let (from_read, from_write) = pipe()?;
-        let (r, w) = (to_read.as_raw_fd(), from_write.as_raw_fd());
+        // Chromium's --remote-debugging-pipe: it reads fd 3, writes fd 4.
+        sys::fds_from_3_on_exec(&mut cmd, [to_read.as_raw_fd(), from_write.as_raw_fd()]);
         let log = std::fs::File::create(profile.0.join("chromium.log"))?;
         // Its temporary files in the profile, not in the host's /tmp.
         cmd.env("TMPDIR", &profile.0)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);
-        use std::os::unix::process::CommandExt;
-        // SAFETY: only async-signal-safe calls (fcntl, dup2, close) after fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                let a = libc::fcntl(r, libc::F_DUPFD, 10);
-                let b = libc::fcntl(w, libc::F_DUPFD, 10);
-                if a < 0 || b < 0 || libc::dup2(a, 3) < 0 || libc::dup2(b, 4) < 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                libc::close(a);
-                libc::close(b);
-                Ok(())
-            });
-        }
         let child = cmd.spawn()?;
         drop((to_read, from_write));
         Ok(Browser {
@@ -337,12 +324,5 @@ impl Drop for Browser {
 }
 
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fds is a valid array of two ints.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    use std::os::fd::FromRawFd;
-    // SAFETY: both fds were just created and are owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    sys::pipe()
 }

@@ -8,13 +8,11 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 /// The directory of this user's temporary CA files.
 pub fn dir() -> PathBuf {
-    // SAFETY: plain system call.
-    let uid = unsafe { libc::geteuid() };
+    let uid = sys::geteuid();
     std::env::temp_dir().join(format!("spdylab-ca-{uid}"))
 }
 
@@ -39,8 +37,7 @@ impl Drop for CaFile {
 
 /// Takes the lock of `file` without waiting: whether it was free.
 fn try_lock(file: &File) -> bool {
-    // SAFETY: flock on a descriptor we own.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+    sys::try_lock_exclusive(file)
 }
 
 /// Makes (or checks) the private directory: ours, a real directory, 0700.
@@ -51,8 +48,7 @@ fn private_dir(dir: &Path) -> io::Result<()> {
         Err(e) => return Err(e),
     }
     let meta = std::fs::symlink_metadata(dir)?;
-    // SAFETY: plain system call.
-    let uid = unsafe { libc::geteuid() };
+    let uid = sys::geteuid();
     if !meta.is_dir() || meta.uid() != uid {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,

@@ -214,20 +214,12 @@ fn raise_fd_limit() {
         .ok()
         .and_then(|s| s.trim().parse::<libc::rlim_t>().ok())
         .unwrap_or(WANT);
-    // SAFETY: plain system calls on a local struct.
-    unsafe {
-        let mut r: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
-            return;
-        }
-        let both = libc::rlimit {
-            rlim_cur: WANT.min(nr_open).max(r.rlim_cur),
-            rlim_max: WANT.min(nr_open).max(r.rlim_max),
-        };
-        if libc::setrlimit(libc::RLIMIT_NOFILE, &both) != 0 && r.rlim_cur < r.rlim_max {
-            r.rlim_cur = r.rlim_max.min(WANT);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &r);
-        }
+    let Ok((soft, hard)) = sys::nofile_limit() else {
+        return;
+    };
+    let raised = sys::set_nofile_limit(WANT.min(nr_open).max(soft), WANT.min(nr_open).max(hard));
+    if raised.is_err() && soft < hard {
+        let _ = sys::set_nofile_limit(hard.min(WANT), hard);
     }
 }
 

@@ -17,14 +17,12 @@
 //! retransmission arrives, so bytes that crossed the link before the window
 //! would be read inside it (goodput above the link's rate).
 
-use crate::sys;
 use crate::testbed::{server_addr, Side, Testbed, TestbedSpec, CLIENT_ADDR};
 use link::packet::{IPV4_HEADER, UDP_HEADER};
 use link::{Direction, LinkSpec, Service};
 use serde::Serialize;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -459,25 +457,12 @@ pub fn goodput(start: &Delivery, end: &Delivery) -> (f64, f64) {
 /// Reads the sending socket's TCP_INFO (Linux ≥ 4.1 for tcpi_bytes_acked).
 fn delivery(sender: &TcpStream, at_s: f64) -> io::Result<Delivery> {
     let mut info = [0u64; 32];
-    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
-    // SAFETY: `info` is writable for `len` bytes and the kernel writes at most `len`.
-    let rc = unsafe {
-        libc::getsockopt(
-            sender.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            info.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let len = sys::tcp_info(sender, &mut info)?;
     let bytes: Vec<u8> = info.iter().flat_map(|w| w.to_ne_bytes()).collect();
     let u32_at = |o: usize| u32::from_ne_bytes(bytes[o..o + 4].try_into().expect("4 bytes"));
     let u64_at = |o: usize| u64::from_ne_bytes(bytes[o..o + 8].try_into().expect("8 bytes"));
     // Offsets in struct tcp_info (linux/tcp.h).
-    if (len as usize) < 128 {
+    if len < 128 {
         return Err(io::Error::other(
             "TCP_INFO lacks tcpi_bytes_acked (Linux 4.1 or later is needed)",
         ));

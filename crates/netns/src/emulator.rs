@@ -45,7 +45,6 @@
 //! change how many calls move them.
 
 use crate::offload::{self, Gro};
-use crate::sys;
 use crate::tun::Tun;
 use link::{Direction, Link, Time};
 use std::io;
@@ -335,18 +334,13 @@ fn run(
                     continue;
                 }
                 blind_since = Some(last_reads);
-                let ts = libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: quantum.as_nanos() as libc::c_long,
-                };
-                // SAFETY: fds[2] is a valid pollfd; ts is a live timespec.
-                let r = unsafe { libc::ppoll(fds[2..].as_mut_ptr(), 1, &ts, std::ptr::null()) };
-                if r < 0 {
-                    let e = io::Error::last_os_error();
+                // The quantum is below a second (as tv_nsec was).
+                let r = sys::ppoll(&mut fds[2..], Some(quantum));
+                if let Err(e) = r {
                     if e.kind() != io::ErrorKind::Interrupted {
                         return Err(e);
                     }
-                } else if r > 0 && fds[2].revents != 0 {
+                } else if r.is_ok_and(|n| n > 0) && fds[2].revents != 0 {
                     counters
                         .cpu_ns
                         .store(sys::thread_cpu_ns(), Ordering::Relaxed);
@@ -367,20 +361,10 @@ fn run(
                 continue;
             }
         }
-        let ts = timeout.map(|d| {
-            let d = d - spin_now;
-            libc::timespec {
-                tv_sec: d.as_secs() as libc::time_t,
-                tv_nsec: d.subsec_nanos() as libc::c_long,
-            }
-        });
-        let ts_ptr = ts
-            .as_ref()
-            .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-        let asked = timeout.map(|d| Instant::now() + (d - spin_now));
-        // SAFETY: fds is a valid array; ts_ptr is null or points to a live timespec.
-        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 3, ts_ptr, std::ptr::null()) };
-        if let (0, Some(asked)) = (r, asked) {
+        let wait = timeout.map(|d| d - spin_now);
+        let asked = wait.map(|d| Instant::now() + d);
+        let r = sys::ppoll(&mut fds, wait);
+        if let (Ok(0), Some(asked)) = (&r, asked) {
             // Woken by the timer: learn how late it was; forget slowly.
             if inside <= SPARSE {
                 let late = Instant::now().saturating_duration_since(asked);
@@ -389,8 +373,7 @@ fn run(
                     .clamp(SPIN_MIN, SPIN_MAX);
             }
         }
-        if r < 0 {
-            let e = io::Error::last_os_error();
+        if let Err(e) = r {
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e);
             }

@@ -16,7 +16,6 @@ pub mod pcap;
 mod process;
 mod programs;
 mod scratch;
-mod sys;
 mod testbed;
 mod tun;
 pub mod userns;

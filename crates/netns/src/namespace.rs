@@ -2,7 +2,6 @@
 //! holder (our process, or a process inside) goes, the kernel removes the
 //! namespace and every interface in it. Nothing is named, nothing is left behind.
 
-use crate::sys;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 

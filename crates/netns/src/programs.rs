@@ -33,18 +33,7 @@ pub fn find_binary_in(path: &std::ffi::OsStr, binary: &str, package: &str) -> io
 /// Starts `cmd` so that it dies with us (PR_SET_PDEATHSIG) in its own process group.
 pub fn spawn_tied(mut cmd: Command) -> io::Result<Child> {
     use std::os::unix::process::CommandExt;
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if libc::getppid() == 1 {
-                return Err(io::Error::other("parent already gone"));
-            }
-            Ok(())
-        });
-    }
+    sys::die_with_parent_on_exec(&mut cmd);
     cmd.process_group(0).spawn()
 }
 

@@ -21,27 +21,19 @@ const SCRATCH_MOUNT: &str = "/run/spdylab";
 /// it cannot be done, e.g. without root.
 pub fn private_scratch_root() -> bool {
     let dir = PathBuf::from(SCRATCH_MOUNT);
-    // SAFETY: plain system calls with valid C strings.
-    let ok = unsafe {
-        libc::geteuid() == 0
-            && libc::unshare(libc::CLONE_NEWNS) == 0
-            // Nothing we mount propagates back to the host.
-            && libc::mount(
-                std::ptr::null(),
-                c"/".as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ) == 0
-            && std::fs::create_dir_all(&dir).is_ok()
-            && libc::mount(
-                c"spdylab".as_ptr(),
-                c"/run/spdylab".as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV,
-                c"mode=0755".as_ptr().cast(),
-            ) == 0
-    };
+    let ok = sys::geteuid() == 0
+        && sys::unshare(libc::CLONE_NEWNS).is_ok()
+        // Nothing we mount propagates back to the host.
+        && sys::mount(None, c"/", None, libc::MS_REC | libc::MS_PRIVATE, None).is_ok()
+        && std::fs::create_dir_all(&dir).is_ok()
+        && sys::mount(
+            Some(c"spdylab"),
+            c"/run/spdylab",
+            Some(c"tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some(c"mode=0755"),
+        )
+        .is_ok();
     ok && SCRATCH_ROOT.set(dir).is_ok()
 }
 
@@ -50,8 +42,7 @@ pub fn private_scratch_root() -> bool {
 /// that must read the docroot: then 0755, inside the private tmpfs that no
 /// process outside our mount namespace sees. Keys in it are 0600 either way.
 fn scratch_mode() -> u32 {
-    // SAFETY: plain system call.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = sys::geteuid() == 0;
     if root && !crate::userns::inside() {
         0o755
     } else {

@@ -322,16 +322,8 @@ fn configure(ns: &NetNs, batch: &str) -> io::Result<()> {
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
-    let ns_fd = ns.as_raw_fd();
-    // SAFETY: setns is async-signal-safe.
-    unsafe {
-        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
-            if libc::setns(ns_fd, libc::CLONE_NEWNET) == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    // `ns` outlives the spawn below.
+    sys::setns_on_exec(&mut cmd, ns.as_raw_fd(), libc::CLONE_NEWNET);
     let mut child = cmd.spawn().map_err(|e| {
         io::Error::new(
             e.kind(),

@@ -8,7 +8,6 @@
 
 use crate::namespace::NetNs;
 use crate::offload;
-use crate::sys;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
@@ -19,16 +18,7 @@ pub struct Tun {
     vnet: bool,
 }
 
-const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
-const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
 const IFF_VNET_HDR: libc::c_int = 0x4000;
-
-#[repr(C)]
-struct IfReq {
-    name: [u8; libc::IFNAMSIZ],
-    flags: libc::c_short,
-    _pad: [u8; 22],
-}
 
 impl Tun {
     /// Creates TUN device `name` inside `ns` (names only need to be unique per namespace).
@@ -44,14 +34,7 @@ impl Tun {
                 io::Error::new(e.kind(), format!("cannot open /dev/net/tun: {e}; {hint}"))
             })?;
             let set = |flags: libc::c_int| {
-                let mut req = IfReq {
-                    name: [0; libc::IFNAMSIZ],
-                    flags: flags as libc::c_short,
-                    _pad: [0; 22],
-                };
-                req.name[..name.len()].copy_from_slice(name.as_bytes());
-                // SAFETY: TUNSETIFF takes a pointer to an ifreq, which IfReq lays out.
-                sys::cvt(unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF as _, &mut req) })
+                sys::tun_set_iff(&fd, &name, flags)
             };
             let plain = libc::IFF_TUN | libc::IFF_NO_PI;
             // The header where the kernel has it (without, one packet per
@@ -59,8 +42,7 @@ impl Tun {
             // frame is one whole packet behind a zeroed header).
             let vnet = set(plain | IFF_VNET_HDR).is_ok();
             if vnet {
-                // SAFETY: TUNSETOFFLOAD takes its flags by value.
-                unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETOFFLOAD as _, offload::TUN_OFFLOADS) };
+                let _ = sys::tun_set_offload(&fd, offload::TUN_OFFLOADS as libc::c_ulong);
             } else {
                 set(plain)
                     .map_err(|e| io::Error::new(e.kind(), format!("TUNSETIFF {name}: {e}")))?;
@@ -86,31 +68,18 @@ impl Tun {
     /// `vnet`, 64 KB and the header with it; its length is set to the
     /// frame's); `Ok(false)` when none is waiting.
     pub fn recv_into(&self, buf: &mut Vec<u8>) -> io::Result<bool> {
-        buf.clear();
-        let cap = buf.capacity();
-        // SAFETY: the spare capacity is valid for `cap` bytes; only the bytes
-        // the kernel wrote are exposed by set_len.
-        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), cap) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return match e.kind() {
+        match sys::read_into(&self.fd, buf) {
+            Ok(_) => Ok(true),
+            Err(e) => match e.kind() {
                 io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(false),
                 _ => Err(e),
-            };
+            },
         }
-        // SAFETY: the kernel initialised the first n <= cap bytes.
-        unsafe { buf.set_len(n as usize) };
-        Ok(true)
     }
 
     /// Writes one frame into the namespace (as if it arrived on the wire).
     pub fn send(&self, packet: &[u8]) -> io::Result<()> {
-        // SAFETY: packet is valid for packet.len() bytes.
-        let n = unsafe { libc::write(self.fd.as_raw_fd(), packet.as_ptr().cast(), packet.len()) };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        sys::write(&self.fd, packet).map(drop)
     }
 }
 

@@ -6,14 +6,11 @@ use std::io;
 /// If not root, enters a user namespace mapping our uid and gid to root.
 /// Must be called before any other thread exists.
 pub fn enter_if_unprivileged() -> io::Result<()> {
-    // SAFETY: plain system calls.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let (uid, gid) = (sys::geteuid(), sys::getegid());
     if uid == 0 {
         return Ok(());
     }
-    // SAFETY: plain system call.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER) } == -1 {
-        let e = io::Error::last_os_error();
+    if let Err(e) = sys::unshare(libc::CLONE_NEWUSER) {
         return Err(io::Error::new(
             e.kind(),
             format!(

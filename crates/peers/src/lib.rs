@@ -353,8 +353,8 @@ impl Peer {
 /// to the group if the master has not gone within 2 s; reaped.
 fn kill_group(child: &mut Child) {
     let pid = child.id() as i32;
-    // SAFETY: signals a process group we started (process_group(0)).
-    unsafe { libc::kill(-pid, libc::SIGTERM) };
+    // A process group we started (process_group(0)).
+    let _ = sys::kill(-pid, libc::SIGTERM);
     for _ in 0..100 {
         if matches!(child.try_wait(), Ok(Some(_))) {
             // Masters (nginx, Apache) reap their workers before they exit.
@@ -362,7 +362,7 @@ fn kill_group(child: &mut Child) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    let _ = sys::kill(-pid, libc::SIGKILL);
     let _ = child.wait();
 }
 

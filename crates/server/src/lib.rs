@@ -317,12 +317,7 @@ const BACKLOG: libc::c_int = 4096;
 
 /// Listens again with [`BACKLOG`] (Linux updates a listening socket's backlog).
 fn deepen_backlog(l: &std::net::TcpListener) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: plain system call on a socket we own.
-    if unsafe { libc::listen(l.as_raw_fd(), BACKLOG) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    sys::listen(l, BACKLOG)
 }
 
 async fn accept_loop(l: TcpListener, ctx: Arc<Ctx>, tls: Option<tokio_rustls::TlsAcceptor>) {
@@ -413,20 +408,7 @@ async fn close_cleanly(mut sock: TcpStream) {
 
 /// Sets TCP_CONGESTION on a socket (the testbed's `--cc`).
 pub fn set_congestion_control(sock: &impl std::os::fd::AsRawFd, name: &str) -> io::Result<()> {
-    // SAFETY: the option value is a valid buffer of the given length.
-    let r = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr().cast(),
-            name.len() as libc::socklen_t,
-        )
-    };
-    if r == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    sys::set_tcp_congestion(sock, name)
 }
 
 #[cfg(test)]

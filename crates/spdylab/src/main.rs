@@ -104,8 +104,8 @@ fn main() -> ExitCode {
         // `spdylab sites youtube | head` must end quietly when head does, not
         // panic on the closed pipe. Only for commands with no socket, TUN
         // device or child pipe of their own, which must keep SIGPIPE ignored.
-        // SAFETY: no other thread exists yet.
-        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        // No other thread exists yet.
+        sys::default_sigpipe();
     }
     let result = match cli.command {
         Cmd::Shell(args) => shell::run(args),

@@ -62,8 +62,7 @@ pub fn wait_forwarding(child: &mut Child) -> i32 {
         }
         let sig = TO_FORWARD.swap(0, Ordering::Relaxed);
         if sig != 0 {
-            // SAFETY: plain system call.
-            unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+            let _ = sys::kill(child.id() as libc::pid_t, sig);
             kill_at.get_or_insert(Instant::now() + GRACE);
         }
         let overdue = kill_at.is_some_and(|t| Instant::now() >= t);

@@ -12,7 +12,6 @@ use site::Site;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -138,8 +137,7 @@ impl CampaignDir {
         // the processes it started, which die with it within moments
         // (PR_SET_PDEATHSIG): wait for them a little before refusing.
         let patience = std::time::Instant::now() + LOCK_PATIENCE;
-        // SAFETY: flock on a descriptor we own.
-        while unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        while !sys::try_lock_exclusive(&lock) {
             if std::time::Instant::now() >= patience {
                 return Err(SweepError::Usage(format!(
                     "{} is in use by another spdylab sweep",
