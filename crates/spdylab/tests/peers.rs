@@ -14,6 +14,8 @@
 //! shown by the page being discovered completely (resources == the site's).
 //! `crates/peers/tests/servers.rs` compares bodies byte for byte with curl.
 
+#[allow(dead_code)]
+#[path = "cli/common.rs"]
 mod common;
 
 use common::{assert_loaded_whole, entries, fails, hars, ok, probes, run_json, spdylab, TempDir};

@@ -4,9 +4,7 @@
 //! probes' handshakes resumed (and Chromium refuses it); `--cert rsa2048`
 //! makes every handshake's bytes down grow.
 
-mod common;
-
-use common::{fails, probes, run_json};
+use crate::common::{fails, probes, run_json};
 use serde_json::Value;
 
 fn compare(args: &[&str]) -> Value {

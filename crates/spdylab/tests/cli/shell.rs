@@ -3,9 +3,9 @@
 //! or than the link's rate, no queue holds more than its limit) or a count,
 //! never a timing.
 
-mod common;
+use crate::common;
 
-use common::{describe as text, spdylab, TempDir};
+use crate::common::{describe as text, spdylab, TempDir};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 

@@ -6,9 +6,9 @@
 //! page's POSTs and PUT go with their recorded method and body, which the
 //! server sees, on every protocol, from the model and from Chromium.
 
-mod common;
+use crate::common;
 
-use common::{describe, probes, run_json, spdylab, TempDir};
+use crate::common::{describe, probes, run_json, spdylab, TempDir};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -2,9 +2,11 @@
 //! flake, connection counts seen in the HAR *and* in the link's SYNs, HAR files
 //! valid against the HAR 1.2 schema with phases that add up.
 
-mod common;
+use crate::common;
 
-use common::{connections_per_host, entries, fails, hars, probes, python, run_json, TempDir};
+use crate::common::{
+    connections_per_host, entries, fails, hars, probes, python, run_json, TempDir,
+};
 use std::collections::HashSet;
 use std::path::Path;
 

@@ -3,9 +3,7 @@
 //! records add up to the totals; a server that goes away mid-run leaves errors
 //! in the records, and the load goes on to the end. No timing assertions.
 
-mod common;
-
-use common::{ok, run_json, spdylab, TempDir};
+use crate::common::{ok, run_json, spdylab, TempDir};
 use serde_json::Value;
 
 fn load(args: &[&str], out: &std::path::Path) -> (Value, Vec<Value>) {

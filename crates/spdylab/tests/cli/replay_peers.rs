@@ -4,9 +4,7 @@
 //! string, status, content type, body size) the same as the built-in server's
 //! replay of the same HAR — one server per origin, as the built-in one.
 
-mod common;
-
-use common::{entries, hars, probes, run_json, TempDir};
+use crate::common::{entries, hars, probes, run_json, TempDir};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

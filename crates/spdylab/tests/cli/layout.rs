@@ -6,9 +6,7 @@
 //! SPDY/3.1 and HTTP/2 one per shard, 3. Bad layouts and `--shards` with a
 //! layout other than origin exit 2 naming the flag.
 
-mod common;
-
-use common::{connections_per_host, fails, hars, probes, run_json, TempDir};
+use crate::common::{connections_per_host, fails, hars, probes, run_json, TempDir};
 
 fn compare(site: &str, layout: &str, har: &std::path::Path) -> serde_json::Value {
     run_json(&[

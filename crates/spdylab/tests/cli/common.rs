@@ -1,8 +1,7 @@
 //! Scaffolding shared by spdylab's integration tests: running the binary and
 //! reading its output (`--json` included), a built-in server on loopback that
 //! stops with the test, scratch directories removed on drop, and the HAR
-//! reading that several tests do. Each test file uses a part of it.
-#![allow(dead_code)]
+//! reading that several tests do. Each test module uses a part of it.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};

@@ -3,9 +3,9 @@
 //! of every built-in site byte for byte, trusting only the generated CA; h2spec;
 //! nghttp and the stream limit; hostile input; PNGs decoded by Pillow.
 
-mod common;
+use crate::common;
 
-use common::TempDir;
+use crate::common::TempDir;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;

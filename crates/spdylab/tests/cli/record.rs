@@ -4,9 +4,7 @@
 //! the original site's; the recording replays with no miss. Bad input and an
 //! unreachable URL are one line with exit 2 and 1, and nothing is written.
 
-mod common;
-
-use common::{fails, probes, run_json, serve, TempDir};
+use crate::common::{fails, probes, run_json, serve, TempDir};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

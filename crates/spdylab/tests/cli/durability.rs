@@ -7,9 +7,9 @@
 //! `experiment.toml` nor sets `name`, and runs from another working directory.
 //! And `compare` on SIGINT prints, and keeps with `--out`, what it finished.
 
-mod common;
+use crate::common;
 
-use common::{command, TempDir};
+use crate::common::{command, TempDir};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

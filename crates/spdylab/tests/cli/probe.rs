@@ -6,9 +6,7 @@
 //! connection, a cleartext port asked for ALPN, bad HOST:PORT syntax; and a
 //! testbed's server address probed from the client namespace through the link.
 
-mod common;
-
-use common::{describe, fails, json_of, serve, spdylab, TempDir};
+use crate::common::{describe, fails, json_of, serve, spdylab, TempDir};
 use peers::{Peer, PeerKind, PeerOptions};
 use serde_json::Value;
 use std::collections::BTreeSet;

@@ -13,9 +13,9 @@
 //!
 //! youtube's page is 92 kB and twitter has a 90 kB script: more than a window.
 
-mod common;
+use crate::common;
 
-use common::{resources_on, TempDir};
+use crate::common::{resources_on, TempDir};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

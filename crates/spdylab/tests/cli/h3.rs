@@ -5,9 +5,9 @@
 //! add up, and page load times that respect the physical bounds of one
 //! handshake round trip; h3 with TLS 1.2 is refused before any testbed.
 
-mod common;
+use crate::common;
 
-use common::{connections_per_host, entries, fails, hars, probes, run_json, TempDir};
+use crate::common::{connections_per_host, entries, fails, hars, probes, run_json, TempDir};
 use std::collections::HashSet;
 
 #[test]

@@ -4,9 +4,9 @@
 //! speak is refused up front; `crosscheck` pairs it with the model; and no
 //! Chromium process outlives the run.
 
-mod common;
+use crate::common;
 
-use common::{
+use crate::common::{
     assert_loaded_whole, connections_per_host, entries, fails, hars, json_of, ok, probes, run_json,
     TempDir,
 };

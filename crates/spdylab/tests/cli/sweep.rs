@@ -4,9 +4,9 @@
 //! documented columns and report.html renders every plot in headless Chromium
 //! with no console message.
 
-mod common;
+use crate::common;
 
-use common::{ok, spdylab, TempDir};
+use crate::common::{ok, spdylab, TempDir};
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -2,9 +2,9 @@
 //! user alone and does not outlive the next `serve` after a `kill -9`; the
 //! private keys spdylab writes for real servers (nginx here) are 0600.
 
-mod common;
+use crate::common;
 
-use common::TempDir;
+use crate::common::TempDir;
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -8,9 +8,9 @@
 //! hostile -- --nocapture --test-threads 1`). Bounds are on counts and bytes,
 //! never on time.
 
-mod common;
+use crate::common;
 
-use common::TempDir;
+use crate::common::TempDir;
 use proto::h2::frame::{
     CONTINUATION, DATA, END_HEADERS, END_STREAM, GOAWAY, HEADERS, PING, PREFACE, RST_STREAM,
     SETTINGS, WINDOW_UPDATE,

@@ -6,9 +6,7 @@
 //! machine. The Dockerfile that builds the image it names copies and runs paths
 //! that exist.
 
-mod common;
-
-use common::{ok, records, spdylab, TempDir};
+use crate::common::{ok, records, spdylab, TempDir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,9 +4,9 @@
 //! emulator's exact path: nothing is delivered before its time), or checked
 //! against arithmetic, never held under a time.
 
-mod common;
+use crate::common;
 
-use common::{describe, spdylab, TempDir};
+use crate::common::{describe, spdylab, TempDir};
 use link::packet::{ICMP_ECHO_HEADER, IPV4_HEADER};
 use netns::calibrate::ECHO_WIRE_BYTES;
 

@@ -5,9 +5,7 @@
 //! wait one at a time; servers that answer with the wrong length or out of
 //! order are counted as errors, never as successes.
 
-mod common;
-
-use common::{fails, json_of, serve, signal, spdylab, Served, TempDir};
+use crate::common::{fails, json_of, serve, signal, spdylab, Served, TempDir};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};

@@ -4,9 +4,7 @@
 //! directory) runs docs/slurm-array.sh as an array of 3; the merged slices must
 //! hold exactly the Trials and probes of the same sweep run on one machine.
 
-mod common;
-
-use common::{ok, records, spdylab, TempDir};
+use crate::common::{ok, records, spdylab, TempDir};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
