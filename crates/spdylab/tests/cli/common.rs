@@ -261,3 +261,31 @@ pub fn records(dir: &Path) -> std::collections::BTreeMap<String, (usize, usize)>
     }
     out
 }
+
+/// A test that cannot run here, for `why` (a prerequisite missing): under CI
+/// (the environment variable `CI` set) that is a failure, never a silent pass;
+/// elsewhere it says "skipped: …" on stderr and the caller returns.
+pub fn cannot_run(why: &str) {
+    if std::env::var_os("CI").is_some() {
+        panic!("cannot run under CI: {why} (`make test` installs what the tests need and runs them as root)");
+    }
+    eprintln!("skipped: {why}");
+}
+
+/// Whether `binary` is on PATH or in /usr/sbin (where Debian puts the servers).
+pub fn installed(binary: &str) -> bool {
+    Command::new("sh")
+        .args([
+            "-c",
+            &format!("command -v {binary} || test -x /usr/sbin/{binary}"),
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether this process runs as root (the testbeds need it).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid(2) has no arguments and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}

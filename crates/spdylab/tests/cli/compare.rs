@@ -1,5 +1,5 @@
-//! `spdylab compare` end to end on a real testbed: physical bounds that cannot
-//! flake, connection counts seen in the HAR *and* in the link's SYNs, HAR files
+//! `spdylab compare` end to end on a real testbed: physical bounds, below and
+//! above, that cannot flake, connection counts seen in the HAR *and* in the link's SYNs, HAR files
 //! valid against the HAR 1.2 schema with phases that add up.
 
 use crate::common;
@@ -55,6 +55,16 @@ fn page_load_times_respect_physical_bounds() {
         let chain_bound = (handshakes + depth + 1.0) * rtt;
         assert!(plt >= bytes_bound, "{protocol}: PLT {plt} < {bytes_bound}");
         assert!(plt >= chain_bound, "{protocol}: PLT {plt} < {chain_bound}");
+        // And never longer than fetching every resource one after another,
+        // each on a connection of its own (its handshakes and a round trip),
+        // the whole body at the rate, plus 3 s for retransmission timers (a
+        // lost SYN costs 1 s): a stall or a lost response shows here.
+        let serial_bound =
+            site.resources.len() as f64 * (handshakes + 1.0) * rtt + body_bits / 8e6 * 1e3 + 3000.0;
+        assert!(
+            plt <= serial_bound,
+            "{protocol}: PLT {plt} > {serial_bound}"
+        );
         // Time on wire starts at the first request packet, a round trip
         // after the SYN at the earliest; an earlier probe's last packets (a
         // close_notify, a FIN) are not this page's.

@@ -1,11 +1,12 @@
 //! Rootless, tested: `shell`, `calibrate` and `compare` as an unprivileged
 //! user (setpriv --reuid=65534), through the user-namespace path; what cannot
 //! work there (nginx and h2o switching users) is refused with the reason, and
-//! what can (Apache, Caddy, Chromium without its sandbox) works. Skips, saying
-//! what is missing, only where unprivileged user namespaces or TUN are not
-//! available to nobody on this machine, or when the test is not run as root
-//! (which it needs to become nobody).
+//! what can (Apache, Caddy, Chromium without its sandbox) works. Where
+//! unprivileged user namespaces or TUN are not available to nobody on this
+//! machine, or the test is not run as root (which it needs to become nobody),
+//! or a server is missing, it says so: a failure under CI, a "skipped" here.
 
+use crate::common::{cannot_run, installed, is_root};
 use std::process::{Command, Output, Stdio};
 
 /// `spdylab ARGS` as uid/gid 65534 with no groups, from `/`.
@@ -37,21 +38,9 @@ fn text(o: &Output) -> String {
     )
 }
 
-fn installed(binary: &str) -> bool {
-    Command::new("sh")
-        .args([
-            "-c",
-            &format!("command -v {binary} || test -x /usr/sbin/{binary}"),
-        ])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// Whether nobody can make a user namespace and a TUN device here; else why not.
 fn rootless_possible() -> Result<(), String> {
-    // SAFETY: plain system call.
-    if unsafe { libc::geteuid() } != 0 {
+    if !is_root() {
         return Err("the test must run as root to become uid 65534 (setpriv)".into());
     }
     if !installed("setpriv") {
@@ -75,8 +64,7 @@ fn rootless_possible() -> Result<(), String> {
 #[test]
 fn shell_calibrate_and_compare_run_rootless() {
     if let Err(why) = rootless_possible() {
-        eprintln!("skipped: {why}");
-        return;
+        return cannot_run(&why);
     }
     let ping = as_nobody(&["shell", "--rtt", "20ms", "--", "ping", "-c", "2", "server"]);
     assert!(ping.status.success(), "{}", text(&ping));
@@ -134,12 +122,11 @@ fn compare_h2(extra: &[&str]) -> Output {
 #[test]
 fn servers_that_switch_users_are_refused_rootless_and_the_others_run() {
     if let Err(why) = rootless_possible() {
-        eprintln!("skipped: {why}");
-        return;
+        return cannot_run(&why);
     }
     for server in ["nginx", "h2o"] {
         if !installed(server) {
-            eprintln!("{server} not installed: not checked");
+            cannot_run(&format!("{server} is not installed: not checked rootless"));
             continue;
         }
         let o = compare_h2(&["--server", server]);
@@ -159,13 +146,15 @@ fn servers_that_switch_users_are_refused_rootless_and_the_others_run() {
             server
         };
         if !installed(binary) {
-            eprintln!("{server} not installed: not checked");
+            cannot_run(&format!("{server} is not installed: not checked rootless"));
             continue;
         }
         let o = compare_h2(&["--server", server]);
         assert!(o.status.success(), "{server} rootless: {}", text(&o));
     }
-    if installed("chromium") || installed("chromium-browser") {
+    if !(installed("chromium") || installed("chromium-browser")) {
+        cannot_run("chromium is not installed: not checked rootless");
+    } else {
         // Chromium runs with --no-sandbox always (its sandbox would need a
         // setuid helper or user namespaces of its own inside ours).
         let o = compare_h2(&["--client", "chromium"]);

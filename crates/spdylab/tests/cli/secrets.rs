@@ -114,14 +114,11 @@ fn keys_under(dir: &Path, out: &mut Vec<(PathBuf, u32, u32)>) {
 
 #[test]
 fn keys_written_for_nginx_are_0600() {
-    // SAFETY: plain system call.
-    let nginx = std::process::Command::new("sh")
-        .args(["-c", "command -v nginx || test -x /usr/sbin/nginx"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if unsafe { libc::geteuid() } != 0 || !nginx {
-        eprintln!("skipped: needs root and nginx");
-        return;
+    if !common::is_root() {
+        return common::cannot_run("keys_written_for_nginx_are_0600 needs root (a testbed)");
+    }
+    if !common::installed("nginx") {
+        return common::cannot_run("keys_written_for_nginx_are_0600 needs nginx");
     }
     let mut child = common::command(&[
         "compare",

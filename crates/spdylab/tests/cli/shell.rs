@@ -197,6 +197,12 @@ fn iperf3_goodput_stays_under_the_rate_both_ways() {
         // one 1500-byte packet at each edge of iperf3's.
         let bound = 8e6 + 2.0 * 1500.0 * 8.0 / secs;
         assert!(bps <= bound, "received {bps} bit/s over an 8 Mbit/s link");
+        // And the link carries it: 3 s of one TCP flow on an idle 20 ms,
+        // 8 Mbit/s link get at least half the rate, slow start included.
+        assert!(
+            bps >= 0.5 * 8e6,
+            "received only {bps} bit/s over an 8 Mbit/s link"
+        );
         // Every byte iperf3 received crossed the emulated link, in the
         // direction of the data (down with -R, from the server).
         let link: serde_json::Value =
