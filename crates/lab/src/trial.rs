@@ -483,6 +483,19 @@ impl Trial {
         }
     }
 
+    /// What a knob asks of the site that this site cannot give: `server_delay
+    /// = from-har` waits as each imported response recorded, so it needs an
+    /// imported page. `name` turns `server_delay` into the flag or key.
+    pub fn site_refusal(&self, site: &site::Site, name: &dyn Fn(&str) -> String) -> Option<String> {
+        (self.server_delay == ServerDelay::FromHar && !site.is_recorded()).then(|| {
+            format!(
+                "{} from-har: site {} is not an imported page (give a .har file or an imported directory)",
+                name("server_delay"),
+                site.name
+            )
+        })
+    }
+
     /// Why this Trial's server or client cannot run `protocols` on a site of
     /// `resources` exactly as asked.
     pub fn refusal(&self, protocols: &[Protocol], resources: usize) -> Option<Refusal> {
@@ -686,6 +699,20 @@ mod tests {
             .refusal(&[Protocol::Spdy3], 10)
             .expect("nginx has no spdy3");
         assert!(r.to_string().starts_with("--server nginx: "), "{r}");
+    }
+
+    #[test]
+    fn from_har_needs_an_imported_page() {
+        let mut t = Trial::default();
+        let site = site::builtin("icons", site::DEFAULT_SEED).unwrap();
+        let key = |k: &str| format!("knobs.{k} =");
+        assert_eq!(t.site_refusal(&site, &key), None);
+        t.set("server_delay", "from-har").unwrap();
+        let why = t.site_refusal(&site, &key).unwrap();
+        assert!(
+            why.starts_with("knobs.server_delay = from-har: site icons"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -171,11 +171,11 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     if let Some(why) = spec.refusal() {
         return Err(Failure::Usage(why.to_string()));
     }
-    if spec.trial.server_delay == lab::trial::ServerDelay::FromHar && !spec.site.is_recorded() {
-        return Err(Failure::Usage(format!(
-            "--server-delay from-har: site {} is not an imported page (give --site X.har or an imported directory)",
-            spec.site.name
-        )));
+    if let Some(why) = spec
+        .trial
+        .site_refusal(&spec.site, &|k| format!("--{}", k.replace('_', "-")))
+    {
+        return Err(Failure::Usage(why));
     }
     let total = spec.protocols.len() * (spec.reps + spec.warmup);
     let spec = Arc::new(spec);

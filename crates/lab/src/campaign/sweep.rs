@@ -161,6 +161,9 @@ pub fn sweep(
             client: exp.client,
             ..s.trial
         };
+        if let Some(why) = trial.site_refusal(&sites[name], &|k| format!("knobs.{k} =")) {
+            return Err(SweepError::Usage(format!("{}: {why}", point_key(p))));
+        }
         let refused = trial.refusal(&exp.protocols, sites[name].resources.len());
         if let Some(r) = refused {
             let (key, value) = match r {
