@@ -47,7 +47,7 @@ demo: demo-deps build
 test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --locked --all-targets -- -D warnings
-	$(SUDO) env "PATH=$$PATH" $(CARGO) test --release --locked --workspace
+	$(SUDO) env "PATH=$$PATH" "CI=$$CI" $(CARGO) test --release --locked --workspace
 
 # Coverage-guided fuzzing of every parser of outside bytes, FUZZ_SECONDS per target
 # (installs a nightly toolchain and cargo-fuzz when missing; docs/fuzzing.md).
