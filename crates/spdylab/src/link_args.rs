@@ -153,3 +153,196 @@ pub fn describe(spec: &TestbedSpec) -> String {
         spec.cc
     )
 }
+
+/// The LINK flags' mapping, flag by flag, without a testbed: each flag alone
+/// and all thirteen together land where the testbed reads them (the
+/// testbed's JSON, as the commands print it). tests/cli/link_flags.rs then
+/// checks on real testbeds that every command passes its flags on.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use serde_json::{json, Value};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        link: LinkArgs,
+    }
+
+    /// The testbed of `flags`, as JSON; or the error.
+    fn testbed(flags: &[&str]) -> Result<Value, String> {
+        let cli = Cli::try_parse_from(std::iter::once("x").chain(flags.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        let spec = cli.link.testbed_spec(1).map_err(|e| e.to_string())?;
+        Ok(serde_json::to_value(spec).unwrap())
+    }
+
+    fn check(flags: &[&str], want: &[(&str, Value)]) {
+        let t = testbed(flags).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
+        for (pointer, value) in want {
+            let got = t.pointer(pointer);
+            match value {
+                Value::Bool(true) => assert!(got.is_some(), "{flags:?}: no {pointer} in {t}"),
+                v => assert_eq!(got, Some(v), "{flags:?}: {pointer} in {t}"),
+            }
+        }
+    }
+
+    /// A Mahimahi trace: 10 packets every 10 ms (12 Mbit/s).
+    fn trace_file() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("spdylab-link-args-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("12mbit.trace");
+        let text: String = (1..=10).map(|ms| format!("{ms}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn each_flag_alone_lands_in_the_testbed() {
+        let trace = trace_file();
+        let t = trace.to_str().unwrap();
+        check(
+            &["--rtt", "40ms"],
+            &[
+                ("/link/down/delay", json!("20ms")),
+                ("/link/up/delay", json!("20ms")),
+            ],
+        );
+        check(
+            &["--delay-down", "15ms"],
+            &[("/link/down/delay", json!("15ms"))],
+        );
+        check(
+            &["--delay-up", "12ms"],
+            &[("/link/up/delay", json!("12ms"))],
+        );
+        check(
+            &["--rate", "20mbit"],
+            &[
+                ("/link/down/service/rate", json!(20_000_000)),
+                ("/link/up/service/rate", json!(20_000_000)),
+            ],
+        );
+        check(
+            &["--down", "30mbit"],
+            &[("/link/down/service/rate", json!(30_000_000))],
+        );
+        check(
+            &["--up", "10mbit"],
+            &[("/link/up/service/rate", json!(10_000_000))],
+        );
+        check(
+            &["--trace-down", t],
+            &[("/link/down/service/trace", json!(true))],
+        );
+        check(
+            &["--trace-up", t],
+            &[("/link/up/service/trace", json!(true))],
+        );
+        check(
+            &["--loss", "5%"],
+            &[
+                ("/link/down/loss/p", json!(0.05)),
+                ("/link/up/loss/p", json!(0.05)),
+            ],
+        );
+        check(&["--queue", "100p"], &[("/link/down/queue", json!("100p"))]);
+        check(
+            &["--queue", "codel:5ms,100ms"],
+            &[("/link/down/queue", json!("codel:5ms,100ms"))],
+        );
+        check(&["--iw", "20"], &[("/iw", json!(20))]);
+        check(&["--cc", "reno"], &[("/cc", json!("reno"))]);
+        check(&["--seed", "7"], &[("/seed", json!(7))]);
+    }
+
+    #[test]
+    fn all_flags_together_and_the_rtt_split() {
+        let trace = trace_file();
+        let t = trace.to_str().unwrap();
+        check(
+            &[
+                "--rtt",
+                "40ms",
+                "--delay-down",
+                "15ms",
+                "--down",
+                "30mbit",
+                "--trace-up",
+                t,
+                "--loss",
+                "1%",
+                "--queue",
+                "100p",
+                "--iw",
+                "20",
+                "--cc",
+                "reno",
+                "--seed",
+                "7",
+            ],
+            &[
+                ("/link/down/delay", json!("15ms")),
+                ("/link/up/delay", json!("25ms")),
+                ("/link/down/service/rate", json!(30_000_000)),
+                ("/link/up/service/trace", json!(true)),
+                ("/link/down/loss/p", json!(0.01)),
+                ("/link/down/queue", json!("100p")),
+                ("/iw", json!(20)),
+                ("/cc", json!("reno")),
+                ("/seed", json!(7)),
+            ],
+        );
+        check(
+            &[
+                "--delay-down",
+                "10ms",
+                "--delay-up",
+                "12ms",
+                "--up",
+                "10mbit",
+                "--trace-down",
+                t,
+            ],
+            &[
+                ("/link/down/delay", json!("10ms")),
+                ("/link/up/delay", json!("12ms")),
+                ("/link/up/service/rate", json!(10_000_000)),
+                ("/link/down/service/trace", json!(true)),
+            ],
+        );
+        // No flag: no delay, no rate, the defaults.
+        check(
+            &[],
+            &[
+                ("/link/down/delay", json!("0ms")),
+                ("/cc", json!("cubic")),
+                ("/seed", json!(1)),
+            ],
+        );
+    }
+
+    #[test]
+    fn contradictions_and_bad_files_name_the_flags() {
+        let e = testbed(&["--rtt", "10ms", "--delay-down", "20ms"]).unwrap_err();
+        assert!(e.contains("--delay-down") && e.contains("--rtt"), "{e}");
+        let e = testbed(&[
+            "--rtt",
+            "40ms",
+            "--delay-down",
+            "10ms",
+            "--delay-up",
+            "10ms",
+        ])
+        .unwrap_err();
+        assert!(e.contains("--rtt") && e.contains("--delay-up"), "{e}");
+        let e = testbed(&["--trace-down", "/nonexistent/x.trace"]).unwrap_err();
+        assert!(e.contains("--trace-down"), "{e}");
+        let e = testbed(&["--down", "1mbit", "--trace-down", "/x"]).unwrap_err();
+        assert!(e.contains("--down") || e.contains("--trace-down"), "{e}");
+        assert!(testbed(&["--iw", "0"]).is_err());
+        assert!(testbed(&["--loss", "101%"]).is_err());
+    }
+}
