@@ -216,7 +216,8 @@ fn bench_applies_the_link_flags_with_a_site() {
         "0s",
         "--json",
     ];
-    for c in [all_flags(&trace)] {
+    {
+        let c = all_flags(&trace);
         let doc = testbed_of(&args, &c, &|o| stdout_json(o));
         let testbed = &doc["testbed"];
         assert!(
@@ -255,7 +256,8 @@ fn shell_applies_the_link_flags() {
     let dir = scratch("shell");
     let stats = dir.join("stats.json");
     let s = stats.to_str().unwrap().to_string();
-    for c in &[all_flags(&trace)] {
+    {
+        let c = &all_flags(&trace);
         let testbed = testbed_of(
             &["shell", "--stats", &s],
             &Case {
@@ -275,7 +277,8 @@ fn shell_applies_the_link_flags() {
 #[test]
 fn calibrate_applies_every_link_flag() {
     let trace = trace_file();
-    for c in [all_flags(&trace)] {
+    {
+        let c = all_flags(&trace);
         let args = [
             "calibrate",
             "--json",
@@ -294,7 +297,8 @@ fn calibrate_applies_every_link_flag() {
 #[test]
 fn compare_applies_every_link_flag() {
     let trace = trace_file();
-    for c in [all_flags(&trace)] {
+    {
+        let c = all_flags(&trace);
         let args = [
             "compare",
             "--site",
@@ -317,7 +321,8 @@ fn load_applies_every_link_flag() {
     let trace = trace_file();
     let out = scratch("load");
     let o = out.to_str().unwrap();
-    for c in [all_flags(&trace)] {
+    {
+        let c = all_flags(&trace);
         let args = [
             "load",
             "--site",
@@ -342,7 +347,8 @@ fn load_applies_every_link_flag() {
 #[test]
 fn crosscheck_applies_every_link_flag() {
     let trace = trace_file();
-    for c in [all_flags(&trace)] {
+    {
+        let c = all_flags(&trace);
         let args = [
             "crosscheck",
             "--sites",
