@@ -313,7 +313,7 @@ fn print_table(spec: &ProbeSpec, rows: &[ProtocolSummary], metric: lab::compare:
 /// protocol has a gain.
 fn table(rows: &[ProtocolSummary], metric: lab::compare::Metric) -> Vec<String> {
     let mut out = vec![format!(
-        "{:<16} {:>3} {:>10} {:>10} {:>21} {:>10} {:>10} {:>8} {:>6} {:>22}",
+        "{:<16} {:>3} {:>10} {:>10} {:>20} {:>10} {:>10} {:>8} {:>6} {:>26}",
         "protocol",
         "n",
         "PLT med",
@@ -343,7 +343,7 @@ fn table(rows: &[ProtocolSummary], metric: lab::compare::Metric) -> Vec<String> 
             )
         };
         out.push(format!(
-            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10} {:>8} {:>6} {:>22}{}",
+            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10} {:>8} {:>6} {:>26}{}",
             r.protocol.name(),
             r.n,
             or_na(r.plt_ms.median, ms),
@@ -452,6 +452,28 @@ mod tests {
             .iter()
             .find(|l| l.starts_with(&format!("{protocol} ")))
             .unwrap()
+    }
+
+    /// The header is as wide as the rows (it was one column wider, and its
+    /// last title overflowed its column).
+    #[test]
+    fn the_header_lines_up_with_the_rows() {
+        let out = lines(&[
+            probe(Protocol::Https, 1000.0, None),
+            probe(Protocol::H2, 900.0, None),
+            probe(Protocol::Https, 1100.0, None),
+            probe(Protocol::H2, 950.0, None),
+        ]);
+        let width = |l: &str| l.chars().count();
+        let header = &out[0];
+        for name in ["https", "h2"] {
+            assert_eq!(
+                width(row(&out, name)),
+                width(header),
+                "{header}\n{}",
+                row(&out, name)
+            );
+        }
     }
 
     #[test]
