@@ -16,12 +16,19 @@ use std::path::Path;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Phases {
+    #[serde(deserialize_with = "nan_if_null")]
     pub blocked: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub dns: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub connect: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub ssl: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub send: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub wait: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub receive: f64,
 }
 
@@ -51,10 +58,10 @@ pub struct ProbeRecord {
     pub schema: u32,
     pub protocol: Protocol,
     pub rep: usize,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nan_if_null")]
     pub plt_ms: f64,
     /// First request packet to last response packet, at the client's side of the link.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nan_if_null")]
     pub tow_ms: f64,
     #[serde(default)]
     pub connections: usize,
@@ -90,11 +97,18 @@ pub struct ProbeRecord {
     #[serde(default, skip_serializing_if = "is_zero_usize")]
     pub tls_resumed: usize,
     /// Seconds since the Unix epoch when the probe started.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "nan_if_null")]
     pub started: f64,
     /// The probe's HAR, relative to the campaign directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub har: Option<String>,
+}
+
+/// A float as JSON writes it: a number, or null for what was not a number
+/// (serde_json writes NaN and infinities as null), read back as NaN rather
+/// than refused, so that a record written is always a record read.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 fn is_zero_u64(v: &u64) -> bool {
@@ -265,6 +279,28 @@ mod tests {
             line.ends_with(r#""error":"testbed: boom","started":1700000000.5}"#),
             "{line}"
         );
+    }
+
+    /// A NaN (a phase or time that could not be computed) is written as
+    /// null; it reads back as NaN, not as a bad line.
+    #[test]
+    fn a_record_with_nan_reads_back() {
+        let r: ProbeRecord = serde_json::from_str(LINE).unwrap();
+        let nan = ProbeRecord {
+            plt_ms: f64::NAN,
+            started: f64::INFINITY,
+            phases: Phases {
+                wait: f64::NAN,
+                ..r.phases
+            },
+            ..r
+        };
+        let line = nan.to_line();
+        assert!(line.contains(r#""plt_ms":null"#), "{line}");
+        let back: ProbeRecord = serde_json::from_str(&line).unwrap();
+        assert!(back.plt_ms.is_nan() && back.phases.wait.is_nan() && back.started.is_nan());
+        assert_eq!(back.tow_ms, 60.25);
+        assert_eq!(back.to_line(), line);
     }
 
     #[test]
