@@ -9,6 +9,8 @@ use std::fmt;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use server::Offer;
@@ -88,16 +90,16 @@ pub struct HostAddrs {
     pub https: Option<SocketAddr>,
 }
 
+/// How often `Serving::run` looks at its stop flag.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// A server bound and ready to run.
 pub struct Serving {
     server: Server,
     cleartext: Vec<TcpListener>,
     tls: Vec<TcpListener>,
     ca_path: PathBuf,
-    /// The runtime, and SIGINT and SIGTERM caught from before "ready" is said
-    /// (a signal in between would otherwise kill us before the CA file goes).
     rt: tokio::runtime::Runtime,
-    signals: [tokio::signal::unix::Signal; 2],
     /// The temporary CA file (None with `--ca FILE`): removed on drop.
     ca_file: Option<crate::ca_file::CaFile>,
     hosts: Vec<HostAddrs>,
@@ -209,17 +211,8 @@ pub fn bind(request: ServeRequest) -> Result<Serving, ServeError> {
         .enable_all()
         .build()
         .map_err(ServeError::Setup)?;
-    let signals = {
-        use tokio::signal::unix::{signal, SignalKind};
-        let _in_rt = rt.enter();
-        [
-            signal(SignalKind::interrupt()).map_err(ServeError::Setup)?,
-            signal(SignalKind::terminate()).map_err(ServeError::Setup)?,
-        ]
-    };
     Ok(Serving {
         rt,
-        signals,
         server,
         cleartext,
         tls,
@@ -240,30 +233,25 @@ impl Serving {
         &self.hosts
     }
 
-    /// Serves until SIGINT or SIGTERM; then removes a temporary CA file.
-    pub fn run(self) -> Result<(), ServeError> {
+    /// Serves until `stop` is set (the CLI's one signal path sets it on
+    /// SIGINT or SIGTERM; set it before `bind`, so that a signal before
+    /// "ready" stops the server rather than killing us before the CA file
+    /// goes); then removes a temporary CA file.
+    pub fn run(self, stop: Arc<AtomicBool>) -> Result<(), ServeError> {
         let Serving {
             rt,
-            signals,
             server,
             cleartext,
             tls,
             ca_file,
             ..
         } = self;
-        let result = rt.block_on(async move {
-            let stop = std::sync::Arc::new(tokio::sync::Notify::new());
-            for mut s in signals {
-                let stop = stop.clone();
-                tokio::spawn(async move {
-                    s.recv().await;
-                    stop.notify_one();
-                });
+        let stopped = async move {
+            while !stop.load(Ordering::Relaxed) {
+                tokio::time::sleep(STOP_POLL).await;
             }
-            server
-                .run(cleartext, tls, async move { stop.notified().await })
-                .await
-        });
+        };
+        let result = rt.block_on(server.run(cleartext, tls, stopped));
         drop(ca_file);
         result.map_err(ServeError::Setup)
     }

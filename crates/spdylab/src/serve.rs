@@ -68,6 +68,9 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> Result<i32, Failure> {
     let (site, addresses) = sites::laid_out(&args.site, args.seed, args.layout, args.shards)?;
+    // The one signal path: set before binding, so that a Ctrl-C before
+    // "ready" stops the server cleanly (its temporary CA file removed).
+    let stop = crate::signals::stop_flag();
     let serving = lab::serve::bind(ServeRequest {
         site,
         offer: args.offer,
@@ -116,7 +119,7 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
     let _ = writeln!(out, "ready; Ctrl-C stops the server");
     let _ = out.flush();
     drop(out);
-    serving.run()?;
+    serving.run(stop)?;
     Ok(0)
 }
 
