@@ -409,7 +409,7 @@ pub fn paper_specs(quick: bool) -> Result<[LoadSpec; 2], LoadtestError> {
         conns_per_user: 6,
         sla: Duration::from_secs(3),
         new_connections: false,
-        page_timeout: Duration::from_secs(120),
+        page_timeout: crate::trial::DEFAULT_TIMEOUT,
         distinct_addresses: true,
         generator_threads: 1,
         keepalive: None,

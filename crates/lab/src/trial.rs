@@ -386,7 +386,7 @@ pub fn knob_fields() -> impl Iterator<Item = &'static results::experiment::Field
 }
 
 /// A probe's timeout when none is given.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+pub use results::experiment::DEFAULT_TIMEOUT;
 
 impl Default for Trial {
     /// The built-in server and the model with every knob at its FIELDS default.

@@ -472,6 +472,9 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// A probe's timeout when the experiment (or the command) gives none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Trials a campaign may have before it is refused as a likely mistake.
 pub const MAX_TRIALS: usize = 1_000_000;
 
@@ -559,7 +562,7 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, ExperimentError> {
     let client: ClientKind =
         choice(&doc.client, &ClientKind::NAMES).map_err(|(s, e)| at(s, "client", &e))?;
     let timeout = match &doc.timeout {
-        None => Duration::from_secs(120),
+        None => DEFAULT_TIMEOUT,
         Some(s) => link::units::parse_duration(s.get_ref())
             .map_err(|e| at(s.span(), "timeout", &e.to_string()))?,
     };
