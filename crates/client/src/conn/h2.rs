@@ -5,7 +5,7 @@
 use super::{Error, Event, Io};
 use crate::schedule::{ConnId, ReqId};
 use bytes::Bytes;
-use proto::Protocol;
+use proto::{Protocol, MAX_REFUSED_RETRIES};
 use std::time::Instant;
 use tokio::sync::mpsc;
 
@@ -30,8 +30,6 @@ pub async fn handshake(
         .initial_max_send_streams(100);
     builder.handshake::<_, Bytes>(io).await
 }
-
-use proto::MAX_REFUSED_RETRIES;
 
 /// The server reset the stream with REFUSED_STREAM: it did not process it.
 fn refused(e: &h2::Error) -> bool {
