@@ -18,10 +18,10 @@ pub use protocol::Protocol;
 
 /// How many times a client sends again a request the server refused
 /// (REFUSED_STREAM: not processed, safe to retry) before it fails: the h2
-/// and SPDY clients alike. Chrome retries a refused request twice
-/// (`HttpNetworkTransaction`'s `kMaxRetryAttempts`); we allow more, since a
-/// server at a limit of one stream can refuse the same request on every race
-/// between its stream's end and the next request, and a lab must not fail a
-/// load that a patient browser would complete; a bound still ends a server
-/// that refuses for ever.
+/// and SPDY clients alike. Chrome's `HttpNetworkTransaction` retries a
+/// refused request a small number of times (not checked here how many); we
+/// allow 8, since a server at a limit of one stream can refuse the same
+/// request on every race between its stream's end and the next request, and
+/// a lab must not fail a load that a patient browser would complete; a bound
+/// still ends a server that refuses for ever.
 pub const MAX_REFUSED_RETRIES: u32 = 8;
