@@ -245,7 +245,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         if let Some(e) = &har_error {
             eprintln!("compare: {e}");
         }
-        return Ok(128 + libc::SIGINT);
+        return Err(Failure::Interrupted);
     }
     if let Some(e) = har_error {
         return Err(Failure::Usage(e));
