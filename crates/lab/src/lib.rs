@@ -23,6 +23,7 @@ pub mod sites;
 pub mod survey;
 pub mod sweep_request;
 pub mod testbed_server;
+pub mod text;
 pub mod trial;
 
 pub use error::{Error, EXIT_INTERRUPTED};
