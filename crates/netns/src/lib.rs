@@ -21,6 +21,7 @@ mod tun;
 pub mod userns;
 
 pub use namespace::{own_fd_table, NetNs};
+pub use process::{stop_confined, STOP_GRACE};
 pub use programs::{
     find_binary, find_binary_in, free_port, free_ports, spawn_tied, wait_listening,
 };

@@ -1,17 +1,32 @@
 //! Running programs inside a testbed's namespace so that nothing outlives us.
 //!
 //! Each program gets its own PID namespace: the forked child (still in our PID
-//! namespace) waits for a tiny init (PID 1 of the new one), which runs the program
-//! as PID 2 and exits with its status. Every link of the chain has
-//! PR_SET_PDEATHSIG=SIGKILL, and when a PID namespace's init dies the kernel kills
-//! everything inside. So `kill -9` of spdylab takes the whole tree with it, even
-//! daemons the program forked. The program also gets its own mount namespace in
-//! which the testbed's hosts file is bind-mounted over /etc/hosts.
+//! namespace, the keeper) waits for a tiny init (PID 1 of the new one), which
+//! runs the program as PID 2 and exits with its status. Every link of the chain
+//! has PR_SET_PDEATHSIG=SIGKILL, and when a PID namespace's init dies the kernel
+//! kills everything inside. So `kill -9` of spdylab takes the whole tree with
+//! it, even daemons the program forked. The program also gets its own mount
+//! namespace in which the testbed's hosts file is bind-mounted over /etc/hosts.
+//!
+//! Signals sent to the keeper with kill() go down the chain: SIGINT, SIGHUP and
+//! SIGQUIT to the program alone; SIGTERM stops the whole namespace: init sends
+//! it to every process in it (`kill(-1, SIGTERM)`: the program, what it forked,
+//! whatever `sh -c` did not exec), waits for them all, and after
+//! [`STOP_GRACE`] kills those left. [`stop_confined`] is how we end such a
+//! program: its processes exit on their own (flushing what they buffered)
+//! and the keeper's status comes back once nothing is left in the namespace.
 
 use std::io;
 use std::os::fd::RawFd;
 use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long the processes of a confined program's PID namespace get, after a
+/// SIGTERM, before init kills those left.
+pub const STOP_GRACE: Duration = Duration::from_secs(STOP_GRACE_SECS as u64);
+const STOP_GRACE_SECS: u32 = 2;
 
 /// What the forked child needs, prepared before fork (no allocation after it).
 pub(crate) struct Confinement {
@@ -90,7 +105,10 @@ fn confine(parent: libc::pid_t, c: &Confinement) -> io::Result<()> {
         }
         if init > 0 {
             // The keeper: outside the new PID namespace, waits for its init.
-            forward_signals_to(init);
+            forward_signals_to(
+                init,
+                &[libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT],
+            );
             libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
             libc::_exit(wait_exit_code(init));
         }
@@ -102,16 +120,23 @@ fn confine(parent: libc::pid_t, c: &Confinement) -> io::Result<()> {
             libc::_exit(126);
         }
         if program > 0 {
-            forward_signals_to(program);
+            forward_signals_to(program, &[libc::SIGINT, libc::SIGHUP, libc::SIGQUIT]);
+            handle(libc::SIGTERM, stop_all);
+            handle(libc::SIGALRM, kill_all);
             libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
-            // Reap everything; leave with the program's status.
+            // Reap everything. Leave with the program's status when it ends,
+            // or, once stopping, when nothing is left.
+            let mut program_code = 1;
             loop {
                 let code = wait_exit_code(-1);
-                if code >= 0 && WAITED.load(std::sync::atomic::Ordering::Relaxed) == program {
-                    libc::_exit(code);
-                }
                 if code == -2 {
-                    libc::_exit(1);
+                    libc::_exit(program_code);
+                }
+                if WAITED.load(Ordering::Relaxed) == program {
+                    if !STOPPING.load(Ordering::Relaxed) {
+                        libc::_exit(code);
+                    }
+                    program_code = code;
                 }
             }
         }
@@ -124,28 +149,54 @@ fn confine(parent: libc::pid_t, c: &Confinement) -> io::Result<()> {
     }
 }
 
-static WAITED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static WAITED: AtomicI32 = AtomicI32::new(0);
+static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
+/// In init: a SIGTERM came; every process of the namespace was sent one.
+static STOPPING: AtomicBool = AtomicBool::new(false);
 
-/// Passes on SIGINT, SIGTERM, SIGHUP and SIGQUIT sent with kill() (by spdylab),
-/// down the chain to the program. Signals from the terminal reach every process
-/// of the foreground group by themselves and are not passed on twice.
-unsafe fn forward_signals_to(pid: libc::pid_t) {
-    FORWARD_TO.store(pid, std::sync::atomic::Ordering::Relaxed);
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = forward as *const () as usize;
-        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-        libc::sigaction(sig, &sa, std::ptr::null_mut());
+/// Passes on `signals` sent with kill() (by spdylab, or by the keeper), down
+/// the chain to `pid`. Signals from the terminal reach every process of the
+/// foreground group by themselves and are not passed on twice.
+unsafe fn forward_signals_to(pid: libc::pid_t, signals: &[libc::c_int]) {
+    FORWARD_TO.store(pid, Ordering::Relaxed);
+    for &sig in signals {
+        handle(sig, forward);
     }
 }
 
+/// Installs `handler` (SA_SIGINFO, restarting interrupted calls) for `sig`.
+unsafe fn handle(
+    sig: libc::c_int,
+    handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void),
+) {
+    let mut sa: libc::sigaction = std::mem::zeroed();
+    sa.sa_sigaction = handler as *const () as usize;
+    sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+    libc::sigaction(sig, &sa, std::ptr::null_mut());
+}
+
 extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-    // SAFETY: info is valid in a SA_SIGINFO handler; kill is async-signal-safe.
-    unsafe {
-        if (*info).si_code <= 0 {
-            libc::kill(FORWARD_TO.load(std::sync::atomic::Ordering::Relaxed), sig);
-        }
+    // SAFETY: info is valid in a SA_SIGINFO handler.
+    if unsafe { (*info).si_code } <= 0 {
+        let _ = sys::kill(FORWARD_TO.load(Ordering::Relaxed), sig);
+    }
+}
+
+/// Init's SIGTERM: to every other process of the namespace, and the first
+/// one sets the alarm after which they are killed.
+extern "C" fn stop_all(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    if !STOPPING.swap(true, Ordering::Relaxed) {
+        sys::alarm(STOP_GRACE_SECS);
+    }
+    let _ = sys::kill(-1, libc::SIGTERM);
+}
+
+/// Init's SIGALRM, once stopping: the grace is over; kills every other
+/// process of the namespace (again each second, should one be forked meanwhile).
+extern "C" fn kill_all(_: libc::c_int, _: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    if STOPPING.load(Ordering::Relaxed) {
+        let _ = sys::kill(-1, libc::SIGKILL);
+        sys::alarm(1);
     }
 }
 
@@ -161,12 +212,106 @@ unsafe fn wait_exit_code(pid: libc::pid_t) -> libc::c_int {
             }
             return -2;
         }
-        WAITED.store(r, std::sync::atomic::Ordering::Relaxed);
+        WAITED.store(r, Ordering::Relaxed);
         if libc::WIFEXITED(status) {
             return libc::WEXITSTATUS(status);
         }
         if libc::WIFSIGNALED(status) {
             return 128 + libc::WTERMSIG(status);
         }
+    }
+}
+
+/// Stops a program started confined (see the module doc): SIGTERM to its
+/// keeper, so that every process of its PID namespace gets one and
+/// [`STOP_GRACE`] to exit before init kills it; waits for the keeper, which
+/// ends when nothing is left in the namespace, and returns its status (the
+/// program's). Should the keeper not end within the grace and a second, it
+/// is killed, and with it the namespace. A program already ended is reaped.
+pub fn stop_confined(child: &mut Child) -> io::Result<ExitStatus> {
+    if let Some(status) = child.try_wait()? {
+        return Ok(status);
+    }
+    // The keeper is our unreaped child: its pid cannot have been reused.
+    sys::kill(child.id() as libc::pid_t, libc::SIGTERM)?;
+    let deadline = Instant::now() + STOP_GRACE + Duration::from_secs(1);
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill()?;
+    child.wait()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Side, Testbed, TestbedSpec};
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+
+    /// Starts `sh -c script` confined in a fresh testbed's server namespace,
+    /// stdout piped; returns once it printed its first line, "ready".
+    fn started(tb: &Testbed, script: &str) -> (Child, BufReader<std::process::ChildStdout>) {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.args(["-c", script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped());
+        tb.confine(Side::Server, &mut cmd);
+        let mut child = cmd.spawn().unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line, "ready\n");
+        (child, out)
+    }
+
+    /// What is left to read: everything written, once the last writer is gone.
+    fn rest(mut out: BufReader<std::process::ChildStdout>) -> String {
+        let mut s = String::new();
+        out.read_to_string(&mut s).unwrap();
+        s
+    }
+
+    #[test]
+    fn stop_reaches_every_process_of_the_namespace_and_waits_for_it() {
+        let tb = Testbed::start(TestbedSpec::default()).unwrap();
+        // The subshell is not the program (sh, PID 2) but below it; the
+        // program does not pass signals on.
+        let (mut child, out) = started(
+            &tb,
+            "(trap 'echo child-term; exit 0' TERM; echo ready; \
+             while :; do sleep 0.05; done); echo not-reached",
+        );
+        let status = stop_confined(&mut child).unwrap();
+        // The program died of the SIGTERM; its child's last words were kept.
+        assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+        assert_eq!(rest(out), "child-term\n");
+    }
+
+    #[test]
+    fn stop_kills_what_ignores_sigterm_after_the_grace() {
+        let tb = Testbed::start(TestbedSpec::default()).unwrap();
+        // sleep inherits the ignored SIGTERM.
+        let (mut child, out) = started(
+            &tb,
+            "trap '' TERM; echo ready; sleep 1000 & sleep 1000; echo not-reached",
+        );
+        let status = stop_confined(&mut child).unwrap();
+        assert_eq!(status.code(), Some(128 + libc::SIGKILL));
+        assert_eq!(rest(out), "");
+    }
+
+    #[test]
+    fn stop_of_a_program_that_ended_returns_its_status() {
+        let tb = Testbed::start(TestbedSpec::default()).unwrap();
+        let (mut child, out) = started(&tb, "echo ready; exit 5");
+        assert_eq!(rest(out), "");
+        while child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(stop_confined(&mut child).unwrap().code(), Some(5));
     }
 }

@@ -165,10 +165,20 @@ pub fn try_lock_exclusive(fd: &impl AsRawFd) -> bool {
     unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
-/// Sends `sig` to `pid` (a negative pid: to that process group), as kill(2).
+/// Sends `sig` to `pid` (a negative pid: to that process group; -1: to every
+/// process we may signal but ourselves, which from PID 1 of a PID namespace is
+/// every other process in it), as kill(2). Async-signal-safe: one system call,
+/// no allocation (an error is its errno).
 pub fn kill(pid: i32, sig: libc::c_int) -> io::Result<()> {
     // SAFETY: plain system call; it touches no memory of ours.
     cvt(unsafe { libc::kill(pid, sig) }).map(drop)
+}
+
+/// Schedules a SIGALRM to this process in `seconds` (0 cancels), replacing
+/// any earlier alarm; the seconds that were left of it. Async-signal-safe.
+pub fn alarm(seconds: u32) -> u32 {
+    // SAFETY: plain system call; it touches no memory of ours.
+    unsafe { libc::alarm(seconds) }
 }
 
 /// Restores SIGPIPE's default action (the process ends on a closed pipe).
@@ -561,6 +571,10 @@ mod tests {
         set_nofile_limit(soft, hard).unwrap();
         // Signal 0 checks that the process exists.
         kill(std::process::id() as i32, 0).unwrap();
+        // No alarm was pending; one set is one pending, and 0 cancels it.
+        assert_eq!(alarm(0), 0);
+        assert_eq!(alarm(1000), 0);
+        assert!(alarm(0) > 0);
     }
 
     #[test]
