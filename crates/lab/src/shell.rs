@@ -3,7 +3,9 @@
 //! optional server command in the server namespace; the caller spawns its
 //! command in the client namespace, waits for it as it likes (the CLI passes
 //! signals on), and [`Shell::finish`] tears everything down and reports the
-//! link's counters.
+//! link's counters. The server command is stopped, not killed: every process
+//! of it gets SIGTERM and [`netns::STOP_GRACE`] to exit (flushing what it
+//! buffered, as iperf3 -s its report) before the rest is killed.
 
 use crate::trial::TestbedSpec;
 use link::LinkStats;
@@ -26,7 +28,8 @@ pub struct ShellRequest {
     pub testbed: TestbedSpec,
     /// Write the packets as the client sees them to this file (pcap).
     pub pcap: Option<PathBuf>,
-    /// Run with `sh -c` in the server namespace before the command; killed at the end.
+    /// Run with `sh -c` in the server namespace before the command; stopped
+    /// at the end (see [`Shell::finish`]).
     pub server_cmd: Option<String>,
     /// Where the server command's stdout and stderr go: this file, or our
     /// stderr — never the command's stdout, which stays the command's alone.
@@ -165,11 +168,14 @@ impl Shell {
             .map_err(|error| ShellError::Spawn { program, error })
     }
 
-    /// Kills the server command, stops the testbed, and reports.
+    /// Stops the server command, then the testbed, and reports. Every
+    /// process of the server command (the `sh`, what it started) gets SIGTERM
+    /// and up to [`netns::STOP_GRACE`] to exit before it is killed; this
+    /// returns once none is left, so all they wrote is in their log or our
+    /// stderr.
     pub fn finish(mut self) -> Result<ShellReport, ShellError> {
         if let Some(server) = &mut self.server {
-            let _ = server.kill();
-            let _ = server.wait();
+            let _ = netns::stop_confined(server);
         }
         let duration = self.started.elapsed();
         let emulator_cpu = self.testbed.emulator_cpu();

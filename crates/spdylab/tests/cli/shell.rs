@@ -572,3 +572,57 @@ fn sigterm_is_passed_on_to_cmd_which_may_finish_cleanly() {
     assert_eq!(status.code(), Some(3), "{rest}");
     assert!(rest.contains("got-term"), "{rest}");
 }
+
+/// Issue 33: at the end the server command is stopped, not killed: its PID
+/// namespace's init passes SIGTERM to every process in it and waits for them
+/// (then kills what is left). iperf3 -s never ends by itself and buffers what
+/// it writes to a pipe or a file, so its report reaches us only if it is let
+/// exit; under an `sh -c` that cannot exec it (a command follows) it is not
+/// the program but a process below it. Its output, read to the end, holds
+/// the connection it accepted and its own summary of the test.
+#[test]
+fn the_server_cmd_is_stopped_with_sigterm_and_its_report_kept() {
+    if !common::installed("iperf3") {
+        return common::cannot_run("iperf3 is not installed");
+    }
+    let tmp = TempDir::new("server-report");
+    let log = tmp.arg("server.log");
+    for (server_cmd, to_log) in [
+        ("iperf3 -s", false),
+        ("iperf3 -s; echo not-reached", false),
+        ("iperf3 -s; echo not-reached", true),
+    ] {
+        let mut args = vec![
+            "shell",
+            "--rate",
+            "10mbit",
+            "--rtt",
+            "20ms",
+            "--server-cmd",
+            server_cmd,
+        ];
+        if to_log {
+            args.extend(["--server-log", log.as_str()]);
+        }
+        args.extend(["--", "iperf3", "-c", "server", "-t", "1"]);
+        let o = spdylab(&args);
+        assert!(o.status.success(), "{server_cmd}: {}", text(&o));
+        let server = if to_log {
+            std::fs::read_to_string(&log).unwrap()
+        } else {
+            String::from_utf8_lossy(&o.stderr).into_owned()
+        };
+        assert!(
+            server.contains("Accepted connection from 198.18.0.2"),
+            "{server_cmd}: the server's output was lost:\n{server}\n{}",
+            text(&o)
+        );
+        // The receiver's summary, as the server saw it (the client's is on stdout).
+        assert!(
+            server.lines().any(|l| l.trim_end().ends_with("receiver")),
+            "{server_cmd}: no summary from the server:\n{server}\n{}",
+            text(&o)
+        );
+        assert!(!server.contains("not-reached"), "{server}");
+    }
+}
