@@ -74,6 +74,73 @@ pub enum Target {
     },
 }
 
+impl Target {
+    /// A URL to load as it is: no --server, --layout or LINK flag (those
+    /// need --site), named in the error as the user wrote it.
+    pub fn url(
+        url: &str,
+        insecure: bool,
+        cacert: Option<PathBuf>,
+        server: ServerKind,
+        layout: Option<crate::sites::Layout>,
+        link: &crate::trial::LinkChoice,
+    ) -> Result<Target, crate::Error> {
+        if server != ServerKind::Builtin {
+            return Err(crate::Error::Usage(
+                "--server serves a --site; a URL names its own server".into(),
+            ));
+        }
+        if let Some(l) = layout {
+            return Err(crate::Error::Usage(format!(
+                "--layout {l} lays out a --site; a URL is loaded as it is"
+            )));
+        }
+        if let Some(given) = link.given().next() {
+            return Err(crate::Error::Usage(format!(
+                "{}: LINK flags (--rtt, --link-rate, --loss, ...) need --site: a URL is loaded over loopback",
+                match given {
+                    "rate" => "--link-rate".to_string(),
+                    other => crate::link_flags::flag(other),
+                }
+            )));
+        }
+        Ok(Target::Url {
+            url: url.to_string(),
+            insecure,
+            cacert,
+        })
+    }
+
+    /// A site laid out on `addresses` server addresses, in a testbed with
+    /// the link if any LINK flag was given, else on loopback.
+    pub fn site(
+        site: Site,
+        addresses: usize,
+        link: &crate::trial::LinkChoice,
+    ) -> Result<Target, crate::Error> {
+        Ok(Target::Site {
+            site: Box::new(site),
+            link: if link.shaped() {
+                Some(crate::link_flags::testbed_spec(link, addresses)?)
+            } else {
+                None
+            },
+        })
+    }
+}
+
+/// Writes the latency distribution (HdrHistogram percentile format, ms) to
+/// `path` (`--hdr-out`).
+pub fn write_hdr(path: &Path, latency: &hdrhistogram::Histogram<u64>) -> Result<(), BenchError> {
+    std::fs::write(path, percentile_distribution(latency))
+        .map_err(|e| usage(format!("--hdr-out {}: {e}", path.display())))
+}
+
+/// Makes the directory the pipelining matrix is written to (`--out`).
+pub fn create_out(out: &Path) -> Result<(), BenchError> {
+    std::fs::create_dir_all(out).map_err(|e| usage(format!("--out {}: {e}", out.display())))
+}
+
 /// One bench, as asked.
 pub struct BenchRequest {
     pub target: Target,

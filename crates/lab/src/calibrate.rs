@@ -12,6 +12,15 @@ pub use netns::calibrate::{
     Calibration, LossResult, Plan, RateResult, RttResult, Transport, ECHO_WIRE_BYTES, RTT_TOLERANCE,
 };
 
+/// A goodput transport by its name (`--transport tcp|udp`).
+pub fn transport(name: &str) -> Option<Transport> {
+    match name {
+        "tcp" => Some(Transport::Tcp),
+        "udp" => Some(Transport::Udp),
+        _ => None,
+    }
+}
+
 /// The shortest measured window of a bulk transfer that means anything.
 pub const MIN_BULK_TIME: Duration = Duration::from_millis(100);
 

@@ -11,6 +11,8 @@ pub mod crosscheck;
 pub mod durable;
 mod error;
 pub mod har;
+pub mod knob_flags;
+pub mod link_flags;
 pub mod loadtest;
 pub mod peers;
 pub mod presets;

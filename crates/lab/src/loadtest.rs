@@ -312,14 +312,47 @@ impl From<io::Error> for LoadtestError {
     }
 }
 
+/// Refuses a keep-alive timeout for the built-in server, which keeps
+/// connections open (the CLI asks before it reads the site: a flag's error
+/// comes first).
+pub fn check_keepalive(
+    keepalive: Option<Duration>,
+    server: ServerKind,
+) -> Result<(), LoadtestError> {
+    if keepalive.is_some() && server == ServerKind::Builtin {
+        return Err(LoadtestError::Usage(
+            "--keepalive sets a real server's keep-alive timeout; the built-in server keeps connections open: use --server apache|nginx|h2o|caddy".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `--users FROM:TO` (or N): users at the start and at the end of the ramp.
+pub fn parse_users(s: &str) -> Result<(u32, u32), String> {
+    let (a, b) = s.split_once(':').unwrap_or((s, s));
+    let n = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("{s:?}: users are FROM:TO, e.g. 1:1000"))
+    };
+    let (a, b) = (n(a)?, n(b)?);
+    if a > b || b == 0 || b > 60_000 {
+        return Err(format!(
+            "{s:?}: users are FROM:TO with FROM <= TO, TO in 1..=60000"
+        ));
+    }
+    Ok((a, b))
+}
+
 impl LoadSpec {
+    /// Where its records go when no directory is named: load-SITE.
+    pub fn default_out(&self) -> PathBuf {
+        PathBuf::from(format!("load-{}", self.site.name))
+    }
+
     /// Refuses what this spec asks and cannot be given, naming the flag.
     pub fn check(&self) -> Result<(), LoadtestError> {
-        if self.keepalive.is_some() && self.server == ServerKind::Builtin {
-            return Err(LoadtestError::Usage(
-                "--keepalive sets a real server's keep-alive timeout; the built-in server keeps connections open: use --server apache|nginx|h2o|caddy".into(),
-            ));
-        }
+        check_keepalive(self.keepalive, self.server)?;
         if let Some(r) = self.refusal() {
             return Err(LoadtestError::Refused(r));
         }
@@ -430,8 +463,8 @@ pub const PAPER_AT: [u32; 4] = [100, 120, 200, 777];
 /// The user count `spdylab paper load` reports the server's CPU idle and memory at.
 pub const PAPER_CPU_AT: u32 = 88;
 
-/// What happens in `run_paper`, for its progress.
-pub enum PaperEvent<'a> {
+/// What happens in `run_load` and `run_paper`, for their progress.
+pub enum LoadEvent<'a> {
     /// A load starts.
     Start(&'a LoadSpec),
     /// One of its records.
@@ -456,7 +489,7 @@ pub fn run_paper(
     quick: bool,
     out: &Path,
     stop: &AtomicBool,
-    on_event: &mut dyn FnMut(PaperEvent),
+    on_event: &mut dyn FnMut(LoadEvent),
 ) -> Result<PaperLoad, LoadtestError> {
     let [base, spdy] = paper_specs(quick)?;
     let (mut seconds, mut totals) = (Vec::new(), Vec::new());
@@ -464,11 +497,11 @@ pub fn run_paper(
         if i > 0 && stop.load(Ordering::Relaxed) {
             break;
         }
-        on_event(PaperEvent::Start(spec));
+        on_event(LoadEvent::Start(spec));
         let (s, t) = run_to_dir(spec, out, i > 0, stop, &mut |s| {
-            on_event(PaperEvent::Second(spec, s))
+            on_event(LoadEvent::Second(spec, s))
         })?;
-        on_event(PaperEvent::End(spec));
+        on_event(LoadEvent::End(spec));
         seconds.extend(s);
         totals.extend(t);
     }
@@ -476,6 +509,39 @@ pub fn run_paper(
     write_summary(out, &derived)?;
     Ok(PaperLoad {
         base,
+        seconds,
+        totals,
+        derived,
+    })
+}
+
+/// A load run by `run_load`: its records, totals and derived figures.
+pub struct LoadRun {
+    pub seconds: Vec<Second>,
+    pub totals: Vec<Totals>,
+    pub derived: Vec<Derived>,
+}
+
+/// `spdylab load`: one load into DIR/load.jsonl (`run_to_dir`), with its
+/// figures at `at` and `cpu_at` users written to DIR/summary.csv; `on_event`
+/// hears its start, each second and its end. `stop` ends it early, keeping
+/// what was measured.
+pub fn run_load(
+    spec: &LoadSpec,
+    out: &Path,
+    at: &[u32],
+    cpu_at: u32,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(LoadEvent),
+) -> Result<LoadRun, LoadtestError> {
+    on_event(LoadEvent::Start(spec));
+    let (seconds, totals) = run_to_dir(spec, out, false, stop, &mut |s| {
+        on_event(LoadEvent::Second(spec, s))
+    })?;
+    on_event(LoadEvent::End(spec));
+    let derived = derive(&seconds, at, spec.sla, cpu_at);
+    write_summary(out, &derived)?;
+    Ok(LoadRun {
         seconds,
         totals,
         derived,
@@ -821,6 +887,27 @@ async fn generate(
 }
 
 #[cfg(test)]
+    #[test]
+    fn users_are_from_to_or_one_count() {
+        assert_eq!(parse_users("1:300"), Ok((1, 300)));
+        assert_eq!(parse_users(" 5 : 5 "), Ok((5, 5)));
+        assert_eq!(parse_users("40"), Ok((40, 40)));
+        for bad in ["", "a:3", "3:2", "0", "0:0", "1:60001", "1:2:3"] {
+            let e = parse_users(bad).unwrap_err();
+            assert!(e.starts_with(&format!("{bad:?}: users are FROM:TO")), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_keepalive_is_a_real_servers() {
+        let apache = ServerKind::Peer(peers::PeerKind::Apache);
+        let five = Some(Duration::from_secs(5));
+        assert!(check_keepalive(five, apache).is_ok());
+        assert!(check_keepalive(None, ServerKind::Builtin).is_ok());
+        let e = check_keepalive(five, ServerKind::Builtin).unwrap_err();
+        assert!(e.to_string().starts_with("--keepalive sets"), "{e}");
+    }
+
 mod tests {
     use super::*;
 

@@ -1,13 +1,14 @@
 //! `spdylab bench`: requests per second and latency percentiles of a server,
-//! every protocol measured the same way. Parses, calls `lab::bench`, prints.
+//! every protocol measured the same way. Parses, calls `lab::bench`, prints
+//! `lab::text::bench`'s lines.
 
 use crate::Failure;
 use clap::Args;
 use lab::bench::{BenchRequest, Target};
+use lab::text::bench as text;
 use link::units::parse_duration;
 use proto::Protocol;
-use serde_json::json;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Throughput and latency of a server: pipelining, multiplexing, TLS; closed or open loop
@@ -109,56 +110,21 @@ pub struct BenchArgs {
     pub layout: Option<lab::sites::Layout>,
 }
 
-fn usage(msg: String) -> Failure {
-    Failure::Usage(msg)
-}
-
 pub fn run(args: BenchArgs) -> Result<i32, Failure> {
     let choice = args.link.choice()?;
+    let (server, layout) = (args.server.kind(), args.layout);
     let target = match (&args.url, &args.site) {
         (Some(url), _) => {
-            if !matches!(args.server, crate::compare::ServerArg::Builtin) {
-                return Err(usage(
-                    "--server serves a --site; a URL names its own server".into(),
-                ));
-            }
-            if let Some(l) = args.layout {
-                return Err(usage(format!(
-                    "--layout {l} lays out a --site; a URL is loaded as it is"
-                )));
-            }
-            if let Some(given) = choice.given().next() {
-                return Err(usage(format!(
-                    "{}: LINK flags (--rtt, --link-rate, --loss, ...) need --site: a URL is loaded over loopback",
-                    match given {
-                        "rate" => "--link-rate".to_string(),
-                        other => crate::link_args::flag(other),
-                    }
-                )));
-            }
-            Target::Url {
-                url: url.clone(),
-                insecure: args.insecure,
-                cacert: args.cacert.clone(),
-            }
+            let cacert = args.cacert.clone();
+            Target::url(url, args.insecure, cacert, server, layout, &choice)?
         }
-        (None, Some(name)) => {
-            let (site, addresses) = crate::sites::laid_out(
-                name,
-                lab::sites::DEFAULT_SEED,
-                args.layout.unwrap_or_default(),
-                1,
-            )?;
-            Target::Site {
-                site: Box::new(site),
-                link: if choice.shaped() {
-                    Some(crate::link_args::testbed_spec(&choice, addresses)?)
-                } else {
-                    None
-                },
-            }
+        (None, site) => {
+            let name = site.as_deref().unwrap_or_default();
+            let layout = layout.unwrap_or_default();
+            let (site, addresses) =
+                crate::sites::laid_out(name, lab::sites::DEFAULT_SEED, layout, 1)?;
+            Target::site(site, addresses, &choice)?
         }
-        (None, None) => unreachable!("clap requires a URL or --site"),
     };
     let request = BenchRequest {
         target,
@@ -175,170 +141,42 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
         expect_status: args.expect_status,
         host: args.host.clone(),
         server_pid: args.server_pid,
-        server: args.server.kind(),
+        server,
     };
-    let json = args.json;
     let out = lab::bench::run(&request, &mut |plan| {
-        if !json {
-            eprintln!(
-                "bench: {} {} on {} — {} connections, {}, {} threads, {} {}",
-                plan.protocol,
-                plan.first_path,
-                plan.addr,
-                plan.connections,
-                if plan.multiplexed {
-                    format!("{} streams each", plan.streams)
-                } else {
-                    format!("depth {}", plan.depth)
-                },
-                plan.threads,
-                link::units::format_duration(args.duration),
-                args.rate.map_or("closed loop".to_string(), |r| format!(
-                    "open loop at {r} req/s"
-                ))
-            );
+        if !args.json {
+            eprintln!("{}", text::start_line(plan, args.duration, args.rate));
         }
     })?;
-    let (result, generator_cpu, server_cpu) = (&out.result, out.generator_cpu_s, out.server_cpu_s);
-    let depth = out.plan.depth;
     if let Some(path) = &args.hdr_out {
-        std::fs::write(path, lab::bench::percentile_distribution(&result.latency))
-            .map_err(|e| usage(format!("--hdr-out {}: {e}", path.display())))?;
+        lab::bench::write_hdr(path, &out.result.latency)?;
     }
-    let h = &result.latency;
-    let pct = |q: f64| h.value_at_quantile(q) as f64 / 1e3;
-    let rps = result.requests_per_sec();
     if args.json {
-        println!(
-            "{}",
-            json!({
-                "schema": 1,
-                "protocol": out.plan.protocol.name(),
-                "server": args.url.is_none().then(|| args.server.kind().name()),
-                "target": out.plan.addr.to_string(),
-                "connections": args.connections,
-                "depth": depth,
-                "streams": args.streams,
-                "rate": args.rate,
-                "seconds": result.elapsed.as_secs_f64(),
-                "requests": result.requests,
-                "requests_per_sec": rps,
-                "bytes": result.bytes,
-                "bytes_per_sec": result.bytes as f64 / result.elapsed.as_secs_f64(),
-                "latency_ms": {
-                    "p50": pct(0.5), "p90": pct(0.9), "p99": pct(0.99), "p999": pct(0.999),
-                    "p9999": pct(0.9999), "max": h.max() as f64 / 1e3, "mean": h.mean() / 1e3,
-                },
-                "errors": result.errors,
-                "reconnects": result.reconnects,
-                "generator_cpu_seconds": generator_cpu,
-                "requests_per_generator_cpu_second": result.requests as f64 / generator_cpu.max(1e-9),
-                "server_cpu_seconds": server_cpu,
-                "per_second": result.per_second,
-                "testbed": out.testbed.as_ref().map(|t| &t.0),
-                "link": out.testbed.as_ref().map(|t| &t.1),
-            })
-        );
+        println!("{}", text::json(&request, &out));
     } else {
-        println!(
-            "{:.0} requests/s, {:.2} MB/s over {:.1} s ({} requests, {} errors{})",
-            rps,
-            result.bytes as f64 / result.elapsed.as_secs_f64() / 1e6,
-            result.elapsed.as_secs_f64(),
-            result.requests,
-            result.errors_total(),
-            if result.errors.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ": {}",
-                    result
-                        .errors
-                        .iter()
-                        .map(|(k, v)| format!("{k} {v}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
-        );
-        println!(
-            "latency ms: p50 {:.3}  p90 {:.3}  p99 {:.3}  p99.9 {:.3}  p99.99 {:.3}  max {:.3}{}",
-            pct(0.5),
-            pct(0.9),
-            pct(0.99),
-            pct(0.999),
-            pct(0.9999),
-            h.max() as f64 / 1e3,
-            if args.rate.is_some() {
-                "  (from when each request was due)"
-            } else {
-                ""
-            }
-        );
-        println!(
-            "generator CPU {:.2} s ({:.0} requests per CPU-second){}",
-            generator_cpu,
-            result.requests as f64 / generator_cpu.max(1e-9),
-            server_cpu.map_or(String::new(), |c| format!(
-                "; server CPU {c:.2} s ({:.0} % of a core)",
-                c / result.wall_seconds * 100.0
-            ))
-        );
-        if out.generator_may_be_bottleneck(args.rate.is_some()) {
-            eprintln!("bench: note: the generator used more CPU than the server; on this machine it may be the bottleneck");
+        println!("{}", text::summary(&out, args.rate));
+        if let Some(note) = text::note(&out, args.rate) {
+            eprintln!("{note}");
         }
     }
-    Ok(if result.errors_total() == 0 { 0 } else { 1 })
+    Ok(i32::from(out.result.errors_total() != 0))
 }
 
 /// `spdylab paper pipelining`: seed 003's matrix (`lab::bench::pipelining_matrix`),
 /// printed, and written to DIR/pipelining.csv and its HTML report.
-pub fn pipelining_matrix(
-    quick: bool,
-    out: &std::path::Path,
-    connections: usize,
-) -> Result<i32, Failure> {
-    std::fs::create_dir_all(out).map_err(|e| usage(format!("--out {}: {e}", out.display())))?;
-    let (duration, warmup) = lab::bench::matrix_times(quick);
+pub fn pipelining_matrix(quick: bool, out: &Path, connections: usize) -> Result<i32, Failure> {
+    lab::bench::create_out(out)?;
     let progress = crate::progress::CountProgress::new("pipelining", 32);
-    let matrix = lab::bench::pipelining_matrix(quick, connections, &mut |r, done, total| {
-        if r.skipped.is_none() {
-            progress.item(
-                done,
-                total,
-                &format!(
-                    "{} {} x{} {}: {:.0} req/s",
-                    r.server, r.protocol, r.depth, r.file, r.requests_per_sec
-                ),
-            );
+    let rows = lab::bench::pipelining_matrix(quick, connections, &mut |r, done, total| {
+        if let Some(item) = text::matrix_item(r) {
+            progress.item(done, total, &item);
         }
     })?;
     progress.finish();
-    let rows = matrix;
-    println!(
-        "{:<8} {:<12} {:<16} {:>5} {:>12} {:>9} {:>9} {:>7}",
-        "server", "file", "protocol", "depth", "req/s", "p50 ms", "p99 ms", "errors"
-    );
-    for r in rows.iter().filter(|r| r.skipped.is_none()) {
-        println!(
-            "{:<8} {:<12} {:<16} {:>5} {:>12.0} {:>9.3} {:>9.3} {:>7}",
-            r.server, r.file, r.protocol, r.depth, r.requests_per_sec, r.p50_ms, r.p99_ms, r.errors
-        );
-    }
-    let html = report::write_bench(
-        out,
-        "pipelining and multiplexing (seed 003)",
-        &format!("{connections} connections, one generator thread against one server thread (nginx: 1 worker; built-in: 1 runtime thread), closed loop, {}s measured after {}s.", duration.as_secs(), warmup.as_secs()),
-        &rows,
-    )?;
-    eprintln!(
-        "pipelining: {} and {}",
-        out.join(report::BENCH_FILE).display(),
-        html.display()
-    );
-    Ok(if rows.iter().all(|r| r.errors == 0) {
-        0
-    } else {
-        1
-    })
+    println!("{}", text::matrix_table(&rows));
+    let note = text::matrix_note(quick, connections);
+    let html = report::write_bench(out, text::MATRIX_TITLE, &note, &rows)?;
+    let csv = out.join(report::BENCH_FILE);
+    eprintln!("{}", text::matrix_written(&csv, &html));
+    Ok(i32::from(rows.iter().any(|r| r.errors != 0)))
 }

@@ -1,11 +1,11 @@
 //! `spdylab serve`: the built-in origin server on this machine (no testbed).
 
-use crate::link_args::TlsArg;
 use crate::sites;
 use crate::trial_args::{default_of, knob};
 use crate::Failure;
 use clap::Args;
 use lab::serve::{Offer, ServeRequest};
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -37,16 +37,16 @@ pub struct ServeArgs {
     pub shards: u16,
     /// Concurrent streams per HTTP/2 connection (advertised in SETTINGS)
     #[arg(long, default_value = default_of("max_streams"), value_name = "N",
-          value_parser = knob("max_streams", |t| t.max_streams))]
+          value_parser = knob("max_streams", |t| t.served.max_streams))]
     pub max_streams: u32,
     /// Think time before each response; from-har: each imported response's
     /// recorded wait
     #[arg(long, default_value = default_of("server_delay"), value_name = "DURATION|from-har",
-          value_parser = knob("server_delay", |t| t.server_delay))]
+          value_parser = knob("server_delay", |t| t.served.delay))]
     pub server_delay: lab::trial::ServerDelay,
     /// Only this TLS version (default: 1.2 and 1.3)
-    #[arg(long)]
-    pub tls: Option<TlsArg>,
+    #[arg(long, value_parser = crate::link_args::tls_parser())]
+    pub tls: Option<bool>,
     /// Where to write the CA certificate (default: $TMPDIR/spdylab-ca-UID/ca-PID.pem, this user's alone; removed at exit, or by the next serve after kill -9)
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
@@ -58,7 +58,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
     pub layout: lab::sites::Layout,
     /// The certificate chain: rsa2048 (root → intermediate → leaf, as in 2014) or ecdsa (P-256 root → leaf)
-    #[arg(long, default_value = "ecdsa", value_parser = parse_cert, value_name = "CERT")]
+    #[arg(long, default_value = "ecdsa", value_name = "CERT",
+          value_parser = <lab::trial::CertKind as std::str::FromStr>::from_str)]
     pub cert: lab::trial::CertKind,
     /// Issue TLS session tickets, so that clients can resume their sessions
     /// (default: no tickets; a session-ID cache still resumes TLS 1.2 clients)
@@ -78,51 +79,17 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
         tls_listen: args.tls_listen,
         shards: addresses,
         max_streams: args.max_streams,
-        server_delay: args.server_delay.for_server(),
-        tls13_only: TlsArg::tls13_only(args.tls),
+        server_delay: args.server_delay,
+        tls13_only: args.tls,
         ca: args.ca.clone(),
         cert: args.cert,
         tickets: args.tls_resume,
     })?;
 
-    // Print the addresses actually bound (a port of 0 picks a free one). A
-    // closed stdout must not stop the server: write errors are ignored.
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let ca_path = serving.ca_path().display();
-    let _ = writeln!(
-        out,
-        "serving site '{}' — CA certificate: {ca_path}",
-        args.site
-    );
-    for h in serving.hosts() {
-        if let Some(a) = h.http {
-            let _ = writeln!(out, "  http://{}:{}/  on {a}", h.host, a.port());
-        }
-        if let Some(a) = h.https {
-            let _ = writeln!(out, "  https://{}:{}/  on {a}", h.host, a.port());
-        }
-    }
-    if let Some((host, a)) = serving
-        .hosts()
-        .first()
-        .and_then(|h| Some((&h.host, h.https?)))
-    {
-        let _ = writeln!(
-            out,
-            "try: curl --cacert {ca_path} --resolve {host}:{}:{} https://{host}:{}/",
-            a.port(),
-            a.ip(),
-            a.port()
-        );
-    }
-    let _ = writeln!(out, "ready; Ctrl-C stops the server");
-    let _ = out.flush();
-    drop(out);
+    // A closed stdout must not stop the server: write errors are ignored.
+    let ready = lab::text::serve::ready(&args.site, serving.ca_path(), serving.hosts());
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{ready}").and_then(|()| out.flush());
     serving.run(stop)?;
     Ok(0)
-}
-
-fn parse_cert(s: &str) -> Result<lab::trial::CertKind, String> {
-    s.parse()
 }

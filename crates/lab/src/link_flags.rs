@@ -1,0 +1,262 @@
+//! The LINK flags of the command line (`--rtt`, `--delay-down`, …, `--seed`)
+//! as given, and their mapping into `trial::LinkChoice` and a `TestbedSpec`:
+//! delivery traces read from their files, errors naming the flag (`--rtt`,
+//! `--trace-down`), never an experiment file's key. The CLI parses the values
+//! (`link::units`) and fills a `LinkFlags`; what the flags mean is decided
+//! here and in `LinkChoice::testbed_spec`. A field is None when its flag was
+//! not given, so that "given" means given; the defaults are the LinkChoice's.
+
+use crate::trial::{CongestionControl, LinkChoice, TestbedSpec};
+use crate::Error;
+use link::{Bitrate, LossModel, QueueSpec, Trace};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The LINK flags as given: the values parsed, the trace files not yet read.
+#[derive(Debug, Clone, Default)]
+pub struct LinkFlags {
+    pub rtt: Option<Duration>,
+    pub delay_down: Option<Duration>,
+    pub delay_up: Option<Duration>,
+    pub rate: Option<Bitrate>,
+    pub down: Option<Bitrate>,
+    pub up: Option<Bitrate>,
+    pub trace_down: Option<PathBuf>,
+    pub trace_up: Option<PathBuf>,
+    pub loss: Option<LossModel>,
+    pub queue: Option<QueueSpec>,
+    pub iw: Option<u32>,
+    pub cc: Option<CongestionControl>,
+    pub seed: Option<u64>,
+}
+
+impl LinkFlags {
+    /// The link these flags choose (traces read), or an error naming the flag.
+    pub fn choice(&self) -> Result<LinkChoice, Error> {
+        Ok(LinkChoice {
+            rtt: self.rtt,
+            delay_down: self.delay_down,
+            delay_up: self.delay_up,
+            rate: self.rate,
+            down: self.down,
+            up: self.up,
+            trace_down: read_trace("--trace-down", self.trace_down.as_deref())?,
+            trace_up: read_trace("--trace-up", self.trace_up.as_deref())?,
+            loss: self.loss,
+            queue: self.queue,
+            iw: self.iw,
+            cc: self.cc,
+            seed: self.seed,
+        })
+    }
+
+    /// The testbed these flags describe, or a one-line error naming the flag(s).
+    pub fn testbed_spec(&self, shards: usize) -> Result<TestbedSpec, Error> {
+        testbed_spec(&self.choice()?, shards)
+    }
+}
+
+/// A choice's testbed, or a one-line error naming the flag(s).
+pub fn testbed_spec(choice: &LinkChoice, shards: usize) -> Result<TestbedSpec, Error> {
+    choice
+        .testbed_spec(shards, &flag)
+        .map_err(|e| Error::Usage(e.to_string()))
+}
+
+/// The flag of a LinkChoice field: `delay_down` → `--delay-down`.
+pub fn flag(field: &str) -> String {
+    format!("--{}", field.replace('_', "-"))
+}
+
+/// The delivery trace at `path` (Mahimahi format), if a path was given; an
+/// error names `flag` and the file.
+pub fn read_trace(flag: &str, path: Option<&Path>) -> Result<Option<Arc<Trace>>, Error> {
+    let Some(path) = path else { return Ok(None) };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Usage(format!("{flag} {}: {e}", path.display())))?;
+    let trace = Trace::parse(&path.display().to_string(), &text)
+        .map_err(|e| Error::Usage(format!("{flag} {e}")))?;
+    Ok(Some(Arc::new(trace)))
+}
+
+/// The flags' mapping, flag by flag, without a testbed: each flag alone and
+/// all thirteen together land where the testbed reads them (the testbed's
+/// JSON, as the commands print it). The CLI's own test checks that each
+/// flag fills its field; tests/cli/link_flags.rs then checks on real
+/// testbeds that every command passes its flags on.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn ms(n: u64) -> Option<Duration> {
+        Some(Duration::from_millis(n))
+    }
+
+    fn mbit(n: u64) -> Option<Bitrate> {
+        Some(format!("{n}mbit").parse().unwrap())
+    }
+
+    /// The testbed of `flags`, as JSON; or the error.
+    fn testbed(flags: LinkFlags) -> Result<Value, String> {
+        let spec = flags.testbed_spec(1).map_err(|e| e.to_string())?;
+        Ok(serde_json::to_value(spec).unwrap())
+    }
+
+    fn check(flags: LinkFlags, want: &[(&str, Value)]) {
+        let t = testbed(flags.clone()).unwrap_or_else(|e| panic!("{flags:?}: {e}"));
+        for (pointer, value) in want {
+            let got = t.pointer(pointer);
+            match value {
+                Value::Bool(true) => assert!(got.is_some(), "{flags:?}: no {pointer} in {t}"),
+                v => assert_eq!(got, Some(v), "{flags:?}: {pointer} in {t}"),
+            }
+        }
+    }
+
+    /// A Mahimahi trace: 10 packets every 10 ms (12 Mbit/s).
+    fn trace_file() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lab-link-flags-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("12mbit.trace");
+        let text: String = (1..=10).map(|ms| format!("{ms}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn flags() -> LinkFlags {
+        LinkFlags::default()
+    }
+
+    #[test]
+    fn each_flag_alone_lands_in_the_testbed() {
+        let t = Some(trace_file());
+        check(
+            LinkFlags { rtt: ms(40), ..flags() },
+            &[
+                ("/link/down/delay", json!("20ms")),
+                ("/link/up/delay", json!("20ms")),
+            ],
+        );
+        check(
+            LinkFlags { delay_down: ms(15), ..flags() },
+            &[("/link/down/delay", json!("15ms"))],
+        );
+        check(
+            LinkFlags { delay_up: ms(12), ..flags() },
+            &[("/link/up/delay", json!("12ms"))],
+        );
+        check(
+            LinkFlags { rate: mbit(20), ..flags() },
+            &[
+                ("/link/down/service/rate", json!(20_000_000)),
+                ("/link/up/service/rate", json!(20_000_000)),
+            ],
+        );
+        check(
+            LinkFlags { down: mbit(30), ..flags() },
+            &[("/link/down/service/rate", json!(30_000_000))],
+        );
+        check(
+            LinkFlags { up: mbit(10), ..flags() },
+            &[("/link/up/service/rate", json!(10_000_000))],
+        );
+        check(
+            LinkFlags { trace_down: t.clone(), ..flags() },
+            &[("/link/down/service/trace", json!(true))],
+        );
+        check(
+            LinkFlags { trace_up: t, ..flags() },
+            &[("/link/up/service/trace", json!(true))],
+        );
+        check(
+            LinkFlags { loss: Some("5%".parse().unwrap()), ..flags() },
+            &[
+                ("/link/down/loss/p", json!(0.05)),
+                ("/link/up/loss/p", json!(0.05)),
+            ],
+        );
+        for queue in ["100p", "codel:5ms,100ms"] {
+            check(
+                LinkFlags { queue: Some(queue.parse().unwrap()), ..flags() },
+                &[("/link/down/queue", json!(queue))],
+            );
+        }
+        check(LinkFlags { iw: Some(20), ..flags() }, &[("/iw", json!(20))]);
+        let reno = crate::trial::congestion_control("reno");
+        check(LinkFlags { cc: reno, ..flags() }, &[("/cc", json!("reno"))]);
+        check(LinkFlags { seed: Some(7), ..flags() }, &[("/seed", json!(7))]);
+    }
+
+    #[test]
+    fn all_flags_together_and_the_rtt_split() {
+        let t = Some(trace_file());
+        check(
+            LinkFlags {
+                rtt: ms(40),
+                delay_down: ms(15),
+                down: mbit(30),
+                trace_up: t.clone(),
+                loss: Some("1%".parse().unwrap()),
+                queue: Some("100p".parse().unwrap()),
+                iw: Some(20),
+                cc: crate::trial::congestion_control("reno"),
+                seed: Some(7),
+                ..flags()
+            },
+            &[
+                ("/link/down/delay", json!("15ms")),
+                ("/link/up/delay", json!("25ms")),
+                ("/link/down/service/rate", json!(30_000_000)),
+                ("/link/up/service/trace", json!(true)),
+                ("/link/down/loss/p", json!(0.01)),
+                ("/link/down/queue", json!("100p")),
+                ("/iw", json!(20)),
+                ("/cc", json!("reno")),
+                ("/seed", json!(7)),
+            ],
+        );
+        check(
+            LinkFlags {
+                delay_down: ms(10),
+                delay_up: ms(12),
+                up: mbit(10),
+                trace_down: t,
+                ..flags()
+            },
+            &[
+                ("/link/down/delay", json!("10ms")),
+                ("/link/up/delay", json!("12ms")),
+                ("/link/up/service/rate", json!(10_000_000)),
+                ("/link/down/service/trace", json!(true)),
+            ],
+        );
+        // No flag: no delay, no rate, the defaults.
+        check(
+            flags(),
+            &[
+                ("/link/down/delay", json!("0ms")),
+                ("/cc", json!("cubic")),
+                ("/seed", json!(1)),
+            ],
+        );
+    }
+
+    #[test]
+    fn contradictions_and_bad_files_name_the_flags() {
+        let e = testbed(LinkFlags { rtt: ms(10), delay_down: ms(20), ..flags() }).unwrap_err();
+        assert!(e.contains("--delay-down") && e.contains("--rtt"), "{e}");
+        let both = LinkFlags { rtt: ms(40), delay_down: ms(10), delay_up: ms(10), ..flags() };
+        let e = testbed(both).unwrap_err();
+        assert!(e.contains("--rtt") && e.contains("--delay-up"), "{e}");
+        let missing = Some(PathBuf::from("/nonexistent/x.trace"));
+        let e = testbed(LinkFlags { trace_down: missing, ..flags() }).unwrap_err();
+        assert!(e.starts_with("--trace-down /nonexistent/x.trace: "), "{e}");
+        let dir = trace_file().with_file_name("bad.trace");
+        std::fs::write(&dir, "not a trace\n").unwrap();
+        let e = testbed(LinkFlags { trace_up: Some(dir), ..flags() }).unwrap_err();
+        assert!(e.starts_with("--trace-up "), "{e}");
+        assert_eq!(flag("delay_down"), "--delay-down");
+    }
+}
