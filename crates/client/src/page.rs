@@ -27,34 +27,59 @@ use tokio::sync::mpsc;
 #[derive(Clone)]
 pub struct PageConfig {
     pub protocol: Protocol,
-    /// HTTP/1.1 connections per host.
-    pub conns_per_host: usize,
-    /// Requests in flight per connection when pipelining.
-    pub depth: usize,
+    /// What a Trial sets (`lab::trial::Trial::model`), handed down whole.
+    pub knobs: Knobs,
     /// The page: host and path.
     pub root: (String, String),
     /// Where each host is (the testbed's hosts file, as a map).
     pub resolve: HashMap<String, IpAddr>,
     /// The only certificate authority trusted.
     pub ca: CertificateDer<'static>,
-    pub tls13_only: Option<bool>,
     pub http_port: u16,
     pub https_port: u16,
     /// The whole load must end within this.
     pub timeout: Duration,
-    /// The request headers (`--headers`, `--cookie-bytes`).
-    pub headers: RequestHeaders,
     /// A TLS configuration kept across loads with its session store, so that
     /// later loads resume the sessions of earlier ones (`--tls-resume`; make
     /// it with `conn::client_tls_resuming` — rustls resumes only with the very
     /// config's verifier). None: a fresh config, every handshake full.
     pub tls_sessions: Option<Arc<rustls::ClientConfig>>,
+    /// An imported page: discover from its tree, not from the bytes.
+    pub replay: Option<Arc<ReplayTree>>,
+}
+
+/// The model client's knobs: the part of a Trial (the experiment's `knobs`
+/// section, `results::experiment::FIELDS`) that the model honours. A Trial
+/// holds one and hands it down whole, so a new model knob is a field here and
+/// its use, with no copy in between. `Default` is FIELDS' defaults (a unit
+/// test in `lab::trial` checks that they agree).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Knobs {
+    /// HTTP/1.1 connections per host.
+    pub conns_per_host: usize,
+    /// Requests in flight per connection when pipelining.
+    pub depth: usize,
+    /// Only TLS 1.3 (Some(true)), only 1.2 (Some(false)), or either.
+    pub tls13_only: Option<bool>,
+    /// The request headers (`--headers`, `--cookie-bytes`).
+    pub headers: RequestHeaders,
     /// SPDY/HTTP/2 sessions per host name or per server address.
     pub pool: Pool,
     /// The browser's CPU costs and script order (`render`); NONE: the pure network model.
     pub browser_cost: BrowserCost,
-    /// An imported page: discover from its tree, not from the bytes.
-    pub replay: Option<Arc<ReplayTree>>,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            conns_per_host: 6,
+            depth: 8,
+            tls13_only: None,
+            headers: RequestHeaders::default(),
+            pool: Pool::default(),
+            browser_cost: BrowserCost::default(),
+        }
+    }
 }
 
 /// Why a page did not load (its words are `PageResult::error`).
@@ -249,9 +274,9 @@ impl<'a> State<'a> {
             Policy::Multiplexed
         } else {
             Policy::PerHost {
-                conns: cfg.conns_per_host,
+                conns: cfg.knobs.conns_per_host,
                 depth: if cfg.protocol.pipelined() {
-                    cfg.depth
+                    cfg.knobs.depth
                 } else {
                     1
                 },
@@ -310,7 +335,7 @@ impl<'a> State<'a> {
         if !self.cfg.protocol.multiplexed() {
             return Ok(host.to_string());
         }
-        match self.cfg.pool {
+        match self.cfg.knobs.pool {
             // One connection per origin address (coalescing).
             Pool::PerAddress => Ok(addr.to_string()),
             Pool::PerHost => Ok(host.to_string()),
@@ -325,7 +350,7 @@ impl<'a> State<'a> {
     /// What a request to `host` may join under `--pool chromium` (h2/SPDY
     /// only): a session up to its address, as the scheduler decides.
     fn join_of(&self, host: &str) -> Option<Join> {
-        if self.cfg.pool != Pool::Chromium || !self.cfg.protocol.multiplexed() {
+        if self.cfg.knobs.pool != Pool::Chromium || !self.cfg.protocol.multiplexed() {
             return None;
         }
         self.cfg.resolve.get(host).map(|addr| Join {
@@ -385,10 +410,13 @@ impl<'a> State<'a> {
         let (host, path) = self.cfg.root.clone();
         // An imported page is discovered from its tree (the renderer reads
         // bytes): browser costs are not modelled on it.
-        if self.cfg.browser_cost.is_none() || self.cfg.replay.is_some() {
+        if self.cfg.knobs.browser_cost.is_none() || self.cfg.replay.is_some() {
             self.discover(Found { host, path }, None)?;
         } else {
-            self.render = Some(Renderer::new(self.cfg.browser_cost, Found { host, path }));
+            self.render = Some(Renderer::new(
+                self.cfg.knobs.browser_cost,
+                Found { host, path },
+            ));
         }
         loop {
             self.render_advance()?;
@@ -472,7 +500,7 @@ impl<'a> State<'a> {
                     c.first_req.get_or_insert(req);
                     let (host, path) = (r.host.clone(), r.path.clone());
                     let upload = r.upload.clone();
-                    let headers = self.cfg.headers.for_request(
+                    let headers = self.cfg.knobs.headers.for_request(
                         self.cfg.protocol,
                         &path,
                         r.referer.as_deref(),
@@ -765,6 +793,6 @@ fn same_site(a: &str, b: &str) -> bool {
 fn tls_config(cfg: &PageConfig) -> Arc<rustls::ClientConfig> {
     match &cfg.tls_sessions {
         Some(kept) => kept.clone(),
-        None => client_tls_resuming(cfg.protocol, cfg.ca.clone(), cfg.tls13_only, None),
+        None => client_tls_resuming(cfg.protocol, cfg.ca.clone(), cfg.knobs.tls13_only, None),
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::trial::{ServerKind, HTTPS_PORT, HTTP_PORT};
 use netns::{server_addr, Side, Testbed, TestbedSpec};
-use server::{Ca, Server, ServerOptions, TlsVersions};
+use server::{Ca, Server, ServerOptions};
 use site::Site;
 use std::collections::HashMap;
 use std::io;
@@ -53,10 +53,9 @@ pub fn place(site: &Site, testbed: &TestbedSpec) -> Placement {
 pub struct ServerSetup<'a> {
     pub site: &'a Site,
     pub kind: ServerKind,
-    pub max_streams: u32,
-    pub tls13_only: Option<bool>,
-    /// Think time before each response (built-in server only).
-    pub server_delay: Duration,
+    /// The Trial's server knobs (`Trial::served`): the built-in server takes
+    /// them whole; a real one takes what its capability table says.
+    pub knobs: server::Knobs,
     /// Keep-alive timeout of a real server (None: its default).
     pub keepalive: Option<Duration>,
     /// Whether a real server logs each request (with its protocol).
@@ -65,9 +64,6 @@ pub struct ServerSetup<'a> {
     pub stop_after: Option<Duration>,
     /// Name of the built-in server's threads (CPU accounting finds them by it).
     pub thread_name: &'static str,
-    /// Issue TLS session tickets (`--tls-resume`; built-in server: rustls's
-    /// ticketer; real servers issue them by default).
-    pub tls_tickets: bool,
 }
 
 /// A running server; `stop` ends it (a real one ends with the testbed).
@@ -139,14 +135,12 @@ pub fn start(
             let server = Server::new(
                 setup.site.clone(),
                 ServerOptions {
-                    max_streams: setup.max_streams,
-                    tls: TlsVersions::from_tls13_only(setup.tls13_only),
-                    server_delay: setup.server_delay,
+                    knobs: setup.knobs,
                     cc: Some(testbed.spec().cc.name().to_string()),
                     iw: testbed.spec().iw,
                     // h3 is TLS 1.3 only: a TLS 1.2 testbed offers the rest
-                    // (`trial::refusal` refuses h3 with --tls 1.2 before this).
-                    offer: if setup.tls13_only == Some(false) {
+                    // (`Trial::refusal` refuses h3 with --tls 1.2 before this).
+                    offer: if setup.knobs.tls == server::TlsVersions::Only12 {
                         server::Offer::of(&[
                             proto::Protocol::Http,
                             proto::Protocol::Https,
@@ -157,7 +151,6 @@ pub fn start(
                     } else {
                         server::Offer::ALL
                     },
-                    tickets: setup.tls_tickets,
                 },
                 ca,
                 addresses,
@@ -252,11 +245,11 @@ pub fn start(
                     http_port: HTTP_PORT,
                     https_port: HTTPS_PORT,
                     h2c_port: None,
-                    tls13_only: setup.tls13_only,
+                    tls13_only: setup.knobs.tls.tls13_only(),
                     cert_pem,
                     key_pem,
                     workers: 2,
-                    max_streams: setup.max_streams,
+                    max_streams: setup.knobs.max_streams,
                     keepalive_timeout: setup.keepalive,
                     access_log: setup.access_log,
                     docroot: docroot.0.clone(),

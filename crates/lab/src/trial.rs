@@ -24,21 +24,6 @@ pub use server::CertKind;
 pub const HTTP_PORT: u16 = 80;
 pub const HTTPS_PORT: u16 = 443;
 
-/// The knobs of a Trial that a server or a client may not honour: the
-/// server's (`peers::Knobs`, the capability table's) and the client's.
-#[derive(Debug, Clone, Copy)]
-pub struct Knobs {
-    pub server: peers::Knobs,
-    /// HTTP/1.1 connections per host the client is asked to open.
-    pub conns_per_host: usize,
-    /// Resume TLS sessions between the probes of a Trial (`--tls-resume`).
-    pub tls_resume: bool,
-    /// How the model pools SPDY/HTTP/2 sessions (Chromium pools as it does).
-    pub pool: Pool,
-    /// The model's browser costs (Chromium has its own).
-    pub browser_cost: BrowserCost,
-}
-
 /// Why a Trial cannot run exactly as asked: it is refused, never measured as
 /// something else.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,65 +52,6 @@ impl fmt::Display for Refusal {
 }
 
 impl std::error::Error for Refusal {}
-
-/// Why `server` (and `client`, when the command loads pages with one) cannot
-/// run `protocols` as `knobs` ask, if one cannot — from the capability table
-/// (`peers::Program::capabilities`) and the browser's limits. The first
-/// protocol that is refused, the server before the client.
-pub fn refusal(
-    server: ServerKind,
-    client: Option<ClientKind>,
-    protocols: &[Protocol],
-    knobs: &Knobs,
-) -> Option<Refusal> {
-    use peers::Program;
-    protocols.iter().find_map(|p| {
-        let by_server = match server {
-            _ if *p == Protocol::H3 && knobs.server.tls13_only == Some(false) => Some(
-                "h3 runs TLS 1.3 inside QUIC (RFC 9001), never TLS 1.2: drop h3 or --tls 1.2"
-                    .to_string(),
-            ),
-            ServerKind::Builtin => None,
-            ServerKind::Peer(k) => k.refuses(*p, &knobs.server),
-        };
-        let by_client = || match client {
-            None | Some(ClientKind::Model) => None,
-            Some(ClientKind::Chromium) => browser::refuses(*p)
-                .map(str::to_string)
-                .or_else(|| {
-                    (knobs.conns_per_host != 6).then(|| {
-                        "Chromium opens up to 6 connections per host: --conns-per-host needs --client model"
-                            .to_string()
-                    })
-                })
-                .or_else(|| {
-                    knobs.tls_resume.then(|| {
-                        "Chromium starts with a fresh profile for every probe, so it never resumes a TLS session of an earlier probe: --tls-resume needs --client model"
-                            .to_string()
-                    })
-                })
-                .or_else(|| {
-                    (knobs.pool != Pool::default()).then(|| {
-                        "Chromium pools sessions as it does (--pool chromium): --pool needs --client model"
-                            .to_string()
-                    })
-                })
-                .or_else(|| {
-                    (knobs.browser_cost != BrowserCost::default()).then(|| {
-                        "Chromium has its own costs: --browser-cost needs --client model".to_string()
-                    })
-                }),
-        };
-        by_server
-            .map(|why| Refusal::Server { server, why })
-            .or_else(|| {
-                by_client().map(|why| Refusal::Client {
-                    client: client.unwrap_or(ClientKind::Model),
-                    why,
-                })
-            })
-    })
-}
 
 /// A link choice that contradicts itself or names a file that cannot be read;
 /// the message names the flag (or the experiment's key).
@@ -292,59 +218,36 @@ pub fn addresses(
     }
 }
 
-/// A server's think time before each response (`--server-delay`,
-/// `server_delay =`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ServerDelay {
-    /// The same wait before every response (zero: none).
-    #[default]
-    None,
-    Fixed(Duration),
-    /// Each imported response's recorded wait (HAR `timings.wait`).
-    FromHar,
-}
+pub use server::ServerDelay;
 
-impl ServerDelay {
-    /// The server's form of it (`server::DELAY_FROM_HAR` for `FromHar`).
-    pub fn for_server(self) -> Duration {
-        match self {
-            ServerDelay::None => Duration::ZERO,
-            ServerDelay::Fixed(d) => d,
-            ServerDelay::FromHar => server::DELAY_FROM_HAR,
-        }
+/// A server's think time from its text (`--server-delay`, `server_delay =`):
+/// a duration (zero: none) or `from-har`.
+pub fn parse_server_delay(s: &str) -> Result<ServerDelay, String> {
+    if s == "from-har" {
+        return Ok(ServerDelay::FromHar);
     }
-
-    /// Whether the server waits at all.
-    pub fn is_some(self) -> bool {
-        !matches!(self, ServerDelay::None | ServerDelay::Fixed(Duration::ZERO))
-    }
-}
-
-impl std::str::FromStr for ServerDelay {
-    type Err = String;
-    fn from_str(s: &str) -> Result<ServerDelay, String> {
-        if s == "from-har" {
-            return Ok(ServerDelay::FromHar);
-        }
-        link::units::parse_duration(s)
-            .map(|d| {
-                if d.is_zero() {
-                    ServerDelay::None
-                } else {
-                    ServerDelay::Fixed(d)
-                }
-            })
-            .map_err(|e| format!("{e} (or from-har: each imported response's recorded wait)"))
-    }
+    link::units::parse_duration(s)
+        .map(|d| {
+            if d.is_zero() {
+                ServerDelay::None
+            } else {
+                ServerDelay::Fixed(d)
+            }
+        })
+        .map_err(|e| format!("{e} (or from-har: each imported response's recorded wait)"))
 }
 
 /// Every knob of a Trial besides its site, protocols and link: one struct,
-/// used by compare, crosscheck and sweeps alike. Its defaults, ranges and
-/// words are the experiment's (`results::experiment::FIELDS`, section
-/// `knobs`): `Default` is those defaults, `set` checks a value against its
-/// field and parses it, and the CLI's flags are made from the same table
-/// (`spdylab::trial_args`). Adding a knob: a FIELDS entry, a field here, its
-/// arm in `set`, its use, its line in docs/experiments.md.
+/// used by compare, crosscheck, sweeps, load and bench alike. Its defaults,
+/// ranges and words are the experiment's (`results::experiment::FIELDS`,
+/// section `knobs`): `Default` is those defaults, `set` checks a value against
+/// its field and parses it, and the CLI's flags are made from the same table
+/// (`spdylab::trial_args`). The built-in server's knobs (`served`) and the
+/// model's (`model`) are handed down whole to the server and the client.
+/// Adding a knob (docs/architecture.md, "Where to add a knob"): its FIELDS
+/// entry (with who honours it), a field in `server::Knobs` or
+/// `client::Knobs` (or here, for the lab's own), its arm in `set`, its use,
+/// its line in docs/experiments.md.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trial {
     pub server: ServerKind,
@@ -353,29 +256,16 @@ pub struct Trial {
     pub timeout: Duration,
     /// Origin layout only: server addresses the site's hosts are spread over.
     pub shards: usize,
-    /// The server's concurrent streams per connection (h2, SPDY, h3).
-    pub max_streams: u32,
-    /// Only TLS 1.3 (Some(true)), only 1.2 (Some(false)), or either.
-    pub tls13_only: Option<bool>,
-    /// The model's HTTP/1.1 connections per host.
-    pub conns_per_host: usize,
-    /// Requests in flight per connection when pipelining.
-    pub depth: usize,
-    pub server_delay: ServerDelay,
     /// How the site's resources map to host names.
     pub layout: site::Layout,
     /// The server's certificate.
     pub cert: CertKind,
-    /// The model resumes TLS sessions of earlier probes of the Trial.
-    pub tls_resume: bool,
-    /// The model's request headers (`headers`, `cookie_bytes`).
-    pub headers: RequestHeaders,
     /// Keep the kernel's per-destination TCP metrics between probes.
     pub warm_metrics: bool,
-    /// How the model pools SPDY/HTTP/2 sessions.
-    pub pool: Pool,
-    /// The model's browser costs.
-    pub browser_cost: BrowserCost,
+    /// The built-in server's knobs (a real server: as the capability table says).
+    pub served: server::Knobs,
+    /// The model client's knobs (Chromium: `refusal` says which it cannot take).
+    pub model: client::Knobs,
 }
 
 /// The knobs `Trial::set` takes: the experiment's `knobs` section.
@@ -388,27 +278,24 @@ pub fn knob_fields() -> impl Iterator<Item = &'static results::experiment::Field
 /// A probe's timeout when none is given.
 pub use results::experiment::DEFAULT_TIMEOUT;
 
+/// `--max-streams` from `max_streams`: a knob's flag.
+fn flag(key: &str) -> String {
+    format!("--{}", key.replace('_', "-"))
+}
+
 impl Default for Trial {
     /// The built-in server and the model with every knob at its FIELDS default.
     fn default() -> Trial {
-        // The knobs' values here are placeholders: FIELDS' defaults follow.
         let mut t = Trial {
             server: ServerKind::Builtin,
             client: ClientKind::Model,
             timeout: DEFAULT_TIMEOUT,
-            shards: 0,
-            max_streams: 0,
-            tls13_only: None,
-            conns_per_host: 0,
-            depth: 0,
-            server_delay: ServerDelay::None,
+            shards: 1,
             layout: site::Layout::Origin,
             cert: CertKind::default(),
-            tls_resume: false,
-            headers: RequestHeaders::default(),
             warm_metrics: false,
-            pool: Pool::default(),
-            browser_cost: BrowserCost::default(),
+            served: server::Knobs::default(),
+            model: client::Knobs::default(),
         };
         for f in knob_fields() {
             // FIELDS' defaults are checked by a unit test: none fails.
@@ -428,30 +315,50 @@ impl Trial {
             .ok_or_else(|| format!("unknown knob '{key}'"))?;
         let v = results::experiment::canonical(field.kind, value).map_err(|e| e.to_string())?;
         let int = || -> i64 { v.parse().unwrap_or_default() };
+        let on = v == "on";
         match key {
             "shards" => self.shards = int() as usize,
-            "max_streams" => self.max_streams = int() as u32,
-            "tls" => {
-                self.tls13_only = match v.as_str() {
-                    "1.3" => Some(true),
-                    "1.2" => Some(false),
-                    _ => None,
-                }
-            }
-            "conns_per_host" => self.conns_per_host = int() as usize,
-            "depth" => self.depth = int() as usize,
-            "server_delay" => self.server_delay = v.parse()?,
+            "max_streams" => self.served.max_streams = int() as u32,
+            "tls" => self.set_tls13_only(match v.as_str() {
+                "1.3" => Some(true),
+                "1.2" => Some(false),
+                _ => None,
+            }),
+            "conns_per_host" => self.model.conns_per_host = int() as usize,
+            "depth" => self.model.depth = int() as usize,
+            "server_delay" => self.served.delay = parse_server_delay(&v)?,
             "layout" => self.layout = v.parse()?,
             "cert" => self.cert = v.parse()?,
-            "tls_resume" => self.tls_resume = v == "on",
-            "headers" => self.headers.set = v.parse()?,
-            "cookie_bytes" => self.headers.cookie_bytes = int() as usize,
-            "warm_metrics" => self.warm_metrics = v == "on",
-            "pool" => self.pool = v.parse()?,
-            "browser_cost" => self.browser_cost = v.parse()?,
+            // The model keeps its sessions (`tls_resume()`) when the server
+            // issues tickets: one fact.
+            "tls_resume" => self.served.tickets = on,
+            "headers" => self.model.headers.set = v.parse()?,
+            "cookie_bytes" => self.model.headers.cookie_bytes = int() as usize,
+            "warm_metrics" => self.warm_metrics = on,
+            "pool" => self.model.pool = v.parse()?,
+            "browser_cost" => self.model.browser_cost = v.parse()?,
+            "notsent_lowat" => self.served.notsent_lowat = (v != "default").then(|| int() as u32),
             _ => return Err(format!("knob '{key}' is in FIELDS but not in Trial::set")),
         }
         Ok(())
+    }
+
+    /// Only TLS 1.3 (Some(true)), only 1.2 (Some(false)), or either: the
+    /// server's versions and the model's offer, set together.
+    pub fn set_tls13_only(&mut self, only13: Option<bool>) {
+        self.served.tls = server::TlsVersions::from_tls13_only(only13);
+        self.model.tls13_only = only13;
+    }
+
+    /// The TLS versions asked for (`set_tls13_only`).
+    pub fn tls13_only(&self) -> Option<bool> {
+        self.model.tls13_only
+    }
+
+    /// Whether the model resumes TLS sessions of earlier probes of the Trial
+    /// (`--tls-resume`): the server issues tickets and the client keeps them.
+    pub fn tls_resume(&self) -> bool {
+        self.served.tickets
     }
 
     /// The Trial of an experiment's Point: every knob it sets, the rest at
@@ -467,27 +374,20 @@ impl Trial {
         Ok(t)
     }
 
-    /// The knobs a server or client may not honour, for a site of `resources`.
-    pub fn knobs(&self, resources: usize) -> Knobs {
-        Knobs {
-            server: peers::Knobs {
-                max_streams: self.max_streams,
-                tls13_only: self.tls13_only,
-                server_delay: self.server_delay.is_some(),
-                resources,
-            },
-            conns_per_host: self.conns_per_host,
-            tls_resume: self.tls_resume,
-            pool: self.pool,
-            browser_cost: self.browser_cost,
-        }
+    /// The knobs set away from their defaults, in FIELDS' order: those a
+    /// server or client that honours only the defaults must refuse.
+    pub fn changed_knobs(&self) -> impl Iterator<Item = &'static results::experiment::Field> + '_ {
+        knob_fields().filter(move |f| {
+            let mut at_default = self.clone();
+            at_default.set(f.name, f.default).is_ok() && at_default != *self
+        })
     }
 
     /// What a knob asks of the site that this site cannot give: `server_delay
     /// = from-har` waits as each imported response recorded, so it needs an
     /// imported page. `name` turns `server_delay` into the flag or key.
     pub fn site_refusal(&self, site: &site::Site, name: &dyn Fn(&str) -> String) -> Option<String> {
-        (self.server_delay == ServerDelay::FromHar && !site.is_recorded()).then(|| {
+        (self.served.delay == ServerDelay::FromHar && !site.is_recorded()).then(|| {
             format!(
                 "{} from-har: site {} is not an imported page (give a .har file or an imported directory)",
                 name("server_delay"),
@@ -499,12 +399,70 @@ impl Trial {
     /// Why this Trial's server or client cannot run `protocols` on a site of
     /// `resources` exactly as asked.
     pub fn refusal(&self, protocols: &[Protocol], resources: usize) -> Option<Refusal> {
-        refusal(
-            self.server,
-            Some(self.client),
-            protocols,
-            &self.knobs(resources),
-        )
+        self.refusal_for(Some(self.client), protocols, resources)
+    }
+
+    /// Why this Trial's server (and `client`, when the command loads pages
+    /// with one: load and bench have their own generators) cannot run
+    /// `protocols` on a site of `resources` as asked, if one cannot — from
+    /// the capability table (`peers::Program::capabilities`), the browser's
+    /// limits and who honours each knob set away from its default (FIELDS'
+    /// `only`). The first protocol that is refused, the server before the
+    /// client: the ONE answer, used by compare, sweep, load and bench alike.
+    pub fn refusal_for(
+        &self,
+        client: Option<ClientKind>,
+        protocols: &[Protocol],
+        resources: usize,
+    ) -> Option<Refusal> {
+        use peers::Program;
+        use results::experiment::Only;
+        let server = self.server;
+        let peer_knobs = peers::Knobs {
+            max_streams: self.served.max_streams,
+            tls13_only: self.tls13_only(),
+            server_delay: self.served.delay.is_some(),
+            resources,
+        };
+        let changed: Vec<_> = self.changed_knobs().collect();
+        protocols.iter().find_map(|p| {
+            let by_server = match server {
+                _ if *p == Protocol::H3 && self.tls13_only() == Some(false) => Some(
+                    "h3 runs TLS 1.3 inside QUIC (RFC 9001), never TLS 1.2: drop h3 or --tls 1.2"
+                        .to_string(),
+                ),
+                ServerKind::Builtin => None,
+                ServerKind::Peer(k) => k.refuses(*p, &peer_knobs).or_else(|| {
+                    changed.iter().find_map(|f| match f.only {
+                        Only::BuiltinServer(why) => {
+                            Some(format!("{why}: {} needs --server builtin", flag(f.name)))
+                        }
+                        _ => None,
+                    })
+                }),
+            };
+            let by_client = || match client {
+                None | Some(ClientKind::Model) => None,
+                Some(ClientKind::Chromium) => {
+                    browser::refuses(*p).map(str::to_string).or_else(|| {
+                        changed.iter().find_map(|f| match f.only {
+                            Only::ModelClient(why) => {
+                                Some(format!("{why}: {} needs --client model", flag(f.name)))
+                            }
+                            _ => None,
+                        })
+                    })
+                }
+            };
+            by_server
+                .map(|why| Refusal::Server { server, why })
+                .or_else(|| {
+                    by_client().map(|why| Refusal::Client {
+                        client: client.unwrap_or(ClientKind::Model),
+                        why,
+                    })
+                })
+        })
     }
 }
 
@@ -599,13 +557,24 @@ mod tests {
         assert_eq!(t, Trial::default());
         let d = Trial::default();
         assert_eq!(
-            (d.max_streams, d.conns_per_host, d.depth, d.shards),
+            (
+                d.served.max_streams,
+                d.model.conns_per_host,
+                d.model.depth,
+                d.shards
+            ),
             (100, 6, 8, 1)
         );
-        assert_eq!(d.tls13_only, None);
-        assert_eq!(d.server_delay, ServerDelay::None);
+        assert_eq!(d.tls13_only(), None);
+        assert_eq!(d.served.delay, ServerDelay::None);
+        assert_eq!(d.served.notsent_lowat, None);
         assert_eq!(d.layout, site::Layout::Origin);
-        assert!(!d.tls_resume && !d.warm_metrics);
+        assert!(!d.tls_resume() && !d.warm_metrics);
+        // The server's and the model's own defaults (for those that start
+        // them without a Trial) are the table's.
+        assert_eq!(d.served, server::Knobs::default());
+        assert_eq!(d.model, client::Knobs::default());
+        assert_eq!(d.changed_knobs().count(), 0);
         assert_eq!(
             (d.server, d.client),
             (ServerKind::Builtin, ClientKind::Model)
@@ -633,6 +602,9 @@ mod tests {
             ("browser_cost", "parse=3"),
             ("headers", "chrome2030"),
             ("tls_resume", "yes"),
+            ("notsent_lowat", "0"),
+            ("notsent_lowat", "off"),
+            ("notsent_lowat", "67108865"),
         ] {
             assert!(t.set(k, bad).is_err(), "{k} = {bad} was taken");
         }
@@ -654,19 +626,33 @@ mod tests {
             ("cookie_bytes", "200"),
         ]))
         .unwrap();
-        assert_eq!(t.max_streams, 6);
-        assert_eq!(t.server_delay, ServerDelay::FromHar);
-        assert!(t.server_delay.is_some());
-        assert_eq!(t.server_delay.for_server(), server::DELAY_FROM_HAR);
-        assert_eq!(t.tls13_only, Some(false));
-        assert_eq!(t.browser_cost, BrowserCost::NONE);
-        assert_eq!(t.headers.cookie_bytes, 200);
+        assert_eq!(t.served.max_streams, 6);
+        assert_eq!(t.served.delay, ServerDelay::FromHar);
+        assert!(t.served.delay.is_some());
+        assert_eq!(t.tls13_only(), Some(false));
+        assert_eq!(t.served.tls, server::TlsVersions::Only12);
+        assert_eq!(t.model.browser_cost, BrowserCost::NONE);
+        assert_eq!(t.model.headers.cookie_bytes, 200);
+        assert_eq!(
+            t.changed_knobs().map(|f| f.name).collect::<Vec<_>>(),
+            [
+                "max_streams",
+                "tls",
+                "server_delay",
+                "cookie_bytes",
+                "browser_cost"
+            ]
+        );
         let e = Trial::of_point(&point(&[("pool", "nope")])).unwrap_err();
         assert!(e.starts_with("knobs.pool: "), "{e}");
         // A zero delay is no delay.
         let mut t = Trial::default();
         t.set("server_delay", "0ms").unwrap();
-        assert!(!t.server_delay.is_some());
+        assert!(!t.served.delay.is_some());
+        t.set("notsent_lowat", "16384").unwrap();
+        assert_eq!(t.served.notsent_lowat, Some(16384));
+        t.set("notsent_lowat", "default").unwrap();
+        assert_eq!(t.served.notsent_lowat, None);
     }
 
     /// The Trial's refusals: what a real server or Chromium cannot do.
@@ -699,6 +685,15 @@ mod tests {
             .refusal(&[Protocol::Spdy3], 10)
             .expect("nginx has no spdy3");
         assert!(r.to_string().starts_with("--server nginx: "), "{r}");
+        // A knob only the built-in server honours, set on a real one: refused
+        // by FIELDS' `only`, with no code of its own.
+        assert_eq!(t.refusal(&[Protocol::H2], 10), None);
+        t.set("notsent_lowat", "16384").unwrap();
+        let r = t.refusal(&[Protocol::H2], 10).expect("nginx");
+        assert_eq!(
+            r.to_string(),
+            "--server nginx: a real server here has no setting for TCP_NOTSENT_LOWAT: --notsent-lowat needs --server builtin"
+        );
     }
 
     #[test]

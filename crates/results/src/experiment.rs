@@ -174,6 +174,23 @@ pub struct Field {
     pub kind: Kind,
     pub default: &'static str,
     pub help: &'static str,
+    /// Which servers and clients honour a knob (`lab::trial::refusal`).
+    pub only: Only,
+}
+
+/// Which servers and clients honour a knob. The built-in server and the model
+/// client honour every knob; a Trial that sets a knob away from its default
+/// on a server or client that cannot honour it is refused with the reason
+/// given here, never measured as something else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Only {
+    /// Every server and client, or as the real servers' capability table
+    /// (`peers`) says.
+    No,
+    /// Only the built-in server; why the real servers cannot.
+    BuiltinServer(&'static str),
+    /// Only the model client; why Chromium cannot.
+    ModelClient(&'static str),
 }
 
 /// Every axis, in the order points print. One place for names and defaults.
@@ -184,6 +201,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Site,
         default: "",
         help: "a built-in site or a site file, relative to the experiment file",
+        only: Only::No,
     },
     Field {
         section: "link",
@@ -191,6 +209,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Duration,
         default: "",
         help: "round-trip time, split evenly unless delay_down/delay_up",
+        only: Only::No,
     },
     Field {
         section: "link",
@@ -198,6 +217,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Duration,
         default: "",
         help: "one-way delay server → client (with rtt: the rest goes up)",
+        only: Only::No,
     },
     Field {
         section: "link",
@@ -205,6 +225,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Duration,
         default: "",
         help: "one-way delay client → server",
+        only: Only::No,
     },
     Field {
         section: "link",
@@ -212,6 +233,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Rate,
         default: "unlimited",
         help: "rate of both directions",
+        only: Only::No,
     },
     Field {
         section: "link",
@@ -219,6 +241,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Rate,
         default: "",
         help: "rate server → client (overrides rate)",
+        only: Only::No,
     },
     Field {
         section: "link",
@@ -226,6 +249,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Rate,
         default: "",
         help: "rate client → server (overrides rate)",
+        only: Only::No,
     },
     Field {
         section: "link",
@@ -233,6 +257,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Loss,
         default: "0%",
         help: "loss each way: 1% or ge:P,R[,H,K]",
+        only: Only::No,
     },
     Field {
         section: "link",
@@ -240,6 +265,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Queue,
         default: "256p",
         help: "queue: drop-tail 256p, 64kb or both, or codel:5ms,100ms[,LIMIT]",
+        only: Only::No,
     },
     Field {
         section: "link",
@@ -251,6 +277,7 @@ pub const FIELDS: &[Field] = &[
         },
         default: "default",
         help: "server TCP initial window in segments",
+        only: Only::No,
     },
     Field {
         section: "link",
@@ -258,6 +285,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice(&["cubic", "bbr", "reno"]),
         default: "cubic",
         help: "TCP congestion control",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -269,6 +297,7 @@ pub const FIELDS: &[Field] = &[
         },
         default: "1",
         help: "server addresses the origin layout's hosts are spread over (Fig. 8's shards: layout = \"shards:N\")",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -280,6 +309,7 @@ pub const FIELDS: &[Field] = &[
         },
         default: "100",
         help: "server's concurrent streams per connection",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -287,6 +317,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice(&["any", "1.2", "1.3"]),
         default: "any",
         help: "TLS version",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -298,6 +329,7 @@ pub const FIELDS: &[Field] = &[
         },
         default: "6",
         help: "HTTP/1.1 connections per host",
+        only: Only::ModelClient("Chromium opens up to 6 connections per host"),
     },
     Field {
         section: "knobs",
@@ -309,6 +341,7 @@ pub const FIELDS: &[Field] = &[
         },
         default: "8",
         help: "pipelining depth",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -316,6 +349,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Delay,
         default: "0ms",
         help: "server think time per response; from-har: each imported response's recorded wait (timings.wait)",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -323,6 +357,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Layout,
         default: "origin",
         help: "origin, mirror (one host, 004 §V) or shards:N (N host names, each its own address, 004 Fig. 8)",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -330,6 +365,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice(&["ecdsa", "rsa2048"]),
         default: "ecdsa",
         help: "server certificate: ECDSA P-256 root → leaf, or RSA 2048 root → intermediate → leaf",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -337,6 +373,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice(&["off", "on"]),
         default: "off",
         help: "model client resumes TLS sessions of earlier probes of a Trial (tickets)",
+        only: Only::ModelClient("Chromium starts with a fresh profile for every probe, so it never resumes a TLS session of an earlier probe"),
     },
     Field {
         section: "knobs",
@@ -344,6 +381,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice(&["chrome2014", "minimal"]),
         default: "chrome2014",
         help: "model client's request headers: a 2014 Chrome's (~350–450 B) or minimal",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -355,6 +393,7 @@ pub const FIELDS: &[Field] = &[
         },
         default: "0",
         help: "a cookie header of this many bytes on every request (headers = chrome2014)",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -363,6 +402,7 @@ pub const FIELDS: &[Field] = &[
         default: "off",
         help:
             "keep the kernel's per-destination TCP metrics between probes (tcp_no_metrics_save=0)",
+        only: Only::No,
     },
     Field {
         section: "knobs",
@@ -370,6 +410,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice(&["chromium", "per-host", "per-address"]),
         default: "chromium",
         help: "model's SPDY/HTTP/2 sessions: per host name, per server address, or as Chromium",
+        only: Only::ModelClient("Chromium pools sessions as it does (--pool chromium)"),
     },
     Field {
         section: "knobs",
@@ -377,6 +418,19 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Text("fitted, none, or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR"),
         default: "fitted",
         help: "model's browser costs: fitted (to Chromium on this lab's machine), none (the pure network model), or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR (scripts in order)",
+        only: Only::ModelClient("Chromium has its own costs"),
+    },
+    Field {
+        section: "knobs",
+        name: "notsent_lowat",
+        kind: Kind::Int {
+            min: 1,
+            max: 64 << 20,
+            default_ok: true,
+        },
+        default: "default",
+        help: "the built-in server's TCP_NOTSENT_LOWAT in bytes on each TCP connection (default: the kernel's, no limit): unsent bytes the kernel may hold, so that the server's stream priorities, not its send buffer, decide what goes next",
+        only: Only::BuiltinServer("a real server here has no setting for TCP_NOTSENT_LOWAT"),
     },
 ];
 

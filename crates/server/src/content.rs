@@ -53,14 +53,11 @@ pub struct Seen {
 pub type RequestLog = Arc<Mutex<Vec<Seen>>>;
 
 pub const SERVER_NAME: &str = "spdylab";
-/// The `server_delay` that asks for each imported response's recorded think
-/// time (`timings.wait`) instead of one delay (`--server-delay from-har`).
-pub const DELAY_FROM_HAR: Duration = Duration::MAX;
 /// Request bodies larger than this are refused (the site has nothing to upload to).
 const MAX_REQUEST_BODY: usize = 1 << 20;
 
 impl Content {
-    pub fn new(site: Site, delay: Duration) -> Content {
+    pub fn new(site: Site, delay: crate::ServerDelay) -> Content {
         let bodies = (0..site.resources.len())
             .map(|i| Bytes::from(site.body(i)))
             .collect();
@@ -69,12 +66,11 @@ impl Content {
             site,
             bodies,
             hosts,
-            delay: if delay == DELAY_FROM_HAR {
-                Duration::ZERO
-            } else {
-                delay
+            delay: match delay {
+                crate::ServerDelay::Fixed(d) => d,
+                crate::ServerDelay::None | crate::ServerDelay::FromHar => Duration::ZERO,
             },
-            delay_from_har: delay == DELAY_FROM_HAR,
+            delay_from_har: delay == crate::ServerDelay::FromHar,
             alt_svc: None,
             log: None,
         }
@@ -303,7 +299,7 @@ mod tests {
              "response": {"status": 200, "content": {"mimeType": "text/plain", "text": "ok"}}}
         ]}}"#;
         let (site, _) = site::har::import("t", har.as_bytes()).unwrap();
-        let mut content = Content::new(site, Duration::ZERO);
+        let mut content = Content::new(site, crate::ServerDelay::None);
         let log = RequestLog::default();
         content.log = Some(log.clone());
         let ask = |method: &str, body: &'static [u8]| {

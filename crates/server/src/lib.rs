@@ -12,7 +12,7 @@ mod protocols;
 pub mod quic;
 
 pub use ca::{spki_of_pem, Ca, CertKind};
-pub use content::{Content, RequestLog, Seen, DELAY_FROM_HAR};
+pub use content::{Content, RequestLog, Seen};
 
 use proto::Protocol;
 use protocols::{ServeProtocol, H2, H2_PREFACE};
@@ -110,6 +110,15 @@ impl TlsVersions {
             Some(true) => TlsVersions::Only13,
         }
     }
+
+    /// The `--tls` knob's form: Some(true) TLS 1.3 only, Some(false) 1.2 only, None both.
+    pub fn tls13_only(self) -> Option<bool> {
+        match self {
+            TlsVersions::Both => None,
+            TlsVersions::Only12 => Some(false),
+            TlsVersions::Only13 => Some(true),
+        }
+    }
 }
 
 /// Everything a connection handler needs.
@@ -120,21 +129,17 @@ pub struct Ctx {
     pub http: bool,
     /// TCP congestion control set on each accepted socket.
     pub cc: Option<String>,
+    /// TCP_NOTSENT_LOWAT on each accepted TCP socket (`Knobs::notsent_lowat`).
+    pub notsent_lowat: Option<u32>,
 }
 
 pub struct ServerOptions {
     pub offer: Offer,
-    /// Concurrent streams per HTTP/2 connection, advertised in SETTINGS.
-    pub max_streams: u32,
-    pub tls: TlsVersions,
-    pub server_delay: Duration,
+    /// What a Trial sets (`lab::trial::Trial::served`), handed down whole.
+    pub knobs: Knobs,
     /// Congestion control: TCP's by name on each socket, and QUIC's
     /// (`cubic`, `reno`, `bbr`) for h3.
     pub cc: Option<String>,
-    /// Issue TLS session tickets (rustls's ticketer), so clients that keep
-    /// sessions resume (`--tls-resume`). Off: rustls's defaults (a session-ID
-    /// cache, no stateless tickets).
-    pub tickets: bool,
     /// h3's initial congestion window in segments of `quic::QUIC_MSS` bytes
     /// (TCP's comes from the route's `initcwnd`); None: quinn's default.
     pub iw: Option<u32>,
@@ -144,13 +149,65 @@ impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
             offer: Offer::ALL,
-            max_streams: 100,
-            tls: TlsVersions::Both,
-            server_delay: Duration::ZERO,
+            knobs: Knobs::default(),
             cc: None,
-            tickets: false,
             iw: None,
         }
+    }
+}
+
+/// The built-in server's knobs: the part of a Trial (the experiment's
+/// `knobs` section, `results::experiment::FIELDS`) that this server honours.
+/// A Trial holds one and hands it down whole, so a new server knob is a field
+/// here and its use, with no copy in between. `Default` is FIELDS' defaults
+/// (a unit test in `lab::trial` checks that they agree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Knobs {
+    /// Concurrent streams per connection (h2, SPDY, h3), advertised in SETTINGS.
+    pub max_streams: u32,
+    pub tls: TlsVersions,
+    /// Think time before each response.
+    pub delay: ServerDelay,
+    /// Issue TLS session tickets (rustls's ticketer), so clients that keep
+    /// sessions resume (`--tls-resume`). Off: rustls's defaults (a session-ID
+    /// cache, no stateless tickets).
+    pub tickets: bool,
+    /// TCP_NOTSENT_LOWAT on each accepted TCP connection: the kernel holds at
+    /// most this many unsent bytes in the socket's buffer, so the server's
+    /// stream scheduler (not the send buffer) decides what goes next. None:
+    /// Linux's default (no limit). TCP only; h3's sending is quinn's.
+    pub notsent_lowat: Option<u32>,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            max_streams: 100,
+            tls: TlsVersions::Both,
+            delay: ServerDelay::None,
+            tickets: false,
+            notsent_lowat: None,
+        }
+    }
+}
+
+/// A server's think time before each response (`--server-delay`,
+/// `server_delay =`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServerDelay {
+    /// No wait.
+    #[default]
+    None,
+    /// The same wait before every response.
+    Fixed(Duration),
+    /// Each imported response's recorded wait (HAR `timings.wait`).
+    FromHar,
+}
+
+impl ServerDelay {
+    /// Whether the server waits at all.
+    pub fn is_some(self) -> bool {
+        !matches!(self, ServerDelay::None | ServerDelay::Fixed(Duration::ZERO))
     }
 }
 
@@ -176,7 +233,7 @@ impl Server {
         addresses: &[IpAddr],
     ) -> io::Result<Server> {
         install_crypto_provider();
-        if opts.offer.offers(Protocol::H3) && opts.tls == TlsVersions::Only12 {
+        if opts.offer.offers(Protocol::H3) && opts.knobs.tls == TlsVersions::Only12 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "h3 runs TLS 1.3 inside QUIC (RFC 9001): --tls 1.2 cannot be offered with h3",
@@ -187,7 +244,7 @@ impl Server {
             Some(quic::server_config(
                 resolver,
                 &quic::QuicKnobs {
-                    max_streams: opts.max_streams,
+                    max_streams: opts.knobs.max_streams,
                     iw: opts.iw,
                     cc: opts.cc.clone(),
                 },
@@ -196,7 +253,7 @@ impl Server {
             None
         };
         let tls = if opts.offer.tls() {
-            let versions: &[&rustls::SupportedProtocolVersion] = match opts.tls {
+            let versions: &[&rustls::SupportedProtocolVersion] = match opts.knobs.tls {
                 TlsVersions::Both => &[&rustls::version::TLS13, &rustls::version::TLS12],
                 TlsVersions::Only12 => &[&rustls::version::TLS12],
                 TlsVersions::Only13 => &[&rustls::version::TLS13],
@@ -205,7 +262,7 @@ impl Server {
             let mut config = rustls::ServerConfig::builder_with_protocol_versions(versions)
                 .with_no_client_auth()
                 .with_cert_resolver(Arc::new(resolver));
-            if opts.tickets {
+            if opts.knobs.tickets {
                 config.ticketer = rustls::crypto::ring::Ticketer::new()
                     .map_err(|e| io::Error::other(format!("TLS ticketer: {e}")))?;
             }
@@ -222,10 +279,11 @@ impl Server {
         } else {
             None
         };
-        let content = Content::new(site, opts.server_delay);
+        let content = Content::new(site, opts.knobs.delay);
         let ctx = Arc::new(Ctx {
             content,
-            max_streams: opts.max_streams,
+            max_streams: opts.knobs.max_streams,
+            notsent_lowat: opts.knobs.notsent_lowat,
             h2c: opts.offer.offers(Protocol::H2c),
             http: opts.offer.offers(Protocol::Http),
             cc: opts.cc,
@@ -329,10 +387,7 @@ async fn accept_loop(l: TcpListener, ctx: Arc<Ctx>, tls: Option<tokio_rustls::Tl
                 continue;
             }
         };
-        let _ = sock.set_nodelay(true);
-        if let Some(cc) = &ctx.cc {
-            let _ = set_congestion_control(&sock, cc);
-        }
+        tune(&sock, &ctx);
         let ctx = ctx.clone();
         let tls = tls.clone();
         tokio::spawn(async move {
@@ -349,6 +404,19 @@ async fn accept_loop(l: TcpListener, ctx: Arc<Ctx>, tls: Option<tokio_rustls::Tl
                 None => serve_cleartext(sock, ctx).await,
             }
         });
+    }
+}
+
+/// Sets an accepted TCP connection's options as the server's knobs say:
+/// no Nagle, the congestion control, TCP_NOTSENT_LOWAT. Best effort: a kernel
+/// that refuses one (gVisor may) serves the connection with its defaults.
+fn tune(sock: &TcpStream, ctx: &Ctx) {
+    let _ = sock.set_nodelay(true);
+    if let Some(cc) = &ctx.cc {
+        let _ = set_congestion_control(sock, cc);
+    }
+    if let Some(bytes) = ctx.notsent_lowat {
+        let _ = socket2::SockRef::from(sock).set_tcp_notsent_lowat(bytes);
     }
 }
 
@@ -430,5 +498,35 @@ mod tests {
             "'h4' is not a protocol this server offers (http, https, h2, h2c, spdy3, h3)"
         );
         assert!(Offer::parse("http-pipelined").is_err());
+    }
+
+    /// `Knobs::notsent_lowat` reaches every accepted socket (read back from
+    /// the kernel); without it the kernel's default stays.
+    #[tokio::test]
+    async fn an_accepted_socket_gets_the_knobs_notsent_lowat() {
+        let site = site::builtin("icons", site::DEFAULT_SEED).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        for lowat in [Some(16384), None] {
+            let ctx = Ctx {
+                content: Content::new(site.clone(), ServerDelay::None),
+                max_streams: 100,
+                h2c: false,
+                http: true,
+                cc: None,
+                notsent_lowat: lowat,
+            };
+            let _client = TcpStream::connect(addr).await.unwrap();
+            let (accepted, _) = listener.accept().await.unwrap();
+            let before = socket2::SockRef::from(&accepted)
+                .tcp_notsent_lowat()
+                .unwrap();
+            tune(&accepted, &ctx);
+            let after = socket2::SockRef::from(&accepted)
+                .tcp_notsent_lowat()
+                .unwrap();
+            assert_eq!(after, lowat.unwrap_or(before), "{lowat:?}");
+            assert!(accepted.nodelay().unwrap());
+        }
     }
 }

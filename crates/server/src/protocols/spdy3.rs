@@ -214,11 +214,12 @@ mod tests {
             site.resources[1].path.clone(),
         );
         let ctx = Arc::new(Ctx {
-            content: crate::content::Content::new(site, Duration::ZERO),
+            content: crate::content::Content::new(site, crate::ServerDelay::None),
             max_streams: 1,
             h2c: false,
             http: false,
             cc: None,
+            notsent_lowat: None,
         });
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let server = tokio::spawn(serve(Box::new(theirs), ctx));

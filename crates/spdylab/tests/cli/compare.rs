@@ -385,3 +385,47 @@ fn a_har_write_error_keeps_the_table_and_the_out_file() {
     assert_eq!(probes(&doc).len(), 2);
     assert!(dir.join("hars/icons-h2c-002.har").is_file());
 }
+
+/// `--notsent-lowat` (issue 37's first knob, the proof of "a knob in five
+/// edits"): made from its FIELDS entry, checked by its range, handed to the
+/// built-in server whole, refused by a real server through FIELDS' `only`
+/// before any testbed. (That the socket gets it: the server's unit test.)
+#[test]
+fn notsent_lowat_is_a_built_in_server_knob() {
+    let v = compare(&[
+        "--site",
+        "icons",
+        "--protocols",
+        "https,h2",
+        "--rtt",
+        "20ms",
+        "--reps",
+        "1",
+        "--notsent-lowat",
+        "16384",
+    ]);
+    for p in probes(&v) {
+        assert!(p["error"].is_null(), "{p}");
+        assert!(p["plt_ms"].as_f64().unwrap() >= 20.0, "{p}");
+    }
+    fails(
+        &["compare", "--site", "icons", "--notsent-lowat", "0"],
+        2,
+        "--notsent-lowat",
+    );
+    fails(
+        &[
+            "compare",
+            "--site",
+            "icons",
+            "--protocols",
+            "https,h2",
+            "--server",
+            "nginx",
+            "--notsent-lowat",
+            "16384",
+        ],
+        2,
+        "--server nginx: a real server here has no setting for TCP_NOTSENT_LOWAT: --notsent-lowat needs --server builtin",
+    );
+}

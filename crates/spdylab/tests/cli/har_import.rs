@@ -336,19 +336,18 @@ fn model_uploads(protocol: proto::Protocol) -> (client::PageResult, Vec<server::
     let root = site.root();
     let cfg = client::PageConfig {
         protocol,
-        conns_per_host: 6,
-        depth: 8,
         root: (root.host.clone(), root.path.clone()),
         resolve: site.hosts().iter().map(|h| (h.to_string(), lo)).collect(),
         ca: ca.der(),
-        tls13_only: None,
         http_port,
         https_port,
         timeout: Duration::from_secs(60),
-        headers: client::RequestHeaders::default(),
         tls_sessions: None,
-        pool: client::Pool::PerAddress,
-        browser_cost: client::BrowserCost::NONE,
+        knobs: client::Knobs {
+            pool: client::Pool::PerAddress,
+            browser_cost: client::BrowserCost::NONE,
+            ..client::Knobs::default()
+        },
         replay: Some(Arc::new(client::replay::ReplayTree::of(&site))),
     };
     let result = rt.block_on(client::load_page(&cfg));

@@ -114,8 +114,6 @@ fn model_loads(rt: &tokio::runtime::Runtime, site: &site::Site, ca: &server::Ca,
     let root = site.root();
     let cfg = client::PageConfig {
         protocol: proto::Protocol::Spdy3,
-        conns_per_host: 6,
-        depth: 1,
         root: (root.host.clone(), root.path.clone()),
         resolve: site
             .hosts()
@@ -123,14 +121,16 @@ fn model_loads(rt: &tokio::runtime::Runtime, site: &site::Site, ca: &server::Ca,
             .map(|h| (h.to_string(), [127, 0, 0, 1].into()))
             .collect(),
         ca: ca.der(),
-        tls13_only: None,
         http_port: 0,
         https_port: port,
         timeout: Duration::from_secs(60),
-        headers: client::RequestHeaders::default(),
         tls_sessions: None,
-        pool: client::Pool::PerAddress,
-        browser_cost: client::BrowserCost::NONE,
+        knobs: client::Knobs {
+            pool: client::Pool::PerAddress,
+            browser_cost: client::BrowserCost::NONE,
+            depth: 1,
+            ..client::Knobs::default()
+        },
         replay: None,
     };
     let result = rt.block_on(client::load_page(&cfg));
