@@ -224,8 +224,8 @@ fn iperf3_goodput_stays_under_the_rate_both_ways() {
 fn server_cmd_output_never_mixes_into_cmd_stdout() {
     let log = std::env::temp_dir().join(format!("spdylab-server-{}.log", std::process::id()));
     let log_arg = log.to_string_lossy().into_owned();
-    // iperf3 buffers what it writes to a pipe and may be killed before it
-    // flushes; the marker, echoed by the shell, is written at once.
+    // The marker, echoed by the shell, is written at once; iperf3's own
+    // report is the next test's (the_server_cmd_is_stopped_with_sigterm_…).
     let marked = "echo server-marker; iperf3 -s -1";
     for (server_cmd, to_log) in [
         ("iperf3 -s -1", false),
