@@ -124,13 +124,12 @@ impl TlsVersions {
 /// Everything a connection handler needs.
 pub struct Ctx {
     pub content: Content,
-    pub max_streams: u32,
+    /// The server's knobs, as the Trial set them.
+    pub knobs: Knobs,
     pub h2c: bool,
     pub http: bool,
     /// TCP congestion control set on each accepted socket.
     pub cc: Option<String>,
-    /// TCP_NOTSENT_LOWAT on each accepted TCP socket (`Knobs::notsent_lowat`).
-    pub notsent_lowat: Option<u32>,
 }
 
 pub struct ServerOptions {
@@ -282,8 +281,7 @@ impl Server {
         let content = Content::new(site, opts.knobs.delay);
         let ctx = Arc::new(Ctx {
             content,
-            max_streams: opts.knobs.max_streams,
-            notsent_lowat: opts.knobs.notsent_lowat,
+            knobs: opts.knobs,
             h2c: opts.offer.offers(Protocol::H2c),
             http: opts.offer.offers(Protocol::Http),
             cc: opts.cc,
@@ -415,7 +413,7 @@ fn tune(sock: &TcpStream, ctx: &Ctx) {
     if let Some(cc) = &ctx.cc {
         let _ = set_congestion_control(sock, cc);
     }
-    if let Some(bytes) = ctx.notsent_lowat {
+    if let Some(bytes) = ctx.knobs.notsent_lowat {
         let _ = socket2::SockRef::from(sock).set_tcp_notsent_lowat(bytes);
     }
 }
@@ -510,11 +508,13 @@ mod tests {
         for lowat in [Some(16384), None] {
             let ctx = Ctx {
                 content: Content::new(site.clone(), ServerDelay::None),
-                max_streams: 100,
+                knobs: Knobs {
+                    notsent_lowat: lowat,
+                    ..Knobs::default()
+                },
                 h2c: false,
                 http: true,
                 cc: None,
-                notsent_lowat: lowat,
             };
             let _client = TcpStream::connect(addr).await.unwrap();
             let (accepted, _) = listener.accept().await.unwrap();

@@ -22,7 +22,7 @@ pub struct ShellArgs {
     /// Server addresses to create (198.18.1.1 ... 198.18.1.N)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
     pub shards: u16,
-    /// Command run (with sh -c) in the server namespace before CMD; killed after CMD ends.
+    /// Command run (with sh -c) in the server namespace before CMD; stopped after CMD ends (SIGTERM to its every process, SIGKILL after 2 s), its output read to the end.
     /// Its output goes to stderr (or --server-log), never to CMD's stdout
     #[arg(long, value_name = "CMD")]
     pub server_cmd: Option<String>,

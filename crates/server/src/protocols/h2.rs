@@ -56,7 +56,7 @@ impl H2 {
                 .timer(TokioTimer::new())
                 .keep_alive_interval(KEEPALIVE)
                 .keep_alive_timeout(KEEPALIVE_TIMEOUT)
-                .max_concurrent_streams(ctx.max_streams);
+                .max_concurrent_streams(ctx.knobs.max_streams);
             let service = service_fn(move |req| {
                 let ctx = ctx.clone();
                 async move { Ok::<_, Infallible>(ctx.content.respond(req).await) }

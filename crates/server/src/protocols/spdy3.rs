@@ -36,7 +36,7 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
     let (mut rd, mut wr) = tokio::io::split(io);
-    let mut session = ServerSession::new(ctx.max_streams);
+    let mut session = ServerSession::new(ctx.knobs.max_streams);
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Ready>();
     let mut buf = vec![0u8; 64 * 1024];
     // Content tasks spawned whose response has not come back. A client that
@@ -70,7 +70,7 @@ async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
         if busy {
             busy_at = Instant::now();
         }
-        let may_read = in_flight < ctx.max_streams.max(1) as usize;
+        let may_read = in_flight < ctx.knobs.max_streams.max(1) as usize;
         // Responses ready go out before more requests are read: with reads
         // first, a client keeping the socket readable starved its own
         // responses (the p99 of seconds under `spdylab bench` load).
@@ -215,11 +215,13 @@ mod tests {
         );
         let ctx = Arc::new(Ctx {
             content: crate::content::Content::new(site, crate::ServerDelay::None),
-            max_streams: 1,
+            knobs: crate::Knobs {
+                max_streams: 1,
+                ..crate::Knobs::default()
+            },
             h2c: false,
             http: false,
             cc: None,
-            notsent_lowat: None,
         });
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let server = tokio::spawn(serve(Box::new(theirs), ctx));
