@@ -2,7 +2,7 @@
 //! protocols interleaved (A B C A B C …) so that drift hits all alike — run as
 //! probes on one testbed (`probe::run_plan`), and the summary per protocol.
 
-use crate::probe::{run_plan, ProbeResult, ProbeSpec};
+use crate::probe::{run_plan, Probe, ProbeRecord, ProbeSpec};
 use proto::Protocol;
 use std::io;
 use std::path::PathBuf;
@@ -14,11 +14,12 @@ pub use results::summary::{failure_note, or_na};
 pub use results::{Metric, ProtocolSummary};
 
 /// Runs the comparison: warm-ups, then `reps` repetitions with the protocols
-/// interleaved. `on_probe` hears of every finished probe, warm-ups too.
+/// interleaved. `on_probe` hears of every finished probe, warm-ups too; the
+/// probes returned are the counted ones.
 pub fn run(
     spec: &ProbeSpec,
-    on_probe: &mut dyn FnMut(&ProbeResult, usize, usize),
-) -> io::Result<Vec<ProbeResult>> {
+    on_probe: &mut dyn FnMut(&Probe, usize, usize),
+) -> io::Result<Vec<Probe>> {
     let mut plan = Vec::new();
     for rep in 0..spec.warmup + spec.reps {
         for p in &spec.protocols {
@@ -35,7 +36,7 @@ pub fn run(
 /// written (the run goes on without it; the caller reports it after the table).
 #[derive(Debug, Default)]
 pub struct Outcome {
-    pub probes: Vec<ProbeResult>,
+    pub probes: Vec<ProbeRecord>,
     pub interrupted: bool,
     pub har_error: Option<String>,
 }
@@ -49,9 +50,9 @@ pub fn run_until_stopped(
     spec: Arc<ProbeSpec>,
     har_dir: Option<PathBuf>,
     stop: Arc<AtomicBool>,
-    mut on_probe: impl FnMut(&ProbeResult, usize, usize) + Send + 'static,
+    mut on_probe: impl FnMut(&ProbeRecord, usize, usize) + Send + 'static,
 ) -> io::Result<Outcome> {
-    let finished: Arc<Mutex<Vec<ProbeResult>>> = Arc::default();
+    let finished: Arc<Mutex<Vec<ProbeRecord>>> = Arc::default();
     let har_error: Arc<Mutex<Option<String>>> = Arc::default();
     let worker = {
         let (finished, har_error, stop) = (finished.clone(), har_error.clone(), stop.clone());
@@ -60,11 +61,13 @@ pub fn run_until_stopped(
                 if stop.load(Ordering::Relaxed) {
                     return; // perhaps cut short by the stop: not kept
                 }
-                on_probe(p, done, total);
-                if let (Some(dir), Some(load), Some(started)) = (&har_dir, &p.load, p.started) {
-                    let file =
-                        dir.join(format!("{}-{}-{:03}.har", spec.site.name, p.protocol, done));
-                    let doc = crate::har::har(load, started, &spec.site.name);
+                on_probe(&p.record, done, total);
+                if let (Some(dir), Some(load)) = (&har_dir, &p.load) {
+                    let file = dir.join(format!(
+                        "{}-{}-{:03}.har",
+                        spec.site.name, p.record.protocol, done
+                    ));
+                    let doc = crate::har::har(load, p.started, &spec.site.name);
                     if let Err(e) =
                         crate::durable::write_whole(&file, format!("{doc:#}").as_bytes())
                     {
@@ -76,7 +79,7 @@ pub fn run_until_stopped(
                     finished
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .push(p.clone());
+                        .push(p.record.clone());
                 }
             })
         })
@@ -103,30 +106,125 @@ pub fn run_until_stopped(
 }
 
 /// Per protocol, in the order given; gains against the first protocol.
-pub fn summarize_probes(protocols: &[Protocol], probes: &[ProbeResult]) -> Vec<ProtocolSummary> {
-    results::summarize_protocols(protocols[0], protocols, probes)
+pub fn summarize_probes(protocols: &[Protocol], probes: &[ProbeRecord]) -> Vec<ProtocolSummary> {
+    match protocols.first() {
+        Some(&baseline) => results::summarize_protocols(baseline, protocols, probes),
+        None => Vec::new(),
+    }
 }
 
-impl results::Measured for ProbeResult {
-    fn protocol(&self) -> Protocol {
-        self.protocol
+/// What `spdylab compare` asks for.
+pub struct Request {
+    /// A built-in site's name or a site's path (`sites::laid_out`).
+    pub site: String,
+    pub site_seed: u64,
+    pub protocols: Vec<Protocol>,
+    pub reps: usize,
+    pub warmup: usize,
+    pub trial: crate::trial::Trial,
+    pub keep_server_log: Option<PathBuf>,
+    /// Made here, so that a HAR directory that cannot be is refused first.
+    pub har_dir: Option<PathBuf>,
+}
+
+/// The request's ProbeSpec: the site resolved and laid out, the testbed
+/// made from the link flags (`link`, read after the site), `--har-dir`
+/// created. Err: why not (bad input, or a refusal of the server or
+/// client), naming the flag.
+pub fn prepare(
+    req: Request,
+    link: impl FnOnce() -> Result<crate::trial::LinkChoice, crate::Error>,
+) -> Result<ProbeSpec, crate::Error> {
+    let usage = crate::Error::Usage;
+    let flag = |k: &str| format!("--{}", k.replace('_', "-"));
+    let (layout, shards) = (req.trial.layout, req.trial.shards as u16);
+    let (site, addresses) =
+        crate::sites::laid_out(&req.site, req.site_seed, layout, shards).map_err(usage)?;
+    let mut testbed = link()?
+        .testbed_spec(addresses, &flag)
+        .map_err(|e| usage(e.to_string()))?;
+    testbed.warm_metrics = req.trial.warm_metrics;
+    if let Some(dir) = &req.har_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| usage(format!("--har-dir {}: {e}", dir.display())))?;
     }
-    fn error(&self) -> Option<&str> {
-        self.error.as_deref()
+    let spec = ProbeSpec {
+        site,
+        protocols: req.protocols,
+        testbed,
+        reps: req.reps,
+        warmup: req.warmup,
+        trial: req.trial,
+        keep_server_log: req.keep_server_log,
+    };
+    if let Some(why) = spec.refusal() {
+        return Err(usage(why.to_string()));
     }
-    fn plt_ms(&self) -> f64 {
-        self.plt_ms
+    if let Some(why) = spec.trial.site_refusal(&spec.site, &flag) {
+        return Err(usage(why));
     }
-    fn tow_ms(&self) -> f64 {
-        self.tow_ms
+    Ok(spec)
+}
+
+/// The comparison as one JSON object (`--json`, `--out`): the spec, the
+/// summary per protocol and every probe kept.
+pub fn document(
+    spec: &ProbeSpec,
+    outcome: &Outcome,
+    summary: &[ProtocolSummary],
+    metric: Metric,
+) -> serde_json::Value {
+    serde_json::json!({
+        "schema": 1,
+        "site": spec.site.name,
+        "link": crate::text::link::describe(&spec.testbed),
+        "testbed": spec.testbed,
+        "reps": spec.reps,
+        "interrupted": outcome.interrupted,
+        "summary": summary,
+        "probes": outcome.probes,
+        "layout": spec.trial.layout.to_string(),
+        "metric": metric.name(),
+        "pool": spec.trial.model.pool.name(),
+        "browser_cost": spec.trial.model.browser_cost.to_string(),
+    })
+}
+
+/// Writes the document to `out` (`--out FILE`), whole or not at all.
+pub fn write_document(
+    out: Option<&std::path::Path>,
+    doc: &serde_json::Value,
+) -> Result<(), crate::Error> {
+    let Some(out) = out else { return Ok(()) };
+    crate::durable::write_whole(out, format!("{doc}\n").as_bytes())
+        .map_err(|e| crate::Error::Usage(format!("--out {}: {e}", out.display())))
+}
+
+/// How a comparison that ran ends, after its table: stopped by a signal
+/// (`Error::Interrupted`), a HAR that could not be written (bad input:
+/// `--har-dir`), else 0 when every probe loaded its page and 1 when one
+/// failed.
+pub fn verdict(outcome: &Outcome) -> Result<i32, crate::Error> {
+    if outcome.interrupted {
+        return Err(crate::Error::Interrupted);
     }
-    fn bytes_down(&self) -> u64 {
-        self.bytes_down
+    if let Some(e) = &outcome.har_error {
+        return Err(crate::Error::Usage(e.clone()));
     }
-    fn connections(&self) -> usize {
-        self.connections
+    Ok(i32::from(outcome.probes.iter().any(|p| p.error.is_some())))
+}
+
+/// `--protocols`: a comma-separated list, the first being the baseline,
+/// none twice.
+pub fn parse_protocols(s: &str) -> Result<Vec<Protocol>, String> {
+    let list: Vec<Protocol> = s
+        .split(',')
+        .map(|p| p.trim().parse())
+        .collect::<Result<_, _>>()?;
+    for (i, p) in list.iter().enumerate() {
+        if list[..i].contains(p) {
+            return Err(format!("{p} is listed twice"));
+        }
     }
-    fn bytes_up(&self) -> u64 {
-        self.bytes_up
-    }
+    Ok(list)
 }

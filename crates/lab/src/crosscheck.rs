@@ -5,7 +5,7 @@
 //! HAR phases of each client (connect, ssl, wait, receive, and discovery:
 //! when resources were found), so that each departure is traceable.
 
-use crate::probe::{ProbeResult, ProbeSpec};
+use crate::probe::{Probe, ProbeRecord, ProbeSpec};
 use crate::trial::{ClientKind, Refusal, Trial};
 use netns::TestbedSpec;
 use proto::Protocol;
@@ -68,12 +68,13 @@ impl Phases {
         ]
     }
 
-    fn of(p: &ProbeResult) -> Phases {
+    fn of(p: &Probe) -> Phases {
+        let phases = &p.record.phases;
         Phases {
-            connect: p.phases.connect,
-            ssl: p.phases.ssl,
-            wait: p.phases.wait,
-            receive: p.phases.receive,
+            connect: phases.connect,
+            ssl: phases.ssl,
+            wait: phases.wait,
+            receive: phases.receive,
             discovery: p
                 .load
                 .as_ref()
@@ -219,18 +220,19 @@ pub fn row(
     rate: &str,
     rtt: &str,
     protocol: Protocol,
-    model: &[ProbeResult],
-    chromium: &[ProbeResult],
+    model: &[Probe],
+    chromium: &[Probe],
 ) -> Row {
-    let ok = |ps: &[ProbeResult], f: &dyn Fn(&ProbeResult) -> f64| -> Vec<f64> {
+    let ok = |ps: &[Probe], f: &dyn Fn(&ProbeRecord) -> f64| -> Vec<f64> {
         ps.iter()
+            .map(|p| &p.record)
             .filter(|p| p.protocol == protocol && p.error.is_none())
             .map(f)
             .collect()
     };
-    let failed = |ps: &[ProbeResult]| {
+    let failed = |ps: &[Probe]| {
         ps.iter()
-            .filter(|p| p.protocol == protocol && p.error.is_some())
+            .filter(|p| p.record.protocol == protocol && p.record.error.is_some())
             .count()
     };
     let (m, c) = (ok(model, &|p| p.plt_ms), ok(chromium, &|p| p.plt_ms));
@@ -243,10 +245,10 @@ pub fn row(
             results::stats::ape(ms.median, cs.median),
         )
     };
-    let phases = |ps: &[ProbeResult]| -> Phases {
+    let phases = |ps: &[Probe]| -> Phases {
         let loads: Vec<Phases> = ps
             .iter()
-            .filter(|p| p.protocol == protocol && p.error.is_none())
+            .filter(|p| p.record.protocol == protocol && p.record.error.is_none())
             .map(Phases::of)
             .collect();
         Phases::median(&loads)
@@ -289,11 +291,11 @@ fn mape_of<'a>(rows: impl Iterator<Item = &'a Row>) -> f64 {
 mod tests {
     use super::*;
 
-    fn probe(protocol: Protocol, plt: f64, error: Option<&str>) -> ProbeResult {
-        let mut p = ProbeResult::failed(protocol, 0, String::new());
-        p.error = error.map(str::to_string);
-        p.plt_ms = plt;
-        p.resources = 7;
+    fn probe(protocol: Protocol, plt: f64, error: Option<&str>) -> Probe {
+        let mut p = Probe::failed(protocol, 0, String::new());
+        p.record.error = error.map(str::to_string);
+        p.record.plt_ms = plt;
+        p.record.resources = 7;
         p
     }
 
@@ -423,8 +425,8 @@ impl CrosscheckSpec {
             ..self.trial.clone()
         };
         if client == ClientKind::Chromium {
-            trial.pool = Trial::default().pool;
-            trial.browser_cost = Trial::default().browser_cost;
+            trial.model.pool = Trial::default().model.pool;
+            trial.model.browser_cost = Trial::default().model.browser_cost;
         }
         ProbeSpec {
             site: site.clone(),
@@ -443,7 +445,7 @@ impl CrosscheckSpec {
 /// with its site, link label and client.
 pub fn run(
     spec: &CrosscheckSpec,
-    on_probe: &mut dyn FnMut(&ProbeResult, &Site, &str, ClientKind),
+    on_probe: &mut dyn FnMut(&ProbeRecord, &Site, &str, ClientKind),
 ) -> Result<Vec<Row>, CrosscheckError> {
     browser::find().map_err(CrosscheckError::NoBrowser)?;
     let mut rows = Vec::new();
@@ -464,7 +466,7 @@ pub fn run(
             for client in [ClientKind::Model, ClientKind::Chromium] {
                 let probes =
                     crate::compare::run(&spec.probe_spec(site, testbed, client), &mut |p, _, _| {
-                        on_probe(p, site, label, client)
+                        on_probe(&p.record, site, label, client)
                     })
                     .map_err(CrosscheckError::Setup)?;
                 by_client.push(probes);
@@ -483,4 +485,91 @@ pub fn run(
         }
     }
     Ok(rows)
+}
+
+/// What `spdylab crosscheck` asks for.
+pub struct Request {
+    /// Built-in sites' names or sites' paths (`sites::laid_out_all`).
+    pub sites: Vec<String>,
+    pub protocols: Vec<Protocol>,
+    /// Each replaces the link's RTT, and each of `rates` its rate (none:
+    /// the link's own).
+    pub rtts: Vec<std::time::Duration>,
+    pub rates: Vec<link::Bitrate>,
+    pub reps: usize,
+    pub warmup: usize,
+    pub trial: Trial,
+}
+
+/// The request's crosscheck: its sites resolved and laid out, then a link
+/// per rate and RTT (rates outer) from the link flags (`link`, read after
+/// the sites), each labelled "RTT RATE". Err: the message, naming the flag.
+pub fn spec(
+    req: Request,
+    link: impl FnOnce() -> Result<crate::trial::LinkChoice, String>,
+) -> Result<CrosscheckSpec, String> {
+    let (layout, shards) = (req.trial.layout, req.trial.shards as u16);
+    let (sites, addresses) =
+        crate::sites::laid_out_all(&req.sites, site::DEFAULT_SEED, layout, shards)?;
+    let choice = link()?;
+    let flag = |k: &str| format!("--{}", k.replace('_', "-"));
+    let rtts: Vec<_> = match req.rtts.is_empty() {
+        true => vec![choice.rtt],
+        false => req.rtts.iter().copied().map(Some).collect(),
+    };
+    let rates: Vec<_> = match req.rates.is_empty() {
+        true => vec![choice.rate],
+        false => req.rates.iter().copied().map(Some).collect(),
+    };
+    let mut links = Vec::new();
+    for rate in &rates {
+        for rtt in &rtts {
+            let choice = crate::trial::LinkChoice {
+                rtt: *rtt,
+                rate: *rate,
+                ..choice.clone()
+            };
+            let mut testbed = choice
+                .testbed_spec(addresses, &flag)
+                .map_err(|e| e.to_string())?;
+            testbed.warm_metrics = req.trial.warm_metrics;
+            let rtt = link::units::format_duration(testbed.link.rtt());
+            let rate = rate.map_or("unlimited".to_string(), |r| r.to_string());
+            links.push(Link {
+                label: format!("{rtt} {rate}"),
+                rate,
+                rtt,
+                testbed,
+            });
+        }
+    }
+    Ok(CrosscheckSpec {
+        sites,
+        protocols: req.protocols,
+        links,
+        reps: req.reps,
+        warmup: req.warmup,
+        trial: req.trial,
+    })
+}
+
+/// The crosscheck as one JSON object (`--json`): the rows, the agreement
+/// of each group of Trials, and the links.
+pub fn document(spec: &CrosscheckSpec, rows: &[Row], groups: &[Agreement]) -> serde_json::Value {
+    use serde_json::json;
+    let describe = crate::text::link::describe;
+    json!({"schema": 1, "reps": spec.reps, "rows": rows,
+           "mape_pct": groups.first().map_or(f64::NAN, |g| g.mape_pct), "agreement": groups,
+           "pool": spec.trial.model.pool.name(), "browser_cost": spec.trial.model.browser_cost.to_string(),
+           "testbeds": spec.links.iter().map(|l| &l.testbed).collect::<Vec<_>>(),
+           "links": spec.links.iter().map(|l| json!({"label": l.label, "link": describe(&l.testbed)})).collect::<Vec<_>>()})
+}
+
+/// The exit status of a crosscheck that ran: 1 when a probe failed or a
+/// Trial could not be compared, else 0.
+pub fn exit_code(rows: &[Row]) -> i32 {
+    let failed = rows
+        .iter()
+        .any(|r| r.model_failed + r.chromium_failed > 0 || r.ape_pct.is_nan());
+    i32::from(failed)
 }

@@ -1,7 +1,8 @@
 //! One probe, and a plan of them on one testbed: the server of a Trial inside
 //! it, the browser model (or Chromium) at the client; each probe waits for an
 //! idle link, loads the page cold, and reads its time on wire and counters
-//! from the link's own packet log. `compare` and `sweep` order the plans.
+//! from the link's own packet log into a `results::ProbeRecord`, its page
+//! load kept beside it (`Probe`). `compare` and `sweep` order the plans.
 
 use crate::testbed_server::{self, Placement, ServerSetup};
 use crate::trial::{ClientKind, Refusal, ServerKind, Trial, HTTPS_PORT, HTTP_PORT};
@@ -10,7 +11,8 @@ use link::packet::{TCP_ACK, TCP_SYN};
 use link::{Direction, EventKind, PacketLog, Time};
 use netns::{Side, Testbed, TestbedSpec};
 use proto::Protocol;
-use serde::Serialize;
+use results::probe::unix_secs;
+pub use results::{Phases, ProbeRecord};
 use server::Ca;
 use site::Site;
 use std::io;
@@ -41,71 +43,32 @@ impl ProbeSpec {
     }
 }
 
-/// One probe's measurements.
-#[derive(Debug, Clone, Serialize)]
-pub struct ProbeResult {
-    pub schema: u32,
-    pub protocol: Protocol,
-    pub rep: usize,
-    pub plt_ms: f64,
-    /// First request packet to last response packet, at the client's side of the link.
-    pub tow_ms: f64,
-    pub connections: usize,
-    /// Connections the client opened during the probe: TCP SYNs, and QUIC
-    /// connections counted from their Initial packets (see `time_on_wire`).
-    pub syns: u64,
-    pub bytes_down: u64,
-    pub bytes_up: u64,
-    pub packets_down: u64,
-    pub packets_up: u64,
-    pub drops_queue: u64,
-    pub drops_loss: u64,
-    pub resources: usize,
-    /// Response body bytes of the page's resources (as the client counted them).
-    pub body_bytes: u64,
-    /// Requests the server had nothing for (answered 404): replay misses.
-    pub misses: usize,
-    /// Sums over the page's resources of each HAR phase, in ms (phases that do not apply count 0).
-    pub phases: client::Timings,
-    pub error: Option<String>,
-    /// TLS handshakes that resumed a session of an earlier probe (`--tls-resume`).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub tls_resumed: usize,
+/// One probe as run: its record (what `compare` prints and a campaign
+/// stores), and beside it what only lab keeps of it, never stored.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// No Trial, no point (a campaign sets them), no HAR.
+    pub record: ProbeRecord,
     /// A warm-up probe (run, not counted).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub warmup: bool,
-    #[serde(skip)]
+    /// The page load, its HAR entries (None for a probe that could not run).
     pub load: Option<PageResult>,
-    #[serde(skip)]
-    pub started: Option<SystemTime>,
+    /// When the probe started (the HAR's dates).
+    pub started: SystemTime,
 }
 
-impl ProbeResult {
+impl Probe {
     /// A probe that could not run: all zeros but its error.
-    pub fn failed(protocol: Protocol, rep: usize, error: String) -> ProbeResult {
-        ProbeResult {
-            schema: 1,
-            protocol,
-            rep,
-            plt_ms: 0.0,
-            tow_ms: 0.0,
-            connections: 0,
-            syns: 0,
-            bytes_down: 0,
-            bytes_up: 0,
-            packets_down: 0,
-            packets_up: 0,
-            drops_queue: 0,
-            drops_loss: 0,
-            resources: 0,
-            body_bytes: 0,
-            misses: 0,
-            phases: client::Timings::default(),
-            error: Some(error),
-            tls_resumed: 0,
+    pub fn failed(protocol: Protocol, rep: usize, error: String) -> Probe {
+        let started = SystemTime::now();
+        Probe {
+            record: ProbeRecord {
+                started: unix_secs(started),
+                ..ProbeRecord::failed(protocol, rep, error)
+            },
             warmup: false,
             load: None,
-            started: Some(SystemTime::now()),
+            started,
         }
     }
 }
@@ -115,8 +78,8 @@ impl ProbeResult {
 pub fn run_plan(
     spec: &ProbeSpec,
     plan: Vec<(Protocol, Option<usize>)>,
-    on_probe: &mut dyn FnMut(&ProbeResult, usize, usize),
-) -> io::Result<Vec<ProbeResult>> {
+    on_probe: &mut dyn FnMut(&Probe, usize, usize),
+) -> io::Result<Vec<Probe>> {
     let Placement {
         resolve,
         testbed: tb_spec,
@@ -138,11 +101,15 @@ pub fn run_plan(
     // ALPN it was made with, and the store keeps one TLS 1.2 session per name).
     // The config itself is kept: rustls resumes only with the same verifier.
     let mut tls_sessions = std::collections::HashMap::new();
-    if spec.trial.tls_resume {
+    if spec.trial.tls_resume() {
         for p in spec.protocols.iter().filter(|p| p.tls()) {
             let store = std::sync::Arc::new(rustls::client::ClientSessionMemoryCache::new(256));
-            let config =
-                client::conn::client_tls_resuming(*p, ca.der(), spec.trial.tls13_only, Some(store));
+            let config = client::conn::client_tls_resuming(
+                *p,
+                ca.der(),
+                spec.trial.tls13_only(),
+                Some(store),
+            );
             tls_sessions.insert(*p, config);
         }
     }
@@ -153,14 +120,11 @@ pub fn run_plan(
         &ServerSetup {
             site: &spec.site,
             kind: spec.trial.server,
-            max_streams: spec.trial.max_streams,
-            tls13_only: spec.trial.tls13_only,
-            server_delay: spec.trial.server_delay.for_server(),
+            knobs: spec.trial.served,
             keepalive: None,
             access_log: true,
             stop_after: None,
             thread_name: "compare-srv",
-            tls_tickets: spec.trial.tls_resume,
         },
     )?;
 
@@ -168,19 +132,14 @@ pub fn run_plan(
     let root = spec.site.root();
     let base = PageConfig {
         protocol: Protocol::Https,
-        conns_per_host: spec.trial.conns_per_host,
-        depth: spec.trial.depth,
+        knobs: spec.trial.model,
         root: (root.host.clone(), root.path.clone()),
         resolve,
         ca: ca.der(),
-        tls13_only: spec.trial.tls13_only,
         http_port: HTTP_PORT,
         https_port: HTTPS_PORT,
         timeout: spec.trial.timeout,
-        headers: spec.trial.headers,
         tls_sessions: None,
-        pool: spec.trial.pool,
-        browser_cost: spec.trial.browser_cost,
         replay: spec
             .site
             .is_recorded()
@@ -188,7 +147,7 @@ pub fn run_plan(
     };
     let link = testbed.link();
     let epoch = testbed.epoch();
-    let (tx, rx) = mpsc::channel::<ProbeResult>();
+    let (tx, rx) = mpsc::channel::<Probe>();
     let client_ns = testbed.namespace(Side::Client);
     let testbed_ref = &testbed;
     let (page, hosts) = (base.root.clone(), base.resolve.clone());
@@ -218,7 +177,7 @@ pub fn run_plan(
         map: unknown_hosts.clone(),
     };
     let client_kind = spec.trial.client;
-    let results = std::thread::scope(|s| -> io::Result<Vec<ProbeResult>> {
+    let results = std::thread::scope(|s| -> io::Result<Vec<Probe>> {
         let client = s.spawn(move || -> io::Result<()> {
             client_ns.enter_current_thread()?;
             let rt = tokio::runtime::Builder::new_current_thread()
@@ -267,12 +226,12 @@ pub fn run_plan(
                 let after = link.stats();
                 let window = (to_time(epoch, t0), to_time(epoch, t1));
                 let (tow_ms, syns) = time_on_wire(&log, window);
-                let probe = ProbeResult {
+                let record = ProbeRecord {
+                    trial: String::new(),
+                    point: Default::default(),
                     schema: 1,
                     protocol,
                     rep: rep.unwrap_or(0),
-                    warmup: rep.is_none(),
-                    phases: phase_totals(&load),
                     plt_ms: load.plt_ms,
                     tow_ms,
                     connections: load.connections,
@@ -288,10 +247,17 @@ pub fn run_plan(
                     resources: load.entries.len(),
                     body_bytes: load.entries.iter().map(|e| e.body_bytes).sum(),
                     misses: misses(&spec.site, &load),
+                    phases: phase_totals(&load),
                     error: load.error.clone(),
                     tls_resumed: load.tls_resumed,
+                    started: unix_secs(started),
+                    har: None,
+                };
+                let probe = Probe {
+                    record,
+                    warmup: rep.is_none(),
                     load: Some(load),
-                    started: Some(started),
+                    started,
                 };
                 if tx.send(probe).is_err() {
                     break;
@@ -337,10 +303,6 @@ fn start_chromium(
     browser::Browser::spawn(cmd, profile)
 }
 
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
 /// Responses 404 to requests the site has no resource (or no recorded 404)
 /// for, matched with the method each request was sent with.
 pub fn misses(site: &Site, load: &PageResult) -> usize {
@@ -354,8 +316,10 @@ pub fn misses(site: &Site, load: &PageResult) -> usize {
         .count()
 }
 
-fn phase_totals(load: &PageResult) -> client::Timings {
-    let mut t = client::Timings::default();
+/// Each HAR phase summed over the page's resources (a phase that does not
+/// apply, -1 in the HAR, counts 0).
+fn phase_totals(load: &PageResult) -> Phases {
+    let mut t = Phases::default();
     for e in &load.entries {
         let p = &e.timings;
         t.blocked += p.blocked.max(0.0);

@@ -1,6 +1,7 @@
-//! The probe record: one line of probes.jsonl, written by lab's campaigns and
-//! read back by resumption, `merge` and the report — one type for both, so the
-//! two cannot drift. Field order is the line's key order.
+//! The probe record: what one probe measured. lab's probes return it
+//! (`compare` prints it in its JSON, a campaign appends it to probes.jsonl),
+//! and resumption, `merge` and the report read it back — one type for all, so
+//! that none can drift from another. Field order is the line's key order.
 
 use crate::experiment::Point;
 use crate::files::PROBES_FILE;
@@ -10,6 +11,7 @@ use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Sums over a page's resources of each HAR 1.2 phase, in ms (a phase that
 /// does not apply to a resource counts 0); `connect` includes `ssl`.
@@ -48,11 +50,13 @@ impl Phases {
     }
 }
 
-/// One line of probes.jsonl: the Trial, its point, and what its probe measured.
+/// What one probe measured, with its Trial and point: one line of
+/// probes.jsonl, and one probe of `compare`'s JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeRecord {
-    /// The Trial's key (`experiment::trial_key`).
+    /// The Trial's key (`experiment::trial_key`); empty outside a campaign.
     pub trial: String,
+    /// The Trial's point; empty outside a campaign.
     pub point: Point,
     #[serde(default)]
     pub schema: u32,
@@ -82,11 +86,13 @@ pub struct ProbeRecord {
     pub drops_loss: u64,
     #[serde(default)]
     pub resources: usize,
-    /// Response body bytes of the page's resources (absent in older files: 0).
-    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    /// Response body bytes of the page's resources, as the client counted
+    /// them (absent in older files: 0).
+    #[serde(default)]
     pub body_bytes: u64,
-    /// Requests answered 404 that the site has nothing for (replay misses).
-    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    /// Requests answered 404 that the site has nothing for (replay misses;
+    /// absent in older files: 0).
+    #[serde(default)]
     pub misses: usize,
     #[serde(default)]
     pub phases: Phases,
@@ -111,82 +117,50 @@ fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> 
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
-fn is_zero_u64(v: &u64) -> bool {
-    *v == 0
-}
-
 fn is_zero_usize(v: &usize) -> bool {
     *v == 0
 }
 
+/// Seconds since the Unix epoch of `t` (0 before it).
+pub fn unix_secs(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 impl ProbeRecord {
+    /// A probe that could not run, starting now: all zeros but its error (no
+    /// Trial, no point: a campaign sets them).
+    pub fn failed(protocol: Protocol, rep: usize, error: String) -> ProbeRecord {
+        ProbeRecord {
+            trial: String::new(),
+            point: Point::new(),
+            schema: 1,
+            protocol,
+            rep,
+            plt_ms: 0.0,
+            tow_ms: 0.0,
+            connections: 0,
+            syns: 0,
+            bytes_down: 0,
+            bytes_up: 0,
+            packets_down: 0,
+            packets_up: 0,
+            drops_queue: 0,
+            drops_loss: 0,
+            resources: 0,
+            body_bytes: 0,
+            misses: 0,
+            phases: Phases::default(),
+            error: Some(error),
+            tls_resumed: 0,
+            started: unix_secs(SystemTime::now()),
+            har: None,
+        }
+    }
+
     /// The record as one line of probes.jsonl (without its newline).
     pub fn to_line(&self) -> String {
         serde_json::to_string(self).expect("a probe record serializes")
-    }
-}
-
-/// What a summary needs of a probe, whether just measured (lab's ProbeResult)
-/// or read back (a [`ProbeRecord`]).
-pub trait Measured {
-    fn protocol(&self) -> Protocol;
-    /// Why the probe failed; None when it loaded the page.
-    fn error(&self) -> Option<&str>;
-    fn failed(&self) -> bool {
-        self.error().is_some()
-    }
-    fn plt_ms(&self) -> f64;
-    fn tow_ms(&self) -> f64;
-    fn bytes_down(&self) -> u64;
-    fn connections(&self) -> usize;
-    fn bytes_up(&self) -> u64;
-}
-
-impl Measured for ProbeRecord {
-    fn protocol(&self) -> Protocol {
-        self.protocol
-    }
-    fn error(&self) -> Option<&str> {
-        self.error.as_deref()
-    }
-    fn plt_ms(&self) -> f64 {
-        self.plt_ms
-    }
-    fn tow_ms(&self) -> f64 {
-        self.tow_ms
-    }
-    fn bytes_down(&self) -> u64 {
-        self.bytes_down
-    }
-    fn connections(&self) -> usize {
-        self.connections
-    }
-    fn bytes_up(&self) -> u64 {
-        self.bytes_up
-    }
-}
-
-impl<T: Measured + ?Sized> Measured for &T {
-    fn protocol(&self) -> Protocol {
-        (**self).protocol()
-    }
-    fn error(&self) -> Option<&str> {
-        (**self).error()
-    }
-    fn plt_ms(&self) -> f64 {
-        (**self).plt_ms()
-    }
-    fn tow_ms(&self) -> f64 {
-        (**self).tow_ms()
-    }
-    fn bytes_down(&self) -> u64 {
-        (**self).bytes_down()
-    }
-    fn connections(&self) -> usize {
-        (**self).connections()
-    }
-    fn bytes_up(&self) -> u64 {
-        (**self).bytes_up()
     }
 }
 
@@ -260,8 +234,12 @@ pub fn latest(probes: Vec<ProbeRecord>) -> Vec<ProbeRecord> {
 mod tests {
     use super::*;
 
-    /// A line as campaigns have always written it (key order included).
-    const LINE: &str = r#"{"trial":"site=icons rtt=20ms protocol=h2 rep=0","point":{"rtt":"20ms","site":"icons"},"schema":1,"protocol":"h2","rep":0,"plt_ms":61.5,"tow_ms":60.25,"connections":1,"syns":1,"bytes_down":120000,"bytes_up":4000,"packets_down":90,"packets_up":50,"drops_queue":0,"drops_loss":0,"resources":12,"phases":{"blocked":0.5,"dns":0.0,"connect":40.0,"ssl":20.0,"send":1.0,"wait":100.0,"receive":30.0},"error":null,"started":1700000000.5,"har":"har/0011223344556677.har"}"#;
+    /// A line as campaigns write it (key order included).
+    const LINE: &str = r#"{"trial":"site=icons rtt=20ms protocol=h2 rep=0","point":{"rtt":"20ms","site":"icons"},"schema":1,"protocol":"h2","rep":0,"plt_ms":61.5,"tow_ms":60.25,"connections":1,"syns":1,"bytes_down":120000,"bytes_up":4000,"packets_down":90,"packets_up":50,"drops_queue":0,"drops_loss":0,"resources":12,"body_bytes":110000,"misses":0,"phases":{"blocked":0.5,"dns":0.0,"connect":40.0,"ssl":20.0,"send":1.0,"wait":100.0,"receive":30.0},"error":null,"started":1700000000.5,"har":"har/0011223344556677.har"}"#;
+
+    /// A line as campaigns wrote it before every record had its body bytes
+    /// and misses (they were left out when 0, and before that not known).
+    const OLD_LINE: &str = r#"{"trial":"site=icons rtt=20ms protocol=h2 rep=0","point":{"rtt":"20ms","site":"icons"},"schema":1,"protocol":"h2","rep":0,"plt_ms":61.5,"tow_ms":60.25,"connections":1,"syns":1,"bytes_down":120000,"bytes_up":4000,"packets_down":90,"packets_up":50,"drops_queue":0,"drops_loss":0,"resources":12,"phases":{"blocked":0.5,"dns":0.0,"connect":40.0,"ssl":20.0,"send":1.0,"wait":100.0,"receive":30.0},"error":null,"started":1700000000.5,"har":"har/0011223344556677.har"}"#;
 
     #[test]
     fn a_line_reads_and_writes_back_byte_for_byte() {
@@ -279,6 +257,31 @@ mod tests {
             line.ends_with(r#""error":"testbed: boom","started":1700000000.5}"#),
             "{line}"
         );
+    }
+
+    /// An older line reads, its body bytes and misses 0, and is written back
+    /// with them.
+    #[test]
+    fn an_older_line_reads() {
+        let r: ProbeRecord = serde_json::from_str(OLD_LINE).unwrap();
+        assert_eq!((r.body_bytes, r.misses, r.tls_resumed), (0, 0, 0));
+        let line = ProbeRecord {
+            body_bytes: 110000,
+            ..r
+        }
+        .to_line();
+        assert_eq!(line, LINE);
+    }
+
+    /// A record that could not run: all zeros but its error, started now.
+    #[test]
+    fn a_failed_record() {
+        let r = ProbeRecord::failed(Protocol::H3, 2, "testbed: boom".into());
+        assert_eq!((r.protocol, r.rep, r.schema), (Protocol::H3, 2, 1));
+        assert_eq!(r.error.as_deref(), Some("testbed: boom"));
+        assert!(r.started > 1.6e9, "{}", r.started);
+        let back: ProbeRecord = serde_json::from_str(&r.to_line()).unwrap();
+        assert_eq!(back, r);
     }
 
     /// A NaN (a phase or time that could not be computed) is written as

@@ -7,10 +7,11 @@
 //! [`failure_note`] say so alike in `compare`'s table and the report.
 
 use crate::experiment::Metric;
-use crate::probe::Measured;
+use crate::probe::ProbeRecord;
 use crate::stats::{gain_with_ci, mean, summarize, Summary, BOOTSTRAP_SEED};
 use proto::Protocol;
 use serde::Serialize;
+use std::borrow::Borrow;
 
 /// What a headline metric picks out of a summary.
 impl Metric {
@@ -92,35 +93,34 @@ pub fn or_na(v: impl Into<Option<f64>>, fmt: impl Fn(f64) -> String) -> String {
 }
 
 /// The mean of `f` over `probes`; None for no probe.
-fn mean_of<P>(probes: &[&P], f: impl Fn(&P) -> f64) -> Option<f64> {
+fn mean_of(probes: &[&ProbeRecord], f: impl Fn(&ProbeRecord) -> f64) -> Option<f64> {
     (!probes.is_empty()).then(|| mean(&probes.iter().map(|p| f(p)).collect::<Vec<_>>()))
 }
 
 /// Per protocol of `protocols`, in that order: the summary of its finished
-/// `probes` (failed ones are counted), gains against `baseline`'s.
-pub fn summarize_protocols<P: Measured>(
+/// `probes` (failed ones are counted), gains against `baseline`'s. The probes
+/// may be records or references to them.
+pub fn summarize_protocols<P: Borrow<ProbeRecord>>(
     baseline: Protocol,
     protocols: &[Protocol],
     probes: &[P],
 ) -> Vec<ProtocolSummary> {
-    let ok = |p: Protocol| -> Vec<&P> {
+    let of = |p: Protocol, failed: bool| -> Vec<&ProbeRecord> {
         probes
             .iter()
-            .filter(|r| r.protocol() == p && !r.failed())
+            .map(Borrow::borrow)
+            .filter(|r: &&ProbeRecord| r.protocol == p && r.error.is_some() == failed)
             .collect()
     };
-    let base: Vec<f64> = ok(baseline).iter().map(|r| r.plt_ms()).collect();
-    let base_tow: Vec<f64> = ok(baseline).iter().map(|r| r.tow_ms()).collect();
+    let base: Vec<f64> = of(baseline, false).iter().map(|r| r.plt_ms).collect();
+    let base_tow: Vec<f64> = of(baseline, false).iter().map(|r| r.tow_ms).collect();
     protocols
         .iter()
         .map(|&p| {
-            let good = ok(p);
-            let failed: Vec<&P> = probes
-                .iter()
-                .filter(|r| r.protocol() == p && r.failed())
-                .collect();
-            let plt: Vec<f64> = good.iter().map(|r| r.plt_ms()).collect();
-            let tow: Vec<f64> = good.iter().map(|r| r.tow_ms()).collect();
+            let good = of(p, false);
+            let failed = of(p, true);
+            let plt: Vec<f64> = good.iter().map(|r| r.plt_ms).collect();
+            let tow: Vec<f64> = good.iter().map(|r| r.tow_ms).collect();
             let split = |g: Option<(f64, [f64; 2])>| match g {
                 Some((g, ci)) => (Some(g), ci),
                 None => (None, [f64::NAN, f64::NAN]),
@@ -134,14 +134,14 @@ pub fn summarize_protocols<P: Measured>(
                 failed: failed.len(),
                 plt_ms: summarize(&plt),
                 tow_ms: summarize(&tow),
-                bytes_down: mean_of(&good, |r| r.bytes_down() as f64),
-                connections: mean_of(&good, |r| r.connections() as f64),
+                bytes_down: mean_of(&good, |r| r.bytes_down as f64),
+                connections: mean_of(&good, |r| r.connections as f64),
                 gain_pct,
                 gain_ci95,
                 tow_gain_pct,
                 tow_gain_ci95,
-                bytes_up: mean_of(&good, |r| r.bytes_up() as f64),
-                first_error: failed.first().and_then(|r| r.error()).map(String::from),
+                bytes_up: mean_of(&good, |r| r.bytes_up as f64),
+                first_error: failed.first().and_then(|r| r.error.clone()),
             }
         })
         .collect()
@@ -150,7 +150,6 @@ pub fn summarize_protocols<P: Measured>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::ProbeRecord;
 
     fn probe(protocol: Protocol, plt_ms: f64, error: bool) -> ProbeRecord {
         failing(protocol, plt_ms, error.then_some("x"))
@@ -158,29 +157,14 @@ mod tests {
 
     fn failing(protocol: Protocol, plt_ms: f64, error: Option<&str>) -> ProbeRecord {
         ProbeRecord {
-            trial: String::new(),
-            point: Default::default(),
-            schema: 1,
-            protocol,
-            rep: 0,
             plt_ms,
             tow_ms: plt_ms - 10.0,
             connections: 2,
             syns: 2,
             bytes_down: 1000,
-            bytes_up: 0,
-            packets_down: 0,
-            packets_up: 0,
-            drops_queue: 0,
-            drops_loss: 0,
             resources: 1,
-            body_bytes: 0,
-            misses: 0,
-            tls_resumed: 0,
-            phases: Default::default(),
             error: error.map(String::from),
-            started: 0.0,
-            har: None,
+            ..ProbeRecord::failed(protocol, 0, String::new())
         }
     }
 

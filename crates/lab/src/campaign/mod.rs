@@ -1,5 +1,5 @@
 //! Campaigns: an experiment's Trials run on N isolated testbeds in parallel,
-//! each ProbeResult appended to `DIR/probes.jsonl` (and fsync'd, its HAR
+//! each probe's record appended to `DIR/probes.jsonl` (and fsync'd, its HAR
 //! first) the moment it ends, so that Ctrl-C or `kill -9` loses only the
 //! probes in flight and a rerun skips every finished Trial. A failed write
 //! (a full disk) cuts the file back to its last whole line and stops the

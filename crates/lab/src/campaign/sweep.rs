@@ -7,64 +7,17 @@ use super::dir::{
 };
 use super::schedule::{expected_secs, in_shard, longest_first, max_testbeds, Scheduler, Work};
 use super::SweepError;
-use crate::probe::{run_plan, ProbeResult, ProbeSpec};
+use crate::probe::{run_plan, Probe, ProbeSpec};
 use crate::trial::{settings, Trial};
 use proto::Protocol;
 use results::experiment::{self, point_key, trial_key, Experiment, Point};
-use results::{
-    latest, read_calibration, read_probes, CalibrationEntry, Phases, ProbeRecord, HAR_DIR,
-};
+use results::{latest, read_calibration, read_probes, CalibrationEntry, ProbeRecord, HAR_DIR};
 use site::Site;
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::Path;
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// The record of `probe` (of Trial `trial` at `point`) as probes.jsonl keeps it:
-/// the one place a `ProbeRecord` is made from a `ProbeResult`. The two types
-/// still mirror their fields (lab's `probe::ProbeResult` and `results`'
-/// `ProbeRecord`, `client::Timings` and `results::Phases`); one record type
-/// needs lab::probe and results changed together, beyond this module.
-fn record(trial: String, point: &Point, probe: &ProbeResult, har: Option<String>) -> ProbeRecord {
-    let t = &probe.phases;
-    ProbeRecord {
-        trial,
-        point: point.clone(),
-        schema: probe.schema,
-        protocol: probe.protocol,
-        rep: probe.rep,
-        plt_ms: probe.plt_ms,
-        tow_ms: probe.tow_ms,
-        connections: probe.connections,
-        syns: probe.syns,
-        bytes_down: probe.bytes_down,
-        bytes_up: probe.bytes_up,
-        packets_down: probe.packets_down,
-        packets_up: probe.packets_up,
-        drops_queue: probe.drops_queue,
-        drops_loss: probe.drops_loss,
-        resources: probe.resources,
-        body_bytes: probe.body_bytes,
-        misses: probe.misses,
-        phases: Phases {
-            blocked: t.blocked,
-            dns: t.dns,
-            connect: t.connect,
-            ssl: t.ssl,
-            send: t.send,
-            wait: t.wait,
-            receive: t.receive,
-        },
-        error: probe.error.clone(),
-        tls_resumed: probe.tls_resumed,
-        started: probe
-            .started
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0.0, |d| d.as_secs_f64()),
-        har,
-    }
-}
+use std::time::{Duration, SystemTime};
 
 /// How a sweep runs.
 pub struct SweepOptions {
@@ -92,7 +45,8 @@ pub enum Event<'a> {
     Probe {
         /// The Trial's swept values, protocol and repetition (its key is longer).
         label: &'a str,
-        probe: &'a ProbeResult,
+        /// Its record as probes.jsonl keeps it (when it could be kept).
+        probe: &'a ProbeRecord,
         done: usize,
         pending: usize,
     },
@@ -119,15 +73,13 @@ pub fn quick_plan() -> netns::calibrate::Plan {
 }
 
 fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
+    results::probe::unix_secs(SystemTime::now())
 }
 
 /// What a testbed's thread hands back to the sweep, which records it.
 enum Done {
     Calibrated(Option<CalibrationEntry>, String),
-    Probe(Box<ProbeResult>, Point, String),
+    Probe(Box<Probe>, Point, String),
 }
 
 /// Runs the campaign in `cd`: every Trial of this slice not finished before.
@@ -274,18 +226,21 @@ pub fn sweep(
                 }
                 Done::Probe(probe, point, trial) => {
                     done += 1;
-                    if probe.error.is_some() {
+                    let Probe {
+                        mut record,
+                        load,
+                        started,
+                        ..
+                    } = *probe;
+                    if record.error.is_some() {
                         failed += 1;
                     }
-                    let mut har = None;
                     let mut kept = write_error.is_none();
-                    if let (true, true, Some(load), Some(started)) =
-                        (kept, opts.har, &probe.load, probe.started)
-                    {
+                    if let (true, true, Some(load)) = (kept, opts.har, &load) {
                         let name = har_name(&trial);
                         let doc = crate::har::har(load, started, &point["site"]);
                         match write_atomically(&cd.dir.join(&name), doc.to_string().as_bytes()) {
-                            Ok(()) => har = Some(name),
+                            Ok(()) => record.har = Some(name),
                             Err(e) => {
                                 // The probe is not recorded: a rerun runs it again.
                                 kept = false;
@@ -293,9 +248,15 @@ pub fn sweep(
                             }
                         }
                     }
+                    let swept = exp.swept();
+                    let mut label: Vec<String> = swept
+                        .iter()
+                        .filter_map(|a| point.get(*a).map(|v| format!("{a}={v}")))
+                        .collect();
+                    label.push(format!("{} rep {}", record.protocol, record.rep));
+                    (record.trial, record.point) = (trial, point);
                     if kept {
-                        let line = record(trial.clone(), &point, &probe, har).to_line();
-                        if let Err(e) = appender.append(&line) {
+                        if let Err(e) = appender.append(&record.to_line()) {
                             write_error.get_or_insert(e);
                         }
                     }
@@ -303,15 +264,9 @@ pub fn sweep(
                         // Nothing more can be kept: stop taking new work.
                         queue.clear();
                     }
-                    let swept = exp.swept();
-                    let mut label: Vec<String> = swept
-                        .iter()
-                        .filter_map(|a| point.get(*a).map(|v| format!("{a}={v}")))
-                        .collect();
-                    label.push(format!("{} rep {}", probe.protocol, probe.rep));
                     on_event(Event::Probe {
                         label: &label.join(" "),
-                        probe: &probe,
+                        probe: &record,
                         done,
                         pending: pending_total,
                     });
@@ -360,7 +315,7 @@ fn run_work(
         Work::Point { point, pending } => {
             let fail_all = |pending: &[(Protocol, usize)], error: String| {
                 for &(protocol, rep) in pending {
-                    let probe = ProbeResult::failed(protocol, rep, error.clone());
+                    let probe = Probe::failed(protocol, rep, error.clone());
                     let trial = trial_key(&point, protocol, rep);
                     let _ = tx.send(Done::Probe(Box::new(probe), point.clone(), trial));
                 }
@@ -397,8 +352,9 @@ fn run_work(
                 if probe.warmup {
                     return;
                 }
-                reported.insert((probe.protocol, probe.rep));
-                let trial = trial_key(&point, probe.protocol, probe.rep);
+                let (protocol, rep) = (probe.record.protocol, probe.record.rep);
+                reported.insert((protocol, rep));
+                let trial = trial_key(&point, protocol, rep);
                 let _ = tx.send(Done::Probe(Box::new(probe.clone()), point.clone(), trial));
             });
             if let Err(e) = result {
