@@ -474,12 +474,10 @@ pub enum LoadEvent<'a> {
 }
 
 /// The outcome of `run_paper`: the first load's spec (the site, link and SLA
-/// of both), both loads' records and totals, and the derived figures.
+/// of both), and both loads' records, totals and derived figures.
 pub struct PaperLoad {
     pub base: LoadSpec,
-    pub seconds: Vec<Second>,
-    pub totals: Vec<Totals>,
-    pub derived: Vec<Derived>,
+    pub run: LoadRun,
 }
 
 /// `spdylab paper load [--quick]`: the two loads of `paper_specs` one after
@@ -507,12 +505,12 @@ pub fn run_paper(
     }
     let derived = derive(&seconds, &PAPER_AT, base.sla, PAPER_CPU_AT);
     write_summary(out, &derived)?;
-    Ok(PaperLoad {
-        base,
+    let run = LoadRun {
         seconds,
         totals,
         derived,
-    })
+    };
+    Ok(PaperLoad { base, run })
 }
 
 /// A load run by `run_load`: its records, totals and derived figures.
@@ -887,6 +885,9 @@ async fn generate(
 }
 
 #[cfg(test)]
+mod tests {
+    use super::*;
+
     #[test]
     fn users_are_from_to_or_one_count() {
         assert_eq!(parse_users("1:300"), Ok((1, 300)));
@@ -907,9 +908,6 @@ async fn generate(
         let e = check_keepalive(five, ServerKind::Builtin).unwrap_err();
         assert!(e.to_string().starts_with("--keepalive sets"), "{e}");
     }
-
-mod tests {
-    use super::*;
 
     #[test]
     fn the_watch_counts_errors_per_protocol_and_warns_once() {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// Throughput and latency of a server: pipelining, multiplexing, TLS; closed or open loop
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:
+#[command(after_help = format!("Examples:
   spdylab bench http://127.0.0.1:8080/index.html --protocol http --connections 50 --duration 30s
   spdylab bench http://127.0.0.1:8080/ --protocol http-pipelined --depth 16 --connections 50
   spdylab bench https://127.0.0.1:8443/ --protocol h2 --streams 100 --connections 4 --insecure
@@ -23,19 +23,7 @@ use std::time::Duration;
   spdylab bench --site icons --protocol h3 -c 4 --streams 50 -d 5s --warmup 1s
   spdylab bench --site icons --protocol h3 --server caddy --rtt 20ms
 
-Closed loop by default: each connection keeps --depth requests (h1) or --streams
-streams (h2, SPDY, h3) in flight. A pipeline (--depth over 1) is written again only
-once all its answers are in, as wrk does; without TLS, its connection is read once
-all of them can have come (SO_RCVLOWAT), so each answer is timed when the last one
-is read (wrk too times a pipeline as one). h2, h2c and SPDY refill free streams a
-quarter of --streams at a time (so 75-100 % of them are in flight), h3 one by one.
-h3 runs over QUIC (UDP) with one UDP socket per connection. --server
-caddy|nginx|apache|h2o runs that server in a testbed (unshaped unless LINK flags
-are given); a protocol it does not serve is refused.
-With --rate, open loop: requests are due at a constant rate and latency runs from
-when each was due (coordinated-omission correction, as wrk2).
-Every response is checked: status, and body length against --paths or the first
-response of its path; a wrong one is an error, never a success.")]
+{}", text::HOW))]
 #[command(mut_arg("rate", |a| a
     .long("link-rate")
     .help("With --site: rate of both directions of the link (e.g. 10mbit); --rate is requests/s here")))]

@@ -21,11 +21,6 @@ pub fn one_of<T: Clone + Send + Sync + 'static>(
     PossibleValuesParser::new(names).try_map(move |v| of(&v).ok_or("no such value"))
 }
 
-/// `--tls 1.2|1.3`: Some(true): TLS 1.3 only; Some(false): TLS 1.2 only.
-pub fn tls_parser() -> impl TypedValueParser<Value = bool> {
-    one_of(&["1.2", "1.3"], |v| Some(v == "1.3"))
-}
-
 /// The emulated link: delay, rate, loss, queue, TCP initial window and congestion control.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Link")]

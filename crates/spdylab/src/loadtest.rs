@@ -3,7 +3,7 @@
 //! workers, one record a second.
 
 use crate::compare::{parse_protocols, ProtocolList, ServerArg};
-use crate::link_args::{tls_parser, LinkArgs};
+use crate::link_args::{one_of, LinkArgs};
 use crate::sites;
 use crate::trial_args::{default_of, knob};
 use crate::Failure;
@@ -18,17 +18,11 @@ use std::time::Duration;
 
 /// Virtual users load a page, think and load it again; users vs response time, errors, server CPU/memory/workers
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:
+#[command(after_help = format!("Examples:
   spdylab load --site icons --protocols http,h2 --server apache --users 1:300 --ramp 3m --think 5s --delay-down 40ms --delay-up 45ms
   spdylab load --site icons --protocols https,spdy3 --users 1:1000 --ramp 20m --hold 5m --at 100,120,200,777 --out /tmp/load
 
-Users are added linearly from the first to the last count over --ramp, then held
-for --hold; each has its own client address (198.19.0.0/16) and keeps its
-connections between pages unless --new-connections. One record a second goes to
-DIR/load.jsonl as it ends; the derived figures (max pages/s, response time at
---at users, users at the first error and where the mean page time (5 s) first
-exceeds --sla, CPU idle and memory at --cpu-at users) are printed and written to
-DIR/summary.csv. Ctrl-C stops early and keeps everything so far.")]
+{}", text::HOW))]
 pub struct LoadArgs {
     /// A built-in site (see `spdylab sites`) or a site file (.toml)
     #[arg(long)]
@@ -83,7 +77,7 @@ pub struct LoadArgs {
           value_parser = knob("max_streams", |t| t.served.max_streams))]
     pub max_streams: u32,
     /// Only this TLS version (default: 1.3, falling back to 1.2)
-    #[arg(long, value_parser = tls_parser())]
+    #[arg(long, value_parser = one_of(&["1.2", "1.3"], |v| Some(v == "1.3")))]
     pub tls: Option<bool>,
     #[command(flatten)]
     pub link: LinkArgs,
@@ -139,7 +133,7 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
     if args.json {
         println!("{}", text::json(&spec, &run, &out));
     } else {
-        println!("{}", text::summary(&spec, &run.derived, &run.totals, &out));
+        println!("{}", text::summary(&spec, &run, &out));
     }
     Ok(0)
 }
@@ -152,10 +146,7 @@ pub fn paper_load(quick: bool, out: &Path) -> Result<i32, Failure> {
     let paper = lab::loadtest::run_paper(quick, out, &stop, &mut |e| {
         eprint!("{}", progress.event(&e, stop.load(Ordering::Relaxed)))
     })?;
-    println!(
-        "{}",
-        text::summary(&paper.base, &paper.derived, &paper.totals, out)
-    );
+    println!("{}", text::summary(&paper.base, &paper.run, out));
     let (html, _) = report::loadtest::write_load(out, paper.base.sla)?;
     eprintln!("report: {}", html.display());
     Ok(0)

@@ -45,7 +45,7 @@ pub struct ServeArgs {
           value_parser = knob("server_delay", |t| t.served.delay))]
     pub server_delay: lab::trial::ServerDelay,
     /// Only this TLS version (default: 1.2 and 1.3)
-    #[arg(long, value_parser = crate::link_args::tls_parser())]
+    #[arg(long, value_parser = crate::link_args::one_of(&["1.2", "1.3"], |v| Some(v == "1.3")))]
     pub tls: Option<bool>,
     /// Where to write the CA certificate (default: $TMPDIR/spdylab-ca-UID/ca-PID.pem, this user's alone; removed at exit, or by the next serve after kill -9)
     #[arg(long, value_name = "FILE")]

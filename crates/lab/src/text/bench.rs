@@ -8,6 +8,21 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
 
+/// How bench measures: `spdylab bench --help`, under the examples.
+pub const HOW: &str = "Closed loop by default: each connection keeps --depth requests (h1) or --streams
+streams (h2, SPDY, h3) in flight. A pipeline (--depth over 1) is written again only
+once all its answers are in, as wrk does; without TLS, its connection is read once
+all of them can have come (SO_RCVLOWAT), so each answer is timed when the last one
+is read (wrk too times a pipeline as one). h2, h2c and SPDY refill free streams a
+quarter of --streams at a time (so 75-100 % of them are in flight), h3 one by one.
+h3 runs over QUIC (UDP) with one UDP socket per connection. --server
+caddy|nginx|apache|h2o runs that server in a testbed (unshaped unless LINK flags
+are given); a protocol it does not serve is refused.
+With --rate, open loop: requests are due at a constant rate and latency runs from
+when each was due (coordinated-omission correction, as wrk2).
+Every response is checked: status, and body length against --paths or the first
+response of its path; a wrong one is an error, never a success.";
+
 /// What is about to run, on stderr before the bench starts.
 pub fn start_line(plan: &Plan, duration: Duration, rate: Option<f64>) -> String {
     format!(

@@ -4,10 +4,19 @@
 //! closing lines — and, on stdout, the summary of the derived figures, or the
 //! one JSON object of `--json`.
 
-use crate::loadtest::{Derived, LoadEvent, LoadRun, LoadSpec, Second, Totals, Watch};
+use crate::loadtest::{LoadEvent, LoadRun, LoadSpec, Second, Watch};
 use crate::text::link::describe;
 use serde_json::{json, Value};
 use std::path::Path;
+
+/// How a load runs: `spdylab load --help`, under the examples.
+pub const HOW: &str = "Users are added linearly from the first to the last count over --ramp, then held
+for --hold; each has its own client address (198.19.0.0/16) and keeps its
+connections between pages unless --new-connections. One record a second goes to
+DIR/load.jsonl as it ends; the derived figures (max pages/s, response time at
+--at users, users at the first error and where the mean page time (5 s) first
+exceeds --sla, CPU idle and memory at --cpu-at users) are printed and written to
+DIR/summary.csv. Ctrl-C stops early and keeps everything so far.";
 
 /// A load's progress, as text to write to stderr as it is (each piece ends
 /// its own lines). `tty`: stderr is a terminal; `progress`: the head line and
@@ -114,7 +123,8 @@ impl LoadProgress {
 
 /// The summary on stdout, in lines: the site and link, each protocol's
 /// derived figures, the errors by kind, where the files are.
-pub fn summary(spec: &LoadSpec, rows: &[Derived], totals: &[Totals], out: &Path) -> String {
+pub fn summary(spec: &LoadSpec, run: &LoadRun, out: &Path) -> String {
+    let (rows, totals) = (&run.derived, &run.totals);
     let mut lines = vec![format!(
         "site {} ({} resources, {:.1} kB) on {} — {}",
         spec.site.name,
@@ -210,6 +220,7 @@ pub fn json(spec: &LoadSpec, run: &LoadRun, out: &Path) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::loadtest::{Derived, Totals};
     use std::collections::BTreeMap;
 
     fn spec() -> LoadSpec {
@@ -278,7 +289,7 @@ mod tests {
     #[test]
     fn the_summary_lists_each_protocols_figures_and_errors() {
         let spec = spec();
-        let rows = [Derived {
+        let derived = vec![Derived {
             protocol: "h2".into(),
             max_pages_per_s: 17,
             rt_at: vec![(100, Some(1234.0)), (777, None)],
@@ -292,14 +303,19 @@ mod tests {
             generator_cpu_max_pct_core: 42.4,
             ..Default::default()
         }];
-        let totals = [Totals {
+        let totals = vec![Totals {
             protocol: "h2".into(),
             errors_by_kind: BTreeMap::from([("reset".to_string(), 2)]),
             error_samples: vec!["reset: a".into(), "reset: b".into()],
             distinct_addresses: false,
             ..Default::default()
         }];
-        let text = summary(&spec, &rows, &totals, Path::new("/tmp/l"));
+        let run = LoadRun {
+            seconds: Vec::new(),
+            totals,
+            derived,
+        };
+        let text = summary(&spec, &run, Path::new("/tmp/l"));
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("site icons ("), "{}", lines[0]);
         assert!(lines[0].contains(" on apache — rtt 85ms"), "{}", lines[0]);
