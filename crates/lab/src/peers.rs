@@ -2,7 +2,7 @@
 //! which protocols each serves and which knobs it honours, as verified
 //! (`peers::Capabilities`), with the reason where it does not — and where each
 //! real server's binary is, with its version, or which package installs it.
-//! The CLI formats the table.
+//! `text::peers` formats the table; `Table::document` is its JSON.
 
 use crate::trial::{PeerKind, ServerKind};
 use ::peers::{Capabilities, Program, StreamLimit};
@@ -143,4 +143,103 @@ pub fn table() -> Table {
         row(&|c| support(c.server_delay), Support::Yes),
     ));
     Table { columns, rows }
+}
+
+impl Feature {
+    /// The row's label: the protocol, or the flag of the knob.
+    pub fn label(self) -> String {
+        match self {
+            Feature::Protocol(p) => p.to_string(),
+            Feature::MaxStreams => "--max-streams".into(),
+            Feature::H3MaxStreams => "--max-streams h3".into(),
+            Feature::Tls12Only => "--tls 1.2".into(),
+            Feature::Tls13Only => "--tls 1.3".into(),
+            Feature::ServerDelay => "--server-delay".into(),
+        }
+    }
+}
+
+impl Support {
+    /// What the cell says: yes, no, any, or "N only".
+    pub fn text(self) -> String {
+        match self {
+            Support::Yes => "yes".into(),
+            Support::No(_) => "no".into(),
+            Support::AnyLimit => "any".into(),
+            Support::FixedLimit(n) => format!("{n} only"),
+        }
+    }
+
+    /// Why not, where the cell says no.
+    pub fn why_not(self) -> Option<&'static str> {
+        match self {
+            Support::No(why) => Some(why),
+            _ => None,
+        }
+    }
+}
+
+impl Binary {
+    /// The binary's path and version, or how to install it (or why it
+    /// cannot be used).
+    pub fn found(&self) -> Result<(String, String), String> {
+        match self {
+            Binary::ThisProgram => Ok((
+                "this binary".into(),
+                format!("spdylab {}", env!("CARGO_PKG_VERSION")),
+            )),
+            Binary::Installed { path, version } => {
+                Ok((path.display().to_string(), version.clone()))
+            }
+            Binary::NotInstalled { package } => {
+                Err(format!("not installed: apt-get install {package}"))
+            }
+            Binary::Broken(why) => Err(why.clone()),
+        }
+    }
+}
+
+impl Table {
+    /// The stream limit the server of column `j` always advertises, if any.
+    pub fn fixed_max_streams(&self, j: usize) -> Option<u32> {
+        let (_, cells) = self.rows.iter().find(|(f, _)| *f == Feature::MaxStreams)?;
+        match cells.get(j) {
+            Some(Support::FixedLimit(n)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The table as one JSON object (`peers --json`): per server its binary
+    /// or how to install it, what it serves, its fixed stream limit and why
+    /// not where it does not.
+    pub fn document(&self) -> serde_json::Value {
+        use serde_json::{json, Map, Value};
+        let servers: Vec<Value> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(j, c)| {
+                let (mut serves, mut why_not) = (Map::new(), Map::new());
+                for (f, cells) in &self.rows {
+                    let Some(cell) = cells.get(j) else { continue };
+                    serves.insert(f.label(), json!(cell.text()));
+                    if let Some(why) = cell.why_not() {
+                        why_not.insert(f.label(), json!(why));
+                    }
+                }
+                let binary = c.binary.found();
+                json!({
+                    "name": c.server.name(),
+                    "installed": binary.is_ok(),
+                    "binary": binary.as_ref().ok().map(|b| b.0.clone()),
+                    "version": binary.as_ref().ok().map(|b| b.1.clone()),
+                    "install": binary.as_ref().err(),
+                    "capabilities": serves,
+                    "fixed_max_streams": self.fixed_max_streams(j),
+                    "why_not": why_not,
+                })
+            })
+            .collect();
+        json!({"schema": 1, "servers": servers})
+    }
 }

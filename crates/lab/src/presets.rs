@@ -6,7 +6,8 @@
 //! keeps; and seed 002's mobile study (2 Mbit/s down, 1 Mbit/s up, 150 ms, SPDY
 //! against HTTP over many pages). Each grid's description ends with its
 //! settings table (`settings`). `--quick` grids are reduced so that each runs
-//! in minutes on 2 cores.
+//! in minutes on 2 cores. `paper`'s choices (which presets, which flags a
+//! non-campaign refuses, each campaign's directory) are made here too.
 //!
 //! The paper's "SPDY" is our `spdy3`; `h2`, its heir, is measured beside it.
 //! (A server or client without `spdy3` measures `h2` in its place, and says so.)
@@ -659,6 +660,94 @@ pub fn text(p: &Preset, quick: bool, peers: Peers) -> String {
     t
 }
 
+/// Whether `paper FIGURE` runs campaigns (the figures, `all`): `load` and
+/// `pipelining` are not campaigns (their own servers, no experiment file, no
+/// slices).
+pub fn is_campaign(figure: &str) -> bool {
+    !matches!(figure, "load" | "pipelining")
+}
+
+/// The flags of `paper` that only the figures' campaigns take, as given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CampaignFlags {
+    /// `--print` (or no `--out`).
+    pub print: bool,
+    pub server: ServerKind,
+    pub client: ClientKind,
+    pub shard: bool,
+    pub retry_failed: bool,
+    pub no_har: bool,
+    pub no_calibration: bool,
+    pub jobs: bool,
+}
+
+/// For `paper load` and `paper pipelining`: Err names the first flag given
+/// that applies only to campaigns.
+pub fn refuse_campaign_flags(figure: &str, f: &CampaignFlags) -> Result<(), String> {
+    let given = [
+        (f.print, "--print"),
+        (f.server != ServerKind::Builtin, "--server"),
+        (f.client != ClientKind::Model, "--client"),
+        (f.shard, "--shard"),
+        (f.retry_failed, "--retry-failed"),
+        (f.no_har, "--no-har"),
+        (f.no_calibration, "--no-calibration"),
+        (f.jobs, "--jobs"),
+    ];
+    match given.iter().find(|(set, _)| *set) {
+        Some((_, flag)) => Err(format!(
+            "paper {figure}: {flag} applies to the figures' campaigns, not to this preset"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The presets `paper FIGURE` runs: one by its name, or every one for `all`.
+pub fn chosen(figure: &str) -> Result<Vec<&'static Preset>, String> {
+    if figure == "all" {
+        return Ok(PRESETS.iter().collect());
+    }
+    let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+    preset(figure)
+        .map(|p| vec![p])
+        .ok_or_else(|| format!("'{figure}' is not a figure: {} or all", names.join(", ")))
+}
+
+/// The experiment files of `presets` (`paper --print`), each under a
+/// comment naming it.
+pub fn files(presets: &[&Preset], quick: bool, peers: Peers) -> String {
+    let mut out = String::new();
+    for p in presets {
+        let _ = write!(out, "# {}: {}\n{}", p.name, p.about, text(p, quick, peers));
+    }
+    out
+}
+
+/// The campaign of preset `p` and its directory: `out`, or for `all`
+/// (`each_in_own_dir`) `out/NAME`. Err: the preset's text does not parse
+/// (a bug).
+pub fn campaign(
+    p: &Preset,
+    quick: bool,
+    peers: Peers,
+    out: &std::path::Path,
+    each_in_own_dir: bool,
+) -> Result<(crate::sweep_request::PreparedSweep, std::path::PathBuf), String> {
+    let text = text(p, quick, peers);
+    let experiment = results::experiment::parse(&format!("preset {}", p.name), &text)
+        .map_err(|e| e.to_string())?;
+    let dir = match each_in_own_dir {
+        true => out.join(p.name),
+        false => out.to_path_buf(),
+    };
+    let prepared = crate::sweep_request::PreparedSweep {
+        experiment,
+        text,
+        site_base: std::path::PathBuf::new(),
+    };
+    Ok((prepared, dir))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -723,7 +812,7 @@ mod tests {
                 for point in e.points() {
                     let s = crate::trial::settings(&point, 1).unwrap();
                     assert_eq!(s.testbed.shards, 1, "{name}: one server");
-                    assert_eq!(s.trial.tls13_only, Some(false));
+                    assert_eq!(s.trial.tls13_only(), Some(false));
                 }
             }
             let e = parsed("fig8", quick);
@@ -767,5 +856,36 @@ mod tests {
             assert!(help.contains(&format!("{}: ", p.name)), "{help}");
         }
         assert!(help.contains("shards:1, shards:2"), "{help}");
+    }
+
+    #[test]
+    fn load_and_pipelining_refuse_print_and_campaign_flags() {
+        for figure in ["load", "pipelining"] {
+            assert!(!is_campaign(figure));
+            assert!(refuse_campaign_flags(figure, &CampaignFlags::default()).is_ok());
+            let print = CampaignFlags {
+                print: true,
+                jobs: true,
+                ..CampaignFlags::default()
+            };
+            let why = refuse_campaign_flags(figure, &print).unwrap_err();
+            assert_eq!(
+                why,
+                format!(
+                    "paper {figure}: --print applies to the figures' campaigns, not to this preset"
+                )
+            );
+            let jobs = CampaignFlags {
+                jobs: true,
+                ..CampaignFlags::default()
+            };
+            let why = refuse_campaign_flags(figure, &jobs).unwrap_err();
+            assert!(why.contains("--jobs applies to the figures"), "{why}");
+        }
+        assert!(is_campaign("fig2") && is_campaign("all"));
+        assert!(chosen("fig3")
+            .unwrap_err()
+            .contains("'fig3' is not a figure: fig2, "));
+        assert_eq!(chosen("all").unwrap().len(), PRESETS.len());
     }
 }

@@ -150,14 +150,11 @@ fn in_testbed(
         &ServerSetup {
             site,
             kind: crate::trial::ServerKind::Builtin,
-            max_streams: crate::trial::Trial::default().max_streams,
-            tls13_only: None,
-            server_delay: Duration::ZERO,
+            knobs: server::Knobs::default(),
             keepalive: None,
             access_log: false,
             stop_after: None,
             thread_name: "record-srv",
-            tls_tickets: false,
         },
     )
     .map_err(failed("server"))?;
@@ -208,6 +205,125 @@ pub fn write_har(path: &Path, har: &serde_json::Value) -> io::Result<()> {
     let mut bytes = serde_json::to_vec_pretty(har)?;
     bytes.push(b'\n');
     crate::durable::write_whole(path, &bytes)
+}
+
+/// What `spdylab record` asks for: a URL, or a site (exactly one).
+pub struct Request {
+    pub url: Option<String>,
+    pub site: Option<String>,
+    /// Default: h2, or http for an http:// URL.
+    pub protocol: Option<Protocol>,
+    /// With a site: its layout (default: origin) and seed.
+    pub layout: Option<site::Layout>,
+    pub site_seed: u64,
+    /// With a URL: a PEM file of certificates to trust (`--ca`).
+    pub ca: Option<PathBuf>,
+    pub insecure: bool,
+    pub map: Vec<(String, String)>,
+}
+
+/// `--map HOST=ADDR[:PORT]`: a host name and where Chromium connects for it.
+pub fn parse_map(s: &str) -> Result<(String, String), String> {
+    let ok = |x: &str| !x.is_empty() && !x.contains([',', ' ', '=']);
+    match s.split_once('=') {
+        Some((h, t)) if ok(h) && ok(t) => Ok((h.to_string(), t.to_string())),
+        _ => Err(format!("'{s}': give HOST=ADDR or HOST=ADDR:PORT")),
+    }
+}
+
+/// Where the request's page comes from. `link` gives the link flags: with a
+/// URL none may be given; with a site they make its testbed. Errors name
+/// the flag.
+pub fn source<E: From<RecordError>>(
+    req: &Request,
+    link: impl FnOnce() -> Result<crate::trial::LinkChoice, E>,
+) -> Result<Source, E> {
+    let usage = |m: String| E::from(RecordError::Usage(m));
+    let flag = |k: &str| format!("--{}", k.replace('_', "-"));
+    match (&req.url, &req.site) {
+        (Some(url), _) => {
+            let given: Vec<String> = link()?.given().map(flag).collect();
+            if !given.is_empty() {
+                return Err(usage(format!(
+                    "{}: link flags need --site (a URL is loaded on this host, with no emulated link)",
+                    given.join(", ")
+                )));
+            }
+            let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+            let tls = match scheme.as_deref() {
+                Some("https") => true,
+                Some("http") => false,
+                _ => {
+                    return Err(usage(format!(
+                        "URL '{url}': give an http:// or https:// URL"
+                    )))
+                }
+            };
+            let protocol = req
+                .protocol
+                .unwrap_or(if tls { Protocol::H2 } else { Protocol::Http });
+            if protocol.tls() != tls {
+                return Err(usage(format!(
+                    "--protocol {protocol} does not go with the URL's scheme ({})",
+                    scheme.unwrap_or_default()
+                )));
+            }
+            let spki = match &req.ca {
+                None => Vec::new(),
+                Some(f) => std::fs::read_to_string(f)
+                    .map_err(|e| e.to_string())
+                    .and_then(|pem| spki_of_pem(&pem))
+                    .map_err(|e| usage(format!("--ca {}: {e}", f.display())))?,
+            };
+            Ok(Source::Host {
+                url: url.clone(),
+                protocol,
+                insecure: req.insecure,
+                spki,
+                map: req.map.clone(),
+            })
+        }
+        (None, Some(name)) => {
+            if req.ca.is_some() || req.insecure || !req.map.is_empty() {
+                return Err(usage(
+                    "--ca, --insecure and --map go with a URL (with --site the testbed's CA is trusted and its hosts resolved)"
+                        .into(),
+                ));
+            }
+            let layout = req.layout.unwrap_or(site::Layout::Origin);
+            let (site, addresses) =
+                crate::sites::laid_out(name, req.site_seed, layout, 1).map_err(usage)?;
+            let testbed = link()?
+                .testbed_spec(addresses, &flag)
+                .map_err(|e| usage(e.to_string()))?;
+            Ok(Source::Testbed {
+                site,
+                protocol: req.protocol.unwrap_or(Protocol::H2),
+                testbed: Box::new(testbed),
+            })
+        }
+        (None, None) => Err(usage("give a URL or --site".into())),
+    }
+}
+
+/// Records the page of `source` into the HAR file `out` names (`har_path`):
+/// the file and what it holds.
+pub fn record_to(
+    source: &Source,
+    out: &Path,
+    timeout: Duration,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(PathBuf, RecordSummary), RecordError> {
+    let path = har_path(out);
+    let rec = record(source, timeout, progress)?;
+    write_har(&path, &rec.har)
+        .map_err(|e| RecordError::Failed(format!("--out {}: {e}", path.display())))?;
+    Ok((path, rec.summary))
+}
+
+/// A recording as one JSON object (`--json`): its file and summary.
+pub fn document(path: &Path, summary: &RecordSummary) -> serde_json::Value {
+    serde_json::json!({"schema": 1, "har": path, "summary": summary})
 }
 
 #[cfg(test)]

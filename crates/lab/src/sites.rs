@@ -3,9 +3,11 @@
 //! `site.json`) by path — relative to a base directory for experiment files.
 //! Every command and the campaigns resolve `--site` and `sites = [...]` through
 //! it. Also `import`: HARs (one, or a directory of them: a corpus) into
-//! directories, written whole or not at all.
+//! directories, written whole or not at all; and the JSON of `spdylab sites`
+//! and `spdylab import`.
 
 pub use site::{Layout, Site, DEFAULT_SEED};
+use serde_json::json;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -79,6 +81,40 @@ pub fn lay_out(site: &Site, layout: Layout) -> Result<Site, SiteError> {
     layout
         .apply(site)
         .map_err(|e| SiteError::Invalid(e.to_string()))
+}
+
+/// `name_or_path` resolved (`resolve`) and laid out (`lay_out`), with the
+/// number of server addresses it is placed on (`shards` for the origin
+/// layout, the layout's own otherwise: `trial::addresses`). Err: the
+/// message, naming `--site`, `--shards` or `--layout`.
+pub fn laid_out(
+    name_or_path: &str,
+    seed: u64,
+    layout: Layout,
+    shards: u16,
+) -> Result<(Site, usize), String> {
+    let origin = resolve(name_or_path, seed).map_err(|e| e.named("--site"))?;
+    let addresses = crate::trial::addresses(layout, shards as usize, &|k| format!("--{k}"))?;
+    let s = lay_out(&origin, layout).map_err(|e| format!("--layout {layout}: {e}"))?;
+    Ok((s, addresses))
+}
+
+/// Each of `names` as `laid_out`, and the number of addresses they are
+/// placed on (`shards` for none).
+pub fn laid_out_all(
+    names: &[String],
+    seed: u64,
+    layout: Layout,
+    shards: u16,
+) -> Result<(Vec<Site>, usize), String> {
+    let mut sites = Vec::new();
+    let mut addresses = usize::from(shards);
+    for name in names {
+        let (site, n) = laid_out(name, seed, layout, shards)?;
+        sites.push(site);
+        addresses = n;
+    }
+    Ok((sites, addresses))
 }
 
 /// The built-in sites, in their order.
@@ -220,6 +256,51 @@ pub fn import(path: &Path, out: &Path) -> Result<Vec<Imported>, ImportError> {
             report,
         })
         .collect())
+}
+
+/// What `spdylab import` does: the HARs at `path` imported into `out`
+/// (`import`), or, without `out`, only read and reported.
+pub fn import_or_inspect(path: &Path, out: Option<&Path>) -> Result<Vec<Imported>, ImportError> {
+    if let Some(out) = out {
+        return import(path, out);
+    }
+    let input = |e: SiteError| ImportError::Input(e.to_string());
+    let mut v = Vec::new();
+    for har in hars(path).map_err(input)? {
+        let (s, report) = import_har(&har).map_err(input)?;
+        v.push(Imported {
+            har,
+            name: s.name,
+            report,
+        });
+    }
+    Ok(v)
+}
+
+/// `import --json`: where the sites were written, and each HAR's import.
+pub fn import_document(out: Option<&Path>, imported: &[Imported]) -> serde_json::Value {
+    let list: Vec<_> = imported
+        .iter()
+        .map(|i| json!({"har": i.har, "name": i.name, "import": i.report}))
+        .collect();
+    json!({"schema": 1, "out": out, "sites": list})
+}
+
+/// `sites --json`: the built-in sites, each with its size and domains.
+pub fn list_document(sites: &[Site]) -> serde_json::Value {
+    let list: Vec<_> = sites
+        .iter()
+        .map(|s| {
+            json!({"name": s.name, "resources": s.resources.len(),
+                   "bytes": s.total_bytes(), "domains": s.hosts().len(), "about": s.about})
+        })
+        .collect();
+    json!({"schema": 1, "sites": list})
+}
+
+/// `sites NAME --json`: the whole site.
+pub fn site_document(s: &Site) -> serde_json::Value {
+    json!({"schema": 1, "site": s})
 }
 
 /// Expands the glob patterns among site names (`corpus/*.har`: `*` and `?` in

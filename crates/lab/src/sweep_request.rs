@@ -2,7 +2,9 @@
 //! and parsed, `--server`/`--client` pinned where the file leaves them, and the
 //! sites' globs (`sites = ["corpus/*.har"]`) expanded, in the experiment and
 //! in the text the campaign keeps. Everything on the parsed TOML: a key or a
-//! pattern named in a comment or inside another string is not one.
+//! pattern named in a comment or inside another string is not one. Also the
+//! values of `--jobs` and `--shard`; and the run of a prepared campaign,
+//! with what it did (`Ran`).
 
 use crate::campaign::SweepError;
 use results::experiment::{self, Experiment};
@@ -153,6 +155,92 @@ fn site_strings(text: &str) -> Vec<(String, Range<usize>, bool)> {
         return vec![(o.sites.into_inner(), span, false)];
     }
     Vec::new()
+}
+
+/// Testbeds run at once by default: `auto`, as many as the cores' CPU budget
+/// allows (eight per core at most; a point weighs 0.05 of a core plus half a
+/// core per 100 Mbit/s of its link, an unlimited link or a calibration a whole core).
+pub const DEFAULT_JOBS: &str = "auto";
+
+/// `--jobs`: a number of testbeds, or None for `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Jobs(pub Option<usize>);
+
+/// `--jobs`: a number of testbeds (1..=64), or `auto`.
+pub fn parse_jobs(s: &str) -> Result<Jobs, String> {
+    if s == "auto" {
+        return Ok(Jobs(None));
+    }
+    match s.parse::<usize>() {
+        Ok(n) if (1..=64).contains(&n) => Ok(Jobs(Some(n))),
+        _ => Err(format!("'{s}' is not 1..=64 or auto")),
+    }
+}
+
+/// `--shard I/N`: slice I of N, 1-based.
+pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("'{s}' is not I/N with 1 <= I <= N, e.g. 3/8");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || n == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// What a campaign run did: its Trials (in this slice), those finished
+/// before, the probes run now and those that failed, and its seconds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ran {
+    pub trials: usize,
+    pub finished_before: usize,
+    pub ran: usize,
+    pub failed: usize,
+    pub seconds: f64,
+}
+
+impl Ran {
+    /// The exit status: 1 when a probe failed, else 0.
+    pub fn exit_code(&self) -> i32 {
+        i32::from(self.failed > 0)
+    }
+
+    /// The run as one JSON object (`sweep --json`), with where its results are.
+    pub fn document(&self, out: &Path) -> serde_json::Value {
+        serde_json::json!({"schema": 1, "out": out, "trials": self.trials,
+                           "finished_before": self.finished_before, "ran": self.ran,
+                           "failed": self.failed, "seconds": self.seconds})
+    }
+}
+
+/// Runs the prepared campaign in the directory `out`, created or resumed
+/// (`campaign::CampaignDir::open`, `campaign::sweep`); `on_event` hears of
+/// its start, calibrations and probes.
+pub fn run(
+    sweep: PreparedSweep,
+    out: &Path,
+    opts: &crate::campaign::SweepOptions,
+    on_event: &mut dyn FnMut(crate::campaign::Event<'_>),
+) -> Result<Ran, SweepError> {
+    let cd = crate::campaign::CampaignDir::open(out, sweep.experiment, &sweep.text)?;
+    let started = std::time::Instant::now();
+    let mut ran = Ran::default();
+    ran.failed = crate::campaign::sweep(&cd, opts, &sweep.site_base, &mut |event| {
+        if let crate::campaign::Event::Start {
+            total,
+            finished,
+            pending,
+        } = event
+        {
+            (ran.trials, ran.finished_before, ran.ran) = (total, finished, pending);
+        }
+        on_event(event);
+    })?;
+    ran.seconds = started.elapsed().as_secs_f64();
+    Ok(ran)
 }
 
 #[cfg(test)]

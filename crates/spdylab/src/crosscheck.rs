@@ -4,15 +4,13 @@
 //! of Trials within 10 %, the worst Trial and Spearman's ρ.
 
 use crate::compare::{ProtocolList, ServerArg};
-use crate::link_args::{describe, LinkArgs};
+use crate::link_args::LinkArgs;
 use crate::progress::CountProgress;
-use crate::sites;
 use crate::Failure;
 use clap::Args;
-use lab::crosscheck::{agreements, CrosscheckSpec, Phases};
+use lab::text::crosscheck as text;
 use link::units::parse_duration;
 use link::Bitrate;
-use serde_json::json;
 use std::time::Duration;
 
 /// Is the model right? The same Trials with the model and with Chromium: PLT ratio, MAPE, Spearman's rho, phases
@@ -67,172 +65,32 @@ pub struct CrosscheckArgs {
 }
 
 pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
-    let rtts: Vec<Option<Duration>> = if args.rtts.is_empty() {
-        vec![args.link.rtt]
-    } else {
-        args.rtts.iter().map(|r| Some(*r)).collect()
-    };
     let mut trial = args.trial.trial().map_err(Failure::Usage)?;
     trial.server = args.server.kind();
     trial.timeout = args.timeout;
-    let mut sites = Vec::new();
-    let mut addresses = trial.shards;
-    for s in &args.sites {
-        let (site, n) = sites::laid_out(
-            s,
-            lab::sites::DEFAULT_SEED,
-            trial.layout,
-            trial.shards as u16,
-        )?;
-        addresses = n;
-        sites.push(site);
-    }
-    let rates: Vec<Option<Bitrate>> = if args.rates.is_empty() {
-        vec![args.link.rate]
-    } else {
-        args.rates.iter().map(|r| Some(*r)).collect()
-    };
-    let mut links = Vec::new();
-    for rate in &rates {
-        for rtt in &rtts {
-            let mut choice = args.link.choice()?;
-            choice.rtt = *rtt;
-            choice.rate = *rate;
-            let mut testbed = crate::link_args::testbed_spec(&choice, addresses)?;
-            testbed.warm_metrics = trial.warm_metrics;
-            let rtt = link::units::format_duration(testbed.link.rtt());
-            let rate = rate.map_or("unlimited".to_string(), |r| r.to_string());
-            links.push(lab::crosscheck::Link {
-                label: format!("{rtt} {rate}"),
-                rate,
-                rtt,
-                testbed,
-            });
-        }
-    }
-    let spec = CrosscheckSpec {
-        sites,
-        protocols: args.protocols.0.clone(),
-        links,
+    let req = lab::crosscheck::Request {
+        sites: args.sites,
+        protocols: args.protocols.0,
+        rtts: args.rtts,
+        rates: args.rates,
         reps: args.reps as usize,
         warmup: args.warmup as usize,
         trial,
     };
+    let link = || args.link.choice().map_err(|e| e.to_string());
+    let spec = lab::crosscheck::spec(req, link).map_err(Failure::Usage)?;
     let total = spec.total_probes();
     let progress = CountProgress::new("crosscheck", total);
     let mut done = 0;
     let rows = lab::crosscheck::run(&spec, &mut |p, site, label, client| {
         done += 1;
-        let line = match &p.error {
-            None => format!(
-                "{} {} {} {}: PLT {:.0} ms",
-                site.name,
-                label,
-                client.name(),
-                p.protocol,
-                p.plt_ms
-            ),
-            Some(e) => format!(
-                "{} {} {} {} failed: {e}",
-                site.name,
-                label,
-                client.name(),
-                p.protocol
-            ),
-        };
-        progress.item(done, total, &line);
+        progress.item(done, total, &text::progress_line(p, site, label, client));
     })?;
     progress.finish();
-    let groups = agreements(&rows);
-    if args.json {
-        println!(
-            "{}",
-            json!({"schema": 1, "reps": args.reps, "rows": rows,
-                   "mape_pct": groups[0].mape_pct, "agreement": groups,
-                   "pool": spec.trial.pool.name(), "browser_cost": spec.trial.browser_cost.to_string(),
-                   "testbeds": spec.links.iter().map(|l| &l.testbed).collect::<Vec<_>>(),
-                   "links": spec.links.iter().map(|l| json!({"label": l.label, "link": describe(&l.testbed)})).collect::<Vec<_>>()})
-        );
-    } else {
-        println!(
-            "{:<17} {:<13} {:<5} {:>8} {:>8} {:>5} {:>6} {:>7} {:>7}  {:>7} {:>7} {:>7} {:>7} {:>8}",
-            "site",
-            "link",
-            "proto",
-            "model",
-            "chrome",
-            "ratio",
-            "error",
-            "res",
-            "conns",
-            "Δconn",
-            "Δssl",
-            "Δwait",
-            "Δrecv",
-            "Δdisc"
-        );
-        for r in &rows {
-            let d = r.phase_diff();
-            println!(
-                "{:<17} {:<13} {:<5} {:>8} {:>8} {:>5} {:>6} {:>3.0}/{:<3.0} {:>3.0}/{:<3.0}  {:>7} {:>7} {:>7} {:>7} {:>8}",
-                r.site,
-                r.link,
-                r.protocol.name(),
-                or_na(r.model.median, |v| format!("{v:.0}")),
-                or_na(r.chromium.median, |v| format!("{v:.0}")),
-                or_na(r.ratio, |v| format!("{v:.2}")),
-                or_na(r.ape_pct, |v| format!("{v:.1}%")),
-                r.model_resources,
-                r.chromium_resources,
-                r.model_connections,
-                r.chromium_connections,
-                or_na(d.connect, |v| format!("{v:+.0}")),
-                or_na(d.ssl, |v| format!("{v:+.0}")),
-                or_na(d.wait, |v| format!("{v:+.0}")),
-                or_na(d.receive, |v| format!("{v:+.0}")),
-                or_na(d.discovery, |v| format!("{v:+.0}")),
-            );
-        }
-        println!(
-            "model and chrome: median PLT, ms; res, conns: model/Chromium; Δ: model - Chromium, ms ({}); model: --pool {} --browser-cost {}",
-            Phases::NAMES.join(", "),
-            spec.trial.pool,
-            spec.trial.browser_cost
-        );
-        println!();
-        println!(
-            "{:<26} {:>6} {:>7} {:>9} {:>6}  worst",
-            "Trials", "n", "MAPE", "within10", "rho"
-        );
-        for g in &groups {
-            println!(
-                "{:<26} {:>6} {:>7} {:>9} {:>6}  {}",
-                g.group,
-                format!("{}/{}", g.compared, g.trials),
-                or_na(g.mape_pct, |v| format!("{v:.1}%")),
-                or_na(g.within_10_pct, |v| format!("{v:.0}%")),
-                or_na(g.spearman, |v| format!("{v:.3}")),
-                or_na(g.worst_pct, |v| format!("{v:.1}% {}", g.worst)),
-            );
-        }
-        println!(
-            "goal: MAPE within 10% overall and per rate, rho >= 0.95, no Trial worse than 20%"
-        );
-        if rows.iter().any(|r| !r.ape_pct.is_finite()) {
-            println!("n/a: a client loaded none of that Trial's pages: nothing to compare.");
-        }
+    let groups = lab::crosscheck::agreements(&rows);
+    match args.json {
+        true => println!("{}", lab::crosscheck::document(&spec, &rows, &groups)),
+        false => println!("{}", text::report(&rows, &groups, &spec.trial).join("\n")),
     }
-    let failed = rows
-        .iter()
-        .any(|r| r.model_failed + r.chromium_failed > 0 || r.ape_pct.is_nan());
-    Ok(if failed { 1 } else { 0 })
-}
-
-/// `v` formatted, or "n/a" when it is not a number (no successful load).
-fn or_na(v: f64, fmt: impl Fn(f64) -> String) -> String {
-    if v.is_finite() {
-        fmt(v)
-    } else {
-        "n/a".into()
-    }
+    Ok(lab::crosscheck::exit_code(&rows))
 }

@@ -3,8 +3,6 @@
 
 use crate::Failure;
 use clap::Args;
-use lab::sites::ImportReport;
-use serde_json::json;
 use std::path::PathBuf;
 
 /// Import a recorded page (HAR 1.2) as a site: bodies, queries, statuses, headers, parents
@@ -29,74 +27,13 @@ pub struct ImportArgs {
     pub json: bool,
 }
 
-fn print(name: &str, har: &std::path::Path, r: &ImportReport) {
-    println!(
-        "{name} ({}): {} entries, {} pages → {} resources on {} hosts, {:.1} kB",
-        har.display(),
-        r.entries,
-        r.pages,
-        r.resources,
-        r.hosts,
-        r.bytes as f64 / 1000.0
-    );
-    println!(
-        "  bodies: {} recorded, {} generated ({} enlarged to hold their references)",
-        r.bodies_recorded, r.bodies_generated, r.bodies_enlarged
-    );
-    println!(
-        "  parents: {} initiator, {} discovery, {} document, {} redirect",
-        r.parents_initiator, r.parents_discovery, r.parents_document, r.parents_redirect
-    );
-    let versions: Vec<String> = r
-        .http_versions
-        .iter()
-        .map(|(v, n)| format!("{} x{n}", if v.is_empty() { "(none)" } else { v }))
-        .collect();
-    println!("  httpVersion: {}", versions.join(", "));
-    let mut reasons: Vec<(String, usize)> = Vec::new();
-    for s in &r.skipped {
-        match reasons.iter_mut().find(|(x, _)| *x == s.reason) {
-            Some((_, n)) => *n += 1,
-            None => reasons.push((s.reason.clone(), 1)),
-        }
-    }
-    println!("  skipped: {}", r.skipped.len());
-    for s in &r.skipped {
-        println!("    {}  {}", s.reason, s.url);
-    }
-}
-
 pub fn run(args: ImportArgs) -> Result<i32, Failure> {
-    let imported = match &args.out {
-        Some(out) => lab::sites::import(&args.har, out)?,
-        None => {
-            let list = lab::sites::hars(&args.har).map_err(|e| Failure::Usage(e.to_string()))?;
-            let mut v = Vec::new();
-            for h in list {
-                let (s, report) =
-                    lab::sites::import_har(&h).map_err(|e| Failure::Usage(e.to_string()))?;
-                v.push(lab::sites::Imported {
-                    har: h,
-                    name: s.name,
-                    report,
-                });
-            }
-            v
-        }
-    };
-    if args.json {
-        let list: Vec<_> = imported
-            .iter()
-            .map(|i| json!({"har": i.har, "name": i.name, "import": i.report}))
-            .collect();
-        println!("{}", json!({"schema": 1, "out": args.out, "sites": list}));
-        return Ok(0);
-    }
-    for i in &imported {
-        print(&i.name, &i.har, &i.report);
-    }
-    if let Some(out) = &args.out {
-        println!("wrote {}", out.display());
+    let out = args.out.as_deref();
+    let imported = lab::sites::import_or_inspect(&args.har, out)?;
+    match args.json {
+        true => println!("{}", lab::sites::import_document(out, &imported)),
+        // Never empty: an import has at least one HAR.
+        false => println!("{}", lab::text::sites::imported(&imported, out).join("\n")),
     }
     Ok(0)
 }

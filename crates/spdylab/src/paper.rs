@@ -1,10 +1,11 @@
 //! `spdylab paper`: the paper's experiments (004) as ready-made campaigns,
 //! each followed by its report.
 
+use crate::compare::{ClientArg, ServerArg};
 use crate::sweep::{run_campaign, RunArgs};
 use crate::Failure;
 use clap::Args;
-use lab::presets::{self, PRESETS};
+use lab::presets;
 use std::path::PathBuf;
 
 /// Reproduce a figure of "Can SPDY really make the web faster?" (004): sweep, then report
@@ -24,10 +25,10 @@ pub struct PaperArgs {
     pub print: bool,
     /// The server (spdy3 only on builtin: elsewhere h2 stands in for SPDY)
     #[arg(long, value_enum, default_value = "builtin")]
-    pub server: crate::compare::ServerArg,
+    pub server: ServerArg,
     /// The client: model, or chromium (no spdy3: h2 stands in for SPDY)
     #[arg(long, value_enum, default_value = "model")]
-    pub client: crate::compare::ClientArg,
+    pub client: ClientArg,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -58,140 +59,42 @@ An interrupted figure campaign resumes when the same command is run again.",
 }
 
 pub fn run(args: PaperArgs) -> Result<i32, Failure> {
-    if matches!(args.figure.as_str(), "load" | "pipelining") {
-        // These are not campaigns: their own servers, no experiment file, no slices.
-        let r = &args.run;
-        // clap asks for --out unless --print is given: without --print, there is one.
-        let out = match (&args.out, args.print) {
-            (Some(out), false) => out.clone(),
-            _ => {
-                return Err(Failure::Usage(format!(
-                    "paper {}: --print applies to the figures' campaigns, not to this preset",
-                    args.figure
-                )))
-            }
-        };
-        let ignored = [
-            (
-                !matches!(args.server, crate::compare::ServerArg::Builtin),
-                "--server",
-            ),
-            (
-                !matches!(args.client, crate::compare::ClientArg::Model),
-                "--client",
-            ),
-            (r.shard.is_some(), "--shard"),
-            (r.retry_failed, "--retry-failed"),
-            (r.no_har, "--no-har"),
-            (r.no_calibration, "--no-calibration"),
-            (r.jobs.0.is_some(), "--jobs"),
-        ];
-        if let Some((_, flag)) = ignored.iter().find(|(set, _)| *set) {
-            return Err(Failure::Usage(format!(
-                "paper {}: {flag} applies to the figures' campaigns, not to this preset",
-                args.figure
-            )));
-        }
-        return if args.figure == "pipelining" {
-            crate::bench::pipelining_matrix(args.quick, &out, 50)
-        } else {
-            crate::loadtest::paper_load(args.quick, &out)
-        };
-    }
-    let chosen: Vec<&presets::Preset> = if args.figure == "all" {
-        PRESETS.iter().collect()
-    } else {
-        vec![presets::preset(&args.figure).ok_or_else(|| {
-            Failure::Usage(format!(
-                "'{}' is not a figure: {} or all",
-                args.figure,
-                PRESETS
-                    .iter()
-                    .map(|p| p.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?]
-    };
+    let (r, quick) = (&args.run, args.quick);
     let peers = presets::Peers {
         server: args.server.kind(),
         client: args.client.kind(),
     };
+    if !presets::is_campaign(&args.figure) {
+        let flags = presets::CampaignFlags {
+            print: args.print || args.out.is_none(),
+            server: peers.server,
+            client: peers.client,
+            shard: r.shard.is_some(),
+            retry_failed: r.retry_failed,
+            no_har: r.no_har,
+            no_calibration: r.no_calibration,
+            jobs: r.jobs.0.is_some(),
+        };
+        presets::refuse_campaign_flags(&args.figure, &flags).map_err(Failure::Usage)?;
+        let out = args.out.unwrap_or_default(); // given: refused above without it
+        return match args.figure.as_str() {
+            "pipelining" => crate::bench::pipelining_matrix(quick, &out, 50),
+            _ => crate::loadtest::paper_load(quick, &out),
+        };
+    }
+    let chosen = presets::chosen(&args.figure).map_err(Failure::Usage)?;
     if args.print {
-        for p in &chosen {
-            print!(
-                "# {}: {}\n{}",
-                p.name,
-                p.about,
-                presets::text(p, args.quick, peers)
-            );
-        }
+        print!("{}", presets::files(&chosen, quick, peers));
         return Ok(0);
     }
-    let out = args.out.clone().expect("clap requires --out");
+    let out = args.out.unwrap_or_default(); // clap asks for --out unless --print
     let mut worst = 0;
     for p in chosen {
-        let text = presets::text(p, args.quick, peers);
-        let exp = lab::experiment::parse(&format!("preset {}", p.name), &text)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
-        let dir = if args.figure == "all" {
-            out.join(p.name)
-        } else {
-            out.clone()
-        };
-        eprintln!(
-            "paper {}: {}{}",
-            p.name,
-            p.about,
-            if args.quick { " (quick)" } else { "" }
-        );
-        let code = run_campaign(
-            exp,
-            &text,
-            &dir,
-            &args.run.options(),
-            std::path::Path::new(""),
-            false,
-        )?;
+        let (campaign, dir) = presets::campaign(p, quick, peers, &out, args.figure == "all")
+            .map_err(Failure::Usage)?;
+        eprintln!("{}", lab::text::sweep::paper_line(p, quick));
+        worst = worst.max(run_campaign(campaign, &dir, &r.options(), false)?);
         crate::report::write(&dir, None)?;
-        worst = worst.max(code);
     }
     Ok(worst)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        paper: PaperArgs,
-    }
-
-    /// `paper ARGS`'s usage error; these are refused before anything runs.
-    fn refusal(args: &[&str]) -> String {
-        let mut all = vec!["paper"];
-        all.extend_from_slice(args);
-        let cli = Cli::try_parse_from(all).expect("clap accepts it");
-        match run(cli.paper) {
-            Err(Failure::Usage(why)) => why,
-            _ => panic!("{args:?} is not refused"),
-        }
-    }
-
-    #[test]
-    fn load_and_pipelining_refuse_print_and_campaign_flags() {
-        for figure in ["load", "pipelining"] {
-            for args in [&["--print"][..], &["--print", "--out", "x"]] {
-                let why = refusal(&[&[figure][..], args].concat());
-                assert!(why.contains("--print applies to the figures"), "{why}");
-            }
-            let why = refusal(&[figure, "--out", "x", "--jobs", "2"]);
-            assert!(why.contains("--jobs applies to the figures"), "{why}");
-        }
-        // Without --print, clap asks for --out: no usage error of our own.
-        assert!(Cli::try_parse_from(["paper", "load"]).is_err());
-    }
 }

@@ -6,10 +6,8 @@ use crate::link_args::LinkArgs;
 use crate::sites;
 use crate::Failure;
 use clap::Args;
-use lab::record::Source;
 use link::units::parse_duration;
 use proto::Protocol;
-use serde_json::json;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -67,7 +65,7 @@ pub struct RecordArgs {
     pub insecure: bool,
     /// With a URL: connect to ADDR[:PORT] for HOST (Chromium's host rules;
     /// repeatable), e.g. www.example.test=127.0.0.1:8443
-    #[arg(long, value_name = "HOST=ADDR[:PORT]", value_parser = parse_map)]
+    #[arg(long, value_name = "HOST=ADDR[:PORT]", value_parser = lab::record::parse_map)]
     pub map: Vec<(String, String)>,
     /// The load must reach onload (and its bodies be read) within this
     #[arg(long, value_parser = parse_duration, default_value = "60s", value_name = "DURATION")]
@@ -77,110 +75,24 @@ pub struct RecordArgs {
     pub json: bool,
 }
 
-fn parse_map(s: &str) -> Result<(String, String), String> {
-    let ok = |x: &str| !x.is_empty() && !x.contains([',', ' ', '=']);
-    match s.split_once('=') {
-        Some((h, t)) if ok(h) && ok(t) => Ok((h.to_string(), t.to_string())),
-        _ => Err(format!("'{s}': give HOST=ADDR or HOST=ADDR:PORT")),
-    }
-}
-
 pub fn run(args: RecordArgs) -> Result<i32, Failure> {
-    let source = match (&args.url, &args.site) {
-        (Some(url), _) => {
-            let given: Vec<String> = args
-                .link
-                .choice()?
-                .given()
-                .map(|f| format!("--{}", f.replace('_', "-")))
-                .collect();
-            if !given.is_empty() {
-                return Err(Failure::Usage(format!(
-                    "{}: link flags need --site (a URL is loaded on this host, with no emulated link)",
-                    given.join(", ")
-                )));
-            }
-            let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
-            let tls = match scheme.as_deref() {
-                Some("https") => true,
-                Some("http") => false,
-                _ => {
-                    return Err(Failure::Usage(format!(
-                        "URL '{url}': give an http:// or https:// URL"
-                    )))
-                }
-            };
-            let protocol = args
-                .protocol
-                .unwrap_or(if tls { Protocol::H2 } else { Protocol::Http });
-            if protocol.tls() != tls {
-                return Err(Failure::Usage(format!(
-                    "--protocol {protocol} does not go with the URL's scheme ({})",
-                    scheme.unwrap_or_default()
-                )));
-            }
-            let spki = match &args.ca {
-                None => Vec::new(),
-                Some(f) => {
-                    let pem = std::fs::read_to_string(f)
-                        .map_err(|e| Failure::Usage(format!("--ca {}: {e}", f.display())))?;
-                    lab::record::spki_of_pem(&pem)
-                        .map_err(|e| Failure::Usage(format!("--ca {}: {e}", f.display())))?
-                }
-            };
-            Source::Host {
-                url: url.clone(),
-                protocol,
-                insecure: args.insecure,
-                spki,
-                map: args.map.clone(),
-            }
-        }
-        (None, Some(name)) => {
-            if args.ca.is_some() || args.insecure || !args.map.is_empty() {
-                return Err(Failure::Usage(
-                    "--ca, --insecure and --map go with a URL (with --site the testbed's CA is trusted and its hosts resolved)"
-                        .into(),
-                ));
-            }
-            let layout = args.layout.unwrap_or(lab::sites::Layout::Origin);
-            let (site, addresses) = sites::laid_out(name, args.site_seed, layout, 1)?;
-            let testbed = args.link.testbed_spec(addresses)?;
-            Source::Testbed {
-                site,
-                protocol: args.protocol.unwrap_or(Protocol::H2),
-                testbed: Box::new(testbed),
-            }
-        }
-        (None, None) => return Err(Failure::Usage("give a URL or --site".into())),
+    let req = lab::record::Request {
+        url: args.url,
+        site: args.site,
+        protocol: args.protocol,
+        layout: args.layout,
+        site_seed: args.site_seed,
+        ca: args.ca,
+        insecure: args.insecure,
+        map: args.map,
     };
-    let path = lab::record::har_path(&args.out);
-    let rec = lab::record::record(&source, args.timeout, &mut |line| {
+    let source = lab::record::source(&req, || args.link.choice())?;
+    let (path, summary) = lab::record::record_to(&source, &args.out, args.timeout, &mut |line| {
         eprintln!("record: {line}")
     })?;
-    lab::record::write_har(&path, &rec.har)
-        .map_err(|e| Failure::Setup(format!("--out {}: {e}", path.display()).into()))?;
-    let s = &rec.summary;
-    if args.json {
-        println!("{}", json!({"schema": 1, "har": path, "summary": s}));
-    } else {
-        let protocols: Vec<String> = s
-            .protocols
-            .iter()
-            .map(|(p, n)| format!("{p} x{n}"))
-            .collect();
-        println!(
-            "wrote {}: {} entries, {:.1} kB, onload {:.0} ms",
-            path.display(),
-            s.entries,
-            s.bytes as f64 / 1000.0,
-            s.onload_ms
-        );
-        println!(
-            "  bodies: {} recorded, {} missing; initiators with a URL: {}; redirects: {}; failed: {}",
-            s.bodies_recorded, s.bodies_missing, s.initiators, s.redirects, s.failed
-        );
-        println!("  protocols: {}", protocols.join(", "));
+    match args.json {
+        true => println!("{}", lab::record::document(&path, &summary)),
+        false => println!("{}", lab::text::record::summary(&path, &summary).join("\n")),
     }
     Ok(0)
 }

@@ -2,6 +2,7 @@
 
 use crate::Failure;
 use clap::Args;
+use std::io::ErrorKind;
 use std::path::PathBuf;
 
 /// Write DIR/summary.csv and DIR/report.html (inline SVG, no network) from a campaign or a load test
@@ -45,12 +46,9 @@ pub fn run(args: ReportArgs) -> Result<i32, Failure> {
 
 /// Writes the report and prints its headline; shared with `paper`.
 pub fn write(dir: &std::path::Path, waterfall: Option<String>) -> Result<i32, Failure> {
-    let w = report::write(dir, &report::Options { waterfall }).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::InvalidData || e.kind() == std::io::ErrorKind::NotFound {
-            Failure::Usage(e.to_string())
-        } else {
-            Failure::Setup(Box::new(e))
-        }
+    let w = report::write(dir, &report::Options { waterfall }).map_err(|e| match e.kind() {
+        ErrorKind::InvalidData | ErrorKind::NotFound => Failure::Usage(e.to_string()),
+        _ => Failure::Setup(Box::new(e)),
     })?;
     for line in &w.headline {
         println!("{line}");

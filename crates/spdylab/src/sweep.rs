@@ -4,29 +4,12 @@
 use crate::progress::CountProgress;
 use crate::Failure;
 use clap::Args;
-use lab::campaign::{self, CampaignDir, Event, SweepOptions};
-use serde_json::json;
+use lab::campaign::{self, Event, SweepOptions};
+use lab::sweep_request::{
+    parse_jobs, parse_shard, Jobs, PreparedSweep, SweepRequest, DEFAULT_JOBS,
+};
+use lab::text::sweep as text;
 use std::path::{Path, PathBuf};
-
-/// Testbeds run at once by default: `auto`, as many as the cores' CPU budget
-/// allows (eight per core at most; a point weighs 0.05 of a core plus half a
-/// core per 100 Mbit/s of its link, an unlimited link or a calibration a whole core).
-pub const DEFAULT_JOBS: &str = "auto";
-
-/// `--jobs`: a number of testbeds, or None for `auto`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Jobs(pub Option<usize>);
-
-/// `--jobs`: a number of testbeds (1..=64), or `auto`.
-pub fn parse_jobs(s: &str) -> Result<Jobs, String> {
-    if s == "auto" {
-        return Ok(Jobs(None));
-    }
-    match s.parse::<usize>() {
-        Ok(n) if (1..=64).contains(&n) => Ok(Jobs(Some(n))),
-        _ => Err(format!("'{s}' is not 1..=64 or auto")),
-    }
-}
 
 /// Run a campaign: every Trial of an experiment file, resumably, on parallel testbeds
 #[derive(Debug, Args)]
@@ -91,104 +74,44 @@ impl RunArgs {
     }
 }
 
-pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("'{s}' is not I/N with 1 <= I <= N, e.g. 3/8");
-    let (i, n) = s.split_once('/').ok_or_else(bad)?;
-    let (i, n): (usize, usize) = (
-        i.trim().parse().map_err(|_| bad())?,
-        n.trim().parse().map_err(|_| bad())?,
-    );
-    if i == 0 || n == 0 || i > n {
-        return Err(bad());
-    }
-    Ok((i, n))
-}
-
 pub fn run(args: SweepArgs) -> Result<i32, Failure> {
-    let prepared = lab::sweep_request::prepare(&lab::sweep_request::SweepRequest {
-        experiment: args.experiment.clone(),
+    let prepared = lab::sweep_request::prepare(&SweepRequest {
+        experiment: args.experiment,
         server: args.server.map(|s| s.kind()),
         client: args.client.map(|c| c.kind()),
     })?;
-    run_campaign(
-        prepared.experiment,
-        &prepared.text,
-        &args.out,
-        &args.run.options(),
-        &prepared.site_base,
-        args.json,
-    )
+    run_campaign(prepared, &args.out, &args.run.options(), args.json)
 }
 
 /// Runs a campaign with progress and a closing line; shared by `sweep` and `paper`.
 pub fn run_campaign(
-    exp: lab::experiment::Experiment,
-    text: &str,
+    sweep: PreparedSweep,
     out: &Path,
     opts: &SweepOptions,
-    site_base: &Path,
     json: bool,
 ) -> Result<i32, Failure> {
-    let name = exp.name.clone();
-    let cd = CampaignDir::open(out, exp, text)?;
-    let started = std::time::Instant::now();
+    let name = sweep.experiment.name.clone();
     let mut progress: Option<CountProgress> = None;
-    let mut counts = (0, 0, 0);
-    let failed = campaign::sweep(&cd, opts, site_base, &mut |event| match event {
-        Event::Start {
-            total,
-            finished,
-            pending,
-        } => {
-            counts = (total, finished, pending);
-            eprintln!(
-                "sweep {name}: {total} Trials{}, {finished} finished before, {pending} to run on {} testbed(s) → {}",
-                if opts.shard.1 > 1 { format!(" in slice {}/{}", opts.shard.0, opts.shard.1) } else { String::new() },
-                match opts.jobs {
-                    Some(n) => n.to_string(),
-                    None => format!("up to {} (auto)", campaign::max_testbeds(None)),
-                },
-                out.display()
-            );
-            progress = Some(CountProgress::new("sweep", pending));
-        }
-        Event::Calibrated { link } => eprintln!("sweep: calibrated {link}"),
-        Event::Probe {
-            label,
-            probe,
-            done,
-            pending,
-        } => {
-            let line = match &probe.error {
-                None => format!("{label}: PLT {:.0} ms", probe.plt_ms),
-                Some(e) => format!("{label}: failed: {e}"),
-            };
-            if let Some(p) = &progress {
-                p.item(done, pending, &line);
+    let ran = lab::sweep_request::run(sweep, out, opts, &mut |event| {
+        let line = text::event_line(&name, &event, opts, out);
+        match (event, &progress) {
+            (Event::Probe { done, pending, .. }, Some(p)) => p.item(done, pending, &line),
+            (Event::Probe { .. }, None) => {}
+            (Event::Start { pending, .. }, _) => {
+                eprintln!("{line}");
+                progress = Some(CountProgress::new("sweep", pending));
             }
+            (Event::Calibrated { .. }, _) => eprintln!("{line}"),
         }
     })?;
     if let Some(p) = progress {
         p.finish();
     }
-    let (total, before, ran) = counts;
-    let elapsed = started.elapsed().as_secs_f64();
-    if json {
-        println!(
-            "{}",
-            json!({"schema": 1, "out": out, "trials": total, "finished_before": before,
-                   "ran": ran, "failed": failed, "seconds": elapsed})
-        );
-    } else {
-        eprintln!(
-            "sweep {name}: ran {ran} probes in {:.0} s ({:.1} per minute), {failed} failed; results in {}; `spdylab report {}` draws them",
-            elapsed,
-            if elapsed > 0.0 { ran as f64 * 60.0 / elapsed } else { 0.0 },
-            out.join(campaign::PROBES_FILE).display(),
-            out.display()
-        );
+    match json {
+        true => println!("{}", ran.document(out)),
+        false => eprintln!("{}", text::end_line(&name, &ran, out)),
     }
-    Ok(if failed == 0 { 0 } else { 1 })
+    Ok(ran.exit_code())
 }
 
 /// Join the directories of a campaign's slices into one
@@ -208,9 +131,6 @@ pub struct MergeArgs {
 
 pub fn merge(args: MergeArgs) -> Result<i32, Failure> {
     let (written, skipped) = campaign::merge(&args.dirs, &args.out)?;
-    eprintln!(
-        "merge: {written} records into {}, {skipped} duplicates or superseded records skipped",
-        args.out.join(campaign::PROBES_FILE).display()
-    );
+    eprintln!("{}", text::merge_line(written, skipped, &args.out));
     Ok(0)
 }

@@ -122,6 +122,17 @@ impl fmt::Display for SurveyError {
 
 impl std::error::Error for SurveyError {}
 
+/// Bad input is the user's to fix (exit 2); a name that does not resolve
+/// is a failure to run (exit 1).
+impl From<SurveyError> for crate::Error {
+    fn from(e: SurveyError) -> crate::Error {
+        match e {
+            SurveyError::Usage(m) => crate::Error::Usage(m),
+            e => crate::Error::Setup(Box::new(e)),
+        }
+    }
+}
+
 /// One check's result.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Check {
@@ -193,6 +204,16 @@ impl Survey {
             .filter(|c| c.offered == Some(true))
             .map(|c| c.key)
             .collect()
+    }
+
+    /// The survey as one JSON object (`probe --json`), with its schema.
+    pub fn document(&self) -> serde_json::Value {
+        // Plain fields, string keys: serializing cannot fail.
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("schema".into(), 1.into());
+        }
+        v
     }
 }
 
@@ -294,6 +315,9 @@ pub(crate) struct NotTested(pub String);
 
 /// Runs every check against the target.
 pub fn survey(request: &SurveyRequest) -> Result<Survey, SurveyError> {
+    if request.timeout.is_zero() {
+        return Err(SurveyError::Usage("--timeout must be above 0".into()));
+    }
     let target = &request.target;
     let tls_port = target.port.unwrap_or(443);
     let http_port = request.http_port.or(target.port).unwrap_or(80);

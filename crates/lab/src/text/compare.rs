@@ -1,1 +1,344 @@
-//! The text of `spdylab compare`.
+//! The text of `spdylab compare`: each probe's progress line, the site line,
+//! the table (a row per protocol, the first the baseline, with the notes its
+//! n/a cells call for), an imported page's replay lines and the settings line.
+
+use crate::compare::{or_na, Metric, ProtocolSummary};
+use crate::probe::{ProbeRecord, ProbeSpec};
+use crate::text::link::describe;
+
+/// A finished probe, for the progress bar.
+pub fn progress_line(p: &ProbeRecord) -> String {
+    match &p.error {
+        None => format!(
+            "{} PLT {:.0} ms, ToW {:.0} ms",
+            p.protocol, p.plt_ms, p.tow_ms
+        ),
+        Some(e) => format!("{} failed: {e}", p.protocol),
+    }
+}
+
+/// Said when Ctrl-C stopped the comparison: how many probes were kept.
+pub fn interrupted_line(spec: &ProbeSpec, kept: usize) -> String {
+    format!(
+        "compare: interrupted; {kept} of {} probes finished and kept",
+        spec.protocols.len() * spec.reps
+    )
+}
+
+/// Everything the comparison prints without `--json`: the site line, the
+/// table, an imported page's replay lines and the settings line.
+pub fn report(
+    spec: &ProbeSpec,
+    probes: &[ProbeRecord],
+    rows: &[ProtocolSummary],
+    metric: Metric,
+) -> Vec<String> {
+    let mut out = vec![site_line(spec)];
+    out.extend(table(rows, metric));
+    if spec.site.is_recorded() {
+        out.extend(replay(spec, probes));
+    }
+    out.push(settings_line(spec, metric));
+    out
+}
+
+/// The line above the table: the site, its size and the link.
+pub fn site_line(spec: &ProbeSpec) -> String {
+    format!(
+        "site {} ({} resources, {:.1} kB) — {}",
+        spec.site.name,
+        spec.site.resources.len(),
+        spec.site.total_bytes() as f64 / 1e3,
+        describe(&spec.testbed)
+    )
+}
+
+/// The one line under the table: which layout, pooling, TLS and metric the
+/// comparison used (issue 16), so that a number is never read without them.
+pub fn settings_line(spec: &ProbeSpec, metric: Metric) -> String {
+    let layout = match spec.trial.layout {
+        crate::sites::Layout::Origin => format!(
+            "origin ({} host names on {} address{})",
+            spec.site.hosts().len(),
+            spec.testbed.shards,
+            if spec.testbed.shards == 1 { "" } else { "es" }
+        ),
+        crate::sites::Layout::Mirror => {
+            "mirror (every resource on the page's host, one address)".into()
+        }
+        l => format!(
+            "{l} ({} host names, each its own address)",
+            spec.site.hosts().len()
+        ),
+    };
+    let pool = format!(
+        "{} (h2/spdy3 sessions; h1: {} per host), browser costs {}",
+        spec.trial.model.pool.name(),
+        spec.trial.model.conns_per_host,
+        spec.trial.model.browser_cost
+    );
+    let tls = match spec.trial.tls13_only() {
+        None => "1.3 (1.2 offered)",
+        Some(true) => "1.3 only",
+        Some(false) => "1.2 only",
+    };
+    format!(
+        "settings: layout {layout}; pooling {pool}; TLS {tls}; metric {} (gain), {} beside it",
+        metric.label(),
+        metric.other().label()
+    )
+}
+
+/// The table under the site line: a header, a row per protocol (the first
+/// being the baseline) and the notes that its n/a cells call for. A protocol
+/// that loaded nothing has n/a for every figure and its gain, and says "all k
+/// failed" with the first error; over a baseline that loaded nothing, no
+/// protocol has a gain.
+pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
+    let mut out = vec![format!(
+        "{:<16} {:>3} {:>10} {:>10} {:>20} {:>10} {:>10} {:>8} {:>6} {:>26}",
+        "protocol",
+        "n",
+        "PLT med",
+        "PLT mean",
+        "PLT 95% CI",
+        "ToW mean",
+        "kB down",
+        "kB up",
+        "conns",
+        format!("{} gain vs first (95% CI)", metric.label())
+    )];
+    let Some(baseline) = rows.first() else {
+        return out;
+    };
+    let kb = |v: Option<f64>| or_na(v, |v| format!("{:.1}", v / 1e3));
+    for r in rows {
+        let (gain_pct, gain_ci95) = metric.gain(r);
+        let gain = if r.protocol == baseline.protocol {
+            "baseline".to_string()
+        } else if gain_pct.is_none() {
+            "n/a".to_string()
+        } else {
+            format!(
+                "{}% [{}]",
+                or_na(gain_pct, |v| format!("{v:+.1}")),
+                interval(gain_ci95, |v| format!("{v:+.1}"), ", ")
+            )
+        };
+        out.push(format!(
+            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10} {:>8} {:>6} {:>26}{}",
+            r.protocol.name(),
+            r.n,
+            or_na(r.plt_ms.median, ms),
+            or_na(r.plt_ms.mean, ms),
+            if has_interval(r.plt_ms.ci95) {
+                format!("{:>8.0} – {:>6.0} ms", r.plt_ms.ci95[0], r.plt_ms.ci95[1])
+            } else {
+                "n/a".into()
+            },
+            or_na(r.tow_ms.mean, ms),
+            kb(r.bytes_down),
+            kb(r.bytes_up),
+            or_na(r.connections, |v| format!("{v:.1}")),
+            gain,
+            r.failure_note()
+                .map_or(String::new(), |note| format!("  ({note})"))
+        ));
+    }
+    out.push("PLT: navigation to last byte; ToW: first request packet to last response packet (link log); mean ± Student-t 95% CI.".into());
+    if rows.iter().any(|r| {
+        let (gain, ci) = metric.gain(r);
+        r.n > 0 && (!has_interval(r.plt_ms.ci95) || (gain.is_some() && !has_interval(ci)))
+    }) {
+        out.push("n/a: no interval from fewer than 2 successful loads of a protocol (one repetition has no spread to estimate one from).".into());
+    }
+    if baseline.n == 0 {
+        out.push(format!(
+            "n/a gain: the baseline, {}, loaded nothing: no protocol has a gain over it.",
+            baseline.protocol.name()
+        ));
+    } else if rows.iter().any(|r| r.n == 0) {
+        out.push("n/a: a protocol that loaded nothing (all failed) has no PLT and no gain.".into());
+    }
+    out
+}
+
+/// For an imported page: what each protocol fetched against the import, and
+/// the replay misses (requests the server had nothing for: answered 404).
+pub fn replay(spec: &ProbeSpec, probes: &[ProbeRecord]) -> Vec<String> {
+    spec.protocols
+        .iter()
+        .map(|p| {
+            let mine: Vec<_> = probes.iter().filter(|r| r.protocol == *p).collect();
+            let misses: usize = mine.iter().map(|r| r.misses).sum();
+            let fetched = mine.iter().map(|r| r.resources).max().unwrap_or(0);
+            let bytes = mine.iter().map(|r| r.body_bytes).max().unwrap_or(0);
+            format!(
+                "replay {:<10} fetched {fetched} of {} resources, {:.1} of {:.1} kB, {misses} misses",
+                p.name(),
+                spec.site.resources.len(),
+                bytes as f64 / 1e3,
+                spec.site.total_bytes() as f64 / 1e3,
+            )
+        })
+        .collect()
+}
+
+fn has_interval(ci: [f64; 2]) -> bool {
+    ci.iter().all(|v| v.is_finite())
+}
+
+fn ms(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+/// "lo{sep}hi", or "n/a" when there is no interval.
+fn interval(ci: [f64; 2], fmt: impl Fn(f64) -> String, sep: &str) -> String {
+    if has_interval(ci) {
+        format!("{}{sep}{}", fmt(ci[0]), fmt(ci[1]))
+    } else {
+        "n/a".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::summarize_probes;
+    use proto::Protocol;
+
+    #[test]
+    fn no_interval_prints_na_not_nan() {
+        assert_eq!(interval([f64::NAN, f64::NAN], ms, " – "), "n/a");
+        assert_eq!(interval([1.0, 2.4], ms, " – "), "1 – 2");
+        assert_eq!(or_na(f64::NAN, ms), "n/a");
+        assert_eq!(or_na(f64::INFINITY, ms), "n/a");
+        assert_eq!(or_na(12.3, ms), "12");
+    }
+
+    /// A probe of `protocol`: loaded in `plt` ms, or failed with `error`.
+    fn probe(protocol: Protocol, plt: f64, error: Option<&str>) -> ProbeRecord {
+        let mut p = ProbeRecord::failed(protocol, 0, String::new());
+        p.error = error.map(str::to_string);
+        if error.is_none() {
+            (p.plt_ms, p.tow_ms, p.bytes_down, p.bytes_up, p.connections) =
+                (plt, plt - 10.0, 250_000, 20_000, 2);
+        }
+        p
+    }
+
+    fn lines(probes: &[ProbeRecord]) -> Vec<String> {
+        let protocols = [Protocol::Https, Protocol::H2];
+        table(&summarize_probes(&protocols, probes), Metric::Plt)
+    }
+
+    fn row<'a>(lines: &'a [String], protocol: &str) -> &'a str {
+        lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{protocol} ")))
+            .unwrap()
+    }
+
+    /// The header is as wide as the rows (it was one column wider, and its
+    /// last title overflowed its column).
+    #[test]
+    fn the_header_lines_up_with_the_rows() {
+        let out = lines(&[
+            probe(Protocol::Https, 1000.0, None),
+            probe(Protocol::H2, 900.0, None),
+            probe(Protocol::Https, 1100.0, None),
+            probe(Protocol::H2, 950.0, None),
+        ]);
+        let width = |l: &str| l.chars().count();
+        let header = &out[0];
+        for name in ["https", "h2"] {
+            assert_eq!(
+                width(row(&out, name)),
+                width(header),
+                "{header}\n{}",
+                row(&out, name)
+            );
+        }
+    }
+
+    #[test]
+    fn a_protocol_whose_every_probe_failed_reads_na_and_all_failed() {
+        let out = lines(&[
+            probe(Protocol::Https, 1000.0, None),
+            probe(
+                Protocol::H2,
+                0.0,
+                Some("h2: stream 3 reset: REFUSED_STREAM"),
+            ),
+            probe(Protocol::Https, 1100.0, None),
+            probe(
+                Protocol::H2,
+                0.0,
+                Some("h2: stream 5 reset: REFUSED_STREAM"),
+            ),
+        ]);
+        let h2 = row(&out, "h2");
+        assert!(
+            h2.ends_with("n/a  (all 2 failed: h2: stream 3 reset: REFUSED_STREAM)"),
+            "{h2}"
+        );
+        // n/a for every figure: PLT median, mean, CI, ToW, kB down, up, conns, gain.
+        assert_eq!(h2.matches("n/a").count(), 8, "{h2}");
+        assert!(!h2.contains("+100") && !h2.contains('%'), "{h2}");
+        let https = row(&out, "https");
+        assert!(
+            https.contains("1050 ms") && https.contains("baseline"),
+            "{https}"
+        );
+        assert!(!https.contains("failed"), "{https}");
+        assert!(out.iter().any(|l| l.contains("loaded nothing")), "{out:#?}");
+        for l in &out {
+            assert!(!l.contains("-0") && !l.contains("NaN"), "{l}");
+        }
+    }
+
+    #[test]
+    fn over_a_baseline_that_never_loaded_no_protocol_has_a_gain() {
+        let out = lines(&[
+            probe(Protocol::Https, 0.0, Some("connect: timed out")),
+            probe(Protocol::H2, 900.0, None),
+            probe(Protocol::Https, 0.0, Some("connect: refused")),
+            probe(Protocol::H2, 950.0, None),
+        ]);
+        let https = row(&out, "https");
+        assert!(
+            https.ends_with("baseline  (all 2 failed: connect: timed out)"),
+            "{https}"
+        );
+        let h2 = row(&out, "h2");
+        // Its own figures stand; its gain is n/a, and nothing failed.
+        assert!(h2.contains("925 ms") && h2.contains("250.0"), "{h2}");
+        assert!(h2.trim_end().ends_with("n/a") && !h2.contains('%'), "{h2}");
+        assert!(
+            out.iter()
+                .any(|l| l.contains("the baseline, https, loaded nothing")),
+            "{out:#?}"
+        );
+        for l in &out {
+            assert!(!l.contains("-0") && !l.contains("NaN"), "{l}");
+        }
+    }
+
+    #[test]
+    fn some_failed_probes_keep_the_figures_and_count_beside_them() {
+        let out = lines(&[
+            probe(Protocol::Https, 1000.0, None),
+            probe(Protocol::H2, 800.0, None),
+            probe(Protocol::Https, 1000.0, None),
+            probe(Protocol::H2, 0.0, Some("h2: GOAWAY")),
+            probe(Protocol::Https, 1000.0, None),
+            probe(Protocol::H2, 800.0, None),
+        ]);
+        let h2 = row(&out, "h2");
+        assert!(
+            h2.contains("+20.0% [") && h2.ends_with("  (1 failed)"),
+            "{h2}"
+        );
+        assert!(h2.contains("800 ms") && !h2.contains("all"), "{h2}");
+    }
+}

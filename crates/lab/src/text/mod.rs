@@ -9,6 +9,8 @@ pub mod crosscheck;
 pub mod link;
 pub mod loadtest;
 pub mod peers;
+pub mod record;
 pub mod serve;
 pub mod sites;
 pub mod survey;
+pub mod sweep;
