@@ -1,0 +1,219 @@
+//! From the packet log to packets with their fate: each arrival matched with
+//! its drop or delivery (the link's queue is FIFO per direction, so fates
+//! follow arrivals in order), its time at the bottleneck (queue wait, then
+//! serialization), its flow (5-tuple), and whether a TCP segment carries data
+//! its flow already sent (a retransmission).
+
+use link::packet::{Headers, TCP_FIN, TCP_SYN};
+use link::{Direction, EventKind, LogEntry};
+use std::collections::{HashMap, VecDeque};
+
+/// What became of a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fate {
+    /// Delivered: serialization started at `start`, ended at `end`
+    /// (= delivery − one-way delay), delivered at `at`. Times in ns from
+    /// navigation start.
+    Delivered { start: i64, end: i64, at: i64 },
+    /// Lost by the loss model on arrival.
+    Lost,
+    /// Dropped by the queue at `at`: on arrival when full, or later at
+    /// dequeue by CoDel (`on_arrival` false).
+    Dropped { at: i64, on_arrival: bool },
+    /// Still inside the link when the log ends.
+    Unknown,
+}
+
+/// One packet through the link.
+#[derive(Debug, Clone)]
+pub(crate) struct Packet {
+    pub dir: Direction,
+    pub size: u16,
+    pub arrive: i64,
+    pub fate: Fate,
+    /// Index into [`Packets::flows`]; None for what is not IPv4.
+    pub flow: Option<usize>,
+    pub headers: Option<Headers>,
+    /// Sequence space this packet covers, relative to its flow's first
+    /// sequence number in that direction (TCP only; SYN and FIN count one).
+    pub seq: Option<(u64, u64)>,
+    /// A TCP segment whose sequence range starts below the highest sequence
+    /// its flow had already sent in this direction.
+    pub retransmission: bool,
+}
+
+impl Packet {
+    /// Carries data: payload, or (TCP) a SYN or FIN, which take sequence space.
+    pub fn carries_data(&self) -> bool {
+        match self.seq {
+            Some((s, e)) => e > s,
+            None => self.headers.is_some_and(|h| h.payload > 0),
+        }
+    }
+}
+
+/// A flow by its 5-tuple, keyed from the client's side (the sender of
+/// uplink packets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct FlowKey {
+    pub protocol: u8,
+    pub client: (std::net::Ipv4Addr, u16),
+    pub server: (std::net::Ipv4Addr, u16),
+}
+
+impl FlowKey {
+    pub fn of(h: &Headers, dir: Direction) -> FlowKey {
+        let (client, server) = match dir {
+            Direction::Up => ((h.src, h.src_port), (h.dst, h.dst_port)),
+            Direction::Down => ((h.dst, h.dst_port), (h.src, h.src_port)),
+        };
+        FlowKey {
+            protocol: h.protocol,
+            client,
+            server,
+        }
+    }
+}
+
+/// A flow's state while reading the log.
+#[derive(Debug, Clone)]
+pub(crate) struct Flow {
+    pub key: FlowKey,
+    /// First arrival, ns from navigation start.
+    pub first: i64,
+    /// Per direction (0 up, 1 down): the first sequence number seen and the
+    /// highest relative sequence end sent so far.
+    seq_base: [Option<u32>; 2],
+    seq_high: [u64; 2],
+}
+
+/// The log read into packets.
+#[derive(Debug, Default)]
+pub(crate) struct Packets {
+    pub packets: Vec<Packet>,
+    pub flows: Vec<Flow>,
+    /// Log entries whose fate had no arrival to match (a log cut mid-way).
+    pub unmatched: usize,
+}
+
+pub(crate) fn index(dir: Direction) -> usize {
+    match dir {
+        Direction::Up => 0,
+        Direction::Down => 1,
+    }
+}
+
+/// Reads the log. `nav` is navigation start (ns on the link's clock);
+/// `delay_ns` the one-way delay per direction (index 0 up, 1 down).
+pub(crate) fn read(log: &[LogEntry], nav: u64, delay_ns: [i64; 2]) -> Packets {
+    let rel = |t: link::Time| t.0 as i64 - nav as i64;
+    let mut out = Packets::default();
+    let mut by_key: HashMap<FlowKey, usize> = HashMap::new();
+    // Per direction: packets arrived whose fate is not yet known, in order.
+    let mut pending: [VecDeque<usize>; 2] = [VecDeque::new(), VecDeque::new()];
+    // Per direction: when the transmitter last finished a packet.
+    let mut last_departure: [i64; 2] = [i64::MIN, i64::MIN];
+    // Per direction: the index of the packet whose arrival was the last entry
+    // of that direction (a drop right after it is that packet's).
+    let mut just_arrived: [Option<usize>; 2] = [None, None];
+    for e in log {
+        let d = index(e.dir);
+        let now = rel(e.time);
+        match e.kind {
+            EventKind::Arrive => {
+                let flow = e.headers.map(|h| {
+                    let key = FlowKey::of(&h, e.dir);
+                    *by_key.entry(key).or_insert_with(|| {
+                        out.flows.push(Flow {
+                            key,
+                            first: now,
+                            seq_base: [None, None],
+                            seq_high: [0, 0],
+                        });
+                        out.flows.len() - 1
+                    })
+                });
+                let mut seq = None;
+                let mut retransmission = false;
+                if let (Some(f), Some(h)) = (flow, e.headers) {
+                    if let Some(tcp) = h.tcp {
+                        let flow = &mut out.flows[f];
+                        let base = *flow.seq_base[d].get_or_insert(tcp.seq);
+                        let start = tcp.seq.wrapping_sub(base) as u64;
+                        let len = h.payload as u64
+                            + u64::from(tcp.has(TCP_SYN))
+                            + u64::from(tcp.has(TCP_FIN));
+                        let end = start + len;
+                        if len > 0 {
+                            retransmission = start < flow.seq_high[d];
+                            flow.seq_high[d] = flow.seq_high[d].max(end);
+                        }
+                        seq = Some((start, end));
+                    }
+                }
+                out.packets.push(Packet {
+                    dir: e.dir,
+                    size: e.size,
+                    arrive: now,
+                    fate: Fate::Unknown,
+                    flow,
+                    headers: e.headers,
+                    seq,
+                    retransmission,
+                });
+                let i = out.packets.len() - 1;
+                pending[d].push_back(i);
+                just_arrived[d] = Some(i);
+                continue;
+            }
+            EventKind::DropLoss => {
+                // Always the packet that has just arrived.
+                match take_back(&mut pending[d], just_arrived[d]) {
+                    Some(i) => out.packets[i].fate = Fate::Lost,
+                    None => out.unmatched += 1,
+                }
+            }
+            EventKind::DropQueue => {
+                // On arrival (queue full): the packet that has just arrived;
+                // at dequeue (CoDel): the head of the queue.
+                let back = just_arrived[d].filter(|&i| {
+                    let p = &out.packets[i];
+                    p.arrive == now && p.size == e.size && p.headers == e.headers
+                });
+                let on_arrival = back.is_some();
+                let i = match back {
+                    Some(_) => take_back(&mut pending[d], back),
+                    None => pending[d].pop_front(),
+                };
+                match i {
+                    Some(i) => out.packets[i].fate = Fate::Dropped { at: now, on_arrival },
+                    None => out.unmatched += 1,
+                }
+            }
+            EventKind::Deliver => match pending[d].pop_front() {
+                Some(i) => {
+                    let p = &mut out.packets[i];
+                    let end = (now - delay_ns[d]).max(p.arrive);
+                    let start = p.arrive.max(last_departure[d]).min(end);
+                    last_departure[d] = end;
+                    p.fate = Fate::Delivered {
+                        start,
+                        end,
+                        at: now,
+                    };
+                }
+                None => out.unmatched += 1,
+            },
+        }
+        just_arrived[d] = None;
+    }
+    out
+}
+
+/// Removes `which` from the back of `queue` if it is there.
+fn take_back(queue: &mut VecDeque<usize>, which: Option<usize>) -> Option<usize> {
+    match (queue.back(), which) {
+        (Some(&b), Some(w)) if b == w => queue.pop_back(),
+        _ => None,
+    }
+}
