@@ -112,3 +112,42 @@ fn or_na(v: f64, fmt: impl Fn(f64) -> String) -> String {
         "n/a".into()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crosscheck::{agreements, row};
+    use proto::Protocol;
+
+    #[test]
+    fn a_trial_no_client_loaded_reads_na_with_its_note() {
+        let rows = [row(
+            "icons",
+            "50ms 1mbit",
+            "1mbit",
+            "50ms",
+            Protocol::H2,
+            &[],
+            &[],
+        )];
+        let out = report(&rows, &agreements(&rows), &Trial::default());
+        assert!(
+            out[0].starts_with("site ") && out[0].ends_with("Δdisc"),
+            "{}",
+            out[0]
+        );
+        assert!(
+            out[1].starts_with("icons") && out[1].contains(" n/a "),
+            "{}",
+            out[1]
+        );
+        assert!(
+            out.contains(&String::new()),
+            "a blank line before the agreement"
+        );
+        assert_eq!(
+            out.last().unwrap(),
+            "n/a: a client loaded none of that Trial's pages: nothing to compare."
+        );
+    }
+}
