@@ -130,15 +130,14 @@ impl Target {
 }
 
 /// Writes the latency distribution (HdrHistogram percentile format, ms) to
-/// `path` (`--hdr-out`).
-pub fn write_hdr(path: &Path, latency: &hdrhistogram::Histogram<u64>) -> Result<(), BenchError> {
+/// `path` (`--hdr-out`), if one is given.
+pub fn write_hdr(
+    path: Option<&Path>,
+    latency: &hdrhistogram::Histogram<u64>,
+) -> Result<(), BenchError> {
+    let Some(path) = path else { return Ok(()) };
     std::fs::write(path, percentile_distribution(latency))
         .map_err(|e| usage(format!("--hdr-out {}: {e}", path.display())))
-}
-
-/// Makes the directory the pipelining matrix is written to (`--out`).
-pub fn create_out(out: &Path) -> Result<(), BenchError> {
-    std::fs::create_dir_all(out).map_err(|e| usage(format!("--out {}: {e}", out.display())))
 }
 
 /// One bench, as asked.
@@ -722,11 +721,14 @@ pub fn matrix_times(quick: bool) -> (Duration, Duration) {
 /// +pipelining (depth 8 and 16), SPDY, h2, h2c, and h3 (the built-in server
 /// only: nginx 1.22 has none) — on the built-in server and on nginx, one generator thread against one server thread, on loopback.
 /// `on_row` hears of each row as it is measured (with done and total).
+/// `out`, the directory its files go to, is made first.
 pub fn pipelining_matrix(
     quick: bool,
+    out: &Path,
     connections: usize,
     on_row: &mut dyn FnMut(&BenchRow, usize, usize),
 ) -> Result<Vec<BenchRow>, BenchError> {
+    std::fs::create_dir_all(out).map_err(|e| usage(format!("--out {}: {e}", out.display())))?;
     let site = site::parse_toml("pipelining preset", MATRIX_SITE).map_err(usage)?;
     let (duration, warmup) = matrix_times(quick);
     let configs: [(Protocol, usize); 9] = [

@@ -133,45 +133,72 @@ mod tests {
     fn each_flag_alone_lands_in_the_testbed() {
         let t = Some(trace_file());
         check(
-            LinkFlags { rtt: ms(40), ..flags() },
+            LinkFlags {
+                rtt: ms(40),
+                ..flags()
+            },
             &[
                 ("/link/down/delay", json!("20ms")),
                 ("/link/up/delay", json!("20ms")),
             ],
         );
         check(
-            LinkFlags { delay_down: ms(15), ..flags() },
+            LinkFlags {
+                delay_down: ms(15),
+                ..flags()
+            },
             &[("/link/down/delay", json!("15ms"))],
         );
         check(
-            LinkFlags { delay_up: ms(12), ..flags() },
+            LinkFlags {
+                delay_up: ms(12),
+                ..flags()
+            },
             &[("/link/up/delay", json!("12ms"))],
         );
         check(
-            LinkFlags { rate: mbit(20), ..flags() },
+            LinkFlags {
+                rate: mbit(20),
+                ..flags()
+            },
             &[
                 ("/link/down/service/rate", json!(20_000_000)),
                 ("/link/up/service/rate", json!(20_000_000)),
             ],
         );
         check(
-            LinkFlags { down: mbit(30), ..flags() },
+            LinkFlags {
+                down: mbit(30),
+                ..flags()
+            },
             &[("/link/down/service/rate", json!(30_000_000))],
         );
         check(
-            LinkFlags { up: mbit(10), ..flags() },
+            LinkFlags {
+                up: mbit(10),
+                ..flags()
+            },
             &[("/link/up/service/rate", json!(10_000_000))],
         );
         check(
-            LinkFlags { trace_down: t.clone(), ..flags() },
+            LinkFlags {
+                trace_down: t.clone(),
+                ..flags()
+            },
             &[("/link/down/service/trace", json!(true))],
         );
         check(
-            LinkFlags { trace_up: t, ..flags() },
+            LinkFlags {
+                trace_up: t,
+                ..flags()
+            },
             &[("/link/up/service/trace", json!(true))],
         );
         check(
-            LinkFlags { loss: Some("5%".parse().unwrap()), ..flags() },
+            LinkFlags {
+                loss: Some("5%".parse().unwrap()),
+                ..flags()
+            },
             &[
                 ("/link/down/loss/p", json!(0.05)),
                 ("/link/up/loss/p", json!(0.05)),
@@ -179,14 +206,35 @@ mod tests {
         );
         for queue in ["100p", "codel:5ms,100ms"] {
             check(
-                LinkFlags { queue: Some(queue.parse().unwrap()), ..flags() },
+                LinkFlags {
+                    queue: Some(queue.parse().unwrap()),
+                    ..flags()
+                },
                 &[("/link/down/queue", json!(queue))],
             );
         }
-        check(LinkFlags { iw: Some(20), ..flags() }, &[("/iw", json!(20))]);
+        check(
+            LinkFlags {
+                iw: Some(20),
+                ..flags()
+            },
+            &[("/iw", json!(20))],
+        );
         let reno = crate::trial::congestion_control("reno");
-        check(LinkFlags { cc: reno, ..flags() }, &[("/cc", json!("reno"))]);
-        check(LinkFlags { seed: Some(7), ..flags() }, &[("/seed", json!(7))]);
+        check(
+            LinkFlags {
+                cc: reno,
+                ..flags()
+            },
+            &[("/cc", json!("reno"))],
+        );
+        check(
+            LinkFlags {
+                seed: Some(7),
+                ..flags()
+            },
+            &[("/seed", json!(7))],
+        );
     }
 
     #[test]
@@ -245,17 +293,35 @@ mod tests {
 
     #[test]
     fn contradictions_and_bad_files_name_the_flags() {
-        let e = testbed(LinkFlags { rtt: ms(10), delay_down: ms(20), ..flags() }).unwrap_err();
+        let e = testbed(LinkFlags {
+            rtt: ms(10),
+            delay_down: ms(20),
+            ..flags()
+        })
+        .unwrap_err();
         assert!(e.contains("--delay-down") && e.contains("--rtt"), "{e}");
-        let both = LinkFlags { rtt: ms(40), delay_down: ms(10), delay_up: ms(10), ..flags() };
+        let both = LinkFlags {
+            rtt: ms(40),
+            delay_down: ms(10),
+            delay_up: ms(10),
+            ..flags()
+        };
         let e = testbed(both).unwrap_err();
         assert!(e.contains("--rtt") && e.contains("--delay-up"), "{e}");
         let missing = Some(PathBuf::from("/nonexistent/x.trace"));
-        let e = testbed(LinkFlags { trace_down: missing, ..flags() }).unwrap_err();
+        let e = testbed(LinkFlags {
+            trace_down: missing,
+            ..flags()
+        })
+        .unwrap_err();
         assert!(e.starts_with("--trace-down /nonexistent/x.trace: "), "{e}");
         let dir = trace_file().with_file_name("bad.trace");
         std::fs::write(&dir, "not a trace\n").unwrap();
-        let e = testbed(LinkFlags { trace_up: Some(dir), ..flags() }).unwrap_err();
+        let e = testbed(LinkFlags {
+            trace_up: Some(dir),
+            ..flags()
+        })
+        .unwrap_err();
         assert!(e.starts_with("--trace-up "), "{e}");
         assert_eq!(flag("delay_down"), "--delay-down");
     }

@@ -100,18 +100,14 @@ pub struct BenchArgs {
 
 pub fn run(args: BenchArgs) -> Result<i32, Failure> {
     let choice = args.link.choice()?;
-    let (server, layout) = (args.server.kind(), args.layout);
-    let target = match (&args.url, &args.site) {
-        (Some(url), _) => {
-            let cacert = args.cacert.clone();
-            Target::url(url, args.insecure, cacert, server, layout, &choice)?
-        }
-        (None, site) => {
-            let name = site.as_deref().unwrap_or_default();
-            let layout = layout.unwrap_or_default();
-            let (site, addresses) =
-                crate::sites::laid_out(name, lab::sites::DEFAULT_SEED, layout, 1)?;
-            Target::site(site, addresses, &choice)?
+    let (server, cacert) = (args.server.kind(), args.cacert.clone());
+    let target = match &args.url {
+        Some(url) => Target::url(url, args.insecure, cacert, server, args.layout, &choice)?,
+        None => {
+            let name = args.site.as_deref().unwrap_or_default();
+            let layout = args.layout.unwrap_or_default();
+            let (site, n) = crate::sites::laid_out(name, lab::sites::DEFAULT_SEED, layout, 1)?;
+            Target::site(site, n, &choice)?
         }
     };
     let request = BenchRequest {
@@ -136,9 +132,7 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
             eprintln!("{}", text::start_line(plan, args.duration, args.rate));
         }
     })?;
-    if let Some(path) = &args.hdr_out {
-        lab::bench::write_hdr(path, &out.result.latency)?;
-    }
+    lab::bench::write_hdr(args.hdr_out.as_deref(), &out.result.latency)?;
     if args.json {
         println!("{}", text::json(&request, &out));
     } else {
@@ -153,9 +147,8 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
 /// `spdylab paper pipelining`: seed 003's matrix (`lab::bench::pipelining_matrix`),
 /// printed, and written to DIR/pipelining.csv and its HTML report.
 pub fn pipelining_matrix(quick: bool, out: &Path, connections: usize) -> Result<i32, Failure> {
-    lab::bench::create_out(out)?;
     let progress = crate::progress::CountProgress::new("pipelining", 32);
-    let rows = lab::bench::pipelining_matrix(quick, connections, &mut |r, done, total| {
+    let rows = lab::bench::pipelining_matrix(quick, out, connections, &mut |r, done, total| {
         if let Some(item) = text::matrix_item(r) {
             progress.item(done, total, &item);
         }

@@ -38,16 +38,15 @@ impl Args for TrialArgs {
     fn augment_args(mut cmd: Command) -> Command {
         for f in knob_fields() {
             let (name, arg) = (f.name, Arg::new(f.name).long(kf::flag(f)));
+            // A switch takes no value (its value name is not shown); a knob
+            // of choices lists them; any other is checked as a file's value.
             let arg = match kf::choices(f) {
                 _ if kf::is_switch(f) => arg.action(ArgAction::SetTrue),
                 Some(values) => arg.value_parser(PossibleValuesParser::new(values)),
                 None => arg.value_parser(ValueParser::from(move |s: &str| kf::check(name, s))),
             };
-            let arg = match kf::is_switch(f) {
-                true => arg,
-                false => arg.action(ArgAction::Set).value_name(kf::value_name(f)),
-            };
-            cmd = cmd.arg(arg.help(kf::help(f)).help_heading("Trial knobs"));
+            let arg = arg.value_name(kf::value_name(f)).help(kf::help(f));
+            cmd = cmd.arg(arg.help_heading("Trial knobs"));
         }
         cmd
     }

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::time::Duration;
 
 /// How bench measures: `spdylab bench --help`, under the examples.
-pub const HOW: &str = "Closed loop by default: each connection keeps --depth requests (h1) or --streams
+pub const HOW: &str =
+    "Closed loop by default: each connection keeps --depth requests (h1) or --streams
 streams (h2, SPDY, h3) in flight. A pipeline (--depth over 1) is written again only
 once all its answers are in, as wrk does; without TLS, its connection is read once
 all of them can have come (SO_RCVLOWAT), so each answer is timed when the last one

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 /// How a load runs: `spdylab load --help`, under the examples.
-pub const HOW: &str = "Users are added linearly from the first to the last count over --ramp, then held
+pub const HOW: &str =
+    "Users are added linearly from the first to the last count over --ramp, then held
 for --hold; each has its own client address (198.19.0.0/16) and keeps its
 connections between pages unless --new-connections. One record a second goes to
 DIR/load.jsonl as it ends; the derived figures (max pages/s, response time at
