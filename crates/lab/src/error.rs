@@ -154,6 +154,18 @@ impl From<crate::campaign::SweepError> for Error {
     }
 }
 
+/// Bad input is the user's to fix (exit 2); a name that does not resolve
+/// is a failure to run (exit 1).
+impl From<crate::survey::SurveyError> for Error {
+    fn from(e: crate::survey::SurveyError) -> Error {
+        use crate::survey::SurveyError;
+        match e {
+            SurveyError::Usage(m) => Error::Usage(m),
+            e => Error::Setup(Box::new(e)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

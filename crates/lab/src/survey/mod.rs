@@ -122,17 +122,6 @@ impl fmt::Display for SurveyError {
 
 impl std::error::Error for SurveyError {}
 
-/// Bad input is the user's to fix (exit 2); a name that does not resolve
-/// is a failure to run (exit 1).
-impl From<SurveyError> for crate::Error {
-    fn from(e: SurveyError) -> crate::Error {
-        match e {
-            SurveyError::Usage(m) => crate::Error::Usage(m),
-            e => crate::Error::Setup(Box::new(e)),
-        }
-    }
-}
-
 /// One check's result.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Check {
