@@ -6,6 +6,7 @@
 use crate::crosscheck::{Agreement, Phases, Row};
 use crate::probe::ProbeRecord;
 use crate::trial::{ClientKind, Trial};
+use results::summary::or_na;
 use site::Site;
 
 /// A finished probe, for the progress bar.
@@ -53,7 +54,7 @@ pub fn report(rows: &[Row], groups: &[Agreement], trial: &Trial) -> Vec<String> 
     for r in rows {
         let d = r.phase_diff();
         out.push(format!(
-            "{:<17} {:<13} {:<5} {:>8} {:>8} {:>5} {:>6} {:>3.0}/{:<3.0} {:>3.0}/{:<3.0}  {:>7} {:>7} {:>7} {:>7} {:>8}",
+            "{:<17} {:<13} {:<5} {:>8} {:>8} {:>5} {:>6} {:>3}/{:<3} {:>3}/{:<3}  {:>7} {:>7} {:>7} {:>7} {:>8}",
             r.site,
             r.link,
             r.protocol.name(),
@@ -61,10 +62,11 @@ pub fn report(rows: &[Row], groups: &[Agreement], trial: &Trial) -> Vec<String> 
             or_na(r.chromium.median, |v| format!("{v:.0}")),
             or_na(r.ratio, |v| format!("{v:.2}")),
             or_na(r.ape_pct, |v| format!("{v:.1}%")),
-            r.model_resources,
-            r.chromium_resources,
-            r.model_connections,
-            r.chromium_connections,
+            // A client that loaded nothing has no count: n/a, not NaN.
+            or_na(r.model_resources, |v| format!("{v:.0}")),
+            or_na(r.chromium_resources, |v| format!("{v:.0}")),
+            or_na(r.model_connections, |v| format!("{v:.0}")),
+            or_na(r.chromium_connections, |v| format!("{v:.0}")),
             or_na(d.connect, |v| format!("{v:+.0}")),
             or_na(d.ssl, |v| format!("{v:+.0}")),
             or_na(d.wait, |v| format!("{v:+.0}")),
@@ -103,16 +105,6 @@ pub fn report(rows: &[Row], groups: &[Agreement], trial: &Trial) -> Vec<String> 
     out
 }
 
-/// `v` formatted, or "n/a" when it is not a number (no successful load).
-/// Unlike `compare::or_na`, a -0 stays as formatted.
-fn or_na(v: f64, fmt: impl Fn(f64) -> String) -> String {
-    if v.is_finite() {
-        fmt(v)
-    } else {
-        "n/a".into()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,6 +133,9 @@ mod tests {
             "{}",
             out[1]
         );
+        // Counts of a client that loaded nothing are n/a too, never NaN.
+        assert!(out[1].contains("n/a/n/a"), "{}", out[1]);
+        assert!(!out.iter().any(|l| l.contains("NaN")), "{out:#?}");
         assert!(
             out.contains(&String::new()),
             "a blank line before the agreement"
