@@ -4,8 +4,8 @@
 //! downlink's utilization.
 
 use crate::explanation::{
-    Bottleneck, Component, Components, Connection, DropShare, Explanation, QueueStats,
-    Utilization, Why,
+    Bottleneck, Component, Components, Connection, DropShare, Explanation, QueueStats, Utilization,
+    Why,
 };
 use crate::input::Input;
 use crate::packets::{self, Fate, Packet, Packets};
@@ -161,6 +161,12 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
             why.handshake_rounds_on_critical_path += r.handshake_rounds(rtt);
         }
     }
+    let mut request_starts: Vec<i64> = input
+        .resources
+        .iter()
+        .map(|r| ms_to_ns(r.spans_ms().request.0))
+        .collect();
+    request_starts.sort_unstable();
     let mut stretch: Option<(i64, i64)> = None;
     let mut stretches = Vec::new();
     for run in &partition.runs {
@@ -176,8 +182,12 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
             }
             (_, false) => stretches.extend(stretch.take()),
         }
+        // A request round: a `request` stretch in which a request was sent.
         if run.state == Component::Request && run.end - run.start >= REQUEST_ROUND_MIN_NS {
-            why.request_rounds += 1;
+            let i = request_starts.partition_point(|&t| t < run.start);
+            if request_starts.get(i).is_some_and(|&t| t < run.end) {
+                why.request_rounds += 1;
+            }
         }
     }
     stretches.extend(stretch);
@@ -365,7 +375,10 @@ pub(crate) fn partition(
         }
         let len = to - cursor;
         let st = state(counts);
-        let i = Component::ALL.iter().position(|&c| c == st).expect("a state");
+        let i = Component::ALL
+            .iter()
+            .position(|&c| c == st)
+            .expect("a state");
         out.ns[i] += len;
         match out.runs.last_mut() {
             Some(run) if run.state == st && run.end == cursor => run.end = to,
@@ -394,7 +407,11 @@ pub(crate) fn partition(
 
 /// Per page flow: its figures; and the map from flow index to its place in
 /// the list.
-fn connections(read: &Packets, page: &[bool], rtt_ns: i64) -> (Vec<Connection>, Vec<Option<usize>>) {
+fn connections(
+    read: &Packets,
+    page: &[bool],
+    rtt_ns: i64,
+) -> (Vec<Connection>, Vec<Option<usize>>) {
     let mut index = vec![None; read.flows.len()];
     let mut out: Vec<Connection> = Vec::new();
     let mut synack_delivered = vec![false; read.flows.len()];
@@ -455,7 +472,9 @@ fn connections(read: &Packets, page: &[bool], rtt_ns: i64) -> (Vec<Connection>, 
         if c.handshake_end_ms.is_none() {
             match (c.opened_by.as_deref(), p.dir, h.tcp) {
                 (Some("syn"), Direction::Down, Some(t))
-                    if t.has(TCP_SYN) && t.has(TCP_ACK) && matches!(p.fate, Fate::Delivered { .. }) =>
+                    if t.has(TCP_SYN)
+                        && t.has(TCP_ACK)
+                        && matches!(p.fate, Fate::Delivered { .. }) =>
                 {
                     synack_delivered[f] = true
                 }
@@ -497,14 +516,26 @@ fn connections(read: &Packets, page: &[bool], rtt_ns: i64) -> (Vec<Connection>, 
     (out, index)
 }
 
+/// A change in who holds a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Occupancy {
+    Join,
+    Leave,
+    /// Dropped on arrival: the queue was full.
+    Refused,
+    /// Dropped from inside the queue (CoDel).
+    Dropped,
+}
+
 /// The bottleneck's queues per direction, and the RTT inflation.
 fn bottleneck(read: &Packets, page: &[bool], conn: &[Option<usize>], rtt: Duration) -> Bottleneck {
     let direction = |dir: Direction| {
         let mut q = QueueStats::default();
         let mut waits = Vec::new();
-        // Occupancy sweep: (time, class, packet index, event) with leaves
-        // first at a given time, then joins and drops in log order.
-        let mut events: Vec<(i64, u8, usize, i8)> = Vec::new();
+        // Occupancy sweep: (time, class, packet index, step, event): leaves
+        // first at a given time, then joins and drops in log order (a
+        // packet's join before its own drop).
+        let mut events: Vec<(i64, u8, usize, u8, Occupancy)> = Vec::new();
         for (i, p) in read.packets.iter().enumerate() {
             if p.dir != dir || !p.flow.is_some_and(|f| page[f]) {
                 continue;
@@ -512,16 +543,18 @@ fn bottleneck(read: &Packets, page: &[bool], conn: &[Option<usize>], rtt: Durati
             match p.fate {
                 Fate::Delivered { start, end, .. } => {
                     waits.push(start - p.arrive);
-                    events.push((p.arrive, 1, i, 1));
-                    events.push((end, 0, i, -1));
+                    if end > p.arrive {
+                        events.push((p.arrive, 1, i, 0, Occupancy::Join));
+                        events.push((end, 0, i, 1, Occupancy::Leave));
+                    }
                 }
                 Fate::Dropped { at, on_arrival } => {
                     q.drops_queue += 1;
                     if on_arrival {
-                        events.push((at, 1, i, 0));
+                        events.push((at, 1, i, 1, Occupancy::Refused));
                     } else {
-                        events.push((p.arrive, 1, i, 1));
-                        events.push((at, 1, i, -2));
+                        events.push((p.arrive, 1, i, 0, Occupancy::Join));
+                        events.push((at, 1, i, 1, Occupancy::Dropped));
                     }
                 }
                 Fate::Lost => q.drops_loss += 1,
@@ -541,20 +574,20 @@ fn bottleneck(read: &Packets, page: &[bool], conn: &[Option<usize>], rtt: Durati
         let mut occupants: BTreeMap<usize, u32> = BTreeMap::new();
         let mut total = 0u32;
         let mut shares: BTreeMap<usize, f64> = BTreeMap::new();
-        for (_, _, i, ev) in events {
+        for (_, _, i, _, ev) in events {
             let Some(c) = read.packets[i].flow.and_then(|f| conn[f]) else {
                 continue;
             };
             match ev {
-                1 => {
+                Occupancy::Join => {
                     *occupants.entry(c).or_default() += 1;
                     total += 1;
                 }
-                -1 => {
+                Occupancy::Leave => {
                     *occupants.entry(c).or_default() -= 1;
                     total -= 1;
                 }
-                _ => {
+                Occupancy::Refused | Occupancy::Dropped => {
                     // A drop: split over the occupants (a CoDel drop's own
                     // packet among them); an empty queue's drop is its own.
                     if total == 0 {
@@ -566,7 +599,7 @@ fn bottleneck(read: &Packets, page: &[bool], conn: &[Option<usize>], rtt: Durati
                             }
                         }
                     }
-                    if ev == -2 {
+                    if ev == Occupancy::Dropped {
                         *occupants.entry(c).or_default() -= 1;
                         total -= 1;
                     }

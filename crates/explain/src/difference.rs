@@ -90,9 +90,7 @@ pub fn difference(a: &[Explanation], b: &[Explanation]) -> Difference {
         sum.map(|s| p - s)
     });
     let why = WhyDelta {
-        handshakes_on_critical_path: mean_diff(&|e| {
-            Some(e.why.handshakes_on_critical_path as f64)
-        }),
+        handshakes_on_critical_path: mean_diff(&|e| Some(e.why.handshakes_on_critical_path as f64)),
         handshake_rounds_on_critical_path: mean_diff(&|e| {
             Some(e.why.handshake_rounds_on_critical_path as f64)
         }),
@@ -132,13 +130,9 @@ pub fn welch(xs: &[f64], ys: &[f64]) -> Delta {
             ci95: None,
         };
     }
-    let var = |v: &[f64], m: f64| {
-        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64
-    };
-    let (sx, sy) = (
-        var(xs, mx) / xs.len() as f64,
-        var(ys, my) / ys.len() as f64,
-    );
+    let var =
+        |v: &[f64], m: f64| v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() - 1) as f64;
+    let (sx, sy) = (var(xs, mx) / xs.len() as f64, var(ys, my) / ys.len() as f64);
     let se2 = sx + sy;
     if se2 <= 0.0 || !se2.is_finite() {
         return Delta {
@@ -146,8 +140,7 @@ pub fn welch(xs: &[f64], ys: &[f64]) -> Delta {
             ci95: Some([d, d]),
         };
     }
-    let df = se2 * se2
-        / (sx * sx / (xs.len() - 1) as f64 + sy * sy / (ys.len() - 1) as f64);
+    let df = se2 * se2 / (sx * sx / (xs.len() - 1) as f64 + sy * sy / (ys.len() - 1) as f64);
     let half = t975(df) * se2.sqrt();
     Delta {
         mean: Some(d),

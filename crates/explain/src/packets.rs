@@ -186,7 +186,12 @@ pub(crate) fn read(log: &[LogEntry], nav: u64, delay_ns: [i64; 2]) -> Packets {
                     None => pending[d].pop_front(),
                 };
                 match i {
-                    Some(i) => out.packets[i].fate = Fate::Dropped { at: now, on_arrival },
+                    Some(i) => {
+                        out.packets[i].fate = Fate::Dropped {
+                            at: now,
+                            on_arrival,
+                        }
+                    }
                     None => out.unmatched += 1,
                 }
             }

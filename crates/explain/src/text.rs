@@ -53,7 +53,7 @@ fn note(d: &Difference, c: Component) -> Option<String> {
             "handshake on the critical path",
             "handshakes on the critical path",
         ),
-        Component::LossRecovery | Component::Retransmission => {
+        Component::LossRecovery => {
             let parts: Vec<String> = [
                 counted(w.rto_stalls, "RTO stall", "RTO stalls"),
                 counted(
@@ -68,10 +68,13 @@ fn note(d: &Difference, c: Component) -> Option<String> {
             (!parts.is_empty()).then(|| parts.join(", "))
         }
         Component::Request => counted(w.request_rounds, "request round", "request rounds"),
-        Component::Queueing => w
-            .rtt_inflation_pct
-            .filter(|p| p.abs() >= 0.5)
-            .map(|p| format!("RTT inflation {}{:.0} points", if p < 0.0 { "\u{2212}" } else { "+" }, p.abs())),
+        Component::Queueing => w.rtt_inflation_pct.filter(|p| p.abs() >= 0.5).map(|p| {
+            format!(
+                "RTT inflation {}{:.0} points",
+                if p < 0.0 { "\u{2212}" } else { "+" },
+                p.abs()
+            )
+        }),
         _ => None,
     }
 }
