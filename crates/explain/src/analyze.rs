@@ -167,6 +167,7 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
         .map(|r| ms_to_ns(r.spans_ms().request.0))
         .collect();
     request_starts.sort_unstable();
+    let mut next_request = 0;
     let mut stretch: Option<(i64, i64)> = None;
     let mut stretches = Vec::new();
     for run in &partition.runs {
@@ -182,11 +183,13 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
             }
             (_, false) => stretches.extend(stretch.take()),
         }
-        // A request round: a `request` stretch in which a request was sent.
+        // A request round: a `request` stretch with requests sent since
+        // the last one (or during it).
         if run.state == Component::Request && run.end - run.start >= REQUEST_ROUND_MIN_NS {
-            let i = request_starts.partition_point(|&t| t < run.start);
-            if request_starts.get(i).is_some_and(|&t| t < run.end) {
+            let sent = request_starts[next_request..].partition_point(|&t| t < run.end);
+            if sent > 0 {
                 why.request_rounds += 1;
+                next_request += sent;
             }
         }
     }
@@ -261,10 +264,11 @@ pub(crate) fn loss_recoveries(read: &Packets, page: &[bool], plt: i64) -> Vec<(i
                 }
                 insert_range(&mut s.delivered, start, end);
             }
-            (Some((start, end)), _, Some(at)) if end > start => {
-                if !range_contains(&s.delivered, start) {
-                    s.open.entry(start).or_insert(at);
-                }
+            // A drop of data already delivered (a spurious retransmission's) opens none.
+            (Some((start, end)), _, Some(at))
+                if end > start && !range_contains(&s.delivered, start) =>
+            {
+                s.open.entry(start).or_insert(at);
             }
             (None, Fate::Delivered { at, .. }, _) => {
                 if let Some(from) = s.open_other.take() {

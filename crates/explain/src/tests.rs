@@ -594,6 +594,9 @@ fn c_six_parallel_connections_fill_the_queue() {
     );
     assert!(inflation > 300.0, "{inflation}");
     assert!((e.components.transfer_ms - 60.0 * 11.904).abs() < 0.01);
+    // The requests wait 0 to 20 ms behind each other in the uplink.
+    assert!((e.components.queueing_ms - 20.0).abs() < 0.01);
+    assert_eq!(e.why.request_rounds, 1);
     assert_eq!(e.connections.len(), 6);
 
     // With 32 packets of queue, drops, each split over who held the queue.
@@ -795,8 +798,7 @@ fn quic_loss_recovery_runs_to_the_next_delivered_packet() {
     let log = run(&spec, 1, start, &mut Quic);
     let last = log
         .iter()
-        .filter(|e| e.kind == link::EventKind::Deliver)
-        .last()
+        .rfind(|e| e.kind == link::EventKind::Deliver)
         .unwrap()
         .time;
     let resources = [];
@@ -952,7 +954,7 @@ fn random_case(
         link.push(now, dir, p);
     }
     // Leave some packets inside the link at times, as a cut log would.
-    if seed % 3 != 0 {
+    if !seed.is_multiple_of(3) {
         while let Some(w) = link.next_wakeup() {
             while link.pop_ready(w).is_some() {}
         }
