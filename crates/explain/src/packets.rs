@@ -1,8 +1,14 @@
 //! From the packet log to packets with their fate: each arrival matched with
 //! its drop or delivery (the link's queue is FIFO per direction, so fates
-//! follow arrivals in order), its time at the bottleneck (queue wait, then
+//! follow arrivals in order: a loss or a full queue's drop right after its
+//! arrival, a CoDel drop at the head of the queue when the transmitter takes
+//! the next packet), its time at the bottleneck (queue wait, then
 //! serialization), its flow (5-tuple), and whether a TCP segment carries data
-//! its flow already sent (a retransmission).
+//! its flow already sent (a retransmission). A CoDel drop can be logged
+//! before the deliveries of packets ahead of it (they are in the delay
+//! line); it is placed by time: the packets ahead departed by the drop, the
+//! ones behind depart after it. On a trace-driven link a packet behind a
+//! drop may depart at the drop's very instant; such a tie is read as ahead.
 
 use link::packet::{Headers, TCP_FIN, TCP_SYN};
 use link::{Direction, EventKind, LogEntry};
@@ -116,6 +122,8 @@ pub(crate) fn read(log: &[LogEntry], nav: u64, delay_ns: [i64; 2]) -> Packets {
     // Per direction: the index of the packet whose arrival was the last entry
     // of that direction (a drop right after it is that packet's).
     let mut just_arrived: [Option<usize>; 2] = [None, None];
+    // Per direction: dequeue (CoDel) drops not yet matched to a packet.
+    let mut dequeue_drops: [VecDeque<i64>; 2] = [VecDeque::new(), VecDeque::new()];
     for e in log {
         let d = index(e.dir);
         let now = rel(e.time);
@@ -180,37 +188,67 @@ pub(crate) fn read(log: &[LogEntry], nav: u64, delay_ns: [i64; 2]) -> Packets {
                     let p = &out.packets[i];
                     p.arrive == now && p.size == e.size && p.headers == e.headers
                 });
-                let on_arrival = back.is_some();
-                let i = match back {
-                    Some(_) => take_back(&mut pending[d], back),
-                    None => pending[d].pop_front(),
-                };
-                match i {
+                match back.and_then(|_| take_back(&mut pending[d], back)) {
                     Some(i) => {
                         out.packets[i].fate = Fate::Dropped {
                             at: now,
-                            on_arrival,
+                            on_arrival: true,
                         }
+                    }
+                    // A dequeue drop is told when the transmitter takes the
+                    // next packet, possibly before the deliveries of packets
+                    // ahead of it (still in the delay line): it is resolved
+                    // by the deliveries that follow (see `Deliver`).
+                    None => dequeue_drops[d].push_back(now),
+                }
+            }
+            EventKind::Deliver => {
+                // Packets ahead of a dequeue drop departed by its time; those
+                // behind it depart after it (serialization takes time).
+                let departed = now - delay_ns[d];
+                while dequeue_drops[d].front().is_some_and(|&at| at < departed) {
+                    let at = dequeue_drops[d].pop_front().expect("a drop");
+                    match pending[d].pop_front() {
+                        Some(i) => {
+                            out.packets[i].fate = Fate::Dropped {
+                                at,
+                                on_arrival: false,
+                            }
+                        }
+                        None => out.unmatched += 1,
+                    }
+                }
+                match pending[d].pop_front() {
+                    Some(i) => {
+                        let p = &mut out.packets[i];
+                        let end = (now - delay_ns[d]).max(p.arrive);
+                        let start = p.arrive.max(last_departure[d]).min(end);
+                        last_departure[d] = end;
+                        p.fate = Fate::Delivered {
+                            start,
+                            end,
+                            at: now,
+                        };
                     }
                     None => out.unmatched += 1,
                 }
             }
-            EventKind::Deliver => match pending[d].pop_front() {
-                Some(i) => {
-                    let p = &mut out.packets[i];
-                    let end = (now - delay_ns[d]).max(p.arrive);
-                    let start = p.arrive.max(last_departure[d]).min(end);
-                    last_departure[d] = end;
-                    p.fate = Fate::Delivered {
-                        start,
-                        end,
-                        at: now,
-                    };
-                }
-                None => out.unmatched += 1,
-            },
         }
         just_arrived[d] = None;
+    }
+    // Dequeue drops after the last delivery: the next packets in line.
+    for d in 0..2 {
+        while let Some(at) = dequeue_drops[d].pop_front() {
+            match pending[d].pop_front() {
+                Some(i) => {
+                    out.packets[i].fate = Fate::Dropped {
+                        at,
+                        on_arrival: false,
+                    }
+                }
+                None => out.unmatched += 1,
+            }
+        }
     }
     out
 }
