@@ -528,8 +528,11 @@ pub fn run(
             // The server's knobs at the Trial's defaults (the generator's
             // own: streams, pipelining, are bench's).
             let trial = crate::trial::Trial::default();
-            let knobs = trial.knobs(site.resources.len());
-            if let Some(why) = crate::trial::refusal(req.server, None, &[protocol], &knobs) {
+            let trial = crate::trial::Trial {
+                server: req.server,
+                ..trial
+            };
+            if let Some(why) = trial.refusal_for(None, &[protocol], site.resources.len()) {
                 return Err(usage(why.to_string()));
             }
             if let ServerKind::Peer(kind) = req.server {
@@ -554,14 +557,11 @@ pub fn run(
                 &ServerSetup {
                     site,
                     kind: req.server,
-                    max_streams: trial.max_streams,
-                    tls13_only: None,
-                    server_delay: Duration::ZERO,
+                    knobs: trial.served,
                     keepalive: None,
                     access_log: false,
                     stop_after: None,
                     thread_name: SERVER_THREADS,
-                    tls_tickets: false,
                 },
             )?;
             let port = if protocol.tls() {
@@ -780,7 +780,7 @@ pub fn pipelining_matrix(
                     cert_pem: cert,
                     key_pem: key,
                     workers: 1,
-                    max_streams: crate::trial::Trial::default().max_streams,
+                    max_streams: crate::trial::Trial::default().served.max_streams,
                     keepalive_timeout: None,
                     access_log: false,
                     docroot: docroot.0.clone(),

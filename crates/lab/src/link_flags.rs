@@ -115,11 +115,15 @@ mod tests {
         }
     }
 
-    /// A Mahimahi trace: 10 packets every 10 ms (12 Mbit/s).
+    /// A Mahimahi trace: 10 packets every 10 ms (12 Mbit/s). A file of its
+    /// own per call: tests run in parallel threads, and one rewriting a
+    /// shared file while another read it made the reader see it empty.
     fn trace_file() -> PathBuf {
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("lab-link-flags-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("12mbit.trace");
+        let path = dir.join(format!("12mbit-{n}.trace"));
         let text: String = (1..=10).map(|ms| format!("{ms}\n")).collect();
         std::fs::write(&path, text).unwrap();
         path

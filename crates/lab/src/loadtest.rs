@@ -19,7 +19,7 @@
 //! threads that run the users.
 
 use crate::procstat;
-use crate::trial::{refusal, Knobs, Refusal, ServerKind, HTTPS_PORT, HTTP_PORT};
+use crate::trial::{Refusal, ServerKind, Trial, HTTPS_PORT, HTTP_PORT};
 use client::users::{page_of, ErrorKind, PageOutcome, User, UserConfig};
 use hdrhistogram::Histogram;
 use netns::{Side, Testbed, TestbedSpec};
@@ -60,8 +60,9 @@ pub struct LoadSpec {
     /// The real server's keep-alive timeout (None: the server's own; Apache 5 s,
     /// as Apache 2.2's httpd-default.conf).
     pub keepalive: Option<Duration>,
-    pub max_streams: u32,
-    pub tls13_only: Option<bool>,
+    /// The built-in server's knobs (a real server: what its capability table
+    /// says of them; `refusal` refuses the rest).
+    pub served: server::Knobs,
     /// Stop the built-in server this long after the start (a fault for tests:
     /// connections are closed, then refused).
     pub stop_server_after: Option<Duration>,
@@ -70,19 +71,19 @@ pub struct LoadSpec {
 impl LoadSpec {
     /// Why the server cannot serve this load as asked, if it cannot.
     pub fn refusal(&self) -> Option<Refusal> {
-        let knobs = Knobs {
-            server: peers::Knobs {
-                max_streams: self.max_streams,
-                tls13_only: self.tls13_only,
-                server_delay: false,
-                resources: self.site.resources.len(),
-            },
-            conns_per_host: self.conns_per_user,
-            tls_resume: false,
-            pool: crate::trial::Pool::default(),
-            browser_cost: crate::trial::BrowserCost::default(),
+        self.trial()
+            .refusal_for(None, &self.protocols, self.site.resources.len())
+    }
+
+    /// The Trial of the load's server: its kind and knobs, the rest at their defaults.
+    pub fn trial(&self) -> Trial {
+        let mut trial = Trial {
+            server: self.server,
+            ..Trial::default()
         };
-        refusal(self.server, None, &self.protocols, &knobs)
+        trial.served = self.served;
+        trial.set_tls13_only(self.served.tls.tls13_only());
+        trial
     }
 
     pub fn duration(&self) -> Duration {
@@ -446,8 +447,7 @@ pub fn paper_specs(quick: bool) -> Result<[LoadSpec; 2], LoadtestError> {
         distinct_addresses: true,
         generator_threads: 1,
         keepalive: None,
-        max_streams: crate::trial::Trial::default().max_streams,
-        tls13_only: None,
+        served: server::Knobs::default(),
         stop_server_after: None,
     };
     let spdy = LoadSpec {
@@ -604,14 +604,11 @@ fn run_protocol(
         &crate::testbed_server::ServerSetup {
             site: &spec.site,
             kind: spec.server,
-            max_streams: spec.max_streams,
-            tls13_only: spec.tls13_only,
-            server_delay: Duration::ZERO,
+            knobs: spec.served,
             keepalive: spec.keepalive,
             access_log: false,
             stop_after: spec.stop_server_after,
             thread_name: "load-srv",
-            tls_tickets: false,
         },
     )?;
     let apache_status_addr = server.apache_status;
@@ -626,7 +623,7 @@ fn run_protocol(
         page: page_of(&spec.site),
         resolve,
         ca: ca.der(),
-        tls13_only: spec.tls13_only,
+        tls13_only: spec.served.tls.tls13_only(),
         http_port: HTTP_PORT,
         https_port: HTTPS_PORT,
         page_timeout: spec.page_timeout,

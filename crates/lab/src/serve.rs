@@ -4,14 +4,13 @@
 //! [`Serving::run`] serves until SIGINT or SIGTERM.
 
 use crate::sites::Site;
-use server::{Ca, Server, ServerOptions, TlsVersions};
+use server::{Ca, Server, ServerOptions};
 use std::fmt;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use server::Offer;
 
@@ -25,20 +24,14 @@ pub struct ServeRequest {
     pub tls_listen: SocketAddr,
     /// Server addresses to spread the site's hosts over.
     pub shards: usize,
-    /// Concurrent streams per HTTP/2 connection.
-    pub max_streams: u32,
-    /// Think time before each response.
-    pub server_delay: Duration,
-    /// Some(true): TLS 1.3 only; Some(false): TLS 1.2 only; None: both.
-    pub tls13_only: Option<bool>,
+    /// The server's knobs: streams, TLS versions, think time, tickets, …
+    pub knobs: server::Knobs,
     /// Where to write the CA certificate (None: `ca-PID.pem` in this user's
     /// private directory, see [`crate::ca_file`]; removed at the end, or by the
     /// next run after `kill -9`).
     pub ca: Option<PathBuf>,
     /// The certificate chain's kind (RSA 2048 with an intermediate, or ECDSA).
     pub cert: crate::trial::CertKind,
-    /// Issue TLS session tickets, so that clients can resume.
-    pub tickets: bool,
 }
 
 /// Why the server did not start or stopped with an error.
@@ -167,11 +160,8 @@ pub fn bind(request: ServeRequest) -> Result<Serving, ServeError> {
         .collect();
     let opts = ServerOptions {
         offer: request.offer,
-        max_streams: request.max_streams,
-        tls: TlsVersions::from_tls13_only(request.tls13_only),
-        server_delay: request.server_delay,
+        knobs: request.knobs,
         cc: None,
-        tickets: request.tickets,
         iw: None,
     };
     // h3 listens on UDP at the TLS listener's address and port.

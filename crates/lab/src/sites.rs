@@ -6,8 +6,8 @@
 //! directories, written whole or not at all; and the JSON of `spdylab sites`
 //! and `spdylab import`.
 
-pub use site::{Layout, Site, DEFAULT_SEED};
 use serde_json::json;
+pub use site::{Layout, Site, DEFAULT_SEED};
 use std::fmt;
 use std::path::{Path, PathBuf};
 

@@ -19,6 +19,7 @@ pub use client::{BrowserCost, Pool};
 pub use client::{HeaderSet, RequestHeaders};
 pub use results::{ClientKind, PeerKind, ServerKind};
 pub use server::CertKind;
+pub use server::Knobs as ServerKnobs;
 
 /// Ports of the server inside a testbed.
 pub const HTTP_PORT: u16 = 80;
@@ -219,6 +220,16 @@ pub fn addresses(
 }
 
 pub use server::ServerDelay;
+
+/// The built-in server's knobs at FIELDS' defaults but for its stream limit
+/// and TLS versions: what `load` and `serve` take flags for.
+pub fn server_knobs(max_streams: u32, tls13_only: Option<bool>) -> ServerKnobs {
+    ServerKnobs {
+        max_streams,
+        tls: server::TlsVersions::from_tls13_only(tls13_only),
+        ..Trial::default().served
+    }
+}
 
 /// A server's think time from its text (`--server-delay`, `server_delay =`):
 /// a duration (zero: none) or `from-har`.

@@ -119,8 +119,7 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
         distinct_addresses: !args.one_address,
         generator_threads: args.generator_threads as usize,
         keepalive: args.keepalive,
-        max_streams: args.max_streams,
-        tls13_only: args.tls,
+        served: lab::trial::server_knobs(args.max_streams, args.tls),
         stop_server_after: args.stop_server_after,
     };
     spec.check()?;

@@ -78,12 +78,13 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
         listen: args.listen,
         tls_listen: args.tls_listen,
         shards: addresses,
-        max_streams: args.max_streams,
-        server_delay: args.server_delay,
-        tls13_only: args.tls,
+        knobs: lab::trial::ServerKnobs {
+            delay: args.server_delay,
+            tickets: args.tls_resume,
+            ..lab::trial::server_knobs(args.max_streams, args.tls)
+        },
         ca: args.ca.clone(),
         cert: args.cert,
-        tickets: args.tls_resume,
     })?;
 
     // A closed stdout must not stop the server: write errors are ignored.
