@@ -524,7 +524,7 @@ pub fn spec(
     let mut links = Vec::new();
     for rate in &rates {
         for rtt in &rtts {
-            let choice = crate::trial::LinkChoice {
+            let choice: crate::trial::LinkChoice = crate::trial::LinkChoice {
                 rtt: *rtt,
                 rate: *rate,
                 ..choice.clone()

@@ -6,49 +6,20 @@
 //! here and in `LinkChoice::testbed_spec`. A field is None when its flag was
 //! not given, so that "given" means given; the defaults are the LinkChoice's.
 
-use crate::trial::{CongestionControl, LinkChoice, TestbedSpec};
+use crate::trial::{LinkChoice, TestbedSpec};
 use crate::Error;
-use link::{Bitrate, LossModel, QueueSpec, Trace};
+use link::Trace;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The LINK flags as given: the values parsed, the trace files not yet read.
-#[derive(Debug, Clone, Default)]
-pub struct LinkFlags {
-    pub rtt: Option<Duration>,
-    pub delay_down: Option<Duration>,
-    pub delay_up: Option<Duration>,
-    pub rate: Option<Bitrate>,
-    pub down: Option<Bitrate>,
-    pub up: Option<Bitrate>,
-    pub trace_down: Option<PathBuf>,
-    pub trace_up: Option<PathBuf>,
-    pub loss: Option<LossModel>,
-    pub queue: Option<QueueSpec>,
-    pub iw: Option<u32>,
-    pub cc: Option<CongestionControl>,
-    pub seed: Option<u64>,
-}
+pub type LinkFlags = LinkChoice<PathBuf>;
 
 impl LinkFlags {
     /// The link these flags choose (traces read), or an error naming the flag.
     pub fn choice(&self) -> Result<LinkChoice, Error> {
-        Ok(LinkChoice {
-            rtt: self.rtt,
-            delay_down: self.delay_down,
-            delay_up: self.delay_up,
-            rate: self.rate,
-            down: self.down,
-            up: self.up,
-            trace_down: read_trace("--trace-down", self.trace_down.as_deref())?,
-            trace_up: read_trace("--trace-up", self.trace_up.as_deref())?,
-            loss: self.loss,
-            queue: self.queue,
-            iw: self.iw,
-            cc: self.cc,
-            seed: self.seed,
-        })
+        self.clone()
+            .map_traces(|field, path| read_trace(&flag(field), &path))
     }
 
     /// The testbed these flags describe, or a one-line error naming the flag(s).
@@ -69,15 +40,14 @@ pub fn flag(field: &str) -> String {
     format!("--{}", field.replace('_', "-"))
 }
 
-/// The delivery trace at `path` (Mahimahi format), if a path was given; an
-/// error names `flag` and the file.
-pub fn read_trace(flag: &str, path: Option<&Path>) -> Result<Option<Arc<Trace>>, Error> {
-    let Some(path) = path else { return Ok(None) };
+/// The delivery trace at `path` (Mahimahi format); an error names `flag`
+/// and the file.
+pub fn read_trace(flag: &str, path: &Path) -> Result<Arc<Trace>, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Usage(format!("{flag} {}: {e}", path.display())))?;
     let trace = Trace::parse(&path.display().to_string(), &text)
         .map_err(|e| Error::Usage(format!("{flag} {e}")))?;
-    Ok(Some(Arc::new(trace)))
+    Ok(Arc::new(trace))
 }
 
 /// The flags' mapping, flag by flag, without a testbed: each flag alone and
@@ -88,7 +58,9 @@ pub fn read_trace(flag: &str, path: Option<&Path>) -> Result<Option<Arc<Trace>>,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use link::Bitrate;
     use serde_json::{json, Value};
+    use std::time::Duration;
 
     fn ms(n: u64) -> Option<Duration> {
         Some(Duration::from_millis(n))

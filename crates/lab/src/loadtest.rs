@@ -418,7 +418,7 @@ pub fn write_summary(out: &Path, rows: &[Derived]) -> Result<(), LoadtestError> 
 pub fn paper_specs(quick: bool) -> Result<[LoadSpec; 2], LoadtestError> {
     let site = crate::sites::resolve("icons", site::DEFAULT_SEED)
         .map_err(|e| LoadtestError::Usage(e.to_string()))?;
-    let link = crate::trial::LinkChoice {
+    let link: crate::trial::LinkChoice = crate::trial::LinkChoice {
         delay_down: Some(Duration::from_millis(40)),
         delay_up: Some(Duration::from_millis(45)),
         ..Default::default()

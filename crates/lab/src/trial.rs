@@ -69,17 +69,19 @@ impl std::error::Error for LinkError {}
 
 /// The link as a user chose it, before RTTs are split and rates resolved.
 /// A field is None when it was not given: a choice with any field given is
-/// `shaped` and asks for a testbed.
-#[derive(Debug, Clone, Default)]
-pub struct LinkChoice {
+/// `shaped` and asks for a testbed. `T` is how a delivery trace is held: read
+/// (`Arc<Trace>`, the default), or still a path as the flags gave it
+/// (`LinkChoice<PathBuf>`, `link_flags::LinkFlags`).
+#[derive(Debug, Clone)]
+pub struct LinkChoice<T = Arc<Trace>> {
     pub rtt: Option<Duration>,
     pub delay_down: Option<Duration>,
     pub delay_up: Option<Duration>,
     pub rate: Option<Bitrate>,
     pub down: Option<Bitrate>,
     pub up: Option<Bitrate>,
-    pub trace_down: Option<Arc<Trace>>,
-    pub trace_up: Option<Arc<Trace>>,
+    pub trace_down: Option<T>,
+    pub trace_up: Option<T>,
     pub loss: Option<LossModel>,
     pub queue: Option<QueueSpec>,
     pub iw: Option<u32>,
@@ -100,7 +102,51 @@ pub fn congestion_control(name: &str) -> Option<CongestionControl> {
     .find(|c| c.name() == name)
 }
 
-impl LinkChoice {
+impl<T> Default for LinkChoice<T> {
+    /// Nothing given.
+    fn default() -> Self {
+        LinkChoice {
+            rtt: None,
+            delay_down: None,
+            delay_up: None,
+            rate: None,
+            down: None,
+            up: None,
+            trace_down: None,
+            trace_up: None,
+            loss: None,
+            queue: None,
+            iw: None,
+            cc: None,
+            seed: None,
+        }
+    }
+}
+
+impl<T> LinkChoice<T> {
+    /// The same choice with its traces turned by `read` (a path into a
+    /// trace), which names the field it failed on.
+    pub fn map_traces<U, E>(
+        self,
+        read: impl Fn(&'static str, T) -> Result<U, E>,
+    ) -> Result<LinkChoice<U>, E> {
+        Ok(LinkChoice {
+            trace_down: self.trace_down.map(|t| read("trace_down", t)).transpose()?,
+            trace_up: self.trace_up.map(|t| read("trace_up", t)).transpose()?,
+            rtt: self.rtt,
+            delay_down: self.delay_down,
+            delay_up: self.delay_up,
+            rate: self.rate,
+            down: self.down,
+            up: self.up,
+            loss: self.loss,
+            queue: self.queue,
+            iw: self.iw,
+            cc: self.cc,
+            seed: self.seed,
+        })
+    }
+
     /// Whether any field was given: such a link is emulated on a testbed,
     /// and a command that cannot put one in the path must refuse it.
     pub fn shaped(&self) -> bool {
@@ -127,7 +173,9 @@ impl LinkChoice {
         .into_iter()
         .filter_map(|(name, given)| given.then_some(name))
     }
+}
 
+impl LinkChoice {
     /// The testbed, or an error naming the fields through `name` (which turns
     /// `rtt`, `delay_down`, … into `--rtt` or `link.rtt`).
     pub fn testbed_spec(
@@ -500,7 +548,7 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
             Some(v) => v.parse().map(Some).map_err(|e| format!("link.{k}: {e}")),
         }
     };
-    let choice = LinkChoice {
+    let choice: LinkChoice = LinkChoice {
         rtt: duration("rtt")?,
         delay_down: duration("delay_down")?,
         delay_up: duration("delay_up")?,
