@@ -1,6 +1,6 @@
 //! h3's first flight, seen in the link's packet log, is `--iw` segments' worth
 //! of bytes (`iw × server::quic::QUIC_MSS`, within one datagram), as
-//! netns/tests/initial_window.rs shows TCP's first flight is `--iw` segments.
+//! netns/tests/tcp_on_testbed.rs shows TCP's first flight is `--iw` segments.
 //!
 //! QUIC's packets are encrypted, so the flight is found by time: the link
 //! delays each way by 50 ms, so nothing the server sends in the 95 ms after
