@@ -111,18 +111,7 @@ pub async fn request(
             Err(e) => return fail(h2("response")(e)),
         }
     };
-    let ctype = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    let _ = events.send(Event::Head {
-        req,
-        at: Instant::now(),
-        status: response.status().as_u16(),
-        content_type: ctype,
-    });
+    let _ = events.send(Event::head(req, &response));
     let mut body = response.into_body();
     while let Some(chunk) = body.data().await {
         match chunk {

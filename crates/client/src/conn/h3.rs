@@ -187,18 +187,7 @@ pub async fn request(
         Ok(r) => r,
         Err(e) => return fail(h3("h3 response")(e)),
     };
-    let ctype = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    let _ = events.send(Event::Head {
-        req,
-        at: Instant::now(),
-        status: response.status().as_u16(),
-        content_type: ctype,
-    });
+    let _ = events.send(Event::head(req, &response));
     loop {
         match stream.recv_data().await {
             Ok(Some(mut chunk)) => {

@@ -144,6 +144,24 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The head of `req`'s response (h2 and h3 alike: an `http::Response`),
+    /// now.
+    pub(crate) fn head<T>(req: ReqId, response: &http::Response<T>) -> Event {
+        Event::Head {
+            req,
+            at: Instant::now(),
+            status: response.status().as_u16(),
+            content_type: response
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string(),
+        }
+    }
+}
+
 /// What an owner holds to send requests on an open connection.
 pub enum RequestSender {
     H1(mpsc::UnboundedSender<h1::Job>),
