@@ -109,187 +109,208 @@ pub fn start(
     setup: &ServerSetup<'_>,
 ) -> io::Result<RunningServer> {
     match setup.kind {
-        ServerKind::Builtin => {
-            let bind = |port: u16| -> io::Result<Vec<TcpListener>> {
-                addresses
-                    .iter()
-                    .map(|a| {
-                        let addr = SocketAddr::new(*a, port);
-                        testbed
-                            .namespace(Side::Server)
-                            .run(move || TcpListener::bind(addr))
-                    })
-                    .collect()
-            };
-            let (cleartext, tls) = (bind(HTTP_PORT)?, bind(HTTPS_PORT)?);
-            // h3: UDP 443 of each address.
-            let quic: Vec<UdpSocket> = addresses
-                .iter()
-                .map(|a| {
-                    let addr = SocketAddr::new(*a, HTTPS_PORT);
-                    testbed
-                        .namespace(Side::Server)
-                        .run(move || UdpSocket::bind(addr))
-                })
-                .collect::<io::Result<_>>()?;
-            let server = Server::new(
-                setup.site.clone(),
-                ServerOptions {
-                    knobs: setup.knobs,
-                    cc: Some(testbed.spec().cc.name().to_string()),
-                    iw: testbed.spec().iw,
-                    // h3 is TLS 1.3 only: a TLS 1.2 testbed offers the rest
-                    // (`Trial::refusal` refuses h3 with --tls 1.2 before this).
-                    offer: if setup.knobs.tls == server::TlsVersions::Only12 {
-                        server::Offer::of(&[
-                            proto::Protocol::Http,
-                            proto::Protocol::Https,
-                            proto::Protocol::H2,
-                            proto::Protocol::H2c,
-                            proto::Protocol::Spdy3,
-                        ])
-                    } else {
-                        server::Offer::ALL
-                    },
-                },
-                ca,
-                addresses,
-            )?;
-            let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-            let (name, stop_after) = (setup.thread_name, setup.stop_after);
-            // The server's threads get a descriptor table of their own (see
-            // `netns::own_fd_table`): its sockets and the load generator's
-            // each count against RLIMIT_NOFILE apart. The listeners go over
-            // as numbers; our copies close once the server has its own.
-            init_tokio_globals();
-            let fds: Vec<RawFd> = cleartext
-                .iter()
-                .chain(&tls)
-                .map(|l| l.as_raw_fd())
-                .chain(quic.iter().map(|u| u.as_raw_fd()))
-                .collect();
-            let (n_clear, n_tls) = (cleartext.len(), tls.len());
-            let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<io::Result<()>>(1);
-            let thread = std::thread::Builder::new().name(name.into()).spawn(
-                move || -> io::Result<()> {
-                    let owned = netns::own_fd_table();
-                    let _ = ready_tx.send(owned);
-                    // SAFETY: these descriptors are open in this thread's table
-                    // (a copy, or the shared one if own_fd_table failed) and
-                    // owned by nothing else in it.
-                    let (cleartext, tls, quic) = unsafe {
-                        let listener = |fd: &RawFd| TcpListener::from_raw_fd(*fd);
-                        (
-                            fds[..n_clear].iter().map(listener).collect::<Vec<_>>(),
-                            fds[n_clear..n_clear + n_tls]
-                                .iter()
-                                .map(listener)
-                                .collect::<Vec<_>>(),
-                            fds[n_clear + n_tls..]
-                                .iter()
-                                .map(|fd| UdpSocket::from_raw_fd(*fd))
-                                .collect::<Vec<_>>(),
-                        )
-                    };
-                    let server = server.with_quic(quic);
-                    let rt = tokio::runtime::Builder::new_multi_thread()
-                        .worker_threads(2)
-                        .thread_name(name)
-                        .enable_all()
-                        .build()?;
-                    rt.block_on(server.run(cleartext, tls, async move {
-                        match stop_after {
-                            Some(d) => {
-                                let _ = tokio::time::timeout(d, stop_rx).await;
-                            }
-                            None => {
-                                let _ = stop_rx.await;
-                            }
+        ServerKind::Builtin => start_builtin(testbed, ca, addresses, setup),
+        ServerKind::Peer(kind) => start_peer(testbed, ca, addresses, setup, kind),
+    }
+}
+
+/// The built-in server on its own threads, its listeners bound in the server
+/// namespace.
+fn start_builtin(
+    testbed: &mut Testbed,
+    ca: &Ca,
+    addresses: &[IpAddr],
+    setup: &ServerSetup<'_>,
+) -> io::Result<RunningServer> {
+    let bind = |port: u16| -> io::Result<Vec<TcpListener>> {
+        addresses
+            .iter()
+            .map(|a| {
+                let addr = SocketAddr::new(*a, port);
+                testbed
+                    .namespace(Side::Server)
+                    .run(move || TcpListener::bind(addr))
+            })
+            .collect()
+    };
+    let (cleartext, tls) = (bind(HTTP_PORT)?, bind(HTTPS_PORT)?);
+    // h3: UDP 443 of each address.
+    let quic: Vec<UdpSocket> = addresses
+        .iter()
+        .map(|a| {
+            let addr = SocketAddr::new(*a, HTTPS_PORT);
+            testbed
+                .namespace(Side::Server)
+                .run(move || UdpSocket::bind(addr))
+        })
+        .collect::<io::Result<_>>()?;
+    let server = Server::new(
+        setup.site.clone(),
+        ServerOptions {
+            knobs: setup.knobs,
+            cc: Some(testbed.spec().cc.name().to_string()),
+            iw: testbed.spec().iw,
+            // h3 is TLS 1.3 only: a TLS 1.2 testbed offers the rest
+            // (`Trial::refusal` refuses h3 with --tls 1.2 before this).
+            offer: if setup.knobs.tls == server::TlsVersions::Only12 {
+                server::Offer::of(&[
+                    proto::Protocol::Http,
+                    proto::Protocol::Https,
+                    proto::Protocol::H2,
+                    proto::Protocol::H2c,
+                    proto::Protocol::Spdy3,
+                ])
+            } else {
+                server::Offer::ALL
+            },
+        },
+        ca,
+        addresses,
+    )?;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (name, stop_after) = (setup.thread_name, setup.stop_after);
+    // The server's threads get a descriptor table of their own (see
+    // `netns::own_fd_table`): its sockets and the load generator's
+    // each count against RLIMIT_NOFILE apart. The listeners go over
+    // as numbers; our copies close once the server has its own.
+    init_tokio_globals();
+    let fds: Vec<RawFd> = cleartext
+        .iter()
+        .chain(&tls)
+        .map(|l| l.as_raw_fd())
+        .chain(quic.iter().map(|u| u.as_raw_fd()))
+        .collect();
+    let (n_clear, n_tls) = (cleartext.len(), tls.len());
+    let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel::<io::Result<()>>(1);
+    let thread =
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || -> io::Result<()> {
+                let owned = netns::own_fd_table();
+                let _ = ready_tx.send(owned);
+                // SAFETY: these descriptors are open in this thread's table
+                // (a copy, or the shared one if own_fd_table failed) and
+                // owned by nothing else in it.
+                let (cleartext, tls, quic) = unsafe {
+                    let listener = |fd: &RawFd| TcpListener::from_raw_fd(*fd);
+                    (
+                        fds[..n_clear].iter().map(listener).collect::<Vec<_>>(),
+                        fds[n_clear..n_clear + n_tls]
+                            .iter()
+                            .map(listener)
+                            .collect::<Vec<_>>(),
+                        fds[n_clear + n_tls..]
+                            .iter()
+                            .map(|fd| UdpSocket::from_raw_fd(*fd))
+                            .collect::<Vec<_>>(),
+                    )
+                };
+                let server = server.with_quic(quic);
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .thread_name(name)
+                    .enable_all()
+                    .build()?;
+                rt.block_on(server.run(cleartext, tls, async move {
+                    match stop_after {
+                        Some(d) => {
+                            let _ = tokio::time::timeout(d, stop_rx).await;
                         }
-                    }))
-                },
-            )?;
-            match ready_rx.recv() {
-                // Our copies of the listeners close here; the server's stay.
-                Ok(Ok(())) => drop((cleartext, tls, quic)),
-                // One table still: the server owns them (it closes them).
-                _ => {
-                    for l in cleartext.into_iter().chain(tls) {
-                        let _ = l.into_raw_fd();
+                        None => {
+                            let _ = stop_rx.await;
+                        }
                     }
-                    for u in quic {
-                        let _ = u.into_raw_fd();
-                    }
-                }
+                }))
+            })?;
+    match ready_rx.recv() {
+        // Our copies of the listeners close here; the server's stay.
+        Ok(Ok(())) => drop((cleartext, tls, quic)),
+        // One table still: the server owns them (it closes them).
+        _ => {
+            for l in cleartext.into_iter().chain(tls) {
+                let _ = l.into_raw_fd();
             }
-            Ok(RunningServer {
-                stop: Some(stop_tx),
-                thread: Some(thread),
-                pid: None,
-                apache_status: None,
-                files: None,
-            })
-        }
-        ServerKind::Peer(kind) => {
-            let docroot = netns::Scratch::new("docroot")?;
-            peers::write_docroot(setup.site, &docroot.0)?;
-            let mut names: Vec<String> = setup.site.hosts().iter().map(|h| h.to_string()).collect();
-            names.extend(addresses.iter().map(|a| a.to_string()));
-            let (cert_pem, key_pem) = ca.issue_pem(&names)?;
-            let peers::Prepared {
-                scratch, command, ..
-            } = peers::prepare(
-                kind,
-                &peers::PeerOptions {
-                    addresses: addresses.to_vec(),
-                    http_port: HTTP_PORT,
-                    https_port: HTTPS_PORT,
-                    h2c_port: None,
-                    tls13_only: setup.knobs.tls.tls13_only(),
-                    cert_pem,
-                    key_pem,
-                    workers: 2,
-                    max_streams: setup.knobs.max_streams,
-                    keepalive_timeout: setup.keepalive,
-                    access_log: setup.access_log,
-                    docroot: docroot.0.clone(),
-                },
-            )?;
-            let pid = testbed.spawn_background(Side::Server, command)?;
-            let ports: Vec<SocketAddr> = addresses
-                .iter()
-                .flat_map(|a| {
-                    [
-                        SocketAddr::new(*a, HTTP_PORT),
-                        SocketAddr::new(*a, HTTPS_PORT),
-                    ]
-                })
-                .collect();
-            if let Err(e) = wait_for_ports(testbed, &ports, Duration::from_secs(10)) {
-                return Err(io::Error::other(format!(
-                    "{kind} did not start in the testbed ({e}); its log:\n{}",
-                    peers::error_log(&scratch.0)
-                )));
+            for u in quic {
+                let _ = u.into_raw_fd();
             }
-            let mut apache_status = None;
-            if kind == peers::PeerKind::Apache {
-                let status = SocketAddr::new(addresses[0], HTTP_PORT);
-                let ns = testbed.namespace(Side::Server);
-                peers::wait_apache_settled(
-                    &mut || ns.run(move || peers::fetch_apache_status(status)),
-                    Duration::from_secs(15),
-                )?;
-                apache_status = Some(status);
-            }
-            Ok(RunningServer {
-                stop: None,
-                thread: None,
-                pid: Some(pid),
-                apache_status,
-                files: Some((scratch, docroot)),
-            })
         }
     }
+    Ok(RunningServer {
+        stop: Some(stop_tx),
+        thread: Some(thread),
+        pid: None,
+        apache_status: None,
+        files: None,
+    })
+}
+
+/// A real server (`kind`) in the server namespace, with its docroot and
+/// configuration; ready when every port listens (Apache: when its workers
+/// settled).
+fn start_peer(
+    testbed: &mut Testbed,
+    ca: &Ca,
+    addresses: &[IpAddr],
+    setup: &ServerSetup<'_>,
+    kind: peers::PeerKind,
+) -> io::Result<RunningServer> {
+    let docroot = netns::Scratch::new("docroot")?;
+    peers::write_docroot(setup.site, &docroot.0)?;
+    let mut names: Vec<String> = setup.site.hosts().iter().map(|h| h.to_string()).collect();
+    names.extend(addresses.iter().map(|a| a.to_string()));
+    let (cert_pem, key_pem) = ca.issue_pem(&names)?;
+    let peers::Prepared {
+        scratch, command, ..
+    } = peers::prepare(
+        kind,
+        &peers::PeerOptions {
+            addresses: addresses.to_vec(),
+            http_port: HTTP_PORT,
+            https_port: HTTPS_PORT,
+            h2c_port: None,
+            tls13_only: setup.knobs.tls.tls13_only(),
+            cert_pem,
+            key_pem,
+            workers: 2,
+            max_streams: setup.knobs.max_streams,
+            keepalive_timeout: setup.keepalive,
+            access_log: setup.access_log,
+            docroot: docroot.0.clone(),
+        },
+    )?;
+    let pid = testbed.spawn_background(Side::Server, command)?;
+    let ports: Vec<SocketAddr> = addresses
+        .iter()
+        .flat_map(|a| {
+            [
+                SocketAddr::new(*a, HTTP_PORT),
+                SocketAddr::new(*a, HTTPS_PORT),
+            ]
+        })
+        .collect();
+    if let Err(e) = wait_for_ports(testbed, &ports, Duration::from_secs(10)) {
+        return Err(io::Error::other(format!(
+            "{kind} did not start in the testbed ({e}); its log:\n{}",
+            peers::error_log(&scratch.0)
+        )));
+    }
+    let mut apache_status = None;
+    if kind == peers::PeerKind::Apache {
+        let status = SocketAddr::new(addresses[0], HTTP_PORT);
+        let ns = testbed.namespace(Side::Server);
+        peers::wait_apache_settled(
+            &mut || ns.run(move || peers::fetch_apache_status(status)),
+            Duration::from_secs(15),
+        )?;
+        apache_status = Some(status);
+    }
+    Ok(RunningServer {
+        stop: None,
+        thread: None,
+        pid: Some(pid),
+        apache_status,
+        files: Some((scratch, docroot)),
+    })
 }
 
 /// Opens the process-wide descriptors a tokio runtime with I/O dups (its
