@@ -10,7 +10,6 @@ mod link_args;
 mod loadtest;
 mod paper;
 mod peer_table;
-mod probe;
 mod progress;
 mod record;
 mod report;
@@ -18,6 +17,7 @@ mod serve;
 mod shell;
 mod signals;
 mod sites;
+mod survey;
 mod sweep;
 mod trial_args;
 
@@ -59,7 +59,7 @@ enum Cmd {
     Bench(bench::BenchArgs),
     Load(loadtest::LoadArgs),
     Peers(peer_table::PeersArgs),
-    Probe(probe::ProbeArgs),
+    Probe(survey::SurveyArgs),
 }
 
 /// Why a command failed: lab's one error, with its one mapping to exit
@@ -123,7 +123,7 @@ fn main() -> ExitCode {
         Cmd::Bench(args) => bench::run(args),
         Cmd::Load(args) => loadtest::run(args),
         Cmd::Peers(args) => peer_table::run(args),
-        Cmd::Probe(args) => probe::run(args),
+        Cmd::Probe(args) => survey::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

@@ -1,4 +1,7 @@
-//! `spdylab probe HOST[:PORT]`: what a server speaks (lab::survey), as a table or JSON.
+//! `spdylab probe HOST[:PORT]`: what a server speaks, as a table or JSON. The
+//! command keeps the name DESIGN.md gives it; in the code a "probe" is one
+//! page load (`lab::probe`, `results::ProbeRecord`) and this is the survey
+//! (`lab::survey`).
 
 use crate::Failure;
 use clap::Args;
@@ -23,7 +26,7 @@ Certificates are recorded, never rejected: the table says whether the chain veri
 against the system's roots and --ca. Only HOST is contacted: TLS checks on PORT (443),
 cleartext ones on --http-port, else PORT, else 80. A check that finds nothing says
 why ('no: connection refused'); exit status 1 if nothing answered at all, 2 for bad input.")]
-pub struct ProbeArgs {
+pub struct SurveyArgs {
     /// The server: a host name or address, and the TLS port (default 443)
     #[arg(value_name = "HOST[:PORT]", value_parser = str::parse::<Target>)]
     pub target: Target,
@@ -44,7 +47,7 @@ pub struct ProbeArgs {
     pub json: bool,
 }
 
-pub fn run(args: ProbeArgs) -> Result<i32, Failure> {
+pub fn run(args: SurveyArgs) -> Result<i32, Failure> {
     let survey = lab::survey::survey(&SurveyRequest {
         target: args.target,
         http_port: args.http_port,
