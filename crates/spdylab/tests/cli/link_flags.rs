@@ -19,9 +19,14 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// A Mahimahi trace: 10 packets every 10 ms (12 Mbit/s).
+/// A Mahimahi trace: 10 packets every 10 ms (12 Mbit/s). A file of its own
+/// per call: the tests run in parallel, and one rewriting a shared file while
+/// a command of another read it made that command see it empty ("the trace
+/// has no delivery opportunities").
 fn trace_file() -> PathBuf {
-    let path = scratch("trace").join("12mbit.trace");
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = scratch("trace").join(format!("12mbit-{n}.trace"));
     let text: String = (1..=10).map(|ms| format!("{ms}\n")).collect();
     std::fs::write(&path, text).unwrap();
     path
