@@ -213,6 +213,50 @@ mod tests {
         );
     }
 
+    /// A profile fills the rates and RTT not given; a flag given wins.
+    #[test]
+    fn a_profile_fills_what_was_not_given() {
+        let fast = link::profile("3g-fast");
+        check(
+            LinkFlags {
+                profile: fast,
+                ..flags()
+            },
+            &[
+                ("/link/down/service/rate", json!(1_600_000)),
+                ("/link/up/service/rate", json!(768_000)),
+                ("/link/down/delay", json!("75ms")),
+                ("/link/up/delay", json!("75ms")),
+            ],
+        );
+        check(
+            LinkFlags {
+                profile: fast,
+                rtt: ms(40),
+                up: mbit(2),
+                ..flags()
+            },
+            &[
+                ("/link/down/service/rate", json!(1_600_000)),
+                ("/link/up/service/rate", json!(2_000_000)),
+                ("/link/down/delay", json!("20ms")),
+            ],
+        );
+        // `--rate` sets both directions: the profile's rates give way to it.
+        check(
+            LinkFlags {
+                profile: link::profile("cable"),
+                rate: mbit(3),
+                ..flags()
+            },
+            &[
+                ("/link/down/service/rate", json!(3_000_000)),
+                ("/link/up/service/rate", json!(3_000_000)),
+                ("/link/down/delay", json!("14ms")),
+            ],
+        );
+    }
+
     #[test]
     fn all_flags_together_and_the_rtt_split() {
         let t = Some(trace_file());

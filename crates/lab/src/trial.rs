@@ -74,6 +74,9 @@ impl std::error::Error for LinkError {}
 /// (`LinkChoice<PathBuf>`, `link_flags::LinkFlags`).
 #[derive(Debug, Clone)]
 pub struct LinkChoice<T = Arc<Trace>> {
+    /// A named profile (`--profile 3g-fast`): the rates and RTT of those
+    /// fields below that were not given.
+    pub profile: Option<&'static link::Profile>,
     pub rtt: Option<Duration>,
     pub delay_down: Option<Duration>,
     pub delay_up: Option<Duration>,
@@ -106,6 +109,7 @@ impl<T> Default for LinkChoice<T> {
     /// Nothing given.
     fn default() -> Self {
         LinkChoice {
+            profile: None,
             rtt: None,
             delay_down: None,
             delay_up: None,
@@ -133,6 +137,7 @@ impl<T> LinkChoice<T> {
         Ok(LinkChoice {
             trace_down: self.trace_down.map(|t| read("trace_down", t)).transpose()?,
             trace_up: self.trace_up.map(|t| read("trace_up", t)).transpose()?,
+            profile: self.profile,
             rtt: self.rtt,
             delay_down: self.delay_down,
             delay_up: self.delay_up,
@@ -156,6 +161,7 @@ impl<T> LinkChoice<T> {
     /// The fields that were given (`rtt`, `delay_down`, …, `seed`), in order.
     pub fn given(&self) -> impl Iterator<Item = &'static str> {
         [
+            ("profile", self.profile.is_some()),
             ("rtt", self.rtt.is_some()),
             ("delay_down", self.delay_down.is_some()),
             ("delay_up", self.delay_up.is_some()),
@@ -183,7 +189,9 @@ impl LinkChoice {
         shards: usize,
         name: &dyn Fn(&str) -> String,
     ) -> Result<TestbedSpec, LinkError> {
-        let (down_delay, up_delay) = self.delays(name)?;
+        let resolved = self.with_profile();
+        let this = &resolved;
+        let (down_delay, up_delay) = this.delays(name)?;
         let service = |trace: &Option<Arc<Trace>>, rate: Option<Bitrate>| match trace {
             Some(t) => Service::Trace(t.clone()),
             None => rate.map_or(Service::Unlimited, Service::Rate),
@@ -191,24 +199,45 @@ impl LinkChoice {
         let direction = |service, delay| DirectionSpec {
             service,
             delay,
-            loss: self.loss.unwrap_or_default(),
-            queue: self.queue.unwrap_or_default(),
+            loss: this.loss.unwrap_or_default(),
+            queue: this.queue.unwrap_or_default(),
         };
         Ok(TestbedSpec {
             link: LinkSpec {
                 down: direction(
-                    service(&self.trace_down, self.down.or(self.rate)),
+                    service(&this.trace_down, this.down.or(this.rate)),
                     down_delay,
                 ),
-                up: direction(service(&self.trace_up, self.up.or(self.rate)), up_delay),
+                up: direction(service(&this.trace_up, this.up.or(this.rate)), up_delay),
             },
             shards,
-            iw: self.iw,
-            cc: self.cc.unwrap_or(CongestionControl::Cubic),
-            seed: self.seed.unwrap_or(DEFAULT_LINK_SEED),
+            iw: this.iw,
+            cc: this.cc.unwrap_or(CongestionControl::Cubic),
+            seed: this.seed.unwrap_or(DEFAULT_LINK_SEED),
             hosts: Vec::new(),
             warm_metrics: false,
         })
+    }
+
+    /// The choice with its profile's values in the fields not given: the RTT
+    /// when no delay was given, each direction's rate when neither its rate,
+    /// `rate` nor its trace was.
+    fn with_profile(&self) -> LinkChoice {
+        let mut c = self.clone();
+        if let Some(p) = self.profile {
+            if c.rtt.is_none() && c.delay_down.is_none() && c.delay_up.is_none() {
+                c.rtt = Some(p.rtt);
+            }
+            if c.rate.is_none() {
+                if c.down.is_none() && c.trace_down.is_none() {
+                    c.down = Some(p.down);
+                }
+                if c.up.is_none() && c.trace_up.is_none() {
+                    c.up = Some(p.up);
+                }
+            }
+        }
+        c
     }
 
     /// (down, up) one-way delays from rtt, delay_down and delay_up.
@@ -549,6 +578,12 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
         }
     };
     let choice: LinkChoice = LinkChoice {
+        profile: match text("profile") {
+            None => None,
+            Some(v) => {
+                Some(link::profile(v).ok_or_else(|| format!("link.profile: no profile '{v}'"))?)
+            }
+        },
         rtt: duration("rtt")?,
         delay_down: duration("delay_down")?,
         delay_up: duration("delay_up")?,

@@ -205,6 +205,14 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         section: "link",
+        name: "profile",
+        kind: Kind::Choice(link::PROFILE_NAMES),
+        default: "",
+        help: "a named network (WebPageTest's): its rates and RTT fill the link's fields not given",
+        only: Only::No,
+    },
+    Field {
+        section: "link",
         name: "rtt",
         kind: Kind::Duration,
         default: "",
@@ -971,16 +979,48 @@ impl Experiment {
     }
 }
 
+/// The fields a point's key names even at their default: those of the
+/// campaigns stored before this list was frozen. Every other field (`layout`,
+/// `notsent_lowat`, and any added from now on) is named only when set away
+/// from its default, so that an older campaign's Trials keep their keys and
+/// it resumes instead of running again — with no edit here for a new knob.
+/// Never add to this list.
+const KEYED_ALWAYS: &[&str] = &[
+    "site",
+    "rtt",
+    "delay_down",
+    "delay_up",
+    "rate",
+    "down",
+    "up",
+    "loss",
+    "queue",
+    "iw",
+    "cc",
+    "shards",
+    "max_streams",
+    "tls",
+    "conns_per_host",
+    "depth",
+    "server_delay",
+    "cert",
+    "tls_resume",
+    "headers",
+    "cookie_bytes",
+    "warm_metrics",
+    "pool",
+    "browser_cost",
+];
+
 /// A point's key: its set values in FIELDS order, `name=value` joined by
-/// spaces. `layout=origin` (the layout before there were layouts) is left
-/// out, so that older campaigns' keys stay theirs.
+/// spaces, but for fields not in `KEYED_ALWAYS` at their default.
 pub fn point_key(p: &Point) -> String {
     FIELDS
         .iter()
         .filter_map(|f| {
             p.get(f.name)
                 .filter(|v| !v.is_empty())
-                .filter(|v| !(f.name == "layout" && v.as_str() == "origin"))
+                .filter(|v| KEYED_ALWAYS.contains(&f.name) || v.as_str() != f.default)
                 .map(|v| format!("{}={v}", f.name))
         })
         .collect::<Vec<_>>()
@@ -1275,6 +1315,26 @@ max_streams = [1, 6, 100]
         assert!(campaign_differences(&exp, &renamed).is_empty());
         assert_eq!(campaign_differences(&exp, &flagged), ["server"]);
         assert!(sets_key(text, "sites") && !sets_key(text, "rtt") && !sets_key("=", "x"));
+    }
+
+    /// A field added later, at its default, leaves an older campaign's
+    /// Trial keys as they were (so it resumes); set, it is in the key.
+    #[test]
+    fn later_fields_at_their_default_keep_older_keys() {
+        let older: Point = [("site", "icons"), ("max_streams", "100")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut now = older.clone();
+        for f in FIELDS.iter().filter(|f| !KEYED_ALWAYS.contains(&f.name)) {
+            now.insert(f.name.to_string(), f.default.to_string());
+        }
+        assert_eq!(point_key(&now), point_key(&older));
+        now.insert("notsent_lowat".into(), "16384".into());
+        assert_eq!(
+            point_key(&now),
+            "site=icons max_streams=100 notsent_lowat=16384"
+        );
     }
 
     #[test]

@@ -51,6 +51,14 @@ fn single_flags(trace: &Path) -> Vec<Case> {
     let t = trace.to_str().unwrap();
     vec![
         case(
+            &["--profile", "3g-fast"],
+            vec![
+                ("/link/down/service/rate", 1_600_000.into()),
+                ("/link/up/service/rate", 768_000.into()),
+                ("/link/down/delay", "75ms".into()),
+            ],
+        ),
+        case(
             &["--rtt", "40ms"],
             vec![
                 ("/link/down/delay", "20ms".into()),
@@ -379,4 +387,48 @@ fn crosscheck_applies_every_link_flag() {
         let doc = stdout_json(&out);
         check("crosscheck", &c, &doc["testbeds"][0]);
     }
+}
+
+/// `--profile` on compare runs the named network; an unknown name is exit 2
+/// with the names; in an experiment file `profile` is an axis.
+#[test]
+fn a_named_profile_is_the_network_it_names() {
+    let args: Vec<String> = [
+        "compare",
+        "--site",
+        "icons",
+        "--protocols",
+        "h2",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+        "--profile",
+        "3g-fast",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = spdylab(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = stdout_json(&out);
+    assert_eq!(doc["link"], "rtt 150ms (down 75ms, up 75ms), down 1600kbit, up 768kbit, loss 0%, queue 256p, iw default, cc cubic", "{doc}");
+    let out = spdylab(&[
+        "compare".into(),
+        "--site".into(),
+        "icons".into(),
+        "--profile".into(),
+        "5g".into(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--profile") && err.contains("3g-fast"),
+        "{err}"
+    );
 }

@@ -1,0 +1,104 @@
+//! Named network profiles: the connectivity people already name instead of
+//! typing it. The values are WebPageTest's connectivity profiles (its
+//! `connectivity.ini`: down, up, round-trip latency; no loss); Lighthouse's
+//! default mobile throttling ("slow 4G": 1.6 Mbit/s down, 750 kbit/s up,
+//! 150 ms) is within a few percent of `3g-fast`. A profile fills the rates and
+//! the RTT a user did not give: `--profile 3g-fast --loss 1%` is 3G Fast with
+//! loss, and `--profile cable --rtt 100ms` is Cable's rates at 100 ms.
+
+use crate::units::Bitrate;
+use std::time::Duration;
+
+/// One named profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    pub name: &'static str,
+    /// Server → client.
+    pub down: Bitrate,
+    /// Client → server.
+    pub up: Bitrate,
+    pub rtt: Duration,
+}
+
+const fn kbit(k: u64) -> Bitrate {
+    Bitrate(k * 1000)
+}
+
+const fn ms(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}
+
+/// Every profile.
+pub const PROFILES: &[Profile] = &[
+    Profile {
+        name: "fios",
+        down: kbit(20_000),
+        up: kbit(5_000),
+        rtt: ms(4),
+    },
+    Profile {
+        name: "cable",
+        down: kbit(5_000),
+        up: kbit(1_000),
+        rtt: ms(28),
+    },
+    Profile {
+        name: "lte",
+        down: kbit(12_000),
+        up: kbit(12_000),
+        rtt: ms(70),
+    },
+    Profile {
+        name: "4g",
+        down: kbit(9_000),
+        up: kbit(9_000),
+        rtt: ms(170),
+    },
+    Profile {
+        name: "dsl",
+        down: kbit(1_500),
+        up: kbit(384),
+        rtt: ms(50),
+    },
+    Profile {
+        name: "3g-fast",
+        down: kbit(1_600),
+        up: kbit(768),
+        rtt: ms(150),
+    },
+    Profile {
+        name: "3g",
+        down: kbit(1_600),
+        up: kbit(768),
+        rtt: ms(300),
+    },
+];
+
+/// The names, in `PROFILES`' order (for help texts and choices).
+pub const PROFILE_NAMES: &[&str] = &["fios", "cable", "lte", "4g", "dsl", "3g-fast", "3g"];
+
+/// The profile named `name`, if there is one.
+pub fn profile(name: &str) -> Option<&'static Profile> {
+    PROFILES.iter().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_names_are_the_profiles_and_each_is_found() {
+        let names: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
+        assert_eq!(names, PROFILE_NAMES);
+        for p in PROFILES {
+            assert_eq!(profile(p.name), Some(p));
+            assert!(p.down >= p.up, "{}", p.name);
+        }
+        let fast = profile("3g-fast").unwrap();
+        assert_eq!(
+            (fast.down, fast.up, fast.rtt),
+            (Bitrate(1_600_000), Bitrate(768_000), ms(150))
+        );
+        assert_eq!(profile("5g"), None);
+    }
+}
