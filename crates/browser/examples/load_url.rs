@@ -29,6 +29,7 @@ fn main() {
         other_hosts: false,
         insecure: false,
         map: Vec::new(),
+        cpu_slowdown: 1,
     };
     let profile = browser::new_profile().unwrap();
     let cmd = browser::command(&o, &profile).unwrap();

@@ -43,6 +43,9 @@ pub struct ChromiumOptions {
     /// More host rules: a name and what it maps to, an address with a port
     /// if given (`spdylab record --map`).
     pub map: Vec<(String, String)>,
+    /// The renderer's CPU throttled this many times (DevTools'
+    /// `Emulation.setCPUThrottlingRate`; 1: not throttled).
+    pub cpu_slowdown: u32,
 }
 
 /// One page load recorded as a HAR 1.2 document with bodies and initiators.
@@ -292,6 +295,10 @@ impl Browser {
             (
                 "Network.setCacheDisabled",
                 serde_json::json!({"cacheDisabled": true}),
+            ),
+            (
+                "Emulation.setCPUThrottlingRate",
+                serde_json::json!({"rate": o.cpu_slowdown.max(1)}),
             ),
             ("Page.navigate", serde_json::json!({"url": o.url})),
         ] {

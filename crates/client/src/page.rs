@@ -67,6 +67,8 @@ pub struct Knobs {
     pub pool: Pool,
     /// The browser's CPU costs and script order (`render`); NONE: the pure network model.
     pub browser_cost: BrowserCost,
+    /// The CPU this many times slower: the browser costs scaled (`BrowserCost::slowed`).
+    pub cpu_slowdown: u32,
 }
 
 impl Default for Knobs {
@@ -78,6 +80,7 @@ impl Default for Knobs {
             headers: RequestHeaders::default(),
             pool: Pool::default(),
             browser_cost: BrowserCost::default(),
+            cpu_slowdown: 1,
         }
     }
 }
@@ -414,7 +417,10 @@ impl<'a> State<'a> {
             self.discover(Found { host, path }, None)?;
         } else {
             self.render = Some(Renderer::new(
-                self.cfg.knobs.browser_cost,
+                self.cfg
+                    .knobs
+                    .browser_cost
+                    .slowed(self.cfg.knobs.cpu_slowdown),
                 Found { host, path },
             ));
         }

@@ -45,6 +45,20 @@ pub struct BrowserCost {
 }
 
 impl BrowserCost {
+    /// These costs on a CPU `factor` times slower (`--cpu-slowdown`, as
+    /// Lighthouse's 4× for a phone): navigation, parsing, scripts and the
+    /// per-request work take `factor` times as long. Blink's tight-mode
+    /// minimum (`first_frame`) is a timer, not work: it stays.
+    pub fn slowed(self, factor: u32) -> BrowserCost {
+        BrowserCost {
+            navigation: self.navigation * factor,
+            parse_per_kb: self.parse_per_kb * factor,
+            script_per_kb: self.script_per_kb * factor,
+            request: self.request * factor,
+            ..self
+        }
+    }
+
     /// The pure network model: no cost, discovery as bytes arrive.
     pub const NONE: BrowserCost = BrowserCost {
         navigation: Duration::ZERO,
@@ -650,6 +664,25 @@ mod tests {
         first_frame: Duration::ZERO,
         ordered: true,
     };
+
+    /// `--cpu-slowdown N`: the work takes N times as long; tight mode's
+    /// minimum (a timer) and the script order do not change.
+    #[test]
+    fn a_slower_cpu_scales_the_work_not_the_timer() {
+        let cost = BrowserCost {
+            first_frame: Duration::from_millis(50),
+            ..COST
+        };
+        let slow = cost.slowed(4);
+        assert_eq!(slow.navigation, Duration::from_millis(400));
+        assert_eq!(slow.parse_per_kb, Duration::from_millis(4));
+        assert_eq!(slow.script_per_kb, Duration::from_millis(40));
+        assert_eq!(slow.request, Duration::from_millis(8));
+        assert_eq!(slow.first_frame, Duration::from_millis(50));
+        assert!(slow.ordered);
+        assert_eq!(cost.slowed(1), cost);
+        assert_eq!(BrowserCost::NONE.slowed(4), BrowserCost::NONE);
+    }
 
     #[test]
     fn the_knob_parses_and_prints() {

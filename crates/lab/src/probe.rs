@@ -175,6 +175,7 @@ pub fn run_plan(
         other_hosts: false,
         insecure: false,
         map: unknown_hosts.clone(),
+        cpu_slowdown: spec.trial.model.cpu_slowdown,
     };
     let client_kind = spec.trial.client;
     let results = std::thread::scope(|s| -> io::Result<Vec<Probe>> {

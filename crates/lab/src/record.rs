@@ -112,6 +112,7 @@ pub fn record(
                 other_hosts: true,
                 insecure: *insecure,
                 map: map.clone(),
+                cpu_slowdown: 1,
             };
             progress(&format!("chromium: loading {url}"));
             let profile = browser::new_profile().map_err(failed("chromium profile"))?;
@@ -167,6 +168,7 @@ fn in_testbed(
         other_hosts: false,
         insecure: false,
         map: Vec::new(),
+        cpu_slowdown: 1,
     };
     progress(&format!("chromium: loading {} over {protocol}", opts.url));
     let recording = (|| {

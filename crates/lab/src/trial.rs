@@ -425,6 +425,7 @@ impl Trial {
             "warm_metrics" => self.warm_metrics = on,
             "pool" => self.model.pool = v.parse()?,
             "browser_cost" => self.model.browser_cost = v.parse()?,
+            "cpu_slowdown" => self.model.cpu_slowdown = int() as u32,
             "notsent_lowat" => self.served.notsent_lowat = (v != "default").then(|| int() as u32),
             _ => return Err(format!("knob '{key}' is in FIELDS but not in Trial::set")),
         }
@@ -697,6 +698,8 @@ mod tests {
             ("headers", "chrome2030"),
             ("tls_resume", "yes"),
             ("notsent_lowat", "0"),
+            ("cpu_slowdown", "0"),
+            ("cpu_slowdown", "21"),
             ("notsent_lowat", "off"),
             ("notsent_lowat", "67108865"),
         ] {

@@ -430,6 +430,18 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         section: "knobs",
+        name: "cpu_slowdown",
+        kind: Kind::Int {
+            min: 1,
+            max: 20,
+            default_ok: false,
+        },
+        default: "1",
+        help: "the client's CPU N times slower: the model's browser costs × N, Chromium throttled with DevTools' Emulation.setCPUThrottlingRate (Lighthouse's mobile default: 4)",
+        only: Only::No,
+    },
+    Field {
+        section: "knobs",
         name: "notsent_lowat",
         kind: Kind::Int {
             min: 1,

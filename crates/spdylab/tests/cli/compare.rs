@@ -429,3 +429,34 @@ fn notsent_lowat_is_a_built_in_server_knob() {
         "--server nginx: a real server here has no setting for TCP_NOTSENT_LOWAT: --notsent-lowat needs --server builtin",
     );
 }
+
+/// `--cpu-slowdown 4` (a phone's CPU, Lighthouse's default): the model's
+/// navigation cost alone, 4 × the fitted 38 ms, comes before the first
+/// request, so no page loads sooner than it plus a round trip; at 1× the
+/// same page loads in less.
+#[test]
+fn a_slower_cpu_makes_the_models_work_longer() {
+    let plt = |slowdown: &str| {
+        let v = compare(&[
+            "--site",
+            "icons",
+            "--protocols",
+            "h2",
+            "--rtt",
+            "10ms",
+            "--reps",
+            "1",
+            "--cpu-slowdown",
+            slowdown,
+        ]);
+        probes(&v)[0]["plt_ms"].as_f64().unwrap()
+    };
+    let slow = plt("4");
+    assert!(slow >= 4.0 * 38.0 + 10.0, "{slow} ms");
+    assert!(plt("1") < slow, "1x is not faster than {slow} ms");
+    fails(
+        &["compare", "--site", "icons", "--cpu-slowdown", "0"],
+        2,
+        "--cpu-slowdown",
+    );
+}
