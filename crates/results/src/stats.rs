@@ -320,3 +320,140 @@ mod tests {
         assert!((s.ci95[1] - 20.0 - 2.021 * sd / 41f64.sqrt()).abs() < 1e-2);
     }
 }
+
+/// Samples up to this many splits (C(n₁ + n₂, n₁)) get the exact
+/// permutation p-value; larger ones the normal approximation.
+const EXACT_SPLITS: f64 = 250_000.0;
+
+/// The two-sided p-value of the Mann-Whitney U test (Wilcoxon rank-sum) that
+/// `a` and `b` come from the same distribution — the test sitespeed.io
+/// compares a run with its baseline by. Ranks are averaged over ties. Small
+/// samples (as a compare's 5 to 20 repetitions) get the exact p-value: the
+/// share of all ways to split the pooled ranks into groups of |a| and |b|
+/// whose U is at least as far from its mean as the observed one (ties
+/// handled exactly); larger ones the normal approximation with the tie
+/// correction and a continuity correction. None when either sample is empty
+/// or holds a NaN.
+pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
+    let (n1, n2) = (a.len(), b.len());
+    if n1 == 0 || n2 == 0 || a.iter().chain(b).any(|v| v.is_nan()) {
+        return None;
+    }
+    let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
+    let r = ranks(&pooled);
+    let r1: f64 = r[..n1].iter().sum();
+    let (n1f, n2f) = (n1 as f64, n2 as f64);
+    let mean_u = n1f * n2f / 2.0;
+    let u = r1 - n1f * (n1f + 1.0) / 2.0;
+    let observed = (u - mean_u).abs();
+    if splits(n1 + n2, n1) <= EXACT_SPLITS {
+        // Every choice of n1 of the pooled ranks, counted by how far its U lies.
+        let (mut extreme, mut total) = (0u64, 0u64);
+        let mut walk = |sum: f64| {
+            total += 1;
+            let u = sum - n1f * (n1f + 1.0) / 2.0;
+            if (u - mean_u).abs() >= observed - 1e-9 {
+                extreme += 1;
+            }
+        };
+        choose(&r, n1, 0, 0.0, &mut walk);
+        return Some(extreme as f64 / total as f64);
+    }
+    // Normal approximation: variance with the tie correction.
+    let n = n1f + n2f;
+    let mut sorted = pooled.clone();
+    sorted.sort_by(f64::total_cmp);
+    let mut ties = 0.0;
+    let mut i = 0;
+    while i < sorted.len() {
+        let j = sorted[i..].iter().take_while(|v| **v == sorted[i]).count();
+        let t = j as f64;
+        ties += t * t * t - t;
+        i += j;
+    }
+    let var = n1f * n2f / 12.0 * ((n + 1.0) - ties / (n * (n - 1.0)));
+    if var <= 0.0 {
+        return Some(1.0);
+    }
+    let z = ((observed - 0.5).max(0.0)) / var.sqrt();
+    Some((2.0 * (1.0 - normal_cdf(z))).min(1.0))
+}
+
+/// C(n, k) as a float (only compared against [`EXACT_SPLITS`]).
+fn splits(n: usize, k: usize) -> f64 {
+    (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
+}
+
+/// Calls `visit` with the rank sum of every choice of `k` of `ranks[from..]`
+/// added to `sum`.
+fn choose(ranks: &[f64], k: usize, from: usize, sum: f64, visit: &mut dyn FnMut(f64)) {
+    if k == 0 {
+        visit(sum);
+        return;
+    }
+    for i in from..=ranks.len() - k {
+        choose(ranks, k - 1, i + 1, sum + ranks[i], visit);
+    }
+}
+
+/// The standard normal distribution function (Abramowitz & Stegun 7.1.26
+/// for erf: absolute error below 1.5e-7).
+fn normal_cdf(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-x * x).exp();
+    if z >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+#[cfg(test)]
+mod mann_whitney_tests {
+    use super::*;
+
+    /// Exact p-values from the U distribution's tables (two-sided).
+    #[test]
+    fn exact_p_values_match_the_tables() {
+        // Complete separation of 5 and 5: 2 of C(10,5) = 252 splits are as extreme.
+        let a = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let b = [6.0, 7.0, 8.0, 9.0, 10.0];
+        let p = mann_whitney_p(&a, &b).unwrap();
+        assert!((p - 2.0 / 252.0).abs() < 1e-12, "{p}");
+        assert_eq!(mann_whitney_p(&b, &a), Some(p));
+        // 3 vs 3 fully apart: 2 of 20.
+        let p = mann_whitney_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).unwrap();
+        assert!((p - 0.1).abs() < 1e-12, "{p}");
+        // Interleaved: no evidence.
+        assert_eq!(
+            mann_whitney_p(&[1.0, 3.0, 5.0], &[2.0, 4.0, 6.0]).map(|p| p > 0.5),
+            Some(true)
+        );
+        // All equal (ties everywhere): p = 1.
+        assert_eq!(mann_whitney_p(&[5.0; 4], &[5.0; 4]), Some(1.0));
+        // Nothing to test.
+        assert_eq!(mann_whitney_p(&[], &[1.0]), None);
+        assert_eq!(mann_whitney_p(&[f64::NAN], &[1.0]), None);
+        // One of each: the smallest p possible is 1.
+        assert_eq!(mann_whitney_p(&[1.0], &[2.0]), Some(1.0));
+    }
+
+    /// Large samples: the normal approximation, close to the exact value
+    /// where both apply, and tiny for well-separated samples.
+    #[test]
+    fn the_normal_approximation_takes_over_for_large_samples() {
+        let a: Vec<f64> = (0..40).map(|i| i as f64).collect();
+        let b: Vec<f64> = (0..40).map(|i| i as f64 + 0.5).collect();
+        let p = mann_whitney_p(&a, &b).unwrap();
+        assert!(p > 0.8, "{p}");
+        let c: Vec<f64> = (0..40).map(|i| i as f64 + 100.0).collect();
+        assert!(mann_whitney_p(&a, &c).unwrap() < 1e-10);
+        assert!((normal_cdf(1.959_963_985) - 0.975).abs() < 1e-6);
+        assert!((normal_cdf(0.0) - 0.5).abs() < 1e-9);
+    }
+}

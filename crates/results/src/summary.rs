@@ -8,7 +8,7 @@
 
 use crate::experiment::Metric;
 use crate::probe::ProbeRecord;
-use crate::stats::{gain_with_ci, mean, summarize, Summary, BOOTSTRAP_SEED};
+use crate::stats::{gain_with_ci, mann_whitney_p, mean, summarize, Summary, BOOTSTRAP_SEED};
 use proto::Protocol;
 use serde::Serialize;
 use std::borrow::Borrow;
@@ -20,6 +20,14 @@ impl Metric {
         match self {
             Metric::Plt => (s.gain_pct, s.gain_ci95),
             Metric::Tow => (s.tow_gain_pct, s.tow_gain_ci95),
+        }
+    }
+
+    /// The headline's Mann-Whitney p-value against the baseline.
+    pub fn p_value(self, s: &ProtocolSummary) -> Option<f64> {
+        match self {
+            Metric::Plt => s.plt_p_value,
+            Metric::Tow => s.tow_p_value,
         }
     }
 
@@ -58,6 +66,12 @@ pub struct ProtocolSummary {
     pub bytes_up: Option<f64>,
     /// The error of the first failed probe (in the order given), if any failed.
     pub first_error: Option<String>,
+    /// Whether this protocol's PLTs differ from the baseline's: the two-sided
+    /// p-value of the Mann-Whitney U test (`stats::mann_whitney_p`). None for
+    /// the baseline itself and when either has no finished probe.
+    pub plt_p_value: Option<f64>,
+    /// The same for time on wire.
+    pub tow_p_value: Option<f64>,
 }
 
 impl ProtocolSummary {
@@ -142,6 +156,12 @@ pub fn summarize_protocols<P: Borrow<ProbeRecord>>(
                 tow_gain_ci95,
                 bytes_up: mean_of(&good, |r| r.bytes_up as f64),
                 first_error: failed.first().and_then(|r| r.error.clone()),
+                plt_p_value: (p != baseline)
+                    .then(|| mann_whitney_p(&base, &plt))
+                    .flatten(),
+                tow_p_value: (p != baseline)
+                    .then(|| mann_whitney_p(&base_tow, &tow))
+                    .flatten(),
             }
         })
         .collect()

@@ -96,7 +96,7 @@ pub fn settings_line(spec: &ProbeSpec, metric: Metric) -> String {
 /// protocol has a gain.
 pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
     let mut out = vec![format!(
-        "{:<16} {:>3} {:>10} {:>10} {:>20} {:>10} {:>10} {:>8} {:>6} {:>26}",
+        "{:<16} {:>3} {:>10} {:>10} {:>20} {:>10} {:>10} {:>8} {:>6} {:>26} {:>7}",
         "protocol",
         "n",
         "PLT med",
@@ -106,7 +106,8 @@ pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
         "kB down",
         "kB up",
         "conns",
-        format!("{} gain vs first (95% CI)", metric.label())
+        format!("{} gain vs first (95% CI)", metric.label()),
+        "p"
     )];
     let Some(baseline) = rows.first() else {
         return out;
@@ -126,7 +127,7 @@ pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
             )
         };
         out.push(format!(
-            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10} {:>8} {:>6} {:>26}{}",
+            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10} {:>8} {:>6} {:>26} {:>7}{}",
             r.protocol.name(),
             r.n,
             or_na(r.plt_ms.median, ms),
@@ -141,11 +142,20 @@ pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
             kb(r.bytes_up),
             or_na(r.connections, |v| format!("{v:.1}")),
             gain,
+            if r.protocol == baseline.protocol {
+                "-".to_string()
+            } else {
+                p_value(metric.p_value(r))
+            },
             r.failure_note()
                 .map_or(String::new(), |note| format!("  ({note})"))
         ));
     }
     out.push("PLT: navigation to last byte; ToW: first request packet to last response packet (link log); mean ± Student-t 95% CI.".into());
+    out.push(format!(
+        "p: Mann-Whitney U, two-sided, of {} against the first: below 0.05 the difference is unlikely to be chance (5 repetitions each can reach 0.008 at best).",
+        metric.label()
+    ));
     if rows.iter().any(|r| {
         let (gain, ci) = metric.gain(r);
         r.n > 0 && (!has_interval(r.plt_ms.ci95) || (gain.is_some() && !has_interval(ci)))
@@ -182,6 +192,15 @@ pub fn replay(spec: &ProbeSpec, probes: &[ProbeRecord]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// A p-value as the table prints it: three decimals, "<0.001" below, n/a
+/// when there is none.
+fn p_value(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p < 0.001 => "<0.001".into(),
+        p => or_na(p, |p| format!("{p:.3}")),
+    }
 }
 
 fn has_interval(ci: [f64; 2]) -> bool {
@@ -282,8 +301,8 @@ mod tests {
             h2.ends_with("n/a  (all 2 failed: h2: stream 3 reset: REFUSED_STREAM)"),
             "{h2}"
         );
-        // n/a for every figure: PLT median, mean, CI, ToW, kB down, up, conns, gain.
-        assert_eq!(h2.matches("n/a").count(), 8, "{h2}");
+        // n/a for every figure: PLT median, mean, CI, ToW, kB down, up, conns, gain, p.
+        assert_eq!(h2.matches("n/a").count(), 9, "{h2}");
         assert!(!h2.contains("+100") && !h2.contains('%'), "{h2}");
         let https = row(&out, "https");
         assert!(
@@ -307,7 +326,7 @@ mod tests {
         ]);
         let https = row(&out, "https");
         assert!(
-            https.ends_with("baseline  (all 2 failed: connect: timed out)"),
+            https.ends_with("baseline       -  (all 2 failed: connect: timed out)"),
             "{https}"
         );
         let h2 = row(&out, "h2");
@@ -340,5 +359,9 @@ mod tests {
             "{h2}"
         );
         assert!(h2.contains("800 ms") && !h2.contains("all"), "{h2}");
+        // 800, 800 against 1000 x 3, each group tied within (ranks 1.5 and
+        // 4): of the C(5, 3) = 10 splits of those ranks only the observed
+        // one is as far from the middle: p = 0.1, no evidence from so few.
+        assert!(h2.contains(" 0.100  (1 failed)"), "{h2}");
     }
 }
