@@ -10,6 +10,7 @@ pub mod compare;
 pub mod crosscheck;
 pub mod durable;
 mod error;
+pub mod explain;
 pub mod har;
 pub mod knob_flags;
 pub mod link_flags;

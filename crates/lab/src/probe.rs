@@ -178,6 +178,14 @@ pub fn run_plan(
         cpu_slowdown: spec.trial.model.cpu_slowdown,
     };
     let client_kind = spec.trial.client;
+    let link_spec = &testbed.spec().link;
+    // The model's own costs go into its explanation; Chromium's are its own.
+    let browser_cost = (client_kind == ClientKind::Model).then(|| {
+        spec.trial
+            .model
+            .browser_cost
+            .slowed(spec.trial.model.cpu_slowdown)
+    });
     let results = std::thread::scope(|s| -> io::Result<Vec<Probe>> {
         let client = s.spawn(move || -> io::Result<()> {
             client_ns.enter_current_thread()?;
@@ -227,6 +235,10 @@ pub fn run_plan(
                 let after = link.stats();
                 let window = (to_time(epoch, t0), to_time(epoch, t1));
                 let (tow_ms, syns) = time_on_wire(&log, window);
+                let explain = load
+                    .error
+                    .is_none()
+                    .then(|| explain_probe(&log, link_spec, window.0, &load, browser_cost));
                 let record = ProbeRecord {
                     trial: String::new(),
                     point: Default::default(),
@@ -253,6 +265,7 @@ pub fn run_plan(
                     tls_resumed: load.tls_resumed,
                     started: unix_secs(started),
                     har: None,
+                    explain,
                 };
                 let probe = Probe {
                     record,
@@ -336,6 +349,68 @@ fn phase_totals(load: &PageResult) -> Phases {
 
 fn to_time(epoch: Instant, t: Instant) -> Time {
     Time(t.saturating_duration_since(epoch).as_nanos() as u64)
+}
+
+/// Why the probe's PLT is what it is (`explain::analyze`): the packets of
+/// its window, the link's spec, navigation start (the probe's start on the
+/// link's clock; Chromium's own navigation starts a little later, which
+/// `off_wire` holds), its PLT, its resources' HAR phases, and the model's
+/// browser costs summed over the page.
+fn explain_probe(
+    log: &PacketLog,
+    spec: &link::LinkSpec,
+    navigation_start: Time,
+    load: &PageResult,
+    cost: Option<client::BrowserCost>,
+) -> explain::Explanation {
+    let plt = Duration::from_secs_f64(load.plt_ms.max(0.0) / 1e3);
+    let end = Time(navigation_start.0 + plt.as_nanos() as u64);
+    let entries: Vec<link::LogEntry> = log
+        .entries()
+        .into_iter()
+        .filter(|e| e.time >= navigation_start && e.time <= end)
+        .collect();
+    let resources: Vec<explain::Resource> = load
+        .entries
+        .iter()
+        .map(|e| explain::Resource {
+            connection: e.connection.to_string(),
+            started_ms: e.started_ms,
+            phases: explain::Phases {
+                blocked_ms: e.timings.blocked,
+                dns_ms: e.timings.dns,
+                connect_ms: e.timings.connect,
+                ssl_ms: e.timings.ssl,
+                send_ms: e.timings.send,
+                wait_ms: e.timings.wait,
+                receive_ms: e.timings.receive,
+            },
+            handshake_rounds: None,
+        })
+        .collect();
+    let kb = |kind: &str| -> f64 {
+        load.entries
+            .iter()
+            .filter(|e| e.content_type.contains(kind))
+            .map(|e| e.body_bytes as f64 / 1e3)
+            .sum()
+    };
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let browser_cost = cost.map(|c| explain::BrowserCost {
+        navigation_ms: ms(c.navigation),
+        parse_ms: ms(c.parse_per_kb) * kb("html"),
+        script_ms: ms(c.script_per_kb) * kb("javascript"),
+        request_ms: ms(c.request) * load.entries.len() as f64,
+    });
+    explain::analyze(&explain::Input {
+        label: load.protocol.name(),
+        log: &entries,
+        spec,
+        navigation_start,
+        plt,
+        resources: &resources,
+        browser_cost,
+    })
 }
 
 /// Waits until nothing is left in the link (bounded: 30 s), then a little more.

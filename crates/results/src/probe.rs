@@ -108,6 +108,11 @@ pub struct ProbeRecord {
     /// The probe's HAR, relative to the campaign directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub har: Option<String>,
+    /// Why its PLT is what it is: the PLT taken apart into mechanisms, from
+    /// the link's packet log and the HAR (`explain::analyze`, issue 34). None
+    /// for a failed probe and in records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<explain::Explanation>,
 }
 
 /// A float as JSON writes it: a number, or null for what was not a number
@@ -155,6 +160,7 @@ impl ProbeRecord {
             tls_resumed: 0,
             started: unix_secs(SystemTime::now()),
             har: None,
+            explain: None,
         }
     }
 

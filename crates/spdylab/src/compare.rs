@@ -121,6 +121,9 @@ pub struct CompareArgs {
     /// 004's metric); --json carries both
     #[arg(long, default_value = "plt", value_parser = str::parse::<lab::compare::Metric>, value_name = "METRIC")]
     pub metric: lab::compare::Metric,
+    /// Under the table, each PLT difference taken apart as `spdylab explain` does
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub trial: crate::trial_args::TrialArgs,
 }
@@ -162,6 +165,10 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             "{}",
             text::report(&spec, &outcome.probes, &summary, args.metric).join("\n")
         ),
+    }
+    if args.explain && !args.json {
+        let groups = lab::explain::groups(&outcome.probes, &spec.protocols);
+        println!("{}", lab::text::explain::lines(&groups).join("\n"));
     }
     // The table and --out come first: a HAR that could not be written loses
     // that file, never the run's figures; stopped, the status is the stop's.

@@ -5,6 +5,7 @@ mod bench;
 mod calibrate;
 mod compare;
 mod crosscheck;
+mod explain;
 mod import;
 mod link_args;
 mod loadtest;
@@ -52,6 +53,7 @@ enum Cmd {
     Serve(serve::ServeArgs),
     Compare(compare::CompareArgs),
     Crosscheck(crosscheck::CrosscheckArgs),
+    Explain(explain::ExplainArgs),
     Sweep(sweep::SweepArgs),
     Merge(sweep::MergeArgs),
     Report(report::ReportArgs),
@@ -69,7 +71,12 @@ pub use lab::Error as Failure;
 /// Commands that only read files and print (no network, no children).
 fn prints_only(cmd: &Cmd) -> bool {
     match cmd {
-        Cmd::Sites(_) | Cmd::Import(_) | Cmd::Merge(_) | Cmd::Report(_) | Cmd::Peers(_) => true,
+        Cmd::Sites(_)
+        | Cmd::Import(_)
+        | Cmd::Merge(_)
+        | Cmd::Report(_)
+        | Cmd::Peers(_)
+        | Cmd::Explain(_) => true,
         Cmd::Paper(args) => args.print,
         _ => false,
     }
@@ -116,6 +123,7 @@ fn main() -> ExitCode {
         Cmd::Serve(args) => serve::run(args),
         Cmd::Compare(args) => compare::run(args),
         Cmd::Crosscheck(args) => crosscheck::run(args),
+        Cmd::Explain(args) => explain::run(args),
         Cmd::Sweep(args) => sweep::run(args),
         Cmd::Merge(args) => sweep::merge(args),
         Cmd::Report(args) => report::run(args),

@@ -1,7 +1,5 @@
-//! `spdylab probe HOST[:PORT]`: what a server speaks, as a table or JSON. The
-//! command keeps the name DESIGN.md gives it; in the code a "probe" is one
-//! page load (`lab::probe`, `results::ProbeRecord`) and this is the survey
-//! (`lab::survey`).
+//! `spdylab probe HOST[:PORT]` (DESIGN.md's name): the server survey, lab::survey;
+//! in the code a "probe" is one page load (lab::probe, results::ProbeRecord).
 
 use crate::Failure;
 use clap::Args;

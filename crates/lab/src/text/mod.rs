@@ -6,6 +6,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod crosscheck;
+pub mod explain;
 pub mod link;
 pub mod loadtest;
 pub mod peers;

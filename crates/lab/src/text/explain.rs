@@ -1,0 +1,68 @@
+//! The text of `spdylab explain` and `compare --explain`: per point, each
+//! protocol's mean components (ms) in a table, then each protocol's PLT
+//! difference from the baseline as the sum of its components' differences
+//! (`explain::text::difference`), with the residual printed.
+
+use crate::explain::Group;
+use explain::Component;
+
+/// The lines of `groups`.
+pub fn lines(groups: &[Group]) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in groups {
+        if !g.point.is_empty() {
+            out.push(format!("point {}", g.point));
+        }
+        let mut header = format!("{:<16} {:>3} {:>8}", "protocol", "n", "PLT");
+        for c in Component::ALL {
+            header.push_str(&format!(" {:>9}", short(c)));
+        }
+        out.push(header);
+        for p in &g.protocols {
+            let mut row = format!(
+                "{:<16} {:>3} {:>8}",
+                p.protocol.name(),
+                p.n,
+                if p.n == 0 {
+                    "n/a".to_string()
+                } else {
+                    format!("{:.0}", p.mean_plt_ms)
+                }
+            );
+            for (_, v) in &p.mean_ms {
+                row.push_str(&format!(
+                    " {:>9}",
+                    if p.n == 0 {
+                        "n/a".to_string()
+                    } else {
+                        format!("{v:.0}")
+                    }
+                ));
+            }
+            out.push(row);
+        }
+        for d in &g.differences {
+            out.push(explain::text::difference(d));
+        }
+    }
+    out.push(
+        "mean ms per probe; each probe's components partition its PLT (docs/explain.md), so a difference is the sum of its components' and the residual is rounding."
+            .into(),
+    );
+    out
+}
+
+/// A component's column title.
+fn short(c: Component) -> &'static str {
+    match c {
+        Component::OffWire => "off-wire",
+        Component::Retransmission => "retrans",
+        Component::Transfer => "transfer",
+        Component::LossRecovery => "loss-rec",
+        Component::Setup => "setup",
+        Component::Queueing => "queueing",
+        Component::Window => "window",
+        Component::Request => "request",
+        Component::Browser => "browser",
+    }
+}
