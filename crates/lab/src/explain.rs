@@ -29,8 +29,8 @@ pub struct ProtocolExplained {
     pub protocol: Protocol,
     /// Probes that loaded and have an explanation.
     pub n: usize,
-    /// The probes' mean components, ms (Component::ALL's order, by name).
-    pub mean_ms: Vec<(String, f64)>,
+    /// The probes' mean components (`off_wire_ms`, …, as a probe's).
+    pub mean: explain::Components,
     pub mean_plt_ms: f64,
     #[serde(skip)]
     pub explanations: Vec<Explanation>,
@@ -75,10 +75,17 @@ pub fn groups(probes: &[ProbeRecord], order: &[Protocol]) -> Vec<Group> {
                     ProtocolExplained {
                         protocol,
                         n,
-                        mean_ms: explain::Component::ALL
-                            .iter()
-                            .map(|c| (c.name().to_string(), mean(&|e| e.components.get(*c))))
-                            .collect(),
+                        mean: explain::Components {
+                            off_wire_ms: mean(&|e| e.components.off_wire_ms),
+                            retransmission_ms: mean(&|e| e.components.retransmission_ms),
+                            transfer_ms: mean(&|e| e.components.transfer_ms),
+                            loss_recovery_ms: mean(&|e| e.components.loss_recovery_ms),
+                            setup_ms: mean(&|e| e.components.setup_ms),
+                            queueing_ms: mean(&|e| e.components.queueing_ms),
+                            window_ms: mean(&|e| e.components.window_ms),
+                            request_ms: mean(&|e| e.components.request_ms),
+                            browser_ms: mean(&|e| e.components.browser_ms),
+                        },
                         mean_plt_ms: mean(&|e| e.plt_ms),
                         explanations,
                     }

@@ -29,7 +29,7 @@ pub fn lines(groups: &[Group]) -> Vec<String> {
                     format!("{:.0}", p.mean_plt_ms)
                 }
             );
-            for (_, v) in &p.mean_ms {
+            for v in Component::ALL.map(|c| p.mean.get(c)) {
                 row.push_str(&format!(
                     " {:>9}",
                     if p.n == 0 {

@@ -15,6 +15,7 @@ mod chromium;
 mod compare;
 mod durability;
 mod era;
+mod explain;
 mod h3;
 mod har_import;
 mod hostile;
