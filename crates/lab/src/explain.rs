@@ -31,7 +31,10 @@ pub struct ProtocolExplained {
     pub n: usize,
     /// The probes' mean components (`off_wire_ms`, …, as a probe's).
     pub mean: explain::Components,
+    /// Each mean's 95 % Student-t interval, [low, high]; None under 2 probes.
+    pub ci95: Option<[explain::Components; 2]>,
     pub mean_plt_ms: f64,
+    pub plt_ci95_ms: Option<[f64; 2]>,
     #[serde(skip)]
     pub explanations: Vec<Explanation>,
 }
@@ -69,24 +72,33 @@ pub fn groups(probes: &[ProbeRecord], order: &[Protocol]) -> Vec<Group> {
                         .filter_map(|p| p.explain.clone())
                         .collect();
                     let n = explanations.len();
-                    let mean = |f: &dyn Fn(&Explanation) -> f64| {
-                        explanations.iter().map(f).sum::<f64>() / n.max(1) as f64
+                    let of = |f: &dyn Fn(&Explanation) -> f64| {
+                        mean_ci(&explanations.iter().map(f).collect::<Vec<_>>())
                     };
+                    let components = |pick: &dyn Fn((f64, [f64; 2])) -> f64| {
+                        let c = |field: fn(&explain::Components) -> f64| {
+                            pick(of(&|e| field(&e.components)))
+                        };
+                        explain::Components {
+                            off_wire_ms: c(|c| c.off_wire_ms),
+                            retransmission_ms: c(|c| c.retransmission_ms),
+                            transfer_ms: c(|c| c.transfer_ms),
+                            loss_recovery_ms: c(|c| c.loss_recovery_ms),
+                            setup_ms: c(|c| c.setup_ms),
+                            queueing_ms: c(|c| c.queueing_ms),
+                            window_ms: c(|c| c.window_ms),
+                            request_ms: c(|c| c.request_ms),
+                            browser_ms: c(|c| c.browser_ms),
+                        }
+                    };
+                    let plt = of(&|e| e.plt_ms);
                     ProtocolExplained {
                         protocol,
                         n,
-                        mean: explain::Components {
-                            off_wire_ms: mean(&|e| e.components.off_wire_ms),
-                            retransmission_ms: mean(&|e| e.components.retransmission_ms),
-                            transfer_ms: mean(&|e| e.components.transfer_ms),
-                            loss_recovery_ms: mean(&|e| e.components.loss_recovery_ms),
-                            setup_ms: mean(&|e| e.components.setup_ms),
-                            queueing_ms: mean(&|e| e.components.queueing_ms),
-                            window_ms: mean(&|e| e.components.window_ms),
-                            request_ms: mean(&|e| e.components.request_ms),
-                            browser_ms: mean(&|e| e.components.browser_ms),
-                        },
-                        mean_plt_ms: mean(&|e| e.plt_ms),
+                        mean: components(&|m| m.0),
+                        ci95: (n >= 2).then(|| [components(&|m| m.1[0]), components(&|m| m.1[1])]),
+                        mean_plt_ms: plt.0,
+                        plt_ci95_ms: (n >= 2).then_some(plt.1),
                         explanations,
                     }
                 })
@@ -105,6 +117,19 @@ pub fn groups(probes: &[ProbeRecord], order: &[Protocol]) -> Vec<Group> {
             }
         })
         .collect()
+}
+
+/// The mean of `xs` (0 when empty) and its 95 % Student-t interval (the
+/// mean itself under two values).
+fn mean_ci(xs: &[f64]) -> (f64, [f64; 2]) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n.max(1.0);
+    if xs.len() < 2 {
+        return (mean, [mean, mean]);
+    }
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    let half = explain::difference::t975(n - 1.0) * (var / n).sqrt();
+    (mean, [mean - half, mean + half])
 }
 
 /// The probes stored at `path` (a `compare --out` document or a campaign
@@ -154,4 +179,20 @@ pub fn read(path: &Path) -> Result<Vec<Group>, Error> {
 /// `spdylab explain --json`: schema 1, the groups.
 pub fn document(groups: &[Group]) -> serde_json::Value {
     serde_json::json!({ "schema": 1, "groups": groups })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mean_ci;
+
+    #[test]
+    fn a_mean_and_its_student_t_interval() {
+        let (m, [lo, hi]) = mean_ci(&[1.0, 2.0, 3.0]);
+        // t(0.975, 2) = 4.303, s = 1, n = 3.
+        assert_eq!(m, 2.0);
+        assert!((hi - m - 4.302_653 / 3f64.sqrt()).abs() < 1e-5, "{hi}");
+        assert!((m - lo - (hi - m)).abs() < 1e-12);
+        assert_eq!(mean_ci(&[5.0]), (5.0, [5.0, 5.0]));
+        assert_eq!(mean_ci(&[]), (0.0, [0.0, 0.0]));
+    }
 }
