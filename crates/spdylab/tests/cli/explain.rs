@@ -4,7 +4,7 @@
 //! directory without explanations is exit 2 naming it. No timing is asserted
 //! but bounds the mechanism sets (an RTT saved is at least an RTT).
 
-use crate::common::{fails, ok, run_json, spdylab, TempDir};
+use crate::common::{fails, ok, probes, run_json, spdylab, TempDir};
 use serde_json::Value;
 
 /// `compare ARGS --out FILE` (3 repetitions), then `explain FILE`, whose
@@ -125,9 +125,12 @@ fn quic_saves_a_handshake_round() {
     assert_eq!(top.0, "setup", "{d:?}: {g}");
 }
 
-/// 3 % loss (the loss pattern fixed by --seed): both protocols spend time
-/// recovering lost segments, second only to transfer at 1 Mbit (or first),
-/// and the components still add up.
+/// 3 % loss: every probe of both protocols spends time recovering lost
+/// segments, each protocol at least a round trip on average, and the
+/// components still add up. Which component is largest is not asserted: with
+/// --seed fixed the drops still shift with timing, and h2's loss recovery
+/// ranged 77–2 213 ms a probe, below its request time (streams held behind
+/// the one connection's repair) in some runs.
 #[test]
 fn loss_shows_as_loss_recovery() {
     let dir = TempDir::new("explain-loss");
@@ -148,25 +151,14 @@ fn loss_shows_as_loss_recovery() {
             "1",
         ],
     );
+    let text = std::fs::read_to_string(dir.0.join("compare.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    for p in probes(&doc) {
+        let loss = p["explain"]["components"]["loss_recovery_ms"].as_f64();
+        assert!(loss.unwrap() > 0.0, "{p}");
+    }
     for p in g["protocols"].as_array().unwrap() {
-        let loss = component(p, "loss_recovery");
-        assert!(loss > 0.0, "{p}");
-        let names = [
-            "off_wire",
-            "retransmission",
-            "transfer",
-            "loss_recovery",
-            "setup",
-            "queueing",
-            "window",
-            "request",
-            "browser",
-        ];
-        let above = names.iter().filter(|n| component(p, n) > loss).count();
-        assert!(
-            above <= 1,
-            "loss recovery {loss} ms is not in the top two: {p}"
-        );
+        assert!(component(p, "loss_recovery") >= 150.0, "{p}");
     }
     largest(&g["differences"][0]);
 }
