@@ -120,16 +120,14 @@ pub fn groups(probes: &[ProbeRecord], order: &[Protocol]) -> Vec<Group> {
 }
 
 /// The mean of `xs` (0 when empty) and its 95 % Student-t interval (the
-/// mean itself under two values).
+/// mean itself under two values): `results::stats::summarize`'s.
 fn mean_ci(xs: &[f64]) -> (f64, [f64; 2]) {
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n.max(1.0);
     if xs.len() < 2 {
+        let mean = xs.first().copied().unwrap_or(0.0);
         return (mean, [mean, mean]);
     }
-    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
-    let half = explain::difference::t975(n - 1.0) * (var / n).sqrt();
-    (mean, [mean - half, mean + half])
+    let s = results::stats::summarize(xs);
+    (s.mean, s.ci95)
 }
 
 /// The probes stored at `path` (a `compare --out` document or a campaign
@@ -188,9 +186,9 @@ mod tests {
     #[test]
     fn a_mean_and_its_student_t_interval() {
         let (m, [lo, hi]) = mean_ci(&[1.0, 2.0, 3.0]);
-        // t(0.975, 2) = 4.303, s = 1, n = 3.
+        // t(0.975, 2) = 4.303 (results' table, 3 decimals), s = 1, n = 3.
         assert_eq!(m, 2.0);
-        assert!((hi - m - 4.302_653 / 3f64.sqrt()).abs() < 1e-5, "{hi}");
+        assert!((hi - m - 4.303 / 3f64.sqrt()).abs() < 1e-9, "{hi}");
         assert!((m - lo - (hi - m)).abs() < 1e-12);
         assert_eq!(mean_ci(&[5.0]), (5.0, [5.0, 5.0]));
         assert_eq!(mean_ci(&[]), (0.0, [0.0, 0.0]));
