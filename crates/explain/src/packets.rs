@@ -208,15 +208,7 @@ pub(crate) fn read(log: &[LogEntry], nav: u64, delay_ns: [i64; 2]) -> Packets {
                 let departed = now - delay_ns[d];
                 while dequeue_drops[d].front().is_some_and(|&at| at < departed) {
                     let at = dequeue_drops[d].pop_front().expect("a drop");
-                    match pending[d].pop_front() {
-                        Some(i) => {
-                            out.packets[i].fate = Fate::Dropped {
-                                at,
-                                on_arrival: false,
-                            }
-                        }
-                        None => out.unmatched += 1,
-                    }
+                    drop_next_in_line(&mut out, &mut pending[d], at);
                 }
                 match pending[d].pop_front() {
                     Some(i) => {
@@ -239,18 +231,24 @@ pub(crate) fn read(log: &[LogEntry], nav: u64, delay_ns: [i64; 2]) -> Packets {
     // Dequeue drops after the last delivery: the next packets in line.
     for d in 0..2 {
         while let Some(at) = dequeue_drops[d].pop_front() {
-            match pending[d].pop_front() {
-                Some(i) => {
-                    out.packets[i].fate = Fate::Dropped {
-                        at,
-                        on_arrival: false,
-                    }
-                }
-                None => out.unmatched += 1,
-            }
+            drop_next_in_line(&mut out, &mut pending[d], at);
         }
     }
     out
+}
+
+/// A dequeue (CoDel) drop at `at` is the fate of the packet first in line;
+/// with none waiting, the log entry is unmatched.
+fn drop_next_in_line(out: &mut Packets, pending: &mut VecDeque<usize>, at: i64) {
+    match pending.pop_front() {
+        Some(i) => {
+            out.packets[i].fate = Fate::Dropped {
+                at,
+                on_arrival: false,
+            }
+        }
+        None => out.unmatched += 1,
+    }
 }
 
 /// Removes `which` from the back of `queue` if it is there.
