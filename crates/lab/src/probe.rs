@@ -234,11 +234,13 @@ pub fn run_plan(
                 wait_idle(&link);
                 let after = link.stats();
                 let window = (to_time(epoch, t0), to_time(epoch, t1));
-                let (tow_ms, syns) = time_on_wire(&log, window);
+                // One copy of the log for both readers of it.
+                let entries = log.entries();
+                let (tow_ms, syns) = time_on_wire(&entries, window);
                 let explain = load
                     .error
                     .is_none()
-                    .then(|| explain_probe(&log, link_spec, window.0, &load, browser_cost));
+                    .then(|| explain_probe(&entries, link_spec, window.0, &load, browser_cost));
                 let record = ProbeRecord {
                     trial: String::new(),
                     point: Default::default(),
@@ -357,7 +359,7 @@ fn to_time(epoch: Instant, t: Instant) -> Time {
 /// `off_wire` holds), its PLT, its resources' HAR phases, and the model's
 /// browser costs summed over the page.
 fn explain_probe(
-    log: &PacketLog,
+    log: &[link::LogEntry],
     spec: &link::LinkSpec,
     navigation_start: Time,
     load: &PageResult,
@@ -366,9 +368,9 @@ fn explain_probe(
     let plt = Duration::from_secs_f64(load.plt_ms.max(0.0) / 1e3);
     let end = Time(navigation_start.0 + plt.as_nanos() as u64);
     let entries: Vec<link::LogEntry> = log
-        .entries()
-        .into_iter()
+        .iter()
         .filter(|e| e.time >= navigation_start && e.time <= end)
+        .copied()
         .collect();
     let resources: Vec<explain::Resource> = load
         .entries
@@ -433,9 +435,8 @@ fn wait_idle(link: &netns::LinkHandle) {
 /// For QUIC every packet has a payload (its ACKs are encrypted frames), so
 /// its time on wire starts at the first Initial (the ClientHello, as TCP's
 /// starts at the first data segment) and may end with a final ACK packet.
-pub fn time_on_wire(log: &PacketLog, window: (Time, Time)) -> (f64, u64) {
+pub fn time_on_wire(entries: &[link::LogEntry], window: (Time, Time)) -> (f64, u64) {
     use std::collections::HashSet;
-    let entries = log.entries();
     let inside = entries
         .iter()
         .filter(|e| e.time >= window.0 && e.time <= window.1);
