@@ -204,7 +204,9 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
         .filter(|p| matches!(p.fate, Fate::Lost | Fate::Dropped { .. }))
         .count() as u64;
 
-    let (connections, conn_index) = connections(&read, &page, rtt_ns);
+    let (connections, conn_index, hol) = connections(&read, &page, rtt_ns, plt);
+    why.hol_blocked_bytes = connections.iter().map(|c| c.hol_blocked_bytes).sum();
+    why.hol_blocked_ms = ns_to_ms(union_length(hol));
     let bottleneck = bottleneck(&read, &page, &conn_index, rtt);
     let utilization = Utilization {
         busy_ms: ns_to_ms(partition.busy),
@@ -409,18 +411,27 @@ pub(crate) fn partition(
     out
 }
 
-/// Per page flow: its figures; and the map from flow index to its place in
-/// the list.
+/// A downlink delivery: (time ns, payload bytes, relative sequence range).
+type Delivery = (i64, u64, Option<(u64, u64)>);
+/// [from, to) ns from navigation start.
+type Interval = (i64, i64);
+
+/// Per page flow: its figures; the map from flow index to its place in the
+/// list; and every connection's head-of-line blocked intervals, ns.
 fn connections(
     read: &Packets,
     page: &[bool],
     rtt_ns: i64,
-) -> (Vec<Connection>, Vec<Option<usize>>) {
+    plt: i64,
+) -> (Vec<Connection>, Vec<Option<usize>>, Vec<Interval>) {
     let mut index = vec![None; read.flows.len()];
     let mut out: Vec<Connection> = Vec::new();
     let mut synack_delivered = vec![false; read.flows.len()];
     let mut first_data: Vec<Option<i64>> = vec![None; read.flows.len()];
-    let mut deliveries: Vec<Vec<(i64, u64)>> = vec![Vec::new(); read.flows.len()];
+    let mut deliveries: Vec<Vec<Delivery>> = vec![Vec::new(); read.flows.len()];
+    // Per flow, its downlink deliveries that take sequence space (SYN, FIN
+    // and data), for head-of-line blocking.
+    let mut in_sequence: Vec<Vec<Delivery>> = vec![Vec::new(); read.flows.len()];
     for p in &read.packets {
         let Some(f) = p.flow.filter(|&f| page[f]) else {
             continue;
@@ -452,6 +463,10 @@ fn connections(
                 drops_loss: 0,
                 drops_queue: 0,
                 retransmitted_segments: 0,
+                first_data_ms: None,
+                last_data_ms: None,
+                hol_blocked_bytes: 0,
+                hol_blocked_ms: 0.0,
                 flight_bytes_per_rtt: Vec::new(),
             });
             out.len() - 1
@@ -492,10 +507,13 @@ fn connections(
             }
         }
         if let (Direction::Down, Fate::Delivered { at, .. }) = (p.dir, p.fate) {
+            if p.seq.is_some_and(|(start, end)| end > start) {
+                in_sequence[f].push((at, h.payload as u64, p.seq));
+            }
             if h.payload > 0 {
                 c.payload_bytes_delivered_down += h.payload as u64;
                 first_data[f].get_or_insert(at);
-                deliveries[f].push((at, h.payload as u64));
+                deliveries[f].push((at, h.payload as u64, p.seq));
             }
         }
     }
@@ -505,7 +523,7 @@ fn connections(
                 continue;
             };
             let series = &mut out[*i].flight_bytes_per_rtt;
-            for &(at, bytes) in &deliveries[f] {
+            for &(at, bytes, _) in &deliveries[f] {
                 let w = ((at - first) / rtt_ns) as usize;
                 if w >= FLIGHT_WINDOWS {
                     break;
@@ -517,7 +535,72 @@ fn connections(
             }
         }
     }
-    (out, index)
+    let mut all_blocked = Vec::new();
+    for (f, i) in index.iter().enumerate() {
+        let Some(i) = *i else { continue };
+        let c = &mut out[i];
+        let data = &deliveries[f];
+        c.first_data_ms = data.first().map(|d| ns_to_ms(d.0));
+        c.last_data_ms = data.last().map(|d| ns_to_ms(d.0));
+        let (bytes, blocked) = head_of_line(&in_sequence[f], plt);
+        c.hol_blocked_bytes = bytes;
+        c.hol_blocked_ms = ns_to_ms(union_length(blocked.clone()));
+        all_blocked.extend(blocked);
+    }
+    (out, index, all_blocked)
+}
+
+/// One TCP flow's head-of-line blocking, from its downlink deliveries that
+/// take sequence space, in time order (time, bytes, relative sequence range): a segment
+/// that starts above the in-order edge (everything below it delivered) is
+/// held until a delivery fills the hole below it, or to `plt`. Returns the
+/// held payload bytes and the intervals each was held, ns. Without sequence
+/// numbers (QUIC) nothing is seen as held.
+fn head_of_line(data: &[Delivery], plt: i64) -> (u64, Vec<Interval>) {
+    // The in-order edge starts at the first sequence number the link saw
+    // downlink (relative 0: the SYN-ACK's, or a flow's first segment, even
+    // one that was dropped).
+    let mut edge = 0u64;
+    // Held segments: start → (end, payload, delivery time).
+    let mut held: BTreeMap<u64, (u64, u64, i64)> = BTreeMap::new();
+    let (mut bytes, mut intervals) = (0u64, Vec::new());
+    for &(at, payload, seq) in data {
+        let Some((start, end)) = seq else { continue };
+        if start > edge {
+            held.entry(start).or_insert((end, payload, at));
+            continue;
+        }
+        edge = edge.max(end);
+        while let Some((&s, &(e, n, since))) = held.first_key_value() {
+            if s > edge {
+                break;
+            }
+            held.remove(&s);
+            edge = edge.max(e);
+            bytes += n;
+            intervals.push((since, at));
+        }
+    }
+    for (_, (_, n, since)) in held {
+        bytes += n;
+        intervals.push((since, plt.max(since)));
+    }
+    let window = |(from, to): (i64, i64)| (from.clamp(0, plt), to.clamp(0, plt));
+    (bytes, intervals.into_iter().map(window).collect())
+}
+
+/// The length of the union of `intervals`, ns.
+fn union_length(mut intervals: Vec<(i64, i64)>) -> i64 {
+    intervals.sort_unstable();
+    let (mut total, mut reach) = (0i64, i64::MIN);
+    for (from, to) in intervals {
+        let from = from.max(reach);
+        if to > from {
+            total += to - from;
+            reach = to;
+        }
+    }
+    total
 }
 
 /// A change in who holds a queue.

@@ -34,6 +34,9 @@ pub struct WhyDelta {
     pub request_rounds: Option<f64>,
     /// RTT inflation, percentage points (over the probes that have one).
     pub rtt_inflation_pct: Option<f64>,
+    /// Head-of-line blocked time, ms.
+    #[serde(default)]
+    pub hol_blocked_ms: Option<f64>,
 }
 
 /// Two sets of probes compared.
@@ -99,6 +102,7 @@ pub fn difference(a: &[Explanation], b: &[Explanation]) -> Difference {
         rto_stalls: mean_diff(&|e| Some(e.why.rto_stalls as f64)),
         request_rounds: mean_diff(&|e| Some(e.why.request_rounds as f64)),
         rtt_inflation_pct: mean_diff(&|e| e.bottleneck.rtt_inflation_pct),
+        hol_blocked_ms: mean_diff(&|e| Some(e.why.hol_blocked_ms)),
     };
     let label = |s: &[Explanation]| s.first().map_or_else(String::new, |e| e.label.clone());
     Difference {

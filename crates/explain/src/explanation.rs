@@ -141,6 +141,16 @@ pub struct Why {
     pub rto_stalls: u32,
     /// Distinct stretches of `request` time of 1 ms or more.
     pub request_rounds: u32,
+    /// Head-of-line blocking, summed over the page's TCP connections:
+    /// payload bytes that reached the client above a hole (a dropped
+    /// segment not yet delivered again) and so waited for the retransmission
+    /// before the receiver could hand them on.
+    #[serde(default)]
+    pub hol_blocked_bytes: u64,
+    /// Time during which some connection held such bytes (the union over
+    /// connections, inside the PLT window), ms.
+    #[serde(default)]
+    pub hol_blocked_ms: f64,
 }
 
 /// One flow (5-tuple) through the link.
@@ -169,6 +179,21 @@ pub struct Connection {
     pub drops_loss: u64,
     pub drops_queue: u64,
     pub retransmitted_segments: u64,
+    /// The first and the last delivery downlink with payload, ms from
+    /// navigation start (None: no data came down).
+    #[serde(default)]
+    pub first_data_ms: Option<f64>,
+    #[serde(default)]
+    pub last_data_ms: Option<f64>,
+    /// Head-of-line blocking on this connection (TCP only: QUIC's stream
+    /// offsets are encrypted, and QUIC hands a stream's bytes on whatever
+    /// another stream lost): payload bytes delivered downlink above a hole,
+    /// held until the hole's retransmission arrived (or to the window's end).
+    #[serde(default)]
+    pub hol_blocked_bytes: u64,
+    /// Time during which the connection held such bytes, ms.
+    #[serde(default)]
+    pub hol_blocked_ms: f64,
     /// Payload bytes delivered downlink per base-RTT-long window from the
     /// first delivered data: the window as seen on the wire (at most 64).
     pub flight_bytes_per_rtt: Vec<u64>,

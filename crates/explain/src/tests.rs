@@ -468,13 +468,35 @@ fn b_a_drop_in_the_middle_is_loss_recovery_and_one_retransmission() {
         c.loss_recovery_ms
     );
     assert_eq!(e.why.rto_stalls, 0);
+    // Head-of-line blocking: the segments after the hole reached the client
+    // and waited for the retransmission; the clean run held none.
+    let conn = &e.connections[0];
+    eprintln!(
+        "hol {} B {} ms",
+        conn.hol_blocked_bytes, conn.hol_blocked_ms
+    );
+    assert_eq!(
+        (clean.why.hol_blocked_bytes, clean.why.hol_blocked_ms),
+        (0, 0.0)
+    );
+    assert_eq!(conn.hol_blocked_bytes, e.why.hol_blocked_bytes);
+    assert_eq!(conn.hol_blocked_ms, e.why.hol_blocked_ms);
+    assert_eq!(conn.hol_blocked_bytes % MSS as u64, 0);
+    assert!(conn.hol_blocked_bytes >= MSS as u64);
+    assert!(conn.hol_blocked_ms > 0.0);
+    // Held from the first segment above the hole to the retransmission's
+    // delivery: inside the stretch from the drop to that delivery, which
+    // loss recovery and the retransmission's own serialization end.
+    assert!(conn.hol_blocked_ms < c.loss_recovery_ms + c.retransmission_ms + 12.0 * 11.904);
     // The PLT grew by what recovery took; the difference says so.
     let d = difference(std::slice::from_ref(&e), std::slice::from_ref(&clean));
     assert!(d.residual_ms.unwrap().abs() < 1e-6);
     let line = text::difference(&d);
     eprintln!("{line}");
     assert!(line.starts_with("lossy vs clean: "));
-    assert!(line.contains("loss recovery (1 more retransmitted segment)"));
+    assert!(line.contains(
+        "loss recovery (1 more retransmitted segment, 136 ms more head-of-line blocking)"
+    ));
     assert!(line.ends_with("residual 0 ms"));
 }
 
@@ -487,6 +509,9 @@ fn b_a_tail_drop_is_an_rto_stall() {
     assert_eq!((e.why.drops, e.why.retransmitted_segments), (1, 1));
     // No duplicate ACKs: the 300 ms timer fires, the link idles meanwhile.
     assert_eq!(e.why.rto_stalls, 1);
+    // Nothing came after the lost tail, so nothing waited above its hole:
+    // the stall is the sender's, not head-of-line blocking.
+    assert_eq!((e.why.hol_blocked_bytes, e.why.hol_blocked_ms), (0, 0.0));
     assert!(
         e.components.loss_recovery_ms > 300.0,
         "{}",

@@ -61,6 +61,10 @@ fn note(d: &Difference, c: Component) -> Option<String> {
                     "retransmitted segment",
                     "retransmitted segments",
                 ),
+                w.hol_blocked_ms.filter(|m| m.round() != 0.0).map(|m| {
+                    let word = if m < 0.0 { "less" } else { "more" };
+                    format!("{} ms {word} head-of-line blocking", ms(m.abs()))
+                }),
             ]
             .into_iter()
             .flatten()
@@ -140,6 +144,14 @@ pub fn explanation(e: &Explanation) -> String {
         w.retransmitted_segments,
         w.rto_stalls
     );
+    if w.hol_blocked_bytes > 0 {
+        let _ = writeln!(
+            s,
+            "  head-of-line blocked: {} B waited above a hole, for {} ms",
+            w.hol_blocked_bytes,
+            ms(w.hol_blocked_ms)
+        );
+    }
     if let Some(p) = e.bottleneck.rtt_inflation_pct {
         let _ = writeln!(s, "  RTT inflation +{p:.0} %");
     }
