@@ -44,6 +44,7 @@ mod analyze;
 pub mod difference;
 mod explanation;
 mod input;
+mod mechanisms;
 mod packets;
 pub mod text;
 
@@ -54,6 +55,7 @@ pub use explanation::{
     Why,
 };
 pub use input::{BrowserCost, Input, Phases, Resource};
+pub use mechanisms::Mechanisms;
 
 #[cfg(test)]
 mod tests;

@@ -646,6 +646,24 @@ fn c_six_parallel_connections_fill_the_queue() {
     // Drops that were never retransmitted hold loss recovery open.
     assert!(e.components.loss_recovery_ms >= 0.0);
     assert_eq!(e.why.drops, link_drops);
+
+    // The mechanisms: 60 segments and 6 requests reached the queues, the
+    // link dropped `link_drops` of the segments.
+    let m = e.mechanisms();
+    let arrived =
+        e.bottleneck.down.packets_delivered + e.bottleneck.up.packets_delivered + link_drops;
+    let loss = m.gateway_loss_pct.unwrap();
+    assert!((loss - link_drops as f64 / arrived as f64 * 100.0).abs() < 1e-9);
+    assert_eq!(m.rtt_inflation_pct, e.bottleneck.rtt_inflation_pct);
+    assert_eq!(m.connections, 6);
+    // Each connection delivered at most its ten segments in its first round.
+    let peak = m.peak_flight_kb.unwrap();
+    assert!(peak > 0.0 && peak <= 10.0 * MSS as f64 / 1e3, "{peak}");
+    assert!(m.mean_peak_flight_kb.unwrap() <= peak);
+    let wire = e.plt_ms - e.components.off_wire_ms;
+    let payload = (60 - link_drops) as f64 * MSS as f64;
+    assert!((m.goodput_kbps.unwrap() - payload * 8.0 / wire).abs() < 1e-6);
+    assert_eq!(m.hol_blocked_ms, e.why.hol_blocked_ms);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! or a campaign directory; the lines are `text::explain`'s.
 
 use crate::Error;
-use explain::{Difference, Explanation};
+use explain::{Difference, Explanation, Mechanisms};
 use proto::Protocol;
 use results::ProbeRecord;
 use serde::Serialize;
@@ -35,9 +35,43 @@ pub struct ProtocolExplained {
     pub ci95: Option<[explain::Components; 2]>,
     pub mean_plt_ms: f64,
     pub plt_ci95_ms: Option<[f64; 2]>,
+    /// The mechanism figures (`explain::Mechanisms`) over the probes, in
+    /// [`MECHANISMS`]' order; a figure no probe defines is left out.
+    pub mechanisms: Vec<MechanismStat>,
     #[serde(skip)]
     pub explanations: Vec<Explanation>,
 }
+
+/// One mechanism figure over a protocol's probes at a point.
+#[derive(Debug, Clone, Serialize)]
+pub struct MechanismStat {
+    /// Its name, as the field of `explain::Mechanisms` (`gateway_loss_pct`).
+    pub name: &'static str,
+    /// Probes that define it.
+    pub n: usize,
+    pub mean: f64,
+    /// 95 % Student-t interval; None under 2 probes.
+    pub ci95: Option<[f64; 2]>,
+}
+
+/// A mechanism figure: its name, its column title, and how to read it off
+/// one probe's `explain::Mechanisms`.
+pub type MechanismField = (&'static str, &'static str, fn(&Mechanisms) -> Option<f64>);
+
+/// The mechanism figures, in the order the text and the JSON give them.
+pub const MECHANISMS: [MechanismField; 9] = [
+    ("gateway_loss_pct", "gw-loss%", |m| m.gateway_loss_pct),
+    ("rtt_inflation_pct", "rtt-infl%", |m| m.rtt_inflation_pct),
+    ("goodput_kbps", "goodput", |m| m.goodput_kbps),
+    ("setup_share_pct", "setup%", |m| m.setup_share_pct),
+    ("request_share_pct", "request%", |m| m.request_share_pct),
+    ("hol_blocked_ms", "hol-ms", |m| Some(m.hol_blocked_ms)),
+    ("connections", "conns", |m| Some(m.connections as f64)),
+    ("peak_flight_kb", "peak-KB", |m| m.peak_flight_kb),
+    ("mean_peak_flight_kb", "conn-peak-KB", |m| {
+        m.mean_peak_flight_kb
+    }),
+];
 
 /// The groups of `probes` (warm-ups excluded by the caller), protocols in
 /// the order first seen unless `order` gives it.
@@ -92,6 +126,21 @@ pub fn groups(probes: &[ProbeRecord], order: &[Protocol]) -> Vec<Group> {
                         }
                     };
                     let plt = of(&|e| e.plt_ms);
+                    let per_probe: Vec<Mechanisms> =
+                        explanations.iter().map(Explanation::mechanisms).collect();
+                    let mechanisms = MECHANISMS
+                        .iter()
+                        .filter_map(|&(name, _, read)| {
+                            let xs: Vec<f64> = per_probe.iter().filter_map(read).collect();
+                            let (mean, ci) = (!xs.is_empty()).then(|| mean_ci(&xs))?;
+                            Some(MechanismStat {
+                                name,
+                                n: xs.len(),
+                                mean,
+                                ci95: (xs.len() >= 2).then_some(ci),
+                            })
+                        })
+                        .collect();
                     ProtocolExplained {
                         protocol,
                         n,
@@ -99,6 +148,7 @@ pub fn groups(probes: &[ProbeRecord], order: &[Protocol]) -> Vec<Group> {
                         ci95: (n >= 2).then(|| [components(&|m| m.1[0]), components(&|m| m.1[1])]),
                         mean_plt_ms: plt.0,
                         plt_ci95_ms: (n >= 2).then_some(plt.1),
+                        mechanisms,
                         explanations,
                     }
                 })

@@ -1,9 +1,11 @@
 //! The text of `spdylab explain` and `compare --explain`: per point, each
-//! protocol's mean components (ms) in a table, then each protocol's PLT
-//! difference from the baseline as the sum of its components' differences
-//! (`explain::text::difference`), with the residual printed.
+//! protocol's mean components (ms) in a table, its mechanism figures (gateway
+//! loss, RTT inflation, goodput, …: `crate::explain::MECHANISMS`) in a
+//! second, then each protocol's PLT difference from the baseline as the sum
+//! of its components' differences (`explain::text::difference`), with the
+//! residual printed.
 
-use crate::explain::Group;
+use crate::explain::{Group, MECHANISMS};
 use explain::Component;
 
 /// The lines of `groups`.
@@ -41,12 +43,33 @@ pub fn lines(groups: &[Group]) -> Vec<String> {
             }
             out.push(row);
         }
+        let mut header = format!("{:<16}", "mechanisms");
+        for (_, title, _) in MECHANISMS {
+            header.push_str(&format!(" {title:>12}"));
+        }
+        out.push(header);
+        for p in &g.protocols {
+            let mut row = format!("{:<16}", p.protocol.name());
+            for (name, _, _) in MECHANISMS {
+                let cell = match p.mechanisms.iter().find(|m| m.name == name) {
+                    Some(m) if m.mean.abs() >= 100.0 => format!("{:.0}", m.mean),
+                    Some(m) => format!("{:.1}", m.mean),
+                    None => "n/a".into(),
+                };
+                row.push_str(&format!(" {cell:>12}"));
+            }
+            out.push(row);
+        }
         for d in &g.differences {
             out.push(explain::text::difference(d));
         }
     }
     out.push(
         "mean ms per probe; each probe's components partition its PLT (docs/explain.md), so a difference is the sum of its components' and the residual is rounding."
+            .into(),
+    );
+    out.push(
+        "mechanisms, means per probe: gw-loss% queue drops / packets that reached the queues; rtt-infl% mean queue wait over the base RTT; goodput kbit/s of payload over time on the wire; setup% and request% of the PLT; hol-ms head-of-line blocked; conns opened; peak-KB the most one connection delivered in one RTT, conn-peak-KB its mean over connections."
             .into(),
     );
     out

@@ -156,9 +156,23 @@ fn loss_shows_as_loss_recovery() {
     for p in probes(&doc) {
         let loss = p["explain"]["components"]["loss_recovery_ms"].as_f64();
         assert!(loss.unwrap() > 0.0, "{p}");
+        // Dozens of drops on h2's one connection: bytes after a hole reach
+        // the client and wait there for the retransmission.
+        if p["protocol"] == "h2" {
+            let why = &p["explain"]["why"];
+            assert!(why["hol_blocked_bytes"].as_u64().unwrap() > 0, "{why}");
+            assert!(why["hol_blocked_ms"].as_f64().unwrap() > 0.0, "{why}");
+        }
     }
     for p in g["protocols"].as_array().unwrap() {
         assert!(component(p, "loss_recovery") >= 150.0, "{p}");
+        let hol = p["mechanisms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "hol_blocked_ms")
+            .unwrap_or_else(|| panic!("no hol_blocked_ms: {p}"));
+        assert!(hol["mean"].as_f64().unwrap() > 0.0, "{p}");
     }
     largest(&g["differences"][0]);
 }
@@ -199,6 +213,11 @@ fn campaigns_and_bad_paths() {
     ok(&text);
     let text = String::from_utf8_lossy(&text.stdout);
     assert_eq!(text.matches("h2 vs https: ").count(), 2, "{text}");
+    // Each point has its mechanism figures under the components.
+    assert_eq!(text.matches("\nmechanisms ").count(), 2, "{text}");
+    for col in ["gw-loss%", "rtt-infl%", "goodput", "hol-ms", "peak-KB"] {
+        assert!(text.contains(col), "{col}: {text}");
+    }
     // compare --explain prints the same lines under its table.
     let o = spdylab(&[
         "compare",
