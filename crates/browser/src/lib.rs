@@ -211,6 +211,7 @@ impl Browser {
                 entries: Vec::new(),
                 error: Some(format!("chromium: {e}\n{}", self.log())),
                 tls_resumed: 0,
+                navigation_start_monotonic: None,
             },
         }
     }

@@ -273,6 +273,9 @@ impl Recorder {
             entries,
             error: (!errors.is_empty()).then(|| errors.join("; ")),
             tls_resumed: 0,
+            navigation_start_monotonic: start
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(std::time::Duration::from_secs_f64),
         }
     }
 }

@@ -163,6 +163,11 @@ pub struct PageResult {
     pub error: Option<String>,
     /// TLS handshakes that resumed an earlier session (model client only).
     pub tls_resumed: usize,
+    /// When navigation started, on CLOCK_MONOTONIC, where the client knows it
+    /// apart from its call (Chromium: the document request's DevTools
+    /// timestamp, after the tab is opened and its domains enabled). None:
+    /// at the call (the model).
+    pub navigation_start_monotonic: Option<std::time::Duration>,
 }
 
 #[derive(Default)]
@@ -783,6 +788,7 @@ impl<'a> State<'a> {
             entries,
             error,
             tls_resumed: self.conns.iter().filter(|c| c.resumed).count(),
+            navigation_start_monotonic: None,
         }
     }
 }

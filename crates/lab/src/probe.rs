@@ -224,6 +224,7 @@ pub fn run_plan(
                         entries: Vec::new(),
                         error: Some(format!("chromium did not start: {e}")),
                         tls_resumed: 0,
+                        navigation_start_monotonic: None,
                     },
                 };
                 drop(browser);
@@ -237,10 +238,17 @@ pub fn run_plan(
                 // One copy of the log for both readers of it.
                 let entries = log.entries();
                 let (tow_ms, syns) = time_on_wire(&entries, window);
-                let explain = load
-                    .error
-                    .is_none()
-                    .then(|| explain_probe(&entries, link_spec, window.0, &load, browser_cost));
+                // The explained window starts at navigation: the model's at
+                // the call, Chromium's at its document request (after the
+                // tab opened: a third of a second here).
+                let navigation_start = load
+                    .navigation_start_monotonic
+                    .and_then(sys::instant_of_monotonic)
+                    .filter(|&nav| nav >= t0 && nav <= t1)
+                    .map_or(window.0, |nav| to_time(epoch, nav));
+                let explain = load.error.is_none().then(|| {
+                    explain_probe(&entries, link_spec, navigation_start, &load, browser_cost)
+                });
                 let record = ProbeRecord {
                     trial: String::new(),
                     point: Default::default(),
@@ -354,9 +362,7 @@ fn to_time(epoch: Instant, t: Instant) -> Time {
 }
 
 /// Why the probe's PLT is what it is (`explain::analyze`): the packets of
-/// its window, the link's spec, navigation start (the probe's start on the
-/// link's clock; Chromium's own navigation starts a little later, which
-/// `off_wire` holds), its PLT, its resources' HAR phases, and the model's
+/// its window, the link's spec, navigation start on the link's clock, its PLT, its resources' HAR phases, and the model's
 /// browser costs summed over the page.
 fn explain_probe(
     log: &[link::LogEntry],

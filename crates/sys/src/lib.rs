@@ -58,6 +58,22 @@ pub fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The `Instant` of a time read from CLOCK_MONOTONIC by another process (a
+/// DevTools timestamp: Chromium's TimeTicks on Linux are CLOCK_MONOTONIC, as
+/// std's `Instant` is), found by reading both clocks now; None for a time
+/// after now or before the `Instant` clock can express.
+pub fn instant_of_monotonic(t: std::time::Duration) -> Option<std::time::Instant> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let now = std::time::Instant::now();
+    let mono = std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+    now.checked_sub(mono.checked_sub(t)?)
+}
+
 /// A non-blocking, close-on-exec eventfd starting at 0.
 pub fn eventfd() -> io::Result<OwnedFd> {
     // SAFETY: plain system call; the fd is owned by us.

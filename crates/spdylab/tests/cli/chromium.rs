@@ -127,6 +127,20 @@ fn chromium_loads_every_resource_over_the_protocol_asked() {
             // Nothing arrives before a round trip of the link.
             let plt = p["plt_ms"].as_f64().unwrap();
             assert!(plt >= 20.0, "{p}");
+            // Explained from Chromium's HAR and the link's log like the
+            // model's: the components partition the PLT, the page's bytes
+            // crossed the downlink, each connection the HAR has is a flow.
+            let e = &p["explain"];
+            let parts = e["components"].as_object().unwrap();
+            let sum: f64 = parts.values().map(|v| v.as_f64().unwrap()).sum();
+            assert!((sum - e["plt_ms"].as_f64().unwrap()).abs() < 1e-3, "{e}");
+            assert!(parts["transfer_ms"].as_f64().unwrap() > 0.0, "{e}");
+            let flows = e["connections"].as_array().unwrap();
+            assert!(
+                !flows.is_empty() && flows.iter().all(|c| c["transport"] == "tcp"),
+                "{e}"
+            );
+            assert!(e["why"]["handshakes"].as_u64().unwrap() >= 1, "{e}");
         }
         // The HARs: per host at most 6 connections over h1, one over h2.
         let files = hars(&har_dir);
