@@ -34,9 +34,11 @@ pub struct WhyDelta {
     pub request_rounds: Option<f64>,
     /// RTT inflation, percentage points (over the probes that have one).
     pub rtt_inflation_pct: Option<f64>,
-    /// Head-of-line blocked time, ms.
+    /// Head-of-line blocked time, ms, and bytes.
     #[serde(default)]
     pub hol_blocked_ms: Option<f64>,
+    #[serde(default)]
+    pub hol_blocked_bytes: Option<f64>,
 }
 
 /// Two sets of probes compared.
@@ -103,6 +105,7 @@ pub fn difference(a: &[Explanation], b: &[Explanation]) -> Difference {
         request_rounds: mean_diff(&|e| Some(e.why.request_rounds as f64)),
         rtt_inflation_pct: mean_diff(&|e| e.bottleneck.rtt_inflation_pct),
         hol_blocked_ms: mean_diff(&|e| Some(e.why.hol_blocked_ms)),
+        hol_blocked_bytes: mean_diff(&|e| Some(e.why.hol_blocked_bytes as f64)),
     };
     let label = |s: &[Explanation]| s.first().map_or_else(String::new, |e| e.label.clone());
     Difference {

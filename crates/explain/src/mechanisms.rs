@@ -25,7 +25,12 @@ pub struct Mechanisms {
     /// resources.
     pub setup_share_pct: Option<f64>,
     pub request_share_pct: Option<f64>,
-    /// Time some connection held bytes above a hole, ms.
+    /// Payload that reached the client above a hole and waited there for the
+    /// retransmission (head-of-line blocking), KB.
+    pub hol_blocked_kb: f64,
+    /// Time some connection held such bytes, ms (the union over
+    /// connections: many parallel connections each blocking only its own
+    /// response add up to more of it than one multiplexed connection).
     pub hol_blocked_ms: f64,
     /// Connections that opened inside the PLT window.
     pub connections: usize,
@@ -61,6 +66,7 @@ impl Explanation {
             goodput_kbps: (wire_ms > 0.0).then(|| payload as f64 * 8.0 / wire_ms),
             setup_share_pct: share(self.components.setup_ms),
             request_share_pct: share(self.components.request_ms),
+            hol_blocked_kb: self.why.hol_blocked_bytes as f64 / 1e3,
             hol_blocked_ms: self.why.hol_blocked_ms,
             connections: self.connections.len(),
             peak_flight_kb: peaks.iter().max().map(|&p| p as f64 / 1e3),

@@ -494,9 +494,8 @@ fn b_a_drop_in_the_middle_is_loss_recovery_and_one_retransmission() {
     let line = text::difference(&d);
     eprintln!("{line}");
     assert!(line.starts_with("lossy vs clean: "));
-    assert!(line.contains(
-        "loss recovery (1 more retransmitted segment, 136 ms more head-of-line blocking)"
-    ));
+    assert!(line
+        .contains("loss recovery (1 more retransmitted segment, 13 kB more held behind a hole)"));
     assert!(line.ends_with("residual 0 ms"));
 }
 

@@ -61,10 +61,13 @@ fn note(d: &Difference, c: Component) -> Option<String> {
                     "retransmitted segment",
                     "retransmitted segments",
                 ),
-                w.hol_blocked_ms.filter(|m| m.round() != 0.0).map(|m| {
-                    let word = if m < 0.0 { "less" } else { "more" };
-                    format!("{} ms {word} head-of-line blocking", ms(m.abs()))
-                }),
+                w.hol_blocked_bytes
+                    .map(|b| b / 1e3)
+                    .filter(|kb| kb.round() != 0.0)
+                    .map(|kb| {
+                        let word = if kb < 0.0 { "fewer" } else { "more" };
+                        format!("{:.0} kB {word} held behind a hole", kb.abs())
+                    }),
             ]
             .into_iter()
             .flatten()

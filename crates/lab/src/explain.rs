@@ -59,12 +59,13 @@ pub struct MechanismStat {
 pub type MechanismField = (&'static str, &'static str, fn(&Mechanisms) -> Option<f64>);
 
 /// The mechanism figures, in the order the text and the JSON give them.
-pub const MECHANISMS: [MechanismField; 9] = [
+pub const MECHANISMS: [MechanismField; 10] = [
     ("gateway_loss_pct", "gw-loss%", |m| m.gateway_loss_pct),
     ("rtt_inflation_pct", "rtt-infl%", |m| m.rtt_inflation_pct),
     ("goodput_kbps", "goodput", |m| m.goodput_kbps),
     ("setup_share_pct", "setup%", |m| m.setup_share_pct),
     ("request_share_pct", "request%", |m| m.request_share_pct),
+    ("hol_blocked_kb", "hol-KB", |m| Some(m.hol_blocked_kb)),
     ("hol_blocked_ms", "hol-ms", |m| Some(m.hol_blocked_ms)),
     ("connections", "conns", |m| Some(m.connections as f64)),
     ("peak_flight_kb", "peak-KB", |m| m.peak_flight_kb),

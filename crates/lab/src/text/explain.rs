@@ -69,7 +69,7 @@ pub fn lines(groups: &[Group]) -> Vec<String> {
             .into(),
     );
     out.push(
-        "mechanisms, means per probe: gw-loss% queue drops / packets that reached the queues; rtt-infl% mean queue wait over the base RTT; goodput kbit/s of payload over time on the wire; setup% and request% of the PLT; hol-ms head-of-line blocked; conns opened; peak-KB the most one connection delivered in one RTT, conn-peak-KB its mean over connections."
+        "mechanisms, means per probe: gw-loss% queue drops / packets that reached the queues; rtt-infl% mean queue wait over the base RTT; goodput kbit/s of payload over time on the wire; setup% and request% of the PLT; hol-KB payload held behind a hole (head-of-line blocking), hol-ms the time some connection held any; conns opened; peak-KB the most one connection delivered in one RTT, conn-peak-KB its mean over connections."
             .into(),
     );
     out

@@ -215,7 +215,7 @@ fn campaigns_and_bad_paths() {
     assert_eq!(text.matches("h2 vs https: ").count(), 2, "{text}");
     // Each point has its mechanism figures under the components.
     assert_eq!(text.matches("\nmechanisms ").count(), 2, "{text}");
-    for col in ["gw-loss%", "rtt-infl%", "goodput", "hol-ms", "peak-KB"] {
+    for col in ["gw-loss%", "rtt-infl%", "goodput", "hol-KB", "hol-ms", "peak-KB"] {
         assert!(text.contains(col), "{col}: {text}");
     }
     // compare --explain prints the same lines under its table.
