@@ -161,16 +161,9 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
             why.handshake_rounds_on_critical_path += r.handshake_rounds(rtt);
         }
     }
-    let mut request_starts: Vec<i64> = input
-        .resources
-        .iter()
-        .map(|r| ms_to_ns(r.spans_ms().request.0))
-        .collect();
-    request_starts.sort_unstable();
-    let mut next_request = 0;
     let mut stretch: Option<(i64, i64)> = None;
     let mut stretches = Vec::new();
-    for run in &partition.runs {
+    for (i, run) in partition.runs.iter().enumerate() {
         let recovering = matches!(
             run.state,
             Component::LossRecovery | Component::Retransmission
@@ -183,14 +176,22 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
             }
             (_, false) => stretches.extend(stretch.take()),
         }
-        // A request round: a `request` stretch with requests sent since
-        // the last one (or during it).
-        if run.state == Component::Request && run.end - run.start >= REQUEST_ROUND_MIN_NS {
-            let sent = request_starts[next_request..].partition_point(|&t| t < run.end);
-            if sent > 0 {
-                why.request_rounds += 1;
-                next_request += sent;
-            }
+        // A request round: a `request` stretch that a response's bytes
+        // end (the downlink serializing again, or a response arriving
+        // window-limited). Read off the wire, not the HAR's send times,
+        // which a client that queues requests inside its connection (for a
+        // stream slot) writes before the request leaves.
+        let answered = partition.runs.get(i + 1).is_some_and(|next| {
+            matches!(
+                next.state,
+                Component::Transfer | Component::Retransmission | Component::Window
+            )
+        });
+        if run.state == Component::Request
+            && run.end - run.start >= REQUEST_ROUND_MIN_NS
+            && answered
+        {
+            why.request_rounds += 1;
         }
     }
     stretches.extend(stretch);

@@ -139,7 +139,8 @@ pub struct Why {
     /// Stretches of `loss_recovery` (with `retransmission` inside them)
     /// longer than one base RTT + 200 ms: timeouts, not fast recovery.
     pub rto_stalls: u32,
-    /// Distinct stretches of `request` time of 1 ms or more.
+    /// Stretches of `request` time of 1 ms or more that a response's bytes
+    /// end: round trips the page waited on with the downlink idle.
     pub request_rounds: u32,
     /// Head-of-line blocking, summed over the page's TCP connections:
     /// payload bytes that reached the client above a hole (a dropped
