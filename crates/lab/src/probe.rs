@@ -192,6 +192,10 @@ pub fn run_plan(
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
+            // The last probe's start on the link's clock: its packets tell a
+            // straggler of its connections (a QUIC close after its window)
+            // from a connection of the next page.
+            let mut last_start = Time(0);
             for (protocol, rep) in plan {
                 // Chromium starts before the probe (its start-up is not the page's).
                 let opts = chromium(protocol);
@@ -247,8 +251,17 @@ pub fn run_plan(
                     .filter(|&nav| nav >= t0 && nav <= t1)
                     .map_or(window.0, |nav| to_time(epoch, nav));
                 let explain = load.error.is_none().then(|| {
-                    explain_probe(&entries, link_spec, navigation_start, &load, browser_cost)
+                    let since = last_start;
+                    explain_probe(
+                        &entries,
+                        since,
+                        link_spec,
+                        navigation_start,
+                        &load,
+                        browser_cost,
+                    )
                 });
+                last_start = window.0;
                 let record = ProbeRecord {
                     trial: String::new(),
                     point: Default::default(),
@@ -362,10 +375,13 @@ fn to_time(epoch: Instant, t: Instant) -> Time {
 }
 
 /// Why the probe's PLT is what it is (`explain::analyze`): the packets of
-/// its window, the link's spec, navigation start on the link's clock, its PLT, its resources' HAR phases, and the model's
-/// browser costs summed over the page.
+/// its window (and those since `since`, the last probe's start, so that a
+/// flow of the last probe is not taken for one of this page), the link's
+/// spec, navigation start on the link's clock, its PLT, its resources' HAR
+/// phases, and the model's browser costs summed over the page.
 fn explain_probe(
     log: &[link::LogEntry],
+    since: Time,
     spec: &link::LinkSpec,
     navigation_start: Time,
     load: &PageResult,
@@ -375,7 +391,7 @@ fn explain_probe(
     let end = Time(navigation_start.0 + plt.as_nanos() as u64);
     let entries: Vec<link::LogEntry> = log
         .iter()
-        .filter(|e| e.time >= navigation_start && e.time <= end)
+        .filter(|e| e.time >= since.min(navigation_start) && e.time <= end)
         .copied()
         .collect();
     let resources: Vec<explain::Resource> = load

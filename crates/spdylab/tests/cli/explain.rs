@@ -17,7 +17,16 @@ fn explained(dir: &TempDir, args: &[&str]) -> Value {
         "compare", "--reps", "3", "--warmup", "0", "--json", "--out", out,
     ];
     all.extend_from_slice(args);
-    run_json(&all);
+    let doc = run_json(&all);
+    // The flows explained are the probe's own connections: its SYNs and
+    // QUIC Initials, none of the last probe's (a QUIC close sent after its
+    // window once passed for a connection of the next page).
+    for p in probes(&doc) {
+        let flows = p["explain"]["connections"].as_array().unwrap();
+        assert_eq!(flows.len() as u64, p["syns"].as_u64().unwrap(), "{p}");
+        let opened = |c: &&Value| c["opened_by"] == "syn" || c["opened_by"] == "initial";
+        assert!(flows.iter().all(|c| opened(&c)), "{p}");
+    }
     let text = spdylab(&["explain", out]);
     ok(&text);
     println!("{}", String::from_utf8_lossy(&text.stdout));
@@ -215,7 +224,14 @@ fn campaigns_and_bad_paths() {
     assert_eq!(text.matches("h2 vs https: ").count(), 2, "{text}");
     // Each point has its mechanism figures under the components.
     assert_eq!(text.matches("\nmechanisms ").count(), 2, "{text}");
-    for col in ["gw-loss%", "rtt-infl%", "goodput", "hol-KB", "hol-ms", "peak-KB"] {
+    for col in [
+        "gw-loss%",
+        "rtt-infl%",
+        "goodput",
+        "hol-KB",
+        "hol-ms",
+        "peak-KB",
+    ] {
         assert!(text.contains(col), "{col}: {text}");
     }
     // compare --explain prints the same lines under its table.
