@@ -1,6 +1,7 @@
 //! The HTML page around every report's body (campaign, load test, bench):
 //! sections with a table of contents, figures counted for the render check,
-//! paragraphs, and the page's style and script.
+//! paragraphs, and the page's style and script. `report.html#why` shows the
+//! Why sections alone (for a screenshot or a print of them).
 
 use crate::svg::esc;
 use std::fmt::Write as _;
@@ -50,6 +51,7 @@ svg {{ max-width: 100%; height: auto; }}
 table {{ border-collapse: collapse; font-size: 0.8rem; }} td, th {{ border: 1px solid #ddd; padding: 2px 6px; text-align: right; }}
 td:first-child {{ text-align: left; }}
 nav ul {{ columns: 2; font-size: 0.85rem; }}
+body:has(#why:target) > :not(section.why) {{ display: none; }}
 @media print {{ nav {{ display: none; }} figure, table {{ break-inside: avoid; }} body {{ max-width: none; }} }}
 </style></head>
 <body data-plots="{plots}">

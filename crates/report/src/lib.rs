@@ -2,8 +2,9 @@
 //! calibration.json, HARs) and writes `summary.csv` (one row per group of
 //! Trials and protocol) and `report.html`, self-contained (inline SVG, no
 //! network): gain against each swept axis with CI bands and the paper's
-//! reference marks, PLT CDFs, heatmaps for two-axis sweeps, HAR phase bars, a
-//! waterfall and the calibration table.
+//! reference marks, PLT CDFs, heatmaps for two-axis sweeps, HAR phase bars,
+//! why each PLT is what it is (its components, the bottleneck, the flights),
+//! a waterfall and the calibration table.
 //!
 //! One job per file:
 //! - `rows`: the probes grouped by point and protocol (`aggregate`, `Row`)
@@ -12,6 +13,7 @@
 //! - `axes`: the swept axes as drawn (x positions, labels, ticks);
 //! - `sections`: report.html of a campaign, one function per section;
 //! - `waterfall`: the waterfall section, from the probes' HARs;
+//! - `why`: the Why section, from the probes' explanations (issue 34);
 //! - `html`: the page around every report's body;
 //! - `svg`: the plots, hand-written inline SVG;
 //! - `loss`: the loss comparison of a sweep over loss;
@@ -31,6 +33,7 @@ mod svg;
 #[cfg(test)]
 mod tests;
 mod waterfall;
+mod why;
 
 use results::experiment;
 use results::{latest, read_calibration, read_probes, EXPERIMENT_FILE};

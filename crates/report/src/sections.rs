@@ -1,7 +1,8 @@
 //! report.html of a campaign: one function per section — the summary, the
 //! loss tables, per site the gain and PLT against each swept axis, the
-//! heatmaps of a two-axis sweep, the PLT CDF and the HAR phases; then the
-//! waterfall, the calibration, the failed probes and the table of groups.
+//! heatmaps of a two-axis sweep, the PLT CDF, the HAR phases and why (the
+//! PLT taken apart, `why`); then the waterfall, the calibration, the failed
+//! probes and the table of groups.
 
 use crate::axes::{axis_label, kind, log_axis, sites, swept_axes, x_of, x_ticks};
 use crate::html::{page, Html};
@@ -9,6 +10,7 @@ use crate::loss;
 use crate::rows::{Row, PHASES};
 use crate::svg::{self, colour, esc, Mark, Series};
 use crate::waterfall::waterfalls;
+use crate::why;
 use crate::Options;
 use results::experiment::{self, Experiment};
 use results::stats::mean;
@@ -31,11 +33,12 @@ pub(crate) fn render(
     let c = Campaign::new(exp, probes, rows);
     c.summary(&mut h, headline);
     c.loss(&mut h);
-    for site in sites(exp) {
-        c.gain(&mut h, &site);
-        c.heatmaps(&mut h, &site);
-        c.cdf(&mut h, &site);
-        c.phases(&mut h, &site);
+    for (i, site) in sites(exp).iter().enumerate() {
+        c.gain(&mut h, site);
+        c.heatmaps(&mut h, site);
+        c.cdf(&mut h, site);
+        c.phases(&mut h, site);
+        why::section(&mut h, exp, probes, site, i == 0, opts.waterfall.as_deref());
     }
     h.section("waterfall", "Waterfall");
     waterfalls(&mut h, dir, exp, probes, rows, opts);

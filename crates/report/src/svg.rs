@@ -1,6 +1,7 @@
 //! Plots as inline SVG, written by hand so that a report needs no library, no
 //! script and no network: line charts with confidence bands and reference
-//! marks, CDFs, heatmaps, stacked bars and a request waterfall.
+//! marks, CDFs, heatmaps, stacked bars (one row each, or upright in groups
+//! along an axis) and a request waterfall.
 
 use std::fmt::Write;
 
@@ -154,6 +155,8 @@ enum Key {
     Line,
     Dashed,
     Diamond,
+    /// A filled square, for what fills an area (a bar's segment).
+    Swatch,
 }
 
 fn legend(out: &mut String, entries: &[(String, String, Key)]) {
@@ -161,6 +164,12 @@ fn legend(out: &mut String, entries: &[(String, String, Key)]) {
         let y = TOP + 10.0 + i as f64 * 16.0;
         let x = WIDTH - RIGHT + 10.0;
         let _ = match key {
+            Key::Swatch => write!(
+                out,
+                r#"<rect x="{:.1}" y="{:.1}" width="12" height="10" fill="{colour}"/>"#,
+                x + 3.0,
+                y - 5.0
+            ),
             Key::Diamond => write!(
                 out,
                 r#"<path d="M{:.1},{:.1} l5,5 l-5,5 l-5,-5 Z" fill="white" stroke="{colour}" stroke-width="1.5"/>"#,
@@ -676,6 +685,148 @@ pub fn stacked_bars(
     out
 }
 
+/// One bar of [`grouped_stacked_bars`]: the label under it and its segments
+/// (name, value), stacked from the axis up in order.
+pub struct StackedBar {
+    pub label: String,
+    pub segments: Vec<(String, f64)>,
+}
+
+/// Height of the plot area of [`grouped_stacked_bars`], px.
+pub const STACK_HEIGHT: f64 = 230.0;
+
+/// Upright stacked bars in groups along a categorical x axis (004's Fig. 3
+/// and Fig. 5 at every value of a sweep): each group (its label, its bars),
+/// each segment coloured by `palette` (its legend, in order), each bar's
+/// total written above it when there is room. Negative values draw as 0.
+pub fn grouped_stacked_bars(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    groups: &[(String, Vec<StackedBar>)],
+    palette: &[(&str, &str)],
+) -> String {
+    let total = |b: &StackedBar| b.segments.iter().map(|s| s.1.max(0.0)).sum::<f64>();
+    let max = groups
+        .iter()
+        .flat_map(|g| g.1.iter().map(total))
+        .fold(0.0, f64::max);
+    let top = if max > 0.0 { max * 1.08 } else { 1.0 };
+    let (x0, x1) = (LEFT, WIDTH - RIGHT);
+    let y0 = TOP + STACK_HEIGHT;
+    let py = |v: f64| v / top * STACK_HEIGHT;
+    let group_w = (x1 - x0) / groups.len().max(1) as f64;
+    let most = groups.iter().map(|g| g.1.len()).max().unwrap_or(1).max(1);
+    let bar_w = group_w * 0.84 / most as f64;
+    // Bar labels: level when they fit under their bar, else upright.
+    let font = 9.0;
+    let widest = groups
+        .iter()
+        .flat_map(|g| g.1.iter().map(|b| text_width(&b.label, font)))
+        .fold(0.0, f64::max);
+    let upright = widest > bar_w + 2.0;
+    let label_h = if upright {
+        widest.min(90.0) + 4.0
+    } else {
+        12.0
+    };
+    let height = y0 + label_h + 44.0;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r##"<svg class="plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height:.0}" width="{WIDTH}" height="{height:.0}" role="img" font-family="sans-serif"><title>{}</title>"##,
+        esc(title)
+    );
+    for t in ticks(0.0, top, 5) {
+        let y = y0 - py(t);
+        let _ = write!(
+            out,
+            r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"##,
+            x0 - 4.0,
+            y + 4.0,
+            fmt_num(t)
+        );
+    }
+    for (gi, (group, bars)) in groups.iter().enumerate() {
+        let gx = x0 + gi as f64 * group_w;
+        if gi > 0 {
+            let _ = write!(
+                out,
+                r##"<line x1="{gx:.1}" y1="{TOP}" x2="{gx:.1}" y2="{:.1}" stroke="#ccc"/>"##,
+                y0 + label_h + 4.0
+            );
+        }
+        let left = gx + (group_w - bar_w * bars.len() as f64) / 2.0;
+        for (bi, bar) in bars.iter().enumerate() {
+            let x = left + bi as f64 * bar_w;
+            let mut y = y0;
+            for (name, v) in &bar.segments {
+                let dy = py(v.max(0.0));
+                y -= dy;
+                let colour = palette.iter().find(|p| p.0 == name).map_or("#999", |p| p.1);
+                let _ = write!(
+                    out,
+                    r#"<rect x="{x:.2}" y="{y:.2}" width="{:.2}" height="{dy:.2}" fill="{colour}"><title>{}, {}: {}: {v:.1}</title></rect>"#,
+                    bar_w * 0.92,
+                    esc(group),
+                    esc(&bar.label),
+                    esc(name)
+                );
+            }
+            let cx = x + bar_w * 0.46;
+            if bar_w >= 22.0 && !bar.segments.is_empty() {
+                let _ = write!(
+                    out,
+                    r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="{font}">{:.0}</text>"#,
+                    y - 3.0,
+                    total(bar)
+                );
+            }
+            let _ = if upright {
+                write!(
+                    out,
+                    r#"<text transform="translate({:.1} {:.1}) rotate(-90)" text-anchor="end" font-size="{font}">{}</text>"#,
+                    cx + 3.0,
+                    y0 + 4.0,
+                    esc(&shorten_middle(&bar.label, label_h - 4.0, font))
+                )
+            } else {
+                write!(
+                    out,
+                    r#"<text x="{cx:.1}" y="{:.1}" text-anchor="middle" font-size="{font}">{}</text>"#,
+                    y0 + 12.0,
+                    esc(&bar.label)
+                )
+            };
+        }
+        let _ = write!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"#,
+            gx + group_w / 2.0,
+            y0 + label_h + 18.0,
+            esc(group)
+        );
+    }
+    let _ = write!(
+        out,
+        r##"<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="#888"/><line x1="{x0}" y1="{TOP}" x2="{x0}" y2="{y0}" stroke="#888"/><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle" font-size="12">{}</text>"##,
+        (x0 + x1) / 2.0,
+        y0 + label_h + 36.0,
+        esc(x_label),
+        TOP + STACK_HEIGHT / 2.0,
+        esc(y_label)
+    );
+    legend(
+        &mut out,
+        &palette
+            .iter()
+            .map(|(n, c)| (n.to_string(), c.to_string(), Key::Swatch))
+            .collect::<Vec<_>>(),
+    );
+    out.push_str("</svg>");
+    out
+}
+
 /// One request in a waterfall: start and the phases in order, in ms.
 pub struct Bar {
     pub label: String,
@@ -921,5 +1072,54 @@ mod tests {
             &|c, _| (c == 0).then_some(5.0),
         );
         assert!(h.contains("+5") && !h.contains("NaN"));
+    }
+
+    #[test]
+    fn grouped_stacked_bars_stack_to_their_totals() {
+        let bar = |label: &str, a: f64, b: f64| StackedBar {
+            label: label.into(),
+            segments: vec![("a".into(), a), ("b".into(), b)],
+        };
+        let palette = [("a", "#111111"), ("b", "#222222")];
+        let s = grouped_stacked_bars(
+            "t",
+            "x",
+            "ms",
+            &[
+                (
+                    "1".into(),
+                    vec![bar("p", 100.0, 300.0), bar("q", 50.0, 0.0)],
+                ),
+                (
+                    "2".into(),
+                    vec![
+                        bar("p", 0.0, 0.0),
+                        StackedBar {
+                            label: "q".into(),
+                            segments: vec![],
+                        },
+                    ],
+                ),
+            ],
+            &palette,
+        );
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>") && !s.contains("NaN"));
+        // The tallest bar (400) fills 1 / 1.08 of the plot; its segments
+        // stack from the axis up.
+        let heights: Vec<f64> = s
+            .split(r#"height=""#)
+            .skip(2)
+            .filter_map(|r| r.split('"').next()?.parse().ok())
+            .collect();
+        let px = |v: f64| v / (400.0 * 1.08) * STACK_HEIGHT;
+        assert!((heights[0] - px(100.0)).abs() < 0.01, "{heights:?}");
+        assert!(
+            (heights[0] + heights[1] - px(400.0)).abs() < 0.01,
+            "{heights:?}"
+        );
+        assert!(s.contains(">400</text>") && s.contains(">50</text>"));
+        // Nothing to draw: an empty frame, not NaN.
+        let empty = grouped_stacked_bars("t", "x", "ms", &[], &palette);
+        assert!(!empty.contains("NaN") && !empty.contains("inf"));
     }
 }
