@@ -223,6 +223,8 @@ fn finite_range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     r
 }
 
+/// The range with a margin; with `include_zero`, a range that is never
+/// negative starts at 0 (a loss, a PLT is not drawn below it).
 fn pad((lo, hi): (f64, f64), include_zero: bool) -> (f64, f64) {
     let (lo, hi) = if include_zero {
         (lo.min(0.0), hi.max(0.0))
@@ -230,7 +232,12 @@ fn pad((lo, hi): (f64, f64), include_zero: bool) -> (f64, f64) {
         (lo, hi)
     };
     let span = if hi > lo { hi - lo } else { hi.abs().max(1.0) };
-    (lo - span * 0.06, hi + span * 0.06)
+    let floor = if include_zero && lo >= 0.0 {
+        0.0
+    } else {
+        lo - span * 0.06
+    };
+    (floor, hi + span * 0.06)
 }
 
 /// A line chart with CI bands; x ticks at the swept values.

@@ -321,6 +321,11 @@ fn bottleneck(
         &format!("RTT inflation: the page's mean queue wait at the bottleneck, uplink plus downlink, over the base RTT, % (mean over probes with 95 % CI bands). 004 §IV-B: HTTPS's parallel connections fill the gateway's queue, \"causing up to 3 % PLR and inflating RTT by up to 570 %\".{pooled}"),
     );
     let loss = series(exp, axis, groups, protocols, &gateway_loss_pct);
+    let none = if loss.iter().all(|s| s.points.iter().all(|p| p.1 == 0.0)) {
+        " No probe had a packet dropped by the queues."
+    } else {
+        ""
+    };
     h.figure(
         svg::line_chart(
             &format!("{site}: gateway loss{against}"),
@@ -332,7 +337,7 @@ fn bottleneck(
             &[],
             true,
         ),
-        &format!("Gateway loss: packets the bottleneck's queues dropped over the packets that reached them, both directions, % (004's gateway PLR; the link's random loss happens before the queue and is in neither count). Mean over probes with 95 % CI bands.{pooled}"),
+        &format!("Gateway loss: packets the bottleneck's queues dropped over the packets that reached them, both directions, % (004's gateway PLR; the link's random loss happens before the queue and is in neither count). Mean over probes with 95 % CI bands.{none}{pooled}"),
     );
 }
 
