@@ -27,6 +27,7 @@ mod makefile;
 mod probe;
 mod record;
 mod replay_peers;
+mod report_why;
 mod rootless;
 mod secrets;
 mod serve;
