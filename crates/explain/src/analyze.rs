@@ -204,6 +204,25 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
     why.drops = page_packets()
         .filter(|p| matches!(p.fate, Fate::Lost | Fate::Dropped { .. }))
         .count() as u64;
+    // Window-limited time after the page's first drop: a congestion window
+    // cut by loss, not only slow start (exact for one connection; with
+    // several, a connection that lost nothing may be the one waiting).
+    let first_drop = page_packets()
+        .filter_map(|p| match p.fate {
+            Fate::Lost => Some(p.arrive),
+            Fate::Dropped { at, .. } => Some(at),
+            _ => None,
+        })
+        .min();
+    if let Some(first_drop) = first_drop {
+        let after: i64 = partition
+            .runs
+            .iter()
+            .filter(|r| r.state == Component::Window)
+            .map(|r| (r.end - r.start.max(first_drop)).max(0))
+            .sum();
+        why.window_after_loss_ms = ns_to_ms(after);
+    }
 
     let (connections, conn_index, hol) = connections(&read, &page, rtt_ns, plt);
     why.hol_blocked_bytes = connections.iter().map(|c| c.hol_blocked_bytes).sum();

@@ -39,6 +39,9 @@ pub struct WhyDelta {
     pub hol_blocked_ms: Option<f64>,
     #[serde(default)]
     pub hol_blocked_bytes: Option<f64>,
+    /// `window` time after the page's first drop, ms.
+    #[serde(default)]
+    pub window_after_loss_ms: Option<f64>,
 }
 
 /// Two sets of probes compared.
@@ -106,6 +109,7 @@ pub fn difference(a: &[Explanation], b: &[Explanation]) -> Difference {
         rtt_inflation_pct: mean_diff(&|e| e.bottleneck.rtt_inflation_pct),
         hol_blocked_ms: mean_diff(&|e| Some(e.why.hol_blocked_ms)),
         hol_blocked_bytes: mean_diff(&|e| Some(e.why.hol_blocked_bytes as f64)),
+        window_after_loss_ms: mean_diff(&|e| Some(e.why.window_after_loss_ms)),
     };
     let label = |s: &[Explanation]| s.first().map_or_else(String::new, |e| e.label.clone());
     Difference {

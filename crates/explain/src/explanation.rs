@@ -152,6 +152,12 @@ pub struct Why {
     /// connections, inside the PLT window), ms.
     #[serde(default)]
     pub hol_blocked_ms: f64,
+    /// `window` time after the page's first drop, ms: a congestion window
+    /// cut by loss rather than still growing in slow start (exact for one
+    /// connection; with several, one that lost nothing may be the one
+    /// waiting).
+    #[serde(default)]
+    pub window_after_loss_ms: f64,
 }
 
 /// One flow (5-tuple) through the link.

@@ -479,6 +479,8 @@ fn b_a_drop_in_the_middle_is_loss_recovery_and_one_retransmission() {
         (clean.why.hol_blocked_bytes, clean.why.hol_blocked_ms),
         (0, 0.0)
     );
+    assert_eq!(clean.why.window_after_loss_ms, 0.0);
+    assert!(e.why.window_after_loss_ms <= c.window_ms + 1e-9);
     assert_eq!(conn.hol_blocked_bytes, e.why.hol_blocked_bytes);
     assert_eq!(conn.hol_blocked_ms, e.why.hol_blocked_ms);
     assert_eq!(conn.hol_blocked_bytes % MSS as u64, 0);

@@ -75,6 +75,13 @@ fn note(d: &Difference, c: Component) -> Option<String> {
             (!parts.is_empty()).then(|| parts.join(", "))
         }
         Component::Request => counted(w.request_rounds, "request round", "request rounds"),
+        Component::Window => w
+            .window_after_loss_ms
+            .filter(|m| m.round() != 0.0)
+            .map(|m| {
+                let word = if m < 0.0 { "less" } else { "more" };
+                format!("{} ms {word} of it after a loss", ms(m.abs()))
+            }),
         Component::Queueing => w.rtt_inflation_pct.filter(|p| p.abs() >= 0.5).map(|p| {
             format!(
                 "RTT inflation {}{:.0} points",
