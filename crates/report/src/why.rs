@@ -126,7 +126,7 @@ fn of<'a>(set: &[Explained<'a>], protocol: &str) -> Vec<Explained<'a>> {
         .collect()
 }
 
-/// "; averaged over the other swept axes" when there are others.
+/// " Pooled over …." naming the other swept axes, when there are others.
 fn pooled_over(exp: &Experiment, axis: Option<&String>) -> String {
     let rest: Vec<String> = swept_axes(exp)
         .into_iter()
@@ -452,7 +452,7 @@ fn flights(h: &mut Html, exp: &Experiment, here: &[Explained], waterfall: Option
                 true,
             ),
             &format!(
-                "How each connection's flight grew: payload delivered down the link in each base-RTT window from the connection's first data, KB (the window as the wire saw it). Probe {} ({}, repetition {}, PLT {:.0} ms; the median of its protocol at this point), {} of its {} connections with data, largest first (#index in the probe's connections, the client's port, payload delivered).",
+                "How each connection's flight grew: payload delivered down the link in each base-RTT window from the connection's first data, KB (the window as the wire saw it; an explanation keeps the first 64 round trips). Probe {} ({}, repetition {}, PLT {:.0} ms; the median of its protocol at this point), {} of its {} connections with data, largest first (#index in the probe's connections, the client's port, payload delivered).",
                 p.trial,
                 p.protocol,
                 p.rep,
