@@ -186,36 +186,7 @@ fn mean_ci(xs: &[f64]) -> (f64, [f64; 2]) {
 /// and what is missing.
 pub fn read(path: &Path) -> Result<Vec<Group>, Error> {
     let usage = |why: String| Error::Usage(format!("{}: {why}", path.display()));
-    let (probes, order): (Vec<ProbeRecord>, Vec<Protocol>) = if path.is_dir() {
-        let probes = results::read_probes(path, false).map_err(|e| usage(e.to_string()))?;
-        if probes.is_empty() {
-            return Err(usage(format!(
-                "no {} here: not a campaign directory, or nothing ran yet",
-                results::files::PROBES_FILE
-            )));
-        }
-        (results::latest(probes), Vec::new())
-    } else {
-        let text = std::fs::read_to_string(path).map_err(|e| usage(e.to_string()))?;
-        let doc: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| usage(format!("not a compare --out document: {e}")))?;
-        let probes: Vec<ProbeRecord> = doc
-            .get("probes")
-            .cloned()
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(|e| usage(format!("its probes do not read: {e}")))?
-            .ok_or_else(|| usage("not a compare --out document: no \"probes\"".into()))?;
-        let order = doc["summary"]
-            .as_array()
-            .map(|s| {
-                s.iter()
-                    .filter_map(|r| r["protocol"].as_str()?.parse().ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        (probes, order)
-    };
+    let (probes, order) = crate::stored::read(path)?;
     if !probes.iter().any(|p| p.explain.is_some()) {
         return Err(usage(
             "no probe here has an explanation: it was written before explain existed, or every probe failed; run it again"

@@ -3,11 +3,13 @@
 //! its statistics, are the `results` crate's.
 
 pub mod bench;
+pub mod budget;
 pub mod ca_file;
 pub mod calibrate;
 pub mod campaign;
 pub mod compare;
 pub mod crosscheck;
+pub mod diff;
 pub mod durable;
 mod error;
 pub mod explain;
@@ -23,6 +25,7 @@ pub mod record;
 pub mod serve;
 pub mod shell;
 pub mod sites;
+pub mod stored;
 pub mod survey;
 pub mod sweep_request;
 pub mod testbed_server;

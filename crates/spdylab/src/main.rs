@@ -5,6 +5,7 @@ mod bench;
 mod calibrate;
 mod compare;
 mod crosscheck;
+mod diff;
 mod explain;
 mod import;
 mod link_args;
@@ -54,6 +55,7 @@ enum Cmd {
     Compare(compare::CompareArgs),
     Crosscheck(crosscheck::CrosscheckArgs),
     Explain(explain::ExplainArgs),
+    Diff(diff::DiffArgs),
     Sweep(sweep::SweepArgs),
     Merge(sweep::MergeArgs),
     Report(report::ReportArgs),
@@ -76,7 +78,8 @@ fn prints_only(cmd: &Cmd) -> bool {
         | Cmd::Merge(_)
         | Cmd::Report(_)
         | Cmd::Peers(_)
-        | Cmd::Explain(_) => true,
+        | Cmd::Explain(_)
+        | Cmd::Diff(_) => true,
         Cmd::Paper(args) => args.print,
         _ => false,
     }
@@ -124,6 +127,7 @@ fn main() -> ExitCode {
         Cmd::Compare(args) => compare::run(args),
         Cmd::Crosscheck(args) => crosscheck::run(args),
         Cmd::Explain(args) => explain::run(args),
+        Cmd::Diff(args) => diff::run(args),
         Cmd::Sweep(args) => sweep::run(args),
         Cmd::Merge(args) => sweep::merge(args),
         Cmd::Report(args) => report::run(args),

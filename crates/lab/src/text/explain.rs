@@ -11,29 +11,13 @@ use explain::Component;
 /// The lines of `groups`.
 pub fn lines(groups: &[Group]) -> Vec<String> {
     let mut out = Vec::new();
-    let varied = varied_keys(groups);
-    if let Some(g) = groups.first().filter(|g| !g.point.is_empty()) {
-        let common: Vec<&str> = g
-            .point
-            .split(' ')
-            .filter(|kv| {
-                let key = kv.split('=').next().unwrap_or_default();
-                key != "site" && !varied.contains(&key)
-            })
-            .collect();
-        out.push(format!("every point: {}", common.join(" ")));
+    let points = super::Points::of(groups.iter().map(|g| g.point.as_str()));
+    if let Some(common) = points.common() {
+        out.push(common);
     }
     for g in groups {
         if !g.point.is_empty() {
-            let shown: Vec<&str> = g
-                .point
-                .split(' ')
-                .filter(|kv| {
-                    let key = kv.split('=').next().unwrap_or_default();
-                    key == "site" || varied.contains(&key)
-                })
-                .collect();
-            out.push(format!("point {}", shown.join(" ")));
+            out.push(format!("point {}", points.shown(&g.point)));
         }
         let mut header = format!("{:<16} {:>3} {:>8}", "protocol", "n", "PLT");
         for c in Component::ALL {
@@ -93,30 +77,6 @@ pub fn lines(groups: &[Group]) -> Vec<String> {
             .into(),
     );
     out
-}
-
-/// The keys of the points' `key=value` pairs whose value is not the same
-/// in every group (the swept axes): the rest are said once, not per point.
-fn varied_keys(groups: &[Group]) -> Vec<&str> {
-    fn pairs(g: &Group) -> Vec<(&str, &str)> {
-        g.point
-            .split(' ')
-            .filter_map(|kv| kv.split_once('='))
-            .collect()
-    }
-    let Some(first) = groups.first().map(pairs) else {
-        return Vec::new();
-    };
-    let mut keys: Vec<&str> = Vec::new();
-    for g in groups {
-        for (k, v) in pairs(g) {
-            let same = first.iter().any(|&(fk, fv)| fk == k && fv == v);
-            if !same && !keys.contains(&k) {
-                keys.push(k);
-            }
-        }
-    }
-    keys
 }
 
 /// A component's column title.

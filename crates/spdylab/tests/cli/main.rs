@@ -13,6 +13,7 @@ mod bench;
 mod calibrate;
 mod chromium;
 mod compare;
+mod diff;
 mod durability;
 mod era;
 mod explain;

@@ -1,0 +1,78 @@
+//! The text of `spdylab diff`: per point a table of protocol and metric,
+//! A's and B's medians, the shift with its interval, p and the verdict; then
+//! the budgets, each PASS or FAIL with what was measured.
+
+use crate::budget::Outcome;
+use crate::diff::Shift;
+
+/// The lines of a diff and, if given, of its budgets.
+pub fn lines(alpha: f64, shifts: &[Shift], budgets: Option<&[Outcome]>) -> Vec<String> {
+    let mut out = Vec::new();
+    let points = super::Points::of(shifts.iter().map(|s| s.point.as_str()));
+    if let Some(common) = points.common() {
+        out.push(common);
+    }
+    let mut point: Option<&str> = None;
+    for s in shifts {
+        if point != Some(s.point.as_str()) {
+            point = Some(s.point.as_str());
+            if !s.point.is_empty() {
+                out.push(format!("point {}", points.shown(&s.point)));
+            }
+            out.push(format!(
+                "{:<10} {:<6} {:>7} {:>10} {:>10} {:>10} {:>21} {:>7} {:>7}  verdict",
+                "protocol",
+                "metric",
+                "n A/B",
+                "A median",
+                "B median",
+                "shift",
+                "shift 95% CI",
+                "shift%",
+                "p"
+            ));
+        }
+        let ci = s
+            .shift_ci95_ms
+            .map_or("n/a (< 4 a side)".to_string(), |[lo, hi]| {
+                format!("{lo:.0} – {hi:.0} ms")
+            });
+        out.push(format!(
+            "{:<10} {:<6} {:>7} {:>7.0} ms {:>7.0} ms {:>+7.0} ms {:>21} {:>+6.1}% {:>7.3}  {}",
+            s.protocol.name(),
+            s.metric.label(),
+            format!("{}/{}", s.a_n, s.b_n),
+            s.a_median_ms,
+            s.b_median_ms,
+            s.shift_ms,
+            ci,
+            s.shift_pct,
+            s.p_value,
+            s.verdict.words()
+        ));
+    }
+    out.push(format!(
+        "B against A: shift = Hodges-Lehmann median pairwise difference B - A (negative: B faster); p = two-sided Mann-Whitney U; a verdict when p < {alpha}."
+    ));
+    if let Some(outcomes) = budgets {
+        let failed = outcomes.iter().filter(|o| !o.pass).count();
+        for o in outcomes {
+            let at = if o.point.is_empty() {
+                String::new()
+            } else {
+                format!(" at {}", points.shown(&o.point))
+            };
+            out.push(format!(
+                "{} {}{at}: {}",
+                if o.pass { "PASS" } else { "FAIL" },
+                o.budget,
+                o.message
+            ));
+        }
+        out.push(format!(
+            "budgets: {} checked, {failed} failed",
+            outcomes.len()
+        ));
+    }
+    out
+}

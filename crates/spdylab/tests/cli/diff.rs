@@ -1,0 +1,112 @@
+//! `spdylab diff A B` and budgets (issue 38) on real compares: a run at a
+//! longer RTT is called slower with p < 0.05, a run against itself is no
+//! difference, a failed budget is exit 1 with JUnit XML naming it, and bad
+//! input is exit 2 naming the file and line.
+
+use crate::common::{fails, ok, run_json, spdylab, TempDir};
+
+fn compare(dir: &TempDir, name: &str, rtt: &str) -> String {
+    let out = dir.0.join(name);
+    let out = out.to_str().unwrap().to_string();
+    run_json(&[
+        "compare",
+        "--site",
+        "icons",
+        "--protocols",
+        "https,h2",
+        "--rtt",
+        rtt,
+        "--reps",
+        "4",
+        "--warmup",
+        "0",
+        "--json",
+        "--out",
+        &out,
+    ]);
+    out
+}
+
+#[test]
+fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
+    let dir = TempDir::new("diff");
+    let fast = compare(&dir, "fast.json", "20ms");
+    let slow = compare(&dir, "slow.json", "60ms");
+    let doc = run_json(&["diff", &fast, &slow, "--json"]);
+    assert_eq!(doc["schema"], 1, "{doc}");
+    let shifts = doc["shifts"].as_array().unwrap();
+    assert_eq!(shifts.len(), 4, "https and h2, PLT and ToW: {doc}");
+    for s in shifts {
+        // Every load pays the longer RTT several times: at least 40 ms more.
+        assert_eq!(s["verdict"], "slower", "{s}");
+        assert!(s["shift_ms"].as_f64().unwrap() >= 40.0, "{s}");
+        assert!(s["p_value"].as_f64().unwrap() < 0.05, "{s}");
+        let [lo, hi] = [0, 1].map(|i| s["shift_ci95_ms"][i].as_f64().unwrap());
+        assert!(
+            lo <= s["shift_ms"].as_f64().unwrap() && s["shift_ms"].as_f64().unwrap() <= hi,
+            "{s}"
+        );
+    }
+    // Against itself: no difference, whatever the noise.
+    let same = run_json(&["diff", &slow, &slow, "--json"]);
+    for s in same["shifts"].as_array().unwrap() {
+        assert_eq!(s["verdict"], "no_difference", "{s}");
+        assert_eq!(s["shift_ms"], 0.0, "{s}");
+    }
+    // Budgets on B: h2 within 60 s passes, https within 1 ms fails: exit 1,
+    // the text says which, the JUnit file counts one failure.
+    let budgets = dir.0.join("budgets.toml");
+    std::fs::write(
+        &budgets,
+        "[[budget]]\nmetric = \"plt\"\nprotocol = \"h2\"\nmax = \"60s\"\n\n\
+         [[budget]]\nmetric = \"plt\"\nprotocol = \"https\"\nmax = \"1ms\"\n",
+    )
+    .unwrap();
+    let junit = dir.0.join("budgets.xml");
+    let o = spdylab(&[
+        "diff",
+        &fast,
+        &slow,
+        "--budget",
+        budgets.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("PASS plt h2 <= 60s"), "{text}");
+    assert!(text.contains("FAIL plt https <= 1ms"), "{text}");
+    assert!(text.contains("budgets: 2 checked, 1 failed"), "{text}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+    // Only passing budgets: exit 0.
+    std::fs::write(
+        &budgets,
+        "[[budget]]\nmetric = \"tow\"\nprotocol = \"h2\"\nmax = \"60s\"\n",
+    )
+    .unwrap();
+    ok(&spdylab(&[
+        "diff",
+        &fast,
+        &slow,
+        "--budget",
+        budgets.to_str().unwrap(),
+    ]));
+    // Bad input: exit 2 naming the file and line, or the path.
+    std::fs::write(
+        &budgets,
+        "[[budget]]\nmetric = \"plt\"\nprotocol = \"h2\"\nmax = \"fast\"\n",
+    )
+    .unwrap();
+    fails(
+        &["diff", &fast, &slow, "--budget", budgets.to_str().unwrap()],
+        2,
+        "line 4: max: 'fast'",
+    );
+    fails(
+        &["diff", &fast, "/nonexistent/b.json"],
+        2,
+        "/nonexistent/b.json",
+    );
+    fails(&["diff", &fast, &slow, "--alpha", "2"], 2, "--alpha 2");
+}
