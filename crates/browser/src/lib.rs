@@ -4,10 +4,12 @@
 //! testbed CA (SPKI list), resolves only the testbed's hosts, speaks the protocol
 //! asked for (h1 by `--disable-http2`, h2 through ALPN, h3 by forcing QUIC
 //! on the page's origins, QUIC off otherwise), and its
-//! Network events become the same `PageResult` the model produces.
+//! Network events become the same `PageResult` the model produces, with what
+//! the user saw (TTFB, FCP, LCP: `paint`) beside it.
 
 /// The DevTools pipe; public for the fuzz target that feeds it hostile bytes.
 pub mod cdp;
+mod paint;
 mod recorder;
 
 pub use recorder::{devtools_protocol, Body, RecordSummary, Recorder};
@@ -212,6 +214,7 @@ impl Browser {
                 error: Some(format!("chromium: {e}\n{}", self.log())),
                 tls_resumed: 0,
                 navigation_start_monotonic: None,
+                paint: None,
             },
         }
     }
@@ -301,8 +304,11 @@ impl Browser {
                 "Emulation.setCPUThrottlingRate",
                 serde_json::json!({"rate": o.cpu_slowdown.max(1)}),
             ),
-            ("Page.navigate", serde_json::json!({"url": o.url})),
-        ] {
+        ]
+        .into_iter()
+        .chain(paint_domains())
+        .chain([("Page.navigate", serde_json::json!({"url": o.url}))])
+        {
             let r = self
                 .pipe
                 .call(method, params, Some(&session), deadline, &mut on_event)?;
@@ -319,8 +325,92 @@ impl Browser {
             };
             recorder.on_event(&method, &params);
         }
+        self.settle_paints(&mut recorder, &session, deadline);
         Ok((recorder, session))
     }
+
+    /// After onload: takes the tab off the network, feeds `recorder` the
+    /// reports of the page's paints (each comes when its frame has been
+    /// presented, a few ms after it) and describes its LCP element. Listens
+    /// until the first contentful paint has been reported — often after
+    /// onload: a page whose render-blocking styles and scripts come last
+    /// paints its first frame after them — and `PAINT_MARGIN` more (at most
+    /// `PAINT_SETTLE` after onload in all), then flushes what the renderer
+    /// sent before with a round trip (`Runtime.evaluate` of `0`). PLT was
+    /// taken at onload: this costs it nothing (docs/visual.md).
+    fn settle_paints(&mut self, recorder: &mut Recorder, session: &str, deadline: Instant) {
+        let onload = Instant::now();
+        let cap = (onload + PAINT_SETTLE).min(deadline);
+        // The tab off the network first: what Chromium fetches after onload
+        // (the favicon) would otherwise cross the link inside the probe's
+        // window while we listen, and lengthen its time on wire by a round
+        // trip. Blocked requests fail in the browser (`blockedReason`
+        // "inspector"), without a packet; the recorder leaves them out.
+        let _ = self.pipe.call(
+            "Network.setBlockedURLs",
+            serde_json::json!({"urls": ["*"]}),
+            Some(session),
+            cap,
+            &mut |method: &str, params: &serde_json::Value| recorder.on_event(method, params),
+        );
+        let mut painted_at = None;
+        loop {
+            if painted_at.is_none() && recorder.painted() {
+                painted_at = Some(Instant::now().max(onload));
+            }
+            let until = painted_at.map_or(cap, |t: Instant| (t + PAINT_MARGIN).min(cap));
+            match self.pipe.next_event(until) {
+                Ok(Some((method, params))) => recorder.on_event(&method, &params),
+                Ok(None) | Err(_) => break,
+            }
+        }
+        let short = (Instant::now() + PAINT_MARGIN).min(deadline);
+        let mut on_event = |method: &str, params: &serde_json::Value| {
+            recorder.on_event(method, params);
+        };
+        // No answer in time: what came is kept.
+        let _ = self.pipe.call(
+            "Runtime.evaluate",
+            serde_json::json!({"expression": "0", "returnByValue": true}),
+            Some(session),
+            short,
+            &mut on_event,
+        );
+        let Some(node) = recorder.lcp_node() else {
+            return;
+        };
+        let described = self.pipe.call(
+            "DOM.describeNode",
+            serde_json::json!({"backendNodeId": node, "depth": 1}),
+            Some(session),
+            (Instant::now() + PAINT_SETTLE).min(deadline),
+            &mut |method: &str, params: &serde_json::Value| recorder.on_event(method, params),
+        );
+        recorder.set_lcp_element(&described.map_or(serde_json::Value::Null, |v| v["node"].clone()));
+    }
+}
+
+/// How long to listen after onload at most for the first contentful paint
+/// (a page with nothing to paint never reports one).
+const PAINT_SETTLE: Duration = Duration::from_secs(1);
+
+/// How long to listen after onload (or after a first contentful paint that
+/// came later) for the reports of the frames presented by then.
+const PAINT_MARGIN: Duration = Duration::from_millis(100);
+
+/// The DevTools calls that report paints (`paint`'s module doc): FCP as a
+/// lifecycle event, LCP candidates as performance-timeline events.
+fn paint_domains() -> [(&'static str, serde_json::Value); 2] {
+    [
+        (
+            "Page.setLifecycleEventsEnabled",
+            serde_json::json!({"enabled": true}),
+        ),
+        (
+            "PerformanceTimeline.enable",
+            serde_json::json!({"eventTypes": ["largest-contentful-paint"]}),
+        ),
+    ]
 }
 
 impl Drop for Browser {

@@ -9,8 +9,11 @@
 //! model's); phases Chrome reports as -1 stay -1; `receive` ends at
 //! `loadingFinished`, not at the last `dataReceived`; and PLT is onload
 //! measured from the navigation's own request, both on Chrome's monotonic clock.
+//! What the user saw (TTFB, FCP, LCP) comes from the same navigation start:
+//! see `paint`.
 
-use client::{Entry, PageResult, Timings};
+use crate::paint::{describe_element, Paints};
+use client::{Entry, PageResult, Paint, Timings};
 use proto::Protocol;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -84,6 +87,10 @@ pub struct Recorder {
     dom_content: Option<f64>,
     /// Redirect hops (request id, the hop with its redirect response), in order.
     hops: Vec<(String, Request)>,
+    /// The document's frame and loader (DevTools ids): its paints are the page's.
+    frame: Option<String>,
+    loader: Option<String>,
+    paints: Paints,
 }
 
 fn num(v: &Value, key: &str) -> f64 {
@@ -116,6 +123,8 @@ impl Recorder {
                 }
                 if self.document.is_none() && p["type"].as_str() == Some("Document") {
                     self.document = Some(id.to_string());
+                    self.frame = p["frameId"].as_str().map(String::from);
+                    self.loader = p["loaderId"].as_str().map(String::from);
                 }
                 // A redirect re-sends the same id: the request began at its first hop.
                 let issued = match self.requests.get(id) {
@@ -191,6 +200,16 @@ impl Recorder {
             {
                 self.dom_content = Some(num(p, "timestamp"));
             }
+            "Page.lifecycleEvent" => {
+                if let Some(frame) = self.frame.as_deref() {
+                    self.paints.lifecycle(p, frame, self.loader.as_deref());
+                }
+            }
+            "PerformanceTimeline.timelineEventAdded" => {
+                if let Some(frame) = self.frame.as_deref() {
+                    self.paints.timeline(p, frame);
+                }
+            }
             _ => {}
         }
     }
@@ -198,6 +217,19 @@ impl Recorder {
     /// Whether onload has fired.
     pub fn loaded(&self) -> bool {
         self.onload.is_some()
+    }
+
+    /// Whether the page's first contentful paint has been reported.
+    pub fn painted(&self) -> bool {
+        self.paints.fcp.is_some()
+    }
+
+    /// Up to when (monotonic s) an LCP candidate counts: onload, or the first
+    /// contentful paint if the page first painted after onload, and a few ms
+    /// more for the two clocks (less than a frame).
+    fn lcp_horizon(&self) -> Option<f64> {
+        let l = self.onload?;
+        Some(self.paints.fcp.map_or(l, |f| f.max(l)) + crate::paint::CLOCKS_DIFFER)
     }
 
     /// The page load as recorded: entries for the requests that ended by
@@ -224,6 +256,11 @@ impl Recorder {
         let mut upgraded: Vec<&str> = Vec::new();
         for id in &self.order {
             let r = &self.requests[id];
+            // Issued after onload: not the page's (Chromium's favicon, which
+            // `Browser::settle_paints` blocks: a failure that is none of its).
+            if self.onload.is_some_and(|l| r.issued > l) {
+                continue;
+            }
             if let Some(e) = &r.failed {
                 // The page itself dropping an error response it got (a
                 // <video> whose source answered 404 — a replay's miss, counted
@@ -273,9 +310,79 @@ impl Recorder {
             entries,
             error: (!errors.is_empty()).then(|| errors.join("; ")),
             tls_resumed: 0,
+            // (A timestamp beyond Duration's range is none: it would panic.)
             navigation_start_monotonic: start
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map(std::time::Duration::from_secs_f64),
+                .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok()),
+            paint: start.map(|s| self.paint(s)),
+        }
+    }
+
+    /// The document's request as it went out last (after any redirect).
+    fn document_request(&self) -> Option<&Request> {
+        self.document.as_ref().and_then(|d| self.requests.get(d))
+    }
+
+    /// The document request's wall clock less its monotonic one (s), which
+    /// maps a wall-clock paint time onto the Network events' clock.
+    fn wall_minus_mono(&self) -> Option<f64> {
+        let d = self.document_request()?;
+        d.wall.map(|w| w - d.hop_issued)
+    }
+
+    /// The backend DOM node of the LCP element as of onload, to describe
+    /// with `DOM.describeNode` (then `set_lcp_element`).
+    pub fn lcp_node(&self) -> Option<i64> {
+        let c = self
+            .paints
+            .as_of(self.lcp_horizon(), self.wall_minus_mono()?)?;
+        c.node
+    }
+
+    /// The LCP element as `DOM.describeNode` gave it (Null: it could not).
+    pub fn set_lcp_element(&mut self, node: &Value) {
+        let Some(offset) = self.wall_minus_mono() else {
+            return;
+        };
+        if let Some(c) = self.paints.as_of(self.lcp_horizon(), offset) {
+            self.paints.element = Some(describe_element(node, c.id.as_deref(), c.url.as_deref()));
+        }
+    }
+
+    /// TTFB, FCP and LCP in ms after `start` (the document's request).
+    fn paint(&self, start: f64) -> Paint {
+        let since = |t: f64| (t - start) * 1e3;
+        // The first byte of the document's response: its headers' start
+        // (Chromium ≥ 115), else their end.
+        let ttfb_ms = self
+            .document_request()
+            .and_then(|d| d.timing.as_ref())
+            .and_then(|t| {
+                let base = t["requestTime"].as_f64()?;
+                let first = [num(t, "receiveHeadersStart"), num(t, "receiveHeadersEnd")]
+                    .into_iter()
+                    .find(|v| *v >= 0.0)?;
+                Some(since(base + first / 1e3))
+            });
+        let fcp_ms = self.paints.fcp.map(since);
+        let lcp = self
+            .wall_minus_mono()
+            .and_then(|off| Some((off, self.paints.as_of(self.lcp_horizon(), off)?)));
+        let lcp_ms = lcp.map(|(off, c)| {
+            let t = since(c.wall - off);
+            // A largest contentful paint is a contentful paint: never before FCP
+            // (the two clocks differ by about a millisecond; see `paint`).
+            fcp_ms.map_or(t, |f| t.max(f))
+        });
+        Paint {
+            ttfb_ms,
+            fcp_ms,
+            lcp_ms,
+            lcp_element: lcp.map(|(_, c)| {
+                self.paints.element.clone().unwrap_or_else(|| {
+                    describe_element(&Value::Null, c.id.as_deref(), c.url.as_deref())
+                })
+            }),
+            lcp_size: lcp.map(|(_, c)| c.size),
         }
     }
 }
@@ -963,6 +1070,169 @@ mod tests {
         assert!(e.contains("HSTS"), "{e}");
         // The same load asked as https is fine.
         assert_eq!(r.finish(Protocol::Https).error, None);
+    }
+
+    /// TTFB from the document's timing, FCP from the page's lifecycle event
+    /// (about:blank's before it and an iframe's are not the page's), LCP as
+    /// of onload from the performance timeline's wall clock, mapped by the
+    /// document request's own (timestamp, wallTime), never before FCP.
+    #[test]
+    fn ttfb_fcp_and_lcp_as_of_onload() {
+        let mut r = Recorder::new();
+        let ev = |name: &str, loader: &str, frame: &str, t: f64| json!({"frameId": frame, "loaderId": loader, "name": name, "timestamp": t});
+        let lcp = |wall: f64, size: f64, node: i64| {
+            json!({"event": {"frameId": "F", "type": "largest-contentful-paint", "name": "",
+                "time": wall, "lcpDetails": {"renderTime": wall, "loadTime": 0, "size": size, "nodeId": node}}})
+        };
+        // about:blank paints first, under another loader of the same frame.
+        r.on_event(
+            "Page.lifecycleEvent",
+            &ev("firstContentfulPaint", "blank", "F", 99.0),
+        );
+        for (m, p) in [
+            (
+                "Network.requestWillBeSent",
+                json!({"requestId": "L", "loaderId": "L", "frameId": "F", "type": "Document",
+                    "timestamp": 100.0, "wallTime": 1_000_000.0, "request": {"url": "https://a.test/"}}),
+            ),
+            (
+                "Page.lifecycleEvent",
+                ev("firstContentfulPaint", "blank", "F", 100.01),
+            ),
+            (
+                "Network.responseReceived",
+                json!({"requestId": "L", "response": {"status": 200, "mimeType": "text/html",
+                    "protocol": "h2", "connectionId": 1,
+                    "timing": {"requestTime": 100.002, "connectStart": 0.0, "connectEnd": 40.0,
+                        "sendStart": 40.5, "sendEnd": 41.0, "receiveHeadersStart": 60.5,
+                        "receiveHeadersEnd": 61.0}}}),
+            ),
+            (
+                "Network.loadingFinished",
+                json!({"requestId": "L", "timestamp": 100.1}),
+            ),
+            ("Page.lifecycleEvent", ev("firstPaint", "L", "F", 100.118)),
+            (
+                "Page.lifecycleEvent",
+                ev("firstContentfulPaint", "L", "iframe", 100.119),
+            ),
+            (
+                "Page.lifecycleEvent",
+                ev("firstContentfulPaint", "L", "F", 100.12),
+            ),
+            // In FCP's frame, its wall clock a millisecond behind.
+            (
+                "PerformanceTimeline.timelineEventAdded",
+                lcp(1_000_000.119, 5000.0, 3),
+            ),
+            (
+                "PerformanceTimeline.timelineEventAdded",
+                lcp(1_000_000.25, 90000.0, 8),
+            ),
+            ("Page.loadEventFired", json!({"timestamp": 100.3})),
+            // Painted after onload: not the LCP as of onload.
+            (
+                "PerformanceTimeline.timelineEventAdded",
+                lcp(1_000_000.4, 200000.0, 9),
+            ),
+        ] {
+            r.on_event(m, &p);
+        }
+        let p = r.finish(Protocol::H2).paint.unwrap();
+        assert!((p.ttfb_ms.unwrap() - 62.5).abs() < 1e-6, "{p:?}");
+        assert!((p.fcp_ms.unwrap() - 120.0).abs() < 1e-6, "{p:?}");
+        assert!((p.lcp_ms.unwrap() - 250.0).abs() < 1e-6, "{p:?}");
+        assert_eq!(p.lcp_size, Some(90000.0));
+        // Not described yet: what the event said (nothing).
+        assert_eq!(p.lcp_element.as_deref(), Some("?"));
+        assert_eq!(r.lcp_node(), Some(8));
+        r.set_lcp_element(&json!({"nodeName": "IMG", "localName": "img",
+            "attributes": ["src", "//b.test/i.png"]}));
+        let p = r.finish(Protocol::H2).paint.unwrap();
+        assert_eq!(p.lcp_element.as_deref(), Some("img //b.test/i.png"));
+        // With only the candidate in FCP's frame: at FCP, not a millisecond before.
+        let mut early = Recorder::new();
+        for (m, p) in [
+            (
+                "Network.requestWillBeSent",
+                json!({"requestId": "L", "loaderId": "L", "frameId": "F", "type": "Document",
+                    "timestamp": 100.0, "wallTime": 1_000_000.0, "request": {"url": "https://a.test/"}}),
+            ),
+            (
+                "Page.lifecycleEvent",
+                ev("firstContentfulPaint", "L", "F", 100.12),
+            ),
+            (
+                "PerformanceTimeline.timelineEventAdded",
+                lcp(1_000_000.119, 5000.0, 3),
+            ),
+            ("Page.loadEventFired", json!({"timestamp": 100.3})),
+        ] {
+            early.on_event(m, &p);
+        }
+        let p = early.finish(Protocol::H2).paint.unwrap();
+        assert_eq!(p.fcp_ms, p.lcp_ms);
+        // No response timing, no wall clock: no TTFB, no LCP; FCP stands.
+        assert_eq!((p.ttfb_ms, p.lcp_size), (None, Some(5000.0)));
+        let mut no_wall = Recorder::new();
+        no_wall.on_event(
+            "Network.requestWillBeSent",
+            &json!({"requestId": "L", "loaderId": "L", "frameId": "F", "type": "Document",
+                "timestamp": 100.0, "request": {"url": "https://a.test/"}}),
+        );
+        no_wall.on_event(
+            "PerformanceTimeline.timelineEventAdded",
+            &lcp(1_000_000.1, 1.0, 3),
+        );
+        no_wall.on_event("Page.loadEventFired", &json!({"timestamp": 100.3}));
+        let p = no_wall.finish(Protocol::H2).paint.unwrap();
+        assert_eq!(
+            (p.lcp_ms, p.lcp_element, no_wall.lcp_node()),
+            (None, None, None)
+        );
+        // Events with no document: no paint at all.
+        assert_eq!(Recorder::new().finish(Protocol::H2).paint, None);
+    }
+
+    /// A page whose render-blocking resources come last paints its first
+    /// frame after onload (the built-in sites): FCP after PLT, and LCP as
+    /// of that first frame, not of a later one.
+    #[test]
+    fn a_first_paint_after_onload_is_the_lcp_s_horizon() {
+        let mut r = Recorder::new();
+        let lcp = |wall: f64, size: f64| {
+            json!({"event": {"frameId": "F", "type": "largest-contentful-paint", "time": wall,
+                "lcpDetails": {"renderTime": wall, "size": size, "nodeId": 3}}})
+        };
+        for (m, p) in [
+            (
+                "Network.requestWillBeSent",
+                json!({"requestId": "L", "loaderId": "L", "frameId": "F", "type": "Document",
+                    "timestamp": 10.0, "wallTime": 500.0, "request": {"url": "https://a.test/"}}),
+            ),
+            ("Page.loadEventFired", json!({"timestamp": 10.4})),
+            (
+                "Page.lifecycleEvent",
+                json!({"frameId": "F", "loaderId": "L", "name": "firstContentfulPaint", "timestamp": 10.42}),
+            ),
+            (
+                "PerformanceTimeline.timelineEventAdded",
+                lcp(500.4206, 800.0),
+            ),
+            (
+                "PerformanceTimeline.timelineEventAdded",
+                lcp(500.45, 9000.0),
+            ),
+        ] {
+            r.on_event(m, &p);
+        }
+        assert!(r.painted());
+        let load = r.finish(Protocol::H2);
+        let p = load.paint.unwrap();
+        assert!((load.plt_ms - 400.0).abs() < 1e-6);
+        assert!((p.fcp_ms.unwrap() - 420.0).abs() < 1e-6, "{p:?}");
+        assert!((p.lcp_ms.unwrap() - 420.6).abs() < 1e-6, "{p:?}");
+        assert_eq!(p.lcp_size, Some(800.0));
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! `cdp::Pipe` (bad JSON is an error); arbitrary and mutated `Network.*` and
 //! `Page.*` events in any order never panic the `Recorder`, and the page load
 //! it makes has no more entries than requests, no negative blocked, send,
-//! wait, receive or time, and an error where onload did not fire. docs/fuzzing.md has the long
+//! wait, receive or time, and an error where onload did not fire; its paints
+//! (`Page.lifecycleEvent`, `PerformanceTimeline.*`) never put LCP before FCP,
+//! and any `DOM.describeNode` answer describes the LCP element without a
+//! panic. docs/fuzzing.md has the long
 //! runs and the coverage-guided target.
 
 use browser::cdp::Pipe;
@@ -42,9 +45,21 @@ fn read_all(bytes: &[u8]) -> (Vec<(String, Value)>, Option<std::io::Error>) {
     (events, err)
 }
 
-fn check_load(rec: &Recorder, requests: usize) {
+fn check_load(rec: &mut Recorder, requests: usize) {
+    // Any answer of DOM.describeNode (here: a node of the events) describes it.
+    if rec.lcp_node().is_some() {
+        rec.set_lcp_element(&json!({"localName": "p", "attributes": [1, "id"],
+            "children": [{"nodeType": 3, "nodeValue": "a b"}, {"nodeType": 3}]}));
+        rec.set_lcp_element(&Value::Null);
+    }
     for p in Protocol::ALL {
         let load = rec.finish(p);
+        if let Some(paint) = &load.paint {
+            if let (Some(f), Some(l)) = (paint.fcp_ms, paint.lcp_ms) {
+                assert!(l >= f || l.is_nan() || f.is_nan(), "{paint:?}");
+            }
+            assert_eq!(paint.lcp_ms.is_some(), paint.lcp_element.is_some());
+        }
         assert!(load.entries.len() <= requests);
         assert!(load.connections <= load.entries.len());
         if !rec.loaded() {
@@ -80,7 +95,7 @@ fn any_json() -> impl Strategy<Value = Value> {
     })
 }
 
-const METHODS: [&str; 7] = [
+const METHODS: [&str; 9] = [
     "Network.requestWillBeSent",
     "Network.responseReceived",
     "Network.dataReceived",
@@ -88,6 +103,8 @@ const METHODS: [&str; 7] = [
     "Network.loadingFailed",
     "Page.loadEventFired",
     "Network.other",
+    "Page.lifecycleEvent",
+    "PerformanceTimeline.timelineEventAdded",
 ];
 
 /// An event that looks like Chromium's, with any of its fields replaced.
@@ -125,6 +142,11 @@ fn any_event() -> impl Strategy<Value = (String, Value)> {
             |(m, id, ts, kind, url, (status, protocol, conn, timing), len, replace)| {
                 let mut p = json!({
                     "requestId": id, "timestamp": ts, "type": kind,
+                    "frameId": "F", "loaderId": id, "wallTime": len,
+                    "name": if conn % 2 == 0 { "firstContentfulPaint" } else { "firstPaint" },
+                    "event": {"frameId": "F", "type": "largest-contentful-paint", "time": ts,
+                              "lcpDetails": {"renderTime": ts, "loadTime": len, "size": len,
+                                             "nodeId": conn, "url": url}},
                     "request": {"url": url},
                     "response": {"status": status, "mimeType": "text/html",
                                  "protocol": protocol, "connectionId": conn, "timing": timing},
@@ -162,7 +184,7 @@ proptest! {
         for (m, p) in &events {
             rec.on_event(m, p);
         }
-        check_load(&rec, events.len());
+        check_load(&mut rec, events.len());
     }
 
     #[test]
@@ -204,7 +226,7 @@ proptest! {
         for (m, p) in &events {
             rec.on_event(m, p);
         }
-        check_load(&rec, events.len());
+        check_load(&mut rec, events.len());
     }
 
     #[test]
@@ -215,6 +237,6 @@ proptest! {
         for (m, p) in &events {
             rec.on_event(METHODS[*m], p);
         }
-        check_load(&rec, events.len());
+        check_load(&mut rec, events.len());
     }
 }

@@ -19,7 +19,7 @@ pub use conn::spdy3::{fetch as fetch_spdy3, FetchError, Fetched};
 pub use headers::{HeaderSet, RequestHeaders};
 pub use page::{
     load_page, load_page_keeping_connections, Entry, Knobs, OpenConnections, PageConfig,
-    PageResult, Timings,
+    PageResult, Paint, Timings,
 };
 pub use render::BrowserCost;
 pub use schedule::Pool;

@@ -168,6 +168,27 @@ pub struct PageResult {
     /// timestamp, after the tab is opened and its domains enabled). None:
     /// at the call (the model).
     pub navigation_start_monotonic: Option<std::time::Duration>,
+    /// What the user saw: TTFB, first and largest contentful paint
+    /// (Chromium's; None from the model, which does not estimate them yet).
+    pub paint: Option<Paint>,
+}
+
+/// What the user saw of a page load, each in ms from navigation start (the
+/// document's request, PLT's start); a figure the browser did not report is
+/// None.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Paint {
+    /// The document's first response byte.
+    pub ttfb_ms: Option<f64>,
+    /// First contentful paint: the first frame with text, an image or a canvas.
+    pub fcp_ms: Option<f64>,
+    /// Largest contentful paint as of onload: when the largest text block
+    /// or image painted by then was painted.
+    pub lcp_ms: Option<f64>,
+    /// That element: its tag, then its id, image URL or the start of its text.
+    pub lcp_element: Option<String>,
+    /// Its painted area in the viewport, in CSS px².
+    pub lcp_size: Option<f64>,
 }
 
 #[derive(Default)]
@@ -789,6 +810,7 @@ impl<'a> State<'a> {
             error,
             tls_resumed: self.conns.iter().filter(|c| c.resumed).count(),
             navigation_start_monotonic: None,
+            paint: None,
         }
     }
 }

@@ -229,6 +229,7 @@ pub fn run_plan(
                         error: Some(format!("chromium did not start: {e}")),
                         tls_resumed: 0,
                         navigation_start_monotonic: None,
+                        paint: None,
                     },
                 };
                 drop(browser);
@@ -289,6 +290,7 @@ pub fn run_plan(
                     started: unix_secs(started),
                     har: None,
                     explain,
+                    paint: load.paint.as_ref().map(paint_record),
                 };
                 let probe = Probe {
                     record,
@@ -351,6 +353,17 @@ pub fn misses(site: &Site, load: &PageResult) -> usize {
             Some(i) => site.recorded(i).map(|r| r.status) != Some(404),
         })
         .count()
+}
+
+/// What the user saw, as a probe record keeps it.
+fn paint_record(p: &client::Paint) -> results::Paint {
+    results::Paint {
+        ttfb_ms: p.ttfb_ms,
+        fcp_ms: p.fcp_ms,
+        lcp_ms: p.lcp_ms,
+        lcp_element: p.lcp_element.clone(),
+        lcp_size: p.lcp_size,
+    }
 }
 
 /// Each HAR phase summed over the page's resources (a phase that does not

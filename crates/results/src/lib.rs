@@ -28,6 +28,6 @@ pub use files::{
     SUMMARY_FILE,
 };
 pub use kinds::{ClientKind, PeerKind, ServerKind, UnknownName};
-pub use probe::{latest, read_probes, Phases, ProbeRecord};
+pub use probe::{latest, read_probes, Paint, Phases, ProbeRecord};
 pub use proto::Protocol;
-pub use summary::{summarize_protocols, ProtocolSummary};
+pub use summary::{summarize_protocols, PartSummary, ProtocolSummary};

@@ -50,6 +50,29 @@ impl Phases {
     }
 }
 
+/// What the user saw of a page load (Chromium's; the model estimates none
+/// yet), each in ms from navigation start (the document's request, PLT's
+/// start); a figure the browser did not report is absent. docs/visual.md.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Paint {
+    /// The document's first response byte.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttfb_ms: Option<f64>,
+    /// First contentful paint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fcp_ms: Option<f64>,
+    /// Largest contentful paint as of onload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lcp_ms: Option<f64>,
+    /// The LCP element: its tag, then its id, image URL or first words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lcp_element: Option<String>,
+    /// Its painted area in the viewport, CSS px².
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lcp_size: Option<f64>,
+}
+
 /// What one probe measured, with its Trial and point: one line of
 /// probes.jsonl, and one probe of `compare`'s JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -113,6 +136,10 @@ pub struct ProbeRecord {
     /// for a failed probe and in records written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<explain::Explanation>,
+    /// What the user saw: TTFB, FCP, LCP and its element (Chromium's). None
+    /// from the model, for a failed probe and in records written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paint: Option<Paint>,
 }
 
 /// A float as JSON writes it: a number, or null for what was not a number
@@ -161,6 +188,7 @@ impl ProbeRecord {
             started: unix_secs(SystemTime::now()),
             har: None,
             explain: None,
+            paint: None,
         }
     }
 
@@ -277,6 +305,39 @@ mod tests {
         }
         .to_line();
         assert_eq!(line, LINE);
+    }
+
+    /// A line without paints (the model's, older ones) reads with none and
+    /// is written without them; a Chromium probe's paints read back as
+    /// themselves, a figure it did not report absent from the line.
+    #[test]
+    fn paints_are_optional_in_a_line() {
+        let r: ProbeRecord = serde_json::from_str(LINE).unwrap();
+        assert_eq!(r.paint, None);
+        assert!(!r.to_line().contains("paint"));
+        let painted = ProbeRecord {
+            paint: Some(Paint {
+                ttfb_ms: Some(41.5),
+                fcp_ms: Some(120.25),
+                lcp_ms: None,
+                lcp_element: None,
+                lcp_size: None,
+            }),
+            ..r
+        };
+        let line = painted.to_line();
+        assert!(
+            line.ends_with(r#","paint":{"ttfb_ms":41.5,"fcp_ms":120.25}}"#),
+            "{line}"
+        );
+        let back: ProbeRecord = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, painted);
+        let with_lcp = r#"{"protocol":"h2","rep":0,"trial":"","point":{},"paint":{"lcp_ms":300.0,"lcp_element":"p \"a b\"","lcp_size":871250.0,"future":1}}"#;
+        let back: ProbeRecord = serde_json::from_str(with_lcp).unwrap();
+        let p = back.paint.unwrap();
+        assert_eq!((p.lcp_ms, p.lcp_size), (Some(300.0), Some(871250.0)));
+        assert_eq!(p.lcp_element.as_deref(), Some("p \"a b\""));
+        assert_eq!((p.ttfb_ms, p.fcp_ms), (None, None));
     }
 
     /// A record that could not run: all zeros but its error, started now.

@@ -1,6 +1,7 @@
 //! The per-protocol summary of a group of probes — PLT and ToW (mean, median,
 //! Student-t CI), bytes, connections, and the gain of mean PLT over a baseline
-//! with its bootstrap CI, and of mean ToW likewise — computed here once for
+//! with its bootstrap CI, and of mean ToW likewise, and what the user saw (TTFB,
+//! FCP, LCP: Chromium's, over the probes that have them) — computed here once for
 //! `compare` and the report; `Metric` (an experiment's choice) picks the headline.
 //! A protocol none of whose probes loaded has no figures and no gain, nor has
 //! any protocol a gain over a baseline that never loaded; [`or_na`] and
@@ -72,6 +73,36 @@ pub struct ProtocolSummary {
     pub plt_p_value: Option<f64>,
     /// The same for time on wire.
     pub tow_p_value: Option<f64>,
+    /// What the user saw (`ProbeRecord::paint`, Chromium's), over this
+    /// protocol's finished probes that have the figure; None, and absent
+    /// from JSON, when none has (the model's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttfb_ms: Option<PartSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fcp_ms: Option<PartSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lcp_ms: Option<PartSummary>,
+}
+
+/// A figure only some probes have, summarized over those: how many, and
+/// their mean, median and Student-t 95 % CI (`stats::summarize`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PartSummary {
+    pub n: usize,
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+impl PartSummary {
+    /// The summary of the values `f` gives of `probes` (those it gives none
+    /// for left out); None when it gives none.
+    fn of(probes: &[&ProbeRecord], f: impl Fn(&ProbeRecord) -> Option<f64>) -> Option<PartSummary> {
+        let xs: Vec<f64> = probes.iter().filter_map(|p| f(p)).collect();
+        (!xs.is_empty()).then(|| PartSummary {
+            n: xs.len(),
+            summary: summarize(&xs),
+        })
+    }
 }
 
 impl ProtocolSummary {
@@ -162,6 +193,9 @@ pub fn summarize_protocols<P: Borrow<ProbeRecord>>(
                 tow_p_value: (p != baseline)
                     .then(|| mann_whitney_p(&base_tow, &tow))
                     .flatten(),
+                ttfb_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.ttfb_ms),
+                fcp_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.fcp_ms),
+                lcp_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.lcp_ms),
             }
         })
         .collect()
@@ -295,6 +329,47 @@ mod tests {
         assert_eq!((s[1].gain_pct, s[1].tow_gain_pct), (None, None));
         assert!(s[1].gain_ci95.iter().all(|v| v.is_nan()));
         assert_eq!(s[1].failure_note(), None);
+    }
+
+    /// Paints are summarized over the probes that have them, with PLT's
+    /// interval; the model's probes (none) leave them out of the JSON.
+    #[test]
+    fn paints_summarized_over_the_probes_that_have_them() {
+        let painted = |plt: f64, fcp: f64, lcp: Option<f64>| ProbeRecord {
+            paint: Some(crate::Paint {
+                ttfb_ms: Some(40.0),
+                fcp_ms: Some(fcp),
+                lcp_ms: lcp,
+                ..Default::default()
+            }),
+            ..probe(Protocol::H2, plt, false)
+        };
+        let probes = [
+            painted(300.0, 100.0, Some(200.0)),
+            painted(310.0, 110.0, Some(220.0)),
+            painted(320.0, 120.0, None),
+            probe(Protocol::H2, 330.0, false),
+            probe(Protocol::Https, 400.0, false),
+        ];
+        let s = summarize_protocols(Protocol::Https, &[Protocol::Https, Protocol::H2], &probes);
+        assert!(s[0].fcp_ms.is_none() && s[0].lcp_ms.is_none() && s[0].ttfb_ms.is_none());
+        let json = serde_json::to_value(&s[0]).unwrap();
+        assert!(
+            json.get("fcp_ms").is_none() && json.get("ttfb_ms").is_none(),
+            "{json}"
+        );
+        let fcp = s[1].fcp_ms.unwrap();
+        assert_eq!(fcp.n, 3);
+        let want = summarize(&[100.0, 110.0, 120.0]);
+        assert_eq!((fcp.summary.mean, fcp.summary.ci95), (want.mean, want.ci95));
+        let lcp = s[1].lcp_ms.unwrap();
+        assert_eq!((lcp.n, lcp.summary.mean), (2, 210.0));
+        assert_eq!(lcp.summary.ci95, summarize(&[200.0, 220.0]).ci95);
+        let json = serde_json::to_value(&s[1]).unwrap();
+        assert_eq!(json["fcp_ms"]["n"], 3);
+        assert_eq!(json["fcp_ms"]["mean"], 110.0);
+        assert_eq!(json["ttfb_ms"]["median"], 40.0);
+        assert!(json["lcp_ms"]["ci95"].is_array(), "{json}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! target.
 
 use proptest::prelude::*;
-use results::{read_probes, Phases, ProbeRecord, Protocol, PROBES_FILE};
+use results::{read_probes, Paint, Phases, ProbeRecord, Protocol, PROBES_FILE};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -41,6 +41,24 @@ fn finite() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// Paints as Chromium reports them, any figure possibly missing.
+fn any_paint() -> impl Strategy<Value = Paint> {
+    (
+        proptest::option::of(finite()),
+        proptest::option::of(finite()),
+        proptest::option::of(finite()),
+        proptest::option::of("\\PC{0,30}"),
+        proptest::option::of(finite()),
+    )
+        .prop_map(|(ttfb_ms, fcp_ms, lcp_ms, lcp_element, lcp_size)| Paint {
+            ttfb_ms,
+            fcp_ms,
+            lcp_ms,
+            lcp_element,
+            lcp_size,
+        })
+}
+
 fn any_record() -> impl Strategy<Value = ProbeRecord> {
     (
         (
@@ -60,12 +78,13 @@ fn any_record() -> impl Strategy<Value = ProbeRecord> {
             proptest::option::of("\\PC{0,30}"),
             finite(),
             proptest::option::of("[a-z0-9/.]{1,20}"),
+            proptest::option::of(any_paint()),
         ),
     )
         .prop_map(
             |(
                 (trial, point, schema, protocol, rep, plt_ms, tow_ms, connections),
-                (n, resources, ph, error, started, har),
+                (n, resources, ph, error, started, har, paint),
             )| ProbeRecord {
                 trial,
                 point,
@@ -100,6 +119,7 @@ fn any_record() -> impl Strategy<Value = ProbeRecord> {
                 har,
                 // Its own round trip is explain's test.
                 explain: None,
+                paint,
             },
         )
 }

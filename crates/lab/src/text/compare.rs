@@ -5,6 +5,7 @@
 use crate::compare::{or_na, Metric, ProtocolSummary};
 use crate::probe::{ProbeRecord, ProbeSpec};
 use crate::text::link::describe;
+use results::PartSummary;
 
 /// A finished probe, for the progress bar.
 pub fn progress_line(p: &ProbeRecord) -> String {
@@ -93,10 +94,19 @@ pub fn settings_line(spec: &ProbeSpec, metric: Metric) -> String {
 /// being the baseline) and the notes that its n/a cells call for. A protocol
 /// that loaded nothing has n/a for every figure and its gain, and says "all k
 /// failed" with the first error; over a baseline that loaded nothing, no
-/// protocol has a gain.
+/// protocol has a gain. When some probe measured what the user saw
+/// (Chromium's), FCP and LCP means follow ToW's; the model's table is as it was.
 pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
+    let painted = rows
+        .iter()
+        .any(|r| r.fcp_ms.is_some() || r.lcp_ms.is_some());
+    let paint_header = if painted {
+        format!(" {:>10} {:>10}", "FCP mean", "LCP mean")
+    } else {
+        String::new()
+    };
     let mut out = vec![format!(
-        "{:<16} {:>3} {:>10} {:>10} {:>20} {:>10} {:>10} {:>8} {:>6} {:>26} {:>7}",
+        "{:<16} {:>3} {:>10} {:>10} {:>20} {:>10}{paint_header} {:>10} {:>8} {:>6} {:>26} {:>7}",
         "protocol",
         "n",
         "PLT med",
@@ -126,8 +136,15 @@ pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
                 interval(gain_ci95, |v| format!("{v:+.1}"), ", ")
             )
         };
+        let paint = if painted {
+            let mean =
+                |s: Option<PartSummary>| or_na(s.map(|s| s.summary.mean), |v| format!("{v:.0} ms"));
+            format!(" {:>10} {:>10}", mean(r.fcp_ms), mean(r.lcp_ms))
+        } else {
+            String::new()
+        };
         out.push(format!(
-            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms {:>10} {:>8} {:>6} {:>26} {:>7}{}",
+            "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms{paint} {:>10} {:>8} {:>6} {:>26} {:>7}{}",
             r.protocol.name(),
             r.n,
             or_na(r.plt_ms.median, ms),
@@ -152,6 +169,9 @@ pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
         ));
     }
     out.push("PLT: navigation to last byte; ToW: first request packet to last response packet (link log); mean ± Student-t 95% CI.".into());
+    if painted {
+        out.push("FCP, LCP: Chromium's first and largest contentful paint (LCP as of onload, or of the first frame when that came later), from the document's request; mean over the probes that painted (--json: n, CI; docs/visual.md).".into());
+    }
     out.push(format!(
         "p: Mann-Whitney U, two-sided, of {} against the first: below 0.05 the difference is unlikely to be chance (5 repetitions each can reach 0.008 at best).",
         metric.label()
@@ -341,6 +361,48 @@ mod tests {
         for l in &out {
             assert!(!l.contains("-0") && !l.contains("NaN"), "{l}");
         }
+    }
+
+    /// FCP and LCP columns only when some probe painted (Chromium's): the
+    /// model's table is as it was; a protocol without paints reads n/a.
+    #[test]
+    fn paint_columns_only_when_some_probe_painted() {
+        let plain = lines(&[
+            probe(Protocol::Https, 1000.0, None),
+            probe(Protocol::H2, 900.0, None),
+        ]);
+        assert!(!plain[0].contains("FCP") && !plain.iter().any(|l| l.contains("LCP")));
+        let painted = |protocol, plt: f64, fcp: f64, lcp: Option<f64>| ProbeRecord {
+            paint: Some(results::Paint {
+                ttfb_ms: Some(50.0),
+                fcp_ms: Some(fcp),
+                lcp_ms: lcp,
+                lcp_element: lcp.map(|_| "p \"a b\"".into()),
+                lcp_size: lcp.map(|_| 1000.0),
+            }),
+            ..probe(protocol, plt, None)
+        };
+        let probes = [
+            painted(Protocol::Https, 1000.0, 400.0, Some(600.0)),
+            painted(Protocol::Https, 1100.0, 420.0, Some(640.0)),
+            painted(Protocol::H2, 900.0, 300.0, None),
+        ];
+        let out = lines(&probes);
+        assert!(out[0].contains("  FCP mean   LCP mean "), "{}", out[0]);
+        let https = row(&out, "https");
+        assert!(https.contains("    410 ms     620 ms "), "{https}");
+        let h2 = row(&out, "h2");
+        assert!(h2.contains("     300 ms        n/a "), "{h2}");
+        for name in ["https", "h2"] {
+            assert_eq!(row(&out, name).chars().count(), out[0].chars().count());
+        }
+        assert!(out.iter().any(|l| l.starts_with("FCP, LCP: ")), "{out:#?}");
+        // The rest of the row is as without paints.
+        let unpainted = lines(&probes.map(|p| ProbeRecord { paint: None, ..p }));
+        assert_eq!(
+            row(&out, "h2").replace("     300 ms        n/a", ""),
+            row(&unpainted, "h2")
+        );
     }
 
     #[test]

@@ -323,3 +323,87 @@ fn a_real_server_gives_chromium_every_cross_origin_font_and_iframe() {
         assert_loaded_whole(p, &site);
     }
 }
+
+/// What the user saw (issue 35): each Chromium probe carries TTFB, FCP and
+/// LCP with its element, in ms from the document's request like its PLT;
+/// the summary has their means with PLT's Student-t interval; the model's
+/// probes have none of it (its table and JSON are as before).
+#[test]
+fn chromium_probes_carry_ttfb_fcp_and_lcp_the_model_s_none() {
+    let run = |site: &str, client: &str| {
+        run_json(&[
+            "compare",
+            "--site",
+            site,
+            "--client",
+            client,
+            "--protocols",
+            "https,h2",
+            "--rtt",
+            "20ms",
+            "--rate",
+            "20mbit",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+        ])
+    };
+    let figure = |p: &serde_json::Value, k: &str| {
+        p["paint"][k]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no {k}: {p}"))
+    };
+    for site in ["icons", "twitter"] {
+        let v = run(site, "chromium");
+        assert_eq!(probes(&v).len(), 2);
+        for p in probes(&v) {
+            assert!(p["error"].is_null(), "{p}");
+            let plt = p["plt_ms"].as_f64().unwrap();
+            let (ttfb, fcp, lcp) = (
+                figure(p, "ttfb_ms"),
+                figure(p, "fcp_ms"),
+                figure(p, "lcp_ms"),
+            );
+            // The first byte takes a round trip of the link at least (TCP
+            // and TLS take more); nothing paints before the first byte.
+            assert!(ttfb >= 20.0 && ttfb <= fcp, "{p}");
+            // A largest contentful paint is a contentful paint.
+            assert!(fcp <= lcp, "{p}");
+            if site == "icons" {
+                // Its text paints while its 50 icons still load.
+                assert!(fcp <= plt && lcp <= plt, "{p}");
+            } else {
+                // twitter's stylesheets and script (render-blocking) are its
+                // last responses but its images', so its first frame may come
+                // just after onload: FCP can exceed PLT, within the second
+                // Chromium is listened to after onload, and LCP is then as
+                // of that first frame (5 ms: the two clocks, less than a frame).
+                assert!(fcp <= plt + 1000.0, "{p}");
+                assert!(lcp <= plt.max(fcp) + 5.0, "{p}");
+            }
+            // Every built-in page is text first: a paragraph, described.
+            let element = p["paint"]["lcp_element"].as_str().unwrap_or("");
+            assert!(element.starts_with("p \""), "{p}");
+            assert!(figure(p, "lcp_size") > 0.0, "{p}");
+        }
+        for s in v["summary"].as_array().unwrap() {
+            for k in ["ttfb_ms", "fcp_ms", "lcp_ms"] {
+                assert_eq!(s[k]["n"], 1, "{s}");
+                assert!(s[k]["mean"].as_f64().unwrap() > 0.0, "{s}");
+                // One repetition: no interval (as PLT's).
+                assert!(s[k]["ci95"][0].is_null(), "{s}");
+            }
+        }
+    }
+    let v = run("icons", "model");
+    for p in probes(&v) {
+        assert!(p.get("paint").is_none(), "{p}");
+    }
+    for s in v["summary"].as_array().unwrap() {
+        for k in ["ttfb_ms", "fcp_ms", "lcp_ms"] {
+            assert!(s.get(k).is_none(), "{s}");
+        }
+    }
+}
