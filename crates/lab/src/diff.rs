@@ -13,7 +13,6 @@ use results::experiment::Metric;
 use results::stats;
 use results::ProbeRecord;
 use serde::Serialize;
-use std::path::Path;
 
 /// What B did against A at one point, for one protocol and metric.
 #[derive(Debug, Clone, Serialize)]
@@ -138,22 +137,15 @@ pub fn diff(a: &[ProbeRecord], b: &[ProbeRecord], alpha: f64) -> Result<Vec<Shif
     Ok(out)
 }
 
-/// `spdylab diff A B`: both read, compared.
-pub fn read_and_diff(
-    a: &Path,
-    b: &Path,
-    alpha: f64,
-) -> Result<(Vec<Shift>, Vec<ProbeRecord>), Error> {
-    if !(alpha > 0.0 && alpha < 1.0) {
-        return Err(Error::Usage(format!(
+/// A significance level must lie strictly between 0 and 1.
+pub fn check_alpha(alpha: f64) -> Result<(), Error> {
+    if alpha > 0.0 && alpha < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
             "--alpha {alpha}: a level between 0 and 1, such as 0.05"
-        )));
+        )))
     }
-    let (pa, _) = crate::stored::read(a)?;
-    let (pb, _) = crate::stored::read(b)?;
-    let shifts = diff(&pa, &pb, alpha)
-        .map_err(|e| Error::Usage(format!("{} against {}: {e}", b.display(), a.display())))?;
-    Ok((shifts, pb))
 }
 
 /// `spdylab diff --json`: schema 1.

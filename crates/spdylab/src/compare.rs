@@ -124,11 +124,25 @@ pub struct CompareArgs {
     /// Under the table, each PLT difference taken apart as `spdylab explain` does
     #[arg(long)]
     pub explain: bool,
+    /// Judge this run against an earlier one (`compare --out` or a campaign
+    /// directory) as `spdylab diff` does
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    #[command(flatten)]
+    pub decide: crate::diff::Decide,
     #[command(flatten)]
     pub trial: crate::trial_args::TrialArgs,
 }
 
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
+    // Budgets and baseline read first: a bad file costs no run.
+    let budgets = args.decide.budgets()?;
+    lab::diff::check_alpha(args.decide.alpha)?;
+    let baseline = args
+        .baseline
+        .as_deref()
+        .map(lab::stored::read)
+        .transpose()?;
     let mut trial = args.trial.trial().map_err(Failure::Usage)?;
     trial.server = args.server.kind();
     trial.client = args.client.kind();
@@ -157,7 +171,16 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         eprintln!("{}", text::interrupted_line(&spec, outcome.probes.len()));
     }
     let summary = lab::compare::summarize_probes(&spec.protocols, &outcome.probes);
-    let doc = lab::compare::document(&spec, &outcome, &summary, args.metric);
+    let mut doc = lab::compare::document(&spec, &outcome, &summary, args.metric);
+    let judged = (baseline.is_some() || budgets.is_some())
+        .then(|| {
+            let base = baseline.as_ref().map(|(p, _)| p.as_slice());
+            args.decide.judge(base, &outcome.probes, budgets.as_deref())
+        })
+        .transpose()?;
+    if let Some((decision, _, _)) = &judged {
+        doc["decision"] = decision.clone();
+    }
     lab::compare::write_document(args.out.as_deref(), &doc)?;
     match args.json {
         true => println!("{doc}"),
@@ -170,10 +193,18 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         let groups = lab::explain::groups(&outcome.probes, &spec.protocols);
         println!("{}", lab::text::explain::lines(&groups).join("\n"));
     }
+    if let (Some((_, lines, _)), false) = (&judged, args.json) {
+        println!("{}", lines.join("\n"));
+    }
     // The table and --out come first: a HAR that could not be written loses
     // that file, never the run's figures; stopped, the status is the stop's.
     if let (true, Some(e)) = (outcome.interrupted, &outcome.har_error) {
         eprintln!("compare: {e}");
     }
-    lab::compare::verdict(&outcome)
+    // A failed probe's status first; then a failed budget's (1).
+    let status = lab::compare::verdict(&outcome)?;
+    Ok(match (status, judged) {
+        (0, Some((_, _, budget))) => budget,
+        (status, _) => status,
+    })
 }

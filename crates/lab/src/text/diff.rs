@@ -6,7 +6,14 @@ use crate::budget::Outcome;
 use crate::diff::Shift;
 
 /// The lines of a diff and, if given, of its budgets.
-pub fn lines(alpha: f64, shifts: &[Shift], budgets: Option<&[Outcome]>) -> Vec<String> {
+/// `with_baseline`: the shifts' note is printed (a run judged by budgets
+/// alone has none).
+pub fn lines(
+    alpha: f64,
+    shifts: &[Shift],
+    budgets: Option<&[Outcome]>,
+    with_baseline: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
     let points = super::Points::of(shifts.iter().map(|s| s.point.as_str()));
     if let Some(common) = points.common() {
@@ -51,9 +58,11 @@ pub fn lines(alpha: f64, shifts: &[Shift], budgets: Option<&[Outcome]>) -> Vec<S
             s.verdict.words()
         ));
     }
-    out.push(format!(
+    if with_baseline {
+        out.push(format!(
         "B against A: shift = Hodges-Lehmann median pairwise difference B - A (negative: B faster); p = two-sided Mann-Whitney U; a verdict when p < {alpha}."
     ));
+    }
     if let Some(outcomes) = budgets {
         let failed = outcomes.iter().filter(|o| !o.pass).count();
         for o in outcomes {

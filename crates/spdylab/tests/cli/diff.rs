@@ -1,7 +1,8 @@
 //! `spdylab diff A B` and budgets (issue 38) on real compares: a run at a
 //! longer RTT is called slower with p < 0.05, a run against itself is no
-//! difference, a failed budget is exit 1 with JUnit XML naming it, and bad
-//! input is exit 2 naming the file and line.
+//! difference, a failed budget is exit 1 with JUnit XML naming it (for
+//! `compare --baseline --budget` too), and bad input is exit 2 naming the
+//! file and line.
 
 use crate::common::{fails, ok, run_json, spdylab, TempDir};
 
@@ -79,6 +80,30 @@ fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
     assert!(text.contains("budgets: 2 checked, 1 failed"), "{text}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("tests=\"2\" failures=\"1\""), "{xml}");
+    // compare judges itself the same way: against a baseline, with budgets.
+    let o = spdylab(&[
+        "compare",
+        "--site",
+        "icons",
+        "--protocols",
+        "https,h2",
+        "--rtt",
+        "60ms",
+        "--reps",
+        "4",
+        "--warmup",
+        "0",
+        "--baseline",
+        &fast,
+        "--budget",
+        budgets.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("FAIL plt https <= 1ms") && text.contains("slower"),
+        "{text}"
+    );
     // Only passing budgets: exit 0.
     std::fs::write(
         &budgets,
