@@ -148,6 +148,58 @@ pub fn check_alpha(alpha: f64) -> Result<(), Error> {
     }
 }
 
+/// A run judged: its shifts against a baseline (none without one) and its
+/// budgets' outcomes (None without a budget file).
+pub struct Judgement {
+    pub alpha: f64,
+    pub shifts: Vec<Shift>,
+    pub outcomes: Option<Vec<crate::budget::Outcome>>,
+    pub with_baseline: bool,
+}
+
+impl Judgement {
+    /// `probes` against `baseline` (if any) at `alpha`, and `budgets`
+    /// checked on them; the outcomes written as JUnit XML to `junit`.
+    pub fn of(
+        alpha: f64,
+        baseline: Option<&[ProbeRecord]>,
+        probes: &[ProbeRecord],
+        budgets: Option<&[crate::budget::Budget]>,
+        junit: Option<&std::path::Path>,
+    ) -> Result<Judgement, Error> {
+        check_alpha(alpha)?;
+        let shifts = match baseline {
+            Some(a) => diff(a, probes, alpha).map_err(Error::Usage)?,
+            None => Vec::new(),
+        };
+        let outcomes = budgets.map(|b| crate::budget::check(b, probes));
+        if let (Some(path), Some(o)) = (junit, &outcomes) {
+            crate::durable::write_whole(path, crate::budget::junit(o).as_bytes())
+                .map_err(|e| Error::Usage(format!("--junit {}: {e}", path.display())))?;
+        }
+        Ok(Judgement {
+            alpha,
+            shifts,
+            outcomes,
+            with_baseline: baseline.is_some(),
+        })
+    }
+
+    /// The exit status it asks for: 1 when a budget failed.
+    pub fn status(&self) -> i32 {
+        i32::from(
+            self.outcomes
+                .as_ref()
+                .is_some_and(|o| o.iter().any(|o| !o.pass)),
+        )
+    }
+
+    /// `--json`: schema 1.
+    pub fn document(&self) -> serde_json::Value {
+        document(self.alpha, &self.shifts, self.outcomes.as_deref())
+    }
+}
+
 /// `spdylab diff --json`: schema 1.
 pub fn document(
     alpha: f64,

@@ -137,7 +137,6 @@ pub struct CompareArgs {
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     // Budgets and baseline read first: a bad file costs no run.
     let budgets = args.decide.budgets()?;
-    lab::diff::check_alpha(args.decide.alpha)?;
     let baseline = args
         .baseline
         .as_deref()
@@ -178,8 +177,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             args.decide.judge(base, &outcome.probes, budgets.as_deref())
         })
         .transpose()?;
-    if let Some((decision, _, _)) = &judged {
-        doc["decision"] = decision.clone();
+    if let Some(j) = &judged {
+        doc["decision"] = j.document();
     }
     lab::compare::write_document(args.out.as_deref(), &doc)?;
     match args.json {
@@ -193,8 +192,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         let groups = lab::explain::groups(&outcome.probes, &spec.protocols);
         println!("{}", lab::text::explain::lines(&groups).join("\n"));
     }
-    if let (Some((_, lines, _)), false) = (&judged, args.json) {
-        println!("{}", lines.join("\n"));
+    if let (Some(j), false) = (&judged, args.json) {
+        println!("{}", crate::diff::lines(j).join("\n"));
     }
     // The table and --out come first: a HAR that could not be written loses
     // that file, never the run's figures; stopped, the status is the stop's.
@@ -204,7 +203,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     // A failed probe's status first; then a failed budget's (1).
     let status = lab::compare::verdict(&outcome)?;
     Ok(match (status, judged) {
-        (0, Some((_, _, budget))) => budget,
+        (0, Some(j)) => j.status(),
         (status, _) => status,
     })
 }

@@ -47,41 +47,31 @@ pub struct Decide {
 impl Decide {
     /// The budgets, read before any run so that a bad file costs nothing.
     pub fn budgets(&self) -> Result<Option<Vec<lab::budget::Budget>>, Failure> {
+        lab::diff::check_alpha(self.alpha)?;
         self.budget.as_deref().map(lab::budget::read).transpose()
     }
 
-    /// `probes` judged against `baseline` (if any) and `budgets`: the JSON
-    /// of it, its lines, and the exit status (1 when a budget fails).
+    /// `probes` judged against `baseline` (if any) and `budgets`.
     pub fn judge(
         &self,
         baseline: Option<&[ProbeRecord]>,
         probes: &[ProbeRecord],
         budgets: Option<&[lab::budget::Budget]>,
-    ) -> Result<(serde_json::Value, Vec<String>, i32), Failure> {
-        let shifts = match baseline {
-            Some(a) => lab::diff::diff(a, probes, self.alpha).map_err(Failure::Usage)?,
-            None => Vec::new(),
-        };
-        let outcomes = budgets.map(|b| lab::budget::check(b, probes));
-        if let (Some(path), Some(o)) = (&self.junit, &outcomes) {
-            std::fs::write(path, lab::budget::junit(o))
-                .map_err(|e| Failure::Usage(format!("--junit {}: {e}", path.display())))?;
-        }
-        let failed = outcomes.as_ref().is_some_and(|o| o.iter().any(|o| !o.pass));
-        Ok((
-            lab::diff::document(self.alpha, &shifts, outcomes.as_deref()),
-            lab::text::diff::lines(self.alpha, &shifts, outcomes.as_deref(), baseline.is_some()),
-            i32::from(failed),
-        ))
+    ) -> Result<lab::diff::Judgement, Failure> {
+        lab::diff::Judgement::of(self.alpha, baseline, probes, budgets, self.junit.as_deref())
     }
+}
+
+/// The lines of a judgement.
+pub fn lines(j: &lab::diff::Judgement) -> Vec<String> {
+    lab::text::diff::lines(j.alpha, &j.shifts, j.outcomes.as_deref(), j.with_baseline)
 }
 
 pub fn run(args: DiffArgs) -> Result<i32, Failure> {
     let budgets = args.decide.budgets()?;
-    lab::diff::check_alpha(args.decide.alpha)?;
     let (a, _) = lab::stored::read(&args.a)?;
     let (b, _) = lab::stored::read(&args.b)?;
-    let (doc, lines, status) = args
+    let j = args
         .decide
         .judge(Some(&a), &b, budgets.as_deref())
         .map_err(|e| match e {
@@ -93,8 +83,8 @@ pub fn run(args: DiffArgs) -> Result<i32, Failure> {
             e => e,
         })?;
     match args.json {
-        true => println!("{doc}"),
-        false => println!("{}", lines.join("\n")),
+        true => println!("{}", j.document()),
+        false => println!("{}", lines(&j).join("\n")),
     }
-    Ok(status)
+    Ok(j.status())
 }
