@@ -242,15 +242,25 @@ pub fn run_plan(
                 let window = (to_time(epoch, t0), to_time(epoch, t1));
                 // One copy of the log for both readers of it.
                 let entries = log.entries();
-                let (tow_ms, syns) = time_on_wire(&entries, window);
-                // The explained window starts at navigation: the model's at
-                // the call, Chromium's at its document request (after the
-                // tab opened: a third of a second here).
-                let navigation_start = load
+                // Navigation on the link's clock: the model's at the call,
+                // Chromium's at its document request (after the tab opened: a
+                // third of a second here), from its DevTools timestamp.
+                let navigation = load
                     .navigation_start_monotonic
                     .and_then(sys::instant_of_monotonic)
-                    .filter(|&nav| nav >= t0 && nav <= t1)
-                    .map_or(window.0, |nav| to_time(epoch, nav));
+                    .filter(|&nav| nav >= t0 && nav <= t1);
+                let navigation_start = navigation.map_or(window.0, |nav| to_time(epoch, nav));
+                // Chromium's page ends at its onload: what the tab sends
+                // after it (a favicon, before the browser is stopped) is not
+                // the page's time on wire.
+                let page_end = match navigation {
+                    Some(nav) if load.error.is_none() => {
+                        let plt = Duration::from_secs_f64(load.plt_ms.max(0.0) / 1e3);
+                        (nav + plt).min(t1)
+                    }
+                    _ => t1,
+                };
+                let (tow_ms, syns) = time_on_wire(&entries, (window.0, to_time(epoch, page_end)));
                 let explain = load.error.is_none().then(|| {
                     let since = last_start;
                     explain_probe(

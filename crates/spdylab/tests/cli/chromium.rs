@@ -127,6 +127,9 @@ fn chromium_loads_every_resource_over_the_protocol_asked() {
             // Nothing arrives before a round trip of the link.
             let plt = p["plt_ms"].as_f64().unwrap();
             assert!(plt >= 20.0, "{p}");
+            // Time on wire ends with the page (onload): nothing the tab
+            // sends after it, such as its favicon, counts.
+            assert!(p["tow_ms"].as_f64().unwrap() <= plt, "{p}");
             // Explained from Chromium's HAR and the link's log like the
             // model's: the components partition the PLT, the page's bytes
             // crossed the downlink, each connection the HAR has is a flow.
