@@ -7,7 +7,7 @@
 //!
 //! ```toml
 //! [[budget]]
-//! metric = "plt"        # plt or tow
+//! metric = "plt"        # plt, tow, ttfb, fcp or lcp
 //! protocol = "h2"
 //! max = "2.5s"
 //! ```
@@ -26,10 +26,9 @@
 //! `profile = "3g"`, any experiment key). A budget no point matches fails:
 //! a limit that checks nothing is a mistake to hear about.
 
-use crate::diff::{grouped, value};
+use crate::diff::{grouped, Metric};
 use crate::Error;
 use proto::Protocol;
-use results::experiment::Metric;
 use results::ProbeRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -208,9 +207,9 @@ pub fn check(budgets: &[Budget], probes: &[ProbeRecord]) -> Vec<Outcome> {
         groups
             .iter()
             .find(|((k, p), _)| k == point && *p == protocol)
-            .map(|(_, v)| {
-                results::stats::median(&v.iter().map(|p| value(p, metric)).collect::<Vec<_>>())
-            })
+            .map(|(_, v)| v.iter().filter_map(|p| metric.of(p)).collect::<Vec<_>>())
+            .filter(|xs| !xs.is_empty())
+            .map(|xs| results::stats::median(&xs))
     };
     let mut out = Vec::new();
     for b in budgets {
@@ -228,7 +227,17 @@ pub fn check(budgets: &[Budget], probes: &[ProbeRecord]) -> Vec<Outcome> {
                 continue;
             }
             matched = true;
-            let median = median_of(point, b.protocol, b.metric).unwrap_or(f64::NAN);
+            let Some(median) = median_of(point, b.protocol, b.metric) else {
+                // A metric this client does not measure (the model's paints).
+                out.push(Outcome {
+                    budget: b.text.clone(),
+                    point: point.clone(),
+                    measured: None,
+                    pass: false,
+                    message: format!("no {} measured: its probes have none (the model measures no paints; Chromium does)", b.metric.label()),
+                });
+                continue;
+            };
             let (measured, pass, message) = match b.limit {
                 Limit::MaxMs(max) => (
                     Some(median),
@@ -254,7 +263,10 @@ pub fn check(budgets: &[Budget], probes: &[ProbeRecord]) -> Vec<Outcome> {
                     _ => (
                         None,
                         false,
-                        format!("no loaded {vs} probes at this point to compare with"),
+                        format!(
+                            "no {} of {vs} at this point to compare with",
+                            b.metric.label()
+                        ),
                     ),
                 },
             };
@@ -396,6 +408,18 @@ site = "youtube"
                 && none[0]
                     .message
                     .contains("no loaded h3 probes matched where site=youtube")
+        );
+        // A paint budget on probes without paints (the model's) fails, saying why.
+        let lcp = parse(
+            "b.toml",
+            "[[budget]]\nmetric = \"lcp\"\nprotocol = \"h2\"\nmax = \"2.5s\"\n",
+        )
+        .unwrap();
+        let o2 = check(&lcp, &probes[..1]);
+        assert!(
+            !o2[0].pass && o2[0].message.starts_with("no LCP measured"),
+            "{}",
+            line(&o2[0])
         );
         // JUnit: one case each, failures counted, text escaped.
         let x = junit(&o);

@@ -9,7 +9,6 @@
 
 use crate::Error;
 use proto::Protocol;
-use results::experiment::Metric;
 use results::stats;
 use results::ProbeRecord;
 use serde::Serialize;
@@ -57,11 +56,76 @@ impl Verdict {
     }
 }
 
-/// A metric's value in a probe, ms.
-pub fn value(p: &ProbeRecord, metric: Metric) -> f64 {
-    match metric {
-        Metric::Plt => p.plt_ms,
-        Metric::Tow => p.tow_ms,
+/// What `diff` and budgets judge: the page's load (PLT, time on wire) and,
+/// where the client measured them (Chromium), what the user sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    Plt,
+    Tow,
+    Ttfb,
+    Fcp,
+    Lcp,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 5] = [
+        Metric::Plt,
+        Metric::Tow,
+        Metric::Ttfb,
+        Metric::Fcp,
+        Metric::Lcp,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Plt => "plt",
+            Metric::Tow => "tow",
+            Metric::Ttfb => "ttfb",
+            Metric::Fcp => "fcp",
+            Metric::Lcp => "lcp",
+        }
+    }
+
+    /// As a reader sees it: `PLT`, `ToW`, `TTFB`, `FCP`, `LCP`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Plt => "PLT",
+            Metric::Tow => "ToW",
+            Metric::Ttfb => "TTFB",
+            Metric::Fcp => "FCP",
+            Metric::Lcp => "LCP",
+        }
+    }
+
+    /// Its value in a probe, ms; None where the probe has none (the
+    /// model's paints).
+    pub fn of(self, p: &ProbeRecord) -> Option<f64> {
+        let paint = p.paint.as_ref();
+        match self {
+            Metric::Plt => Some(p.plt_ms),
+            Metric::Tow => Some(p.tow_ms),
+            Metric::Ttfb => paint.and_then(|x| x.ttfb_ms),
+            Metric::Fcp => paint.and_then(|x| x.fcp_ms),
+            Metric::Lcp => paint.and_then(|x| x.lcp_ms),
+        }
+        .filter(|v| v.is_finite())
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Metric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Metric, String> {
+        Metric::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("'{s}' is not a metric: plt, tow, ttfb, fcp or lcp"))
     }
 }
 
@@ -87,9 +151,9 @@ pub fn diff(a: &[ProbeRecord], b: &[ProbeRecord], alpha: f64) -> Result<Vec<Shif
         let Some((_, as_)) = ga.iter().find(|(k, _)| k.0 == *point && k.1 == *protocol) else {
             continue;
         };
-        for metric in [Metric::Plt, Metric::Tow] {
-            let xs: Vec<f64> = as_.iter().map(|p| value(p, metric)).collect();
-            let ys: Vec<f64> = bs.iter().map(|p| value(p, metric)).collect();
+        for metric in Metric::ALL {
+            let xs: Vec<f64> = as_.iter().filter_map(|p| metric.of(p)).collect();
+            let ys: Vec<f64> = bs.iter().filter_map(|p| metric.of(p)).collect();
             let (Some((shift, ci)), Some(p)) = (
                 stats::hodges_lehmann(&xs, &ys),
                 stats::mann_whitney_p(&xs, &ys),
