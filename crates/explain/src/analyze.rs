@@ -4,8 +4,8 @@
 //! downlink's utilization.
 
 use crate::explanation::{
-    Bottleneck, Component, Components, Connection, DropShare, Explanation, QueueStats, Utilization,
-    Why,
+    Bottleneck, Competing, Component, Components, Connection, DropShare, Explanation, QueueStats,
+    Utilization, Why,
 };
 use crate::input::Input;
 use crate::packets::{self, Fate, Packet, Packets};
@@ -234,6 +234,7 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
         idle_unasked_ms: ns_to_ms(partition.idle_unasked),
         busy_pct: (plt > 0).then(|| partition.busy as f64 / plt as f64 * 100.0),
     };
+    let competing = competing(&read, &page, plt);
     Explanation {
         label: input.label.to_string(),
         plt_ms: ns_to_ms(plt),
@@ -245,7 +246,39 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
         utilization,
         browser_cost_ms: input.browser_cost,
         unmatched_log_entries: read.unmatched,
+        competing,
     }
+}
+
+/// The downlink's other traffic inside [0, plt]: flows not of the page (they
+/// opened before it: cross traffic) with deliveries in the window, when they
+/// carried at least 1 % of its bytes.
+fn competing(read: &Packets, page: &[bool], plt: i64) -> Option<Competing> {
+    let (mut page_bytes, mut other_bytes) = (0u64, 0u64);
+    let mut others: HashSet<usize> = HashSet::new();
+    for p in &read.packets {
+        let (Direction::Down, Fate::Delivered { at, .. }, Some(f)) = (p.dir, p.fate, p.flow) else {
+            continue;
+        };
+        if !(0..=plt).contains(&at) {
+            continue;
+        }
+        if page[f] {
+            page_bytes += p.size as u64;
+        } else {
+            other_bytes += p.size as u64;
+            others.insert(f);
+        }
+    }
+    // Under 1 % of the window's bytes is a straggler of the last probe (a
+    // QUIC close), not competition.
+    let total = page_bytes + other_bytes;
+    (plt > 0 && other_bytes > 0 && other_bytes * 100 >= total).then(|| Competing {
+        flows: others.len(),
+        bytes_down: other_bytes,
+        goodput_kbps: other_bytes as f64 * 8.0 / ns_to_ms(plt),
+        page_share_pct: page_bytes as f64 / (page_bytes + other_bytes) as f64 * 100.0,
+    })
 }
 
 /// The intervals during which some page flow had dropped data not yet

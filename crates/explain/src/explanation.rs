@@ -26,6 +26,24 @@ pub struct Explanation {
     /// Log entries (drops, deliveries) that matched no arrival: non-zero only
     /// for a log cut mid-way.
     pub unmatched_log_entries: usize,
+    /// Other traffic on the downlink during the page (cross traffic: flows
+    /// that opened before it); None when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub competing: Option<Competing>,
+}
+
+/// What else the downlink carried inside the PLT window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Competing {
+    /// Flows (5-tuples) not of the page with a delivery in the window.
+    pub flows: usize,
+    /// Their IP bytes delivered downlink in the window.
+    pub bytes_down: u64,
+    /// Those bytes × 8 / PLT, kbit/s.
+    pub goodput_kbps: f64,
+    /// The page's IP bytes delivered downlink in the window over all that
+    /// was, %: its share of the bottleneck.
+    pub page_share_pct: f64,
 }
 
 /// The states one instant of the PLT can be in, highest priority first (see

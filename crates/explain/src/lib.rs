@@ -51,8 +51,8 @@ pub mod text;
 pub use analyze::analyze;
 pub use difference::{difference, ComponentDelta, Delta, Difference, WhyDelta};
 pub use explanation::{
-    Bottleneck, Component, Components, Connection, DropShare, Explanation, QueueStats, Utilization,
-    Why,
+    Bottleneck, Competing, Component, Components, Connection, DropShare, Explanation, QueueStats,
+    Utilization, Why,
 };
 pub use input::{BrowserCost, Input, Phases, Resource};
 pub use mechanisms::Mechanisms;

@@ -39,6 +39,13 @@ pub struct Mechanisms {
     pub peak_flight_kb: Option<f64>,
     /// Each data-carrying connection's own peak flight, averaged, KB.
     pub mean_peak_flight_kb: Option<f64>,
+    /// With competing traffic (`Explanation::competing`): the page's share
+    /// of the downlink's bytes in its window, %, and the others' goodput,
+    /// kbit/s. None without.
+    #[serde(default)]
+    pub page_share_pct: Option<f64>,
+    #[serde(default)]
+    pub competing_kbps: Option<f64>,
 }
 
 impl Explanation {
@@ -70,6 +77,8 @@ impl Explanation {
             hol_blocked_ms: self.why.hol_blocked_ms,
             connections: self.connections.len(),
             peak_flight_kb: peaks.iter().max().map(|&p| p as f64 / 1e3),
+            page_share_pct: self.competing.map(|c| c.page_share_pct),
+            competing_kbps: self.competing.map(|c| c.goodput_kbps),
             mean_peak_flight_kb: (!peaks.is_empty())
                 .then(|| peaks.iter().sum::<u64>() as f64 / peaks.len() as f64 / 1e3),
         }

@@ -59,7 +59,7 @@ pub struct MechanismStat {
 pub type MechanismField = (&'static str, &'static str, fn(&Mechanisms) -> Option<f64>);
 
 /// The mechanism figures, in the order the text and the JSON give them.
-pub const MECHANISMS: [MechanismField; 10] = [
+pub const MECHANISMS: [MechanismField; 12] = [
     ("gateway_loss_pct", "gw-loss%", |m| m.gateway_loss_pct),
     ("rtt_inflation_pct", "rtt-infl%", |m| m.rtt_inflation_pct),
     ("goodput_kbps", "goodput", |m| m.goodput_kbps),
@@ -72,6 +72,8 @@ pub const MECHANISMS: [MechanismField; 10] = [
     ("mean_peak_flight_kb", "conn-peak-KB", |m| {
         m.mean_peak_flight_kb
     }),
+    ("page_share_pct", "page-share%", |m| m.page_share_pct),
+    ("competing_kbps", "cross-kbps", |m| m.competing_kbps),
 ];
 
 /// The groups of `probes` (warm-ups excluded by the caller), protocols in

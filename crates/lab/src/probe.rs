@@ -204,7 +204,16 @@ pub fn run_plan(
                     ClientKind::Chromium => Some(start_chromium(testbed_ref, &opts)),
                 };
                 wait_idle(&link);
+                // Competing flows (`cross_traffic`) start before the page and
+                // run through it: a ramp of 20 RTTs (1 s to 10 s) first.
+                let cross = testbed_ref.start_cross_traffic()?;
+                if cross.is_some() {
+                    let ramp = (link_spec.rtt() * 20)
+                        .clamp(Duration::from_secs(1), Duration::from_secs(10));
+                    std::thread::sleep(ramp);
+                }
                 let before = link.stats();
+                let t_before = Instant::now();
                 let started = SystemTime::now();
                 let t0 = Instant::now();
                 // The model's connections close after the window (below).
@@ -237,6 +246,8 @@ pub fn run_plan(
                 if let Some(conns) = open {
                     rt.block_on(conns.close());
                 }
+                let cross_ran = cross.is_some();
+                drop(cross);
                 wait_idle(&link);
                 let after = link.stats();
                 let window = (to_time(epoch, t0), to_time(epoch, t1));
@@ -259,6 +270,13 @@ pub fn run_plan(
                         (nav + plt).min(t1)
                     }
                     _ => t1,
+                };
+                // The page's bytes and packets: the link's counters less
+                // what cross traffic moved meanwhile.
+                let cross_out = if cross_ran {
+                    cross_delivered(&entries, to_time(epoch, t_before))
+                } else {
+                    CrossDelivered::default()
                 };
                 let (tow_ms, syns) = time_on_wire(&entries, (window.0, to_time(epoch, page_end)));
                 let explain = load.error.is_none().then(|| {
@@ -283,10 +301,12 @@ pub fn run_plan(
                     tow_ms,
                     connections: load.connections,
                     syns,
-                    bytes_down: after.down.bytes_out - before.down.bytes_out,
-                    bytes_up: after.up.bytes_out - before.up.bytes_out,
-                    packets_down: after.down.packets_out - before.down.packets_out,
-                    packets_up: after.up.packets_out - before.up.packets_out,
+                    bytes_down: after.down.bytes_out - before.down.bytes_out - cross_out.bytes[1],
+                    bytes_up: after.up.bytes_out - before.up.bytes_out - cross_out.bytes[0],
+                    packets_down: after.down.packets_out
+                        - before.down.packets_out
+                        - cross_out.packets[1],
+                    packets_up: after.up.packets_out - before.up.packets_out - cross_out.packets[0],
                     drops_queue: (after.down.drops_queue + after.up.drops_queue)
                         - (before.down.drops_queue + before.up.drops_queue),
                     drops_loss: (after.down.drops_loss + after.up.drops_loss)
@@ -458,6 +478,31 @@ fn explain_probe(
         resources: &resources,
         browser_cost,
     })
+}
+
+/// What cross traffic got through the link, per direction (0 up, 1 down).
+#[derive(Default)]
+struct CrossDelivered {
+    bytes: [u64; 2],
+    packets: [u64; 2],
+}
+
+/// Cross traffic's deliveries since `since` (its addresses, either end).
+fn cross_delivered(entries: &[link::LogEntry], since: Time) -> CrossDelivered {
+    use netns::cross::{CROSS_CLIENT_ADDR, CROSS_SERVER_ADDR};
+    let mut out = CrossDelivered::default();
+    for e in entries.iter().filter(|e| e.time >= since) {
+        let Some(h) = e.headers else { continue };
+        let cross = [h.src, h.dst]
+            .iter()
+            .any(|a| *a == CROSS_CLIENT_ADDR || *a == CROSS_SERVER_ADDR);
+        if e.kind == link::EventKind::Deliver && cross {
+            let d = usize::from(e.dir == link::Direction::Down);
+            out.bytes[d] += u64::from(e.size);
+            out.packets[d] += 1;
+        }
+    }
+    out
 }
 
 /// Waits until nothing is left in the link (bounded: 30 s), then a little more.

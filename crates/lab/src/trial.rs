@@ -90,6 +90,8 @@ pub struct LinkChoice<T = Arc<Trace>> {
     pub iw: Option<u32>,
     pub cc: Option<CongestionControl>,
     pub seed: Option<u64>,
+    /// Competing flows sharing the bottleneck (`--cross-traffic cubic:2`).
+    pub cross: Option<link::CrossTraffic>,
 }
 
 /// The seed of the loss processes when none is given.
@@ -123,6 +125,7 @@ impl<T> Default for LinkChoice<T> {
             iw: None,
             cc: None,
             seed: None,
+            cross: None,
         }
     }
 }
@@ -149,6 +152,7 @@ impl<T> LinkChoice<T> {
             iw: self.iw,
             cc: self.cc,
             seed: self.seed,
+            cross: self.cross,
         })
     }
 
@@ -175,6 +179,7 @@ impl<T> LinkChoice<T> {
             ("iw", self.iw.is_some()),
             ("cc", self.cc.is_some()),
             ("seed", self.seed.is_some()),
+            ("cross_traffic", self.cross.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, given)| given.then_some(name))
@@ -216,6 +221,7 @@ impl LinkChoice {
             seed: this.seed.unwrap_or(DEFAULT_LINK_SEED),
             hosts: Vec::new(),
             warm_metrics: false,
+            cross: this.cross.clone().unwrap_or_default(),
         })
     }
 
@@ -616,6 +622,10 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
         },
         cc: text("cc").and_then(congestion_control),
         seed: Some(seed),
+        cross: match text("cross_traffic") {
+            None => None,
+            Some(v) => Some(v.parse().map_err(|e| format!("link.cross_traffic: {e}"))?),
+        },
     };
     let trial = Trial::of_point(p)?;
     let shards = addresses(trial.layout, trial.shards, &|k| format!("knobs.{k} ="))?;

@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cross;
 mod link;
 pub mod log;
 mod loss;
@@ -22,6 +23,7 @@ mod time;
 mod trace;
 pub mod units;
 
+pub use cross::{CrossFlow, CrossTraffic};
 pub use link::{Delivered, DirectionStats, Link, LinkStats};
 pub use log::{first_flights, Event, EventKind, LogEntry, Observer, PacketLog};
 pub use loss::{LossModel, LossProcess};

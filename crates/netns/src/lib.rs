@@ -9,6 +9,7 @@
 //! PID namespace each).
 
 pub mod calibrate;
+pub mod cross;
 mod emulator;
 mod namespace;
 mod offload;

@@ -81,6 +81,9 @@ pub struct TestbedSpec {
     /// did between back-to-back runs (`tcp_no_metrics_save=0`). Default false:
     /// every connection starts cold (`tcp_no_metrics_save=1`).
     pub warm_metrics: bool,
+    /// Competing flows the probes start before each page (`cross`:
+    /// `Testbed::start_cross_traffic`); empty: none.
+    pub cross: link::CrossTraffic,
 }
 
 impl Default for TestbedSpec {
@@ -93,6 +96,7 @@ impl Default for TestbedSpec {
             seed: 1,
             hosts: Vec::new(),
             warm_metrics: false,
+            cross: link::CrossTraffic::default(),
         }
     }
 }
@@ -185,6 +189,15 @@ impl Testbed {
             epoch,
             children: Vec::new(),
         })
+    }
+
+    /// Starts the spec's cross traffic (None when it has none): bulk
+    /// flows through the link until the handle is stopped or dropped.
+    pub fn start_cross_traffic(&self) -> io::Result<Option<crate::cross::CrossRunning>> {
+        if self.spec.cross.is_empty() {
+            return Ok(None);
+        }
+        crate::cross::CrossRunning::start(&self.spec.cross, &self.client, &self.server).map(Some)
     }
 
     pub fn spec(&self) -> &TestbedSpec {
@@ -298,7 +311,10 @@ fn client_iproute() -> String {
         "link set lo up\n\
          link set tun0 mtu 1500 up\n\
          addr add {CLIENT_ADDR}/32 dev tun0\n\
-         route add 198.18.1.0/24 dev tun0\n"
+         addr add {cross}/32 dev tun0\n\
+         route add 198.18.1.0/24 dev tun0\n\
+         route add 198.18.2.0/24 dev tun0\n",
+        cross = crate::cross::CROSS_CLIENT_ADDR
     )
 }
 
@@ -307,6 +323,7 @@ fn server_iproute(spec: &TestbedSpec) -> String {
     for i in 1..=spec.shards {
         s += &format!("addr add {}/32 dev tun0\n", server_addr(i));
     }
+    s += &format!("addr add {}/32 dev tun0\n", crate::cross::CROSS_SERVER_ADDR);
     s += "route add 198.18.0.0/24 dev tun0";
     if let Some(iw) = spec.iw {
         s += &format!(" initcwnd {iw}");

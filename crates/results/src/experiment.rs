@@ -296,6 +296,14 @@ pub const FIELDS: &[Field] = &[
         only: Only::No,
     },
     Field {
+        section: "link",
+        name: "cross_traffic",
+        kind: Kind::Text("a list such as cubic:2, bbr:1, udp:500kbit or cubic:1,udp:1mbit, or none"),
+        default: "none",
+        help: "competing flows sharing the bottleneck, started before each page and stopped after it: TCP bulk downloads by congestion control and count, or a UDP stream by rate (issue 38)",
+        only: Only::No,
+    },
+    Field {
         section: "knobs",
         name: "shards",
         kind: Kind::Int {

@@ -99,6 +99,7 @@ pub struct BenchArgs {
 }
 
 pub fn run(args: BenchArgs) -> Result<i32, Failure> {
+    args.link.no_cross_traffic("bench")?;
     let choice = args.link.choice()?;
     let (server, cacert) = (args.server.kind(), args.cacert.clone());
     let target = match &args.url {

@@ -34,6 +34,7 @@ pub struct CalibrateArgs {
 }
 
 pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
+    args.link.no_cross_traffic("calibrate")?;
     let plan = Plan {
         echo_samples: args.echo_samples as usize,
         bulk_time: args.bulk_time,

@@ -72,6 +72,10 @@ pub struct LinkArgs {
     /// Seed of the loss processes [default: 1]
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Competing flows on the bottleneck, started before each page: TCP bulk
+    /// downloads (cubic:2, bbr:1) and UDP streams (udp:500kbit), comma-separated
+    #[arg(long, value_name = "SPEC")]
+    pub cross_traffic: Option<link::CrossTraffic>,
 }
 
 impl LinkArgs {
@@ -93,6 +97,18 @@ impl LinkArgs {
             iw: a.iw,
             cc: a.cc,
             seed: a.seed,
+            cross: a.cross_traffic,
+        }
+    }
+
+    /// Refuses `--cross-traffic` for a command that does not run it (only
+    /// page loads do: compare, crosscheck, sweep, paper).
+    pub fn no_cross_traffic(&self, command: &str) -> Result<(), Failure> {
+        match &self.cross_traffic {
+            Some(c) if !c.is_empty() => Err(Failure::Usage(format!(
+                "--cross-traffic {c}: `spdylab {command}` runs no cross traffic (compare, crosscheck and sweep do)"
+            ))),
+            _ => Ok(()),
         }
     }
 

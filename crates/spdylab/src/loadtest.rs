@@ -100,6 +100,7 @@ pub struct LoadArgs {
 }
 
 pub fn run(args: LoadArgs) -> Result<i32, Failure> {
+    args.link.no_cross_traffic("load")?;
     // Before the site is read: a flag's error comes first.
     lab::loadtest::check_keepalive(args.keepalive, args.server.kind())?;
     let (site, addresses) = sites::laid_out(&args.site, args.site_seed, args.layout, 1)?;

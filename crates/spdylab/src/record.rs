@@ -76,6 +76,7 @@ pub struct RecordArgs {
 }
 
 pub fn run(args: RecordArgs) -> Result<i32, Failure> {
+    args.link.no_cross_traffic("record")?;
     let req = lab::record::Request {
         url: args.url,
         site: args.site,

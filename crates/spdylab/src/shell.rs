@@ -41,6 +41,7 @@ pub struct ShellArgs {
 }
 
 pub fn run(args: ShellArgs) -> Result<i32, Failure> {
+    args.link.no_cross_traffic("shell")?;
     let spec = args.link.testbed_spec(args.shards as usize)?;
     signals::catch();
     let shell = Shell::start(ShellRequest {

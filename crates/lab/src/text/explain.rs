@@ -47,15 +47,24 @@ pub fn lines(groups: &[Group]) -> Vec<String> {
             }
             out.push(row);
         }
+        // The figures some protocol has (competing traffic's only with it).
+        let shown: Vec<_> = MECHANISMS
+            .iter()
+            .filter(|(name, _, _)| {
+                g.protocols
+                    .iter()
+                    .any(|p| p.mechanisms.iter().any(|m| m.name == *name))
+            })
+            .collect();
         let mut header = format!("{:<16}", "mechanisms");
-        for (_, title, _) in MECHANISMS {
+        for (_, title, _) in &shown {
             header.push_str(&format!(" {title:>12}"));
         }
         out.push(header);
         for p in &g.protocols {
             let mut row = format!("{:<16}", p.protocol.name());
-            for (name, _, _) in MECHANISMS {
-                let cell = match p.mechanisms.iter().find(|m| m.name == name) {
+            for (name, _, _) in &shown {
+                let cell = match p.mechanisms.iter().find(|m| m.name == *name) {
                     Some(m) if m.mean.abs() >= 100.0 => format!("{:.0}", m.mean),
                     Some(m) => format!("{:.1}", m.mean),
                     None => "n/a".into(),
@@ -73,7 +82,7 @@ pub fn lines(groups: &[Group]) -> Vec<String> {
             .into(),
     );
     out.push(
-        "mechanisms, means per probe: gw-loss% queue drops / packets that reached the queues; rtt-infl% mean queue wait over the base RTT; goodput kbit/s of payload over time on the wire; setup% and request% of the PLT; hol-KB payload held behind a hole (head-of-line blocking), hol-ms the time some connection held any; conns opened; peak-KB the most one connection delivered in one RTT, conn-peak-KB its mean over connections."
+        "mechanisms, means per probe: gw-loss% queue drops / packets that reached the queues; rtt-infl% mean queue wait over the base RTT; goodput kbit/s of payload over time on the wire; setup% and request% of the PLT; hol-KB payload held behind a hole (head-of-line blocking), hol-ms the time some connection held any; conns opened; peak-KB the most one connection delivered in one RTT, conn-peak-KB its mean over connections; with cross traffic, page-share% the page's share of the downlink's bytes and cross-kbps the others' goodput during the page."
             .into(),
     );
     out

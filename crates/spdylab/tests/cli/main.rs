@@ -13,6 +13,7 @@ mod bench;
 mod calibrate;
 mod chromium;
 mod compare;
+mod cross_traffic;
 mod diff;
 mod durability;
 mod era;
