@@ -1,5 +1,6 @@
 //! Cross traffic (issue 38) run on a testbed: bulk flows from the server
-//! side's cross address (198.18.2.1) to the client side's (198.18.0.3),
+//! side's cross address (198.18.2.1) to the client namespace (UDP to
+//! 198.18.0.3; TCP receivers connect out to their senders),
 //! through the same emulated link as the page, so that they share its queue
 //! and rate. TCP flows get their congestion control per socket (a
 //! namespace-wide default is refused here); a UDP stream is paced at its
