@@ -40,15 +40,7 @@ impl Pipe {
         deadline: Instant,
         on_event: &mut dyn FnMut(&str, &Value),
     ) -> io::Result<Value> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut msg = json!({"id": id, "method": method, "params": params});
-        if let Some(s) = session {
-            msg["sessionId"] = json!(s);
-        }
-        let mut bytes = serde_json::to_vec(&msg)?;
-        bytes.push(0);
-        self.to.write_all(&bytes)?;
+        let id = self.send(method, params, session)?;
         loop {
             let Some(m) = self.read_message(deadline)? else {
                 return Err(io::Error::new(
@@ -66,6 +58,21 @@ impl Pipe {
                 on_event(ev, &m["params"]);
             }
         }
+    }
+
+    /// Sends a command without waiting for its answer (which `call` and
+    /// `next_event` pass over when it comes); its id.
+    pub fn send(&mut self, method: &str, params: Value, session: Option<&str>) -> io::Result<u64> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut msg = json!({"id": id, "method": method, "params": params});
+        if let Some(s) = session {
+            msg["sessionId"] = json!(s);
+        }
+        let mut bytes = serde_json::to_vec(&msg)?;
+        bytes.push(0);
+        self.to.write_all(&bytes)?;
+        Ok(id)
     }
 
     /// The next event, or None at the deadline.

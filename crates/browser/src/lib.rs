@@ -5,12 +5,14 @@
 //! asked for (h1 by `--disable-http2`, h2 through ALPN, h3 by forcing QUIC
 //! on the page's origins, QUIC off otherwise), and its
 //! Network events become the same `PageResult` the model produces, with what
-//! the user saw (TTFB, FCP, LCP: `paint`) beside it.
+//! the user saw (TTFB, FCP, LCP: `paint`; Speed Index, visually complete and
+//! a filmstrip from the screencast's frames: `visual`) beside it.
 
 /// The DevTools pipe; public for the fuzz target that feeds it hostile bytes.
 pub mod cdp;
 mod paint;
 mod recorder;
+mod visual;
 
 pub use recorder::{devtools_protocol, Body, RecordSummary, Recorder};
 
@@ -316,6 +318,7 @@ impl Browser {
                 return Err(io::Error::other(format!("navigating to {}: {e}", o.url)));
             }
         }
+        self.ack_frames(&mut recorder, &session)?;
         while !recorder.loaded() {
             let Some((method, params)) = self.pipe.next_event(deadline)? else {
                 return Err(io::Error::new(
@@ -324,9 +327,23 @@ impl Browser {
                 ));
             };
             recorder.on_event(&method, &params);
+            self.ack_frames(&mut recorder, &session)?;
         }
         self.settle_paints(&mut recorder, &session, deadline);
         Ok((recorder, session))
+    }
+
+    /// Acknowledges the screencast frames `recorder` received (Chromium
+    /// sends the next ones only then), without waiting for the answers.
+    fn ack_frames(&mut self, recorder: &mut Recorder, session: &str) -> io::Result<()> {
+        for ack in recorder.take_acks() {
+            self.pipe.send(
+                "Page.screencastFrameAck",
+                serde_json::json!({"sessionId": ack}),
+                Some(session),
+            )?;
+        }
+        Ok(())
     }
 
     /// After onload: takes the tab off the network, feeds `recorder` the
@@ -363,7 +380,18 @@ impl Browser {
                 Ok(Some((method, params))) => recorder.on_event(&method, &params),
                 Ok(None) | Err(_) => break,
             }
+            if self.ack_frames(recorder, session).is_err() {
+                break;
+            }
         }
+        // The frames by now are all the recorder keeps (`visual`).
+        let _ = self.pipe.call(
+            "Page.stopScreencast",
+            serde_json::json!({}),
+            Some(session),
+            (Instant::now() + PAINT_MARGIN).min(deadline),
+            &mut |method: &str, params: &serde_json::Value| recorder.on_event(method, params),
+        );
         let short = (Instant::now() + PAINT_MARGIN).min(deadline);
         let mut on_event = |method: &str, params: &serde_json::Value| {
             recorder.on_event(method, params);
@@ -399,9 +427,10 @@ const PAINT_SETTLE: Duration = Duration::from_secs(1);
 const PAINT_MARGIN: Duration = Duration::from_millis(100);
 
 /// The DevTools calls that report paints (`paint`'s module doc): FCP as a
-/// lifecycle event, LCP candidates as performance-timeline events.
-fn paint_domains() -> [(&'static str, serde_json::Value); 2] {
-    [
+/// lifecycle event, LCP candidates as performance-timeline events, and the
+/// screen's frames (`visual`'s module doc).
+fn paint_domains() -> Vec<(&'static str, serde_json::Value)> {
+    let mut calls = vec![
         (
             "Page.setLifecycleEventsEnabled",
             serde_json::json!({"enabled": true}),
@@ -410,7 +439,17 @@ fn paint_domains() -> [(&'static str, serde_json::Value); 2] {
             "PerformanceTimeline.enable",
             serde_json::json!({"eventTypes": ["largest-contentful-paint"]}),
         ),
-    ]
+    ];
+    // TEMPORARY cost switch (removed once measured).
+    if std::env::var_os("SPDYLAB_NO_SCREENCAST").is_none() {
+        calls.push((
+            "Page.startScreencast",
+            serde_json::json!({"format": "jpeg", "quality": visual::QUALITY,
+                "maxWidth": visual::MAX_WIDTH, "maxHeight": visual::MAX_HEIGHT,
+                "everyNthFrame": 1}),
+        ));
+    }
+    calls
 }
 
 impl Drop for Browser {

@@ -10,9 +10,11 @@
 //! `loadingFinished`, not at the last `dataReceived`; and PLT is onload
 //! measured from the navigation's own request, both on Chrome's monotonic clock.
 //! What the user saw (TTFB, FCP, LCP) comes from the same navigation start:
-//! see `paint`.
+//! see `paint`; Speed Index, visually complete and the filmstrip from the
+//! screencast's frames: see `visual`.
 
 use crate::paint::{describe_element, Paints};
+use crate::visual::{filmstrip, visual, Histogram, FILMSTRIP_MAX};
 use client::{Entry, PageResult, Paint, Timings};
 use proto::Protocol;
 use serde_json::Value;
@@ -91,7 +93,16 @@ pub struct Recorder {
     frame: Option<String>,
     loader: Option<String>,
     paints: Paints,
+    /// The screencast's frames: wall-clock swap time (s) and base64 JPEG.
+    frames: Vec<(f64, String)>,
+    /// The screencast frames to acknowledge (`take_acks`).
+    acks: Vec<i64>,
 }
+
+/// How long (s) after onload, or after a later first contentful paint, a
+/// screencast frame still counts: its swap comes a frame or two after the
+/// paint (`visual`).
+const FRAME_SLACK: f64 = 0.1;
 
 fn num(v: &Value, key: &str) -> f64 {
     v.get(key).and_then(Value::as_f64).unwrap_or(-1.0)
@@ -205,6 +216,16 @@ impl Recorder {
                     self.paints.lifecycle(p, frame, self.loader.as_deref());
                 }
             }
+            "Page.screencastFrame" => {
+                if let Some(ack) = p["sessionId"].as_i64() {
+                    self.acks.push(ack);
+                }
+                if let (Some(t), Some(data)) =
+                    (p["metadata"]["timestamp"].as_f64(), p["data"].as_str())
+                {
+                    self.frames.push((t, data.to_string()));
+                }
+            }
             "PerformanceTimeline.timelineEventAdded" => {
                 if let Some(frame) = self.frame.as_deref() {
                     self.paints.timeline(p, frame);
@@ -212,6 +233,12 @@ impl Recorder {
             }
             _ => {}
         }
+    }
+
+    /// The screencast frames received since the last call, to acknowledge
+    /// (`Page.screencastFrameAck`): Chromium sends no more until it is.
+    pub fn take_acks(&mut self) -> Vec<i64> {
+        std::mem::take(&mut self.acks)
     }
 
     /// Whether onload has fired.
@@ -383,6 +410,50 @@ impl Recorder {
                 })
             }),
             lcp_size: lcp.map(|(_, c)| c.size),
+            ..self.visual(start)
+        }
+    }
+
+    /// Speed Index, visually complete and the filmstrip (`visual`) of the
+    /// screencast's frames from `start` (the document's request) to the
+    /// final one: the last frame by onload, or by the first contentful paint
+    /// if that came later, and `FRAME_SLACK` more (a frame is swapped a few
+    /// ms after its paint). Identical consecutive frames count once.
+    fn visual(&self, start: f64) -> Paint {
+        use base64::Engine;
+        let (Some(off), Some(onload)) = (self.wall_minus_mono(), self.onload) else {
+            return Paint::default();
+        };
+        let horizon = self.paints.fcp.map_or(onload, |f| f.max(onload)) + FRAME_SLACK;
+        let mut frames: Vec<(f64, Vec<u8>, Histogram)> = Vec::new();
+        let mut last: Option<&str> = None;
+        for (wall, data) in &self.frames {
+            let mono = wall - off;
+            if mono < start || mono > horizon || last == Some(data.as_str()) {
+                continue;
+            }
+            last = Some(data);
+            let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(data) else {
+                continue;
+            };
+            if let Some(h) = Histogram::of_jpeg(&jpeg) {
+                frames.push(((mono - start) * 1e3, jpeg, h));
+            }
+        }
+        frames.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let timed: Vec<(f64, Histogram)> = frames.iter().map(|(t, _, h)| (*t, h.clone())).collect();
+        let Some(v) = visual(&timed) else {
+            return Paint::default();
+        };
+        let strip: Vec<(f64, &[u8], &Histogram)> = frames
+            .iter()
+            .map(|(t, j, h)| (*t, j.as_slice(), h))
+            .collect();
+        Paint {
+            speed_index_ms: Some(v.speed_index_ms),
+            visually_complete_ms: Some(v.visually_complete_ms),
+            filmstrip: filmstrip(&strip, FILMSTRIP_MAX),
+            ..Paint::default()
         }
     }
 }

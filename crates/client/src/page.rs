@@ -189,6 +189,23 @@ pub struct Paint {
     pub lcp_element: Option<String>,
     /// Its painted area in the viewport, in CSS px².
     pub lcp_size: Option<f64>,
+    /// Speed Index: ∫ (1 − visual progress) dt from navigation start, visual
+    /// progress by colour histograms of the screen's frames (docs/visual.md).
+    pub speed_index_ms: Option<f64>,
+    /// Visually complete: the first frame that looks as the final one does.
+    pub visually_complete_ms: Option<f64>,
+    /// A few of the frames seen, at their visual changes (not serialized:
+    /// written beside the probe's HAR when HARs are kept).
+    #[serde(skip)]
+    pub filmstrip: Vec<FilmFrame>,
+}
+
+/// One frame of the screen as the browser showed it: a JPEG, and when, in
+/// ms from navigation start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FilmFrame {
+    pub ms: f64,
+    pub jpeg: Vec<u8>,
 }
 
 #[derive(Default)]

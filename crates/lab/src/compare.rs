@@ -44,7 +44,8 @@ pub struct Outcome {
 /// As `run`, on a thread of its own, so that `stop` (set by the CLI's one
 /// signal path on Ctrl-C) ends the wait at once, keeping every probe that
 /// finished before it. With `har_dir`, each probe's HAR is written there
-/// whole (`durable::write_whole`) as it ends, named SITE-PROTOCOL-NNN.har.
+/// whole (`durable::write_whole`) as it ends, named SITE-PROTOCOL-NNN.har,
+/// with Chromium's filmstrip beside it (`har::write_filmstrip`).
 /// `on_probe` hears of every finished probe (warm-ups too) unless stopped.
 pub fn run_until_stopped(
     spec: Arc<ProbeSpec>,
@@ -70,6 +71,7 @@ pub fn run_until_stopped(
                     let doc = crate::har::har(load, p.started, &spec.site.name);
                     if let Err(e) =
                         crate::durable::write_whole(&file, format!("{doc:#}").as_bytes())
+                            .and_then(|()| crate::har::write_filmstrip(&file, load))
                     {
                         let mut slot = har_error.lock().unwrap_or_else(|e| e.into_inner());
                         slot.get_or_insert(format!("--har-dir {}: {e}", file.display()));

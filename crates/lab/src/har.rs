@@ -1,8 +1,11 @@
 //! HAR 1.2 output (one file per probe), as Chrome's DevTools and
-//! chrome-har-capturer write it: one page, its entries with the seven phases.
+//! chrome-har-capturer write it: one page, its entries with the seven phases;
+//! and beside a Chromium probe's HAR its filmstrip (`write_filmstrip`).
 
 use client::PageResult;
 use serde_json::{json, Value};
+use std::io;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 /// ISO 8601 in UTC with milliseconds (the HAR's dates).
@@ -62,4 +65,80 @@ pub fn har(result: &PageResult, started: SystemTime, title: &str) -> Value {
             "entries": entries
         }
     })
+}
+
+/// Where the filmstrip of the HAR at `har` goes: beside it, the HAR's name
+/// with `.filmstrip` for `.har` (`har/0123abcd.har` → `har/0123abcd.filmstrip`).
+pub fn filmstrip_dir(har: &Path) -> PathBuf {
+    har.with_extension("filmstrip")
+}
+
+/// Writes the frames of `result`'s filmstrip (Chromium's; docs/visual.md)
+/// beside the HAR at `har`, each as `NNNNms.jpg` (ms after the document's
+/// request) in `filmstrip_dir(har)`, which is replaced whole: written under
+/// another name first, then renamed. Nothing without frames (the model).
+pub fn write_filmstrip(har: &Path, result: &PageResult) -> io::Result<()> {
+    let Some(frames) = result.paint.as_ref().map(|p| &p.filmstrip) else {
+        return Ok(());
+    };
+    if frames.is_empty() {
+        return Ok(());
+    }
+    let dir = filmstrip_dir(har);
+    let tmp = har.with_extension("filmstrip.tmp");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp)?;
+    for f in frames {
+        let name = format!("{:04}ms.jpg", f.ms.max(0.0).round() as u64);
+        std::fs::write(tmp.join(name), &f.jpeg)?;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::rename(&tmp, &dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use client::{FilmFrame, Paint};
+
+    #[test]
+    fn a_filmstrip_beside_its_har_and_none_without_frames() {
+        let dir = std::env::temp_dir().join(format!("har-filmstrip-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let har = dir.join("icons-h2-001.har");
+        assert_eq!(filmstrip_dir(&har), dir.join("icons-h2-001.filmstrip"));
+        let mut result = PageResult {
+            protocol: proto::Protocol::H2,
+            plt_ms: 500.0,
+            connections: 1,
+            entries: Vec::new(),
+            error: None,
+            tls_resumed: 0,
+            navigation_start_monotonic: None,
+            paint: None,
+        };
+        write_filmstrip(&har, &result).unwrap();
+        result.paint = Some(Paint::default());
+        write_filmstrip(&har, &result).unwrap();
+        assert!(!filmstrip_dir(&har).exists());
+        let frame = |ms: f64, b: u8| FilmFrame { ms, jpeg: vec![b] };
+        result.paint = Some(Paint {
+            filmstrip: vec![frame(83.4, 1), frame(1234.6, 2)],
+            ..Paint::default()
+        });
+        write_filmstrip(&har, &result).unwrap();
+        // Again: the directory replaced, not added to.
+        write_filmstrip(&har, &result).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(filmstrip_dir(&har))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["0083ms.jpg", "1235ms.jpg"]);
+        assert_eq!(
+            std::fs::read(filmstrip_dir(&har).join("1235ms.jpg")).unwrap(),
+            [2]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

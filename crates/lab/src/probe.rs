@@ -393,6 +393,8 @@ fn paint_record(p: &client::Paint) -> results::Paint {
         lcp_ms: p.lcp_ms,
         lcp_element: p.lcp_element.clone(),
         lcp_size: p.lcp_size,
+        speed_index_ms: p.speed_index_ms,
+        visually_complete_ms: p.visually_complete_ms,
     }
 }
 

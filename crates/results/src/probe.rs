@@ -71,6 +71,12 @@ pub struct Paint {
     /// Its painted area in the viewport, CSS px².
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lcp_size: Option<f64>,
+    /// Speed Index: ∫ (1 − visual progress) dt, from the screen's frames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed_index_ms: Option<f64>,
+    /// Visually complete: the first frame as the final one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visually_complete_ms: Option<f64>,
 }
 
 /// What one probe measured, with its Trial and point: one line of
@@ -322,12 +328,16 @@ mod tests {
                 lcp_ms: None,
                 lcp_element: None,
                 lcp_size: None,
+                speed_index_ms: None,
+                visually_complete_ms: Some(400.5),
             }),
             ..r
         };
         let line = painted.to_line();
         assert!(
-            line.ends_with(r#","paint":{"ttfb_ms":41.5,"fcp_ms":120.25}}"#),
+            line.ends_with(
+                r#","paint":{"ttfb_ms":41.5,"fcp_ms":120.25,"visually_complete_ms":400.5}}"#
+            ),
             "{line}"
         );
         let back: ProbeRecord = serde_json::from_str(&line).unwrap();

@@ -82,6 +82,11 @@ pub struct ProtocolSummary {
     pub fcp_ms: Option<PartSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lcp_ms: Option<PartSummary>,
+    /// Speed Index and visually complete, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed_index_ms: Option<PartSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visually_complete_ms: Option<PartSummary>,
 }
 
 /// A figure only some probes have, summarized over those: how many, and
@@ -196,6 +201,10 @@ pub fn summarize_protocols<P: Borrow<ProbeRecord>>(
                 ttfb_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.ttfb_ms),
                 fcp_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.fcp_ms),
                 lcp_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.lcp_ms),
+                speed_index_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.speed_index_ms),
+                visually_complete_ms: PartSummary::of(&good, |r| {
+                    r.paint.as_ref()?.visually_complete_ms
+                }),
             }
         })
         .collect()
@@ -340,6 +349,7 @@ mod tests {
                 ttfb_ms: Some(40.0),
                 fcp_ms: Some(fcp),
                 lcp_ms: lcp,
+                speed_index_ms: lcp.map(|l| l + 50.0),
                 ..Default::default()
             }),
             ..probe(Protocol::H2, plt, false)
@@ -366,6 +376,11 @@ mod tests {
         assert_eq!((lcp.n, lcp.summary.mean), (2, 210.0));
         assert_eq!(lcp.summary.ci95, summarize(&[200.0, 220.0]).ci95);
         let json = serde_json::to_value(&s[1]).unwrap();
+        let si = s[1].speed_index_ms.unwrap();
+        assert_eq!((si.n, si.summary.mean), (2, 260.0));
+        assert!(s[1].visually_complete_ms.is_none());
+        assert_eq!(json["speed_index_ms"]["n"], 2);
+        assert!(json.get("visually_complete_ms").is_none(), "{json}");
         assert_eq!(json["fcp_ms"]["n"], 3);
         assert_eq!(json["fcp_ms"]["mean"], 110.0);
         assert_eq!(json["ttfb_ms"]["median"], 40.0);

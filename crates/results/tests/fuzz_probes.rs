@@ -49,14 +49,30 @@ fn any_paint() -> impl Strategy<Value = Paint> {
         proptest::option::of(finite()),
         proptest::option::of("\\PC{0,30}"),
         proptest::option::of(finite()),
+        proptest::option::of(finite()),
+        proptest::option::of(finite()),
     )
-        .prop_map(|(ttfb_ms, fcp_ms, lcp_ms, lcp_element, lcp_size)| Paint {
-            ttfb_ms,
-            fcp_ms,
-            lcp_ms,
-            lcp_element,
-            lcp_size,
-        })
+        .prop_map(
+            |(
+                ttfb_ms,
+                fcp_ms,
+                lcp_ms,
+                lcp_element,
+                lcp_size,
+                speed_index_ms,
+                visually_complete_ms,
+            )| {
+                Paint {
+                    ttfb_ms,
+                    fcp_ms,
+                    lcp_ms,
+                    lcp_element,
+                    lcp_size,
+                    speed_index_ms,
+                    visually_complete_ms,
+                }
+            },
+        )
 }
 
 fn any_record() -> impl Strategy<Value = ProbeRecord> {

@@ -239,7 +239,10 @@ pub fn sweep(
                     if let (true, true, Some(load)) = (kept, opts.har, &load) {
                         let name = har_name(&trial);
                         let doc = crate::har::har(load, started, &point["site"]);
-                        match write_atomically(&cd.dir.join(&name), doc.to_string().as_bytes()) {
+                        let file = cd.dir.join(&name);
+                        match write_atomically(&file, doc.to_string().as_bytes())
+                            .and_then(|()| crate::har::write_filmstrip(&file, load))
+                        {
                             Ok(()) => record.har = Some(name),
                             Err(e) => {
                                 // The probe is not recorded: a rerun runs it again.

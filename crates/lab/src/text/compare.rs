@@ -95,16 +95,21 @@ pub fn settings_line(spec: &ProbeSpec, metric: Metric) -> String {
 /// that loaded nothing has n/a for every figure and its gain, and says "all k
 /// failed" with the first error; over a baseline that loaded nothing, no
 /// protocol has a gain. When some probe measured what the user saw
-/// (Chromium's), FCP and LCP means follow ToW's; the model's table is as it was.
+/// (Chromium's), FCP and LCP means follow ToW's, and Speed Index's when
+/// some probe had frames to compute it from; the model's table is as it was.
 pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
     let painted = rows
         .iter()
         .any(|r| r.fcp_ms.is_some() || r.lcp_ms.is_some());
-    let paint_header = if painted {
+    let indexed = rows.iter().any(|r| r.speed_index_ms.is_some());
+    let mut paint_header = if painted {
         format!(" {:>10} {:>10}", "FCP mean", "LCP mean")
     } else {
         String::new()
     };
+    if indexed {
+        paint_header.push_str(&format!(" {:>10}", "SI mean"));
+    }
     let mut out = vec![format!(
         "{:<16} {:>3} {:>10} {:>10} {:>20} {:>10}{paint_header} {:>10} {:>8} {:>6} {:>26} {:>7}",
         "protocol",
@@ -136,13 +141,16 @@ pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
                 interval(gain_ci95, |v| format!("{v:+.1}"), ", ")
             )
         };
-        let paint = if painted {
-            let mean =
-                |s: Option<PartSummary>| or_na(s.map(|s| s.summary.mean), |v| format!("{v:.0} ms"));
+        let mean =
+            |s: Option<PartSummary>| or_na(s.map(|s| s.summary.mean), |v| format!("{v:.0} ms"));
+        let mut paint = if painted {
             format!(" {:>10} {:>10}", mean(r.fcp_ms), mean(r.lcp_ms))
         } else {
             String::new()
         };
+        if indexed {
+            paint.push_str(&format!(" {:>10}", mean(r.speed_index_ms)));
+        }
         out.push(format!(
             "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms{paint} {:>10} {:>8} {:>6} {:>26} {:>7}{}",
             r.protocol.name(),
@@ -171,6 +179,9 @@ pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
     out.push("PLT: navigation to last byte; ToW: first request packet to last response packet (link log); mean ± Student-t 95% CI.".into());
     if painted {
         out.push("FCP, LCP: Chromium's first and largest contentful paint (LCP as of onload, or of the first frame when that came later), from the document's request; mean over the probes that painted (--json: n, CI; docs/visual.md).".into());
+    }
+    if indexed {
+        out.push("SI: Speed Index, the mean time the screen was visually incomplete (colour histograms of its frames, as WebPageTest; --json: n, CI, and visually_complete_ms; docs/visual.md).".into());
     }
     out.push(format!(
         "p: Mann-Whitney U, two-sided, of {} against the first: below 0.05 the difference is unlikely to be chance (5 repetitions each can reach 0.008 at best).",
@@ -379,6 +390,7 @@ mod tests {
                 lcp_ms: lcp,
                 lcp_element: lcp.map(|_| "p \"a b\"".into()),
                 lcp_size: lcp.map(|_| 1000.0),
+                ..Default::default()
             }),
             ..probe(protocol, plt, None)
         };
@@ -397,11 +409,46 @@ mod tests {
             assert_eq!(row(&out, name).chars().count(), out[0].chars().count());
         }
         assert!(out.iter().any(|l| l.starts_with("FCP, LCP: ")), "{out:#?}");
+        assert!(!out.iter().any(|l| l.contains("SI")), "{out:#?}");
         // The rest of the row is as without paints.
         let unpainted = lines(&probes.map(|p| ProbeRecord { paint: None, ..p }));
         assert_eq!(
             row(&out, "h2").replace("     300 ms        n/a", ""),
             row(&unpainted, "h2")
+        );
+    }
+
+    /// Speed Index's column after LCP's only when some probe had one.
+    #[test]
+    fn speed_index_column_only_when_some_probe_has_one() {
+        let painted = |protocol, plt: f64, si: Option<f64>| ProbeRecord {
+            paint: Some(results::Paint {
+                fcp_ms: Some(300.0),
+                lcp_ms: Some(310.0),
+                speed_index_ms: si,
+                visually_complete_ms: si.map(|s| s + 100.0),
+                ..Default::default()
+            }),
+            ..probe(protocol, plt, None)
+        };
+        let out = lines(&[
+            painted(Protocol::Https, 1000.0, Some(350.0)),
+            painted(Protocol::Https, 1000.0, Some(370.0)),
+            painted(Protocol::H2, 900.0, None),
+        ]);
+        assert!(
+            out[0].contains("  FCP mean   LCP mean    SI mean "),
+            "{}",
+            out[0]
+        );
+        assert!(row(&out, "https").contains("  310 ms     360 ms "));
+        assert!(row(&out, "h2").contains("  310 ms        n/a "));
+        for name in ["https", "h2"] {
+            assert_eq!(row(&out, name).chars().count(), out[0].chars().count());
+        }
+        assert!(
+            out.iter().any(|l| l.starts_with("SI: Speed Index")),
+            "{out:#?}"
         );
     }
 

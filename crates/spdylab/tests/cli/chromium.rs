@@ -410,3 +410,115 @@ fn chromium_probes_carry_ttfb_fcp_and_lcp_the_model_s_none() {
         }
     }
 }
+
+/// Speed Index, visually complete and the filmstrip (issue 35, docs/visual.md):
+/// each Chromium probe has both figures, on PLT's clock, ordered as they
+/// must be, and its filmstrip of JPEGs that decode beside its HAR; the
+/// summary has their means; the model has none of it, and no filmstrip.
+#[test]
+fn chromium_probes_carry_speed_index_and_a_filmstrip_the_model_s_none() {
+    // A 60 Hz frame: screencast frames are stamped with their compositor
+    // frame's time, FCP with its presentation (a frame apart at most).
+    const FRAME: f64 = 1000.0 / 60.0;
+    let run = |client: &str, har_dir: &std::path::Path| {
+        let har_dir = har_dir.to_str().unwrap();
+        run_json(&[
+            "compare",
+            "--site",
+            "icons",
+            "--client",
+            client,
+            "--protocols",
+            "https,h2",
+            "--rtt",
+            "20ms",
+            "--rate",
+            "20mbit",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+            "--har-dir",
+            har_dir,
+        ])
+    };
+    let tmp = TempDir::new("filmstrip");
+    let v = run("chromium", &tmp.join("chromium"));
+    let strips: Vec<std::path::PathBuf> = std::fs::read_dir(tmp.join("chromium"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "filmstrip"))
+        .collect();
+    assert_eq!(probes(&v).len(), 2);
+    assert_eq!(strips.len(), 2, "{strips:?}");
+    for (i, p) in probes(&v).iter().enumerate() {
+        assert!(p["error"].is_null(), "{p}");
+        let figure = |k: &str| {
+            p["paint"][k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("no {k}: {p}"))
+        };
+        let (plt, fcp) = (p["plt_ms"].as_f64().unwrap(), figure("fcp_ms"));
+        let (si, vc) = (figure("speed_index_ms"), figure("visually_complete_ms"));
+        // Named after its HAR: icons-<protocol>-<n>.filmstrip/<ms>ms.jpg.
+        let strip = tmp.join("chromium").join(format!(
+            "icons-{}-{:03}.filmstrip",
+            p["protocol"].as_str().unwrap(),
+            i + 1
+        ));
+        let mut frames: Vec<(f64, std::path::PathBuf)> = std::fs::read_dir(&strip)
+            .unwrap_or_else(|e| panic!("{}: {e}", strip.display()))
+            .map(|e| e.unwrap().path())
+            .map(|f| {
+                let name = f.file_name().unwrap().to_string_lossy().into_owned();
+                let ms = name
+                    .strip_suffix("ms.jpg")
+                    .unwrap_or_else(|| panic!("{name}"));
+                (ms.parse().unwrap(), f)
+            })
+            .collect();
+        frames.sort_by(|a, b| a.0.total_cmp(&b.0));
+        assert!(!frames.is_empty() && frames.len() <= 20, "{frames:?}");
+        for (_, f) in &frames {
+            let bytes = std::fs::read(f).unwrap();
+            let mut d = jpeg_decoder::Decoder::new(&bytes[..]);
+            let pixels = d
+                .decode()
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let info = d.info().unwrap();
+            assert!(
+                info.width > 0 && info.width <= 640 && info.height <= 400,
+                "{info:?}"
+            );
+            assert!(!pixels.is_empty());
+        }
+        let last = frames.last().unwrap().0;
+        // The page is complete no sooner than it first painted text, and
+        // no later than its final frame (by onload, or by a later FCP).
+        assert!(fcp <= vc + FRAME, "{p}");
+        assert!(vc <= plt.max(last) + FRAME, "{p} {frames:?}");
+        // Incomplete for some of the time from navigation start, at most all of it.
+        assert!(0.0 < si && si <= vc, "{p}");
+    }
+    for s in v["summary"].as_array().unwrap() {
+        for k in ["speed_index_ms", "visually_complete_ms"] {
+            assert_eq!(s[k]["n"], 1, "{s}");
+            assert!(s[k]["mean"].as_f64().unwrap() > 0.0, "{s}");
+        }
+    }
+    let v = run("model", &tmp.join("model"));
+    for p in probes(&v) {
+        assert!(p.get("paint").is_none(), "{p}");
+    }
+    for s in v["summary"].as_array().unwrap() {
+        for k in ["speed_index_ms", "visually_complete_ms"] {
+            assert!(s.get(k).is_none(), "{s}");
+        }
+    }
+    let files = std::fs::read_dir(tmp.join("model")).unwrap();
+    for f in files {
+        let f = f.unwrap().path();
+        assert!(f.extension().is_some_and(|x| x == "har"), "{}", f.display());
+    }
+}

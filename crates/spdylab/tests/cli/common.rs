@@ -168,8 +168,10 @@ impl Drop for TempDir {
 pub fn hars(dir: &Path) -> Vec<(String, Value)> {
     let mut v: Vec<(String, Value)> = std::fs::read_dir(dir)
         .unwrap()
-        .map(|e| {
-            let p = e.unwrap().path();
+        .map(|e| e.unwrap().path())
+        // Not Chromium's filmstrips beside them (NAME.filmstrip/).
+        .filter(|p| p.extension().is_some_and(|x| x == "har"))
+        .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             let har = serde_json::from_slice(&std::fs::read(&p).unwrap())
                 .unwrap_or_else(|e| panic!("{}: {e}", p.display()));

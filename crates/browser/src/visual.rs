@@ -1,0 +1,286 @@
+//! Sans-I/O: Speed Index, visually complete and the filmstrip of one page
+//! load, from the frames of the screen Chromium showed during it.
+//!
+//! Frames: `Browser::run` starts `Page.startScreencast` (JPEG, quality
+//! `QUALITY`, at most `MAX_WIDTH`×`MAX_HEIGHT`, i.e. the 1280×800 viewport
+//! halved, every frame) before the navigation and acknowledges each
+//! `Page.screencastFrame` as it comes. Chromium sends a frame when the
+//! compositor produced one that changed the screen, at most one per display
+//! frame (60 Hz), and holds the next until the last two are acknowledged: a
+//! frame per change of the screen, up to about 60 a second, none while
+//! nothing changes. Each frame's `metadata.timestamp` (its swap, wall-clock
+//! seconds) is mapped onto the Network events' clock as LCP's time is, and
+//! taken as ms after the document's request (`Recorder`).
+//!
+//! Visual progress as speedline (Lighthouse's) and WebPageTest's
+//! visualmetrics compute it: each frame's histogram per colour channel
+//! (256 bins each, pixels whose three channels are all ≥ `WHITE` left out: the
+//! page's blank background), and a frame's progress toward the final frame
+//! from the first (a white screen at navigation start, whose histogram is
+//! empty):
+//!
+//! ```text
+//! progress = Σ_c,v min(|h(v) − h0(v)|, |hN(v) − h0(v)|) / Σ_c,v |hN(v) − h0(v)|
+//! ```
+//!
+//! floored to a whole per cent (a final frame with no non-white pixel: no
+//! progress to make, no figures). Speed Index = ∫ (1 − progress) dt from
+//! navigation start, a step function (each frame's progress holds until the
+//! next); visually complete: the first frame at 100 %.
+
+use client::FilmFrame;
+
+/// A pixel whose red, green and blue are all at least this is background
+/// (speedline's `isWhitePixel`).
+pub(crate) const WHITE: u8 = 249;
+/// The screencast's JPEG quality (0–100).
+pub(crate) const QUALITY: u32 = 50;
+/// The screencast's largest frame, px: half the viewport in each direction.
+pub(crate) const MAX_WIDTH: u32 = 640;
+pub(crate) const MAX_HEIGHT: u32 = 400;
+/// At most this many frames kept for the filmstrip.
+pub(crate) const FILMSTRIP_MAX: usize = 20;
+
+/// Per channel (R, G, B), the count of non-white pixels at each value.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Histogram(Box<[[u32; 256]; 3]>);
+
+impl std::fmt::Debug for Histogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Histogram({} pixels)", self.pixels())
+    }
+}
+
+impl Histogram {
+    /// A white screen's: empty.
+    pub fn white() -> Histogram {
+        Histogram(Box::new([[0; 256]; 3]))
+    }
+
+    /// Of interleaved 8-bit RGB pixels.
+    pub fn of_rgb(rgb: &[u8]) -> Histogram {
+        let mut h = Histogram::white();
+        for p in rgb.chunks_exact(3) {
+            if p.iter().all(|c| *c >= WHITE) {
+                continue;
+            }
+            for (c, v) in p.iter().enumerate() {
+                h.0[c][*v as usize] += 1;
+            }
+        }
+        h
+    }
+
+    /// Of a JPEG (RGB or greyscale); None if it does not decode.
+    pub fn of_jpeg(bytes: &[u8]) -> Option<Histogram> {
+        let mut d = jpeg_decoder::Decoder::new(bytes);
+        let pixels = d.decode().ok()?;
+        match d.info()?.pixel_format {
+            jpeg_decoder::PixelFormat::RGB24 => Some(Histogram::of_rgb(&pixels)),
+            jpeg_decoder::PixelFormat::L8 => {
+                let rgb: Vec<u8> = pixels.iter().flat_map(|v| [*v; 3]).collect();
+                Some(Histogram::of_rgb(&rgb))
+            }
+            _ => None,
+        }
+    }
+
+    /// How many pixels it counts (non-white).
+    pub fn pixels(&self) -> u64 {
+        self.0[0].iter().map(|n| u64::from(*n)).sum()
+    }
+}
+
+/// The visual progress (whole per cent, 0–100) of `current` from `initial`
+/// toward `target`; None when `target` does not differ from `initial`.
+pub(crate) fn progress(
+    current: &Histogram,
+    initial: &Histogram,
+    target: &Histogram,
+) -> Option<u32> {
+    let (mut matched, mut total) = (0u64, 0u64);
+    for c in 0..3 {
+        for v in 0..256 {
+            let i = i64::from(initial.0[c][v]);
+            let now = (i64::from(current.0[c][v]) - i).unsigned_abs();
+            let goal = (i64::from(target.0[c][v]) - i).unsigned_abs();
+            matched += now.min(goal);
+            total += goal;
+        }
+    }
+    (total > 0).then(|| (matched * 100 / total) as u32)
+}
+
+/// What the frames of one load give.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Visual {
+    pub speed_index_ms: f64,
+    pub visually_complete_ms: f64,
+    /// Each frame's progress (per cent), in the order given.
+    pub progress: Vec<u32>,
+}
+
+/// Speed Index and visually complete of `frames` (ms after navigation start,
+/// ascending, each ≥ 0, with its histogram; the last is the final frame),
+/// the screen white at 0 ms. None without frames, or when the final frame
+/// is white (nothing to progress to).
+pub(crate) fn visual(frames: &[(f64, Histogram)]) -> Option<Visual> {
+    let (_, target) = frames.last()?;
+    let white = Histogram::white();
+    let progress: Vec<u32> = frames
+        .iter()
+        .map(|(_, h)| progress(h, &white, target))
+        .collect::<Option<_>>()?;
+    let (mut si, mut last_t, mut last_p) = (0.0, 0.0, 0.0);
+    let mut complete = None;
+    for ((t, _), p) in frames.iter().zip(&progress) {
+        si += (t - last_t).max(0.0) * (1.0 - last_p);
+        (last_t, last_p) = (*t, f64::from(*p) / 100.0);
+        if *p >= 100 && complete.is_none() {
+            complete = Some(*t);
+        }
+    }
+    Some(Visual {
+        speed_index_ms: si,
+        // The final frame is at 100 % of itself.
+        visually_complete_ms: complete.unwrap_or(last_t),
+        progress,
+    })
+}
+
+/// The filmstrip: of `frames` (time, JPEG, histogram; as for `visual`), each
+/// that changed the screen from the one before (the first from white), at
+/// most `max`: if more changed, the first and the last and evenly spaced
+/// ones between.
+pub(crate) fn filmstrip(frames: &[(f64, &[u8], &Histogram)], max: usize) -> Vec<FilmFrame> {
+    let white = Histogram::white();
+    let mut before = &white;
+    let mut changed = Vec::new();
+    for (i, (_, _, h)) in frames.iter().enumerate() {
+        if *h != before {
+            changed.push(i);
+        }
+        before = h;
+    }
+    let n = changed.len();
+    let picked: Vec<usize> = if n <= max {
+        changed
+    } else if max <= 1 {
+        changed[n - 1..].to_vec()
+    } else {
+        (0..max).map(|k| changed[k * (n - 1) / (max - 1)]).collect()
+    };
+    picked
+        .into_iter()
+        .map(|i| FilmFrame {
+            ms: frames[i].0,
+            jpeg: frames[i].1.to_vec(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 10×10 screen: `dark` pixels of grey 10, `red` of pure red, the rest white.
+    fn screen(dark: usize, red: usize) -> Histogram {
+        let mut rgb = Vec::new();
+        for i in 0..100 {
+            rgb.extend(if i < dark {
+                [10, 10, 10]
+            } else if i < dark + red {
+                [255, 0, 0]
+            } else {
+                [255, 255, 255]
+            });
+        }
+        Histogram::of_rgb(&rgb)
+    }
+
+    #[test]
+    fn white_and_near_white_pixels_are_background() {
+        let h = Histogram::of_rgb(&[255, 255, 255, 249, 250, 251, 248, 255, 255, 0, 0, 0]);
+        assert_eq!(h.pixels(), 2);
+        assert_eq!(h.0[0][248], 1);
+        assert_eq!(h.0[1][0], 1);
+        assert_eq!(screen(0, 0), Histogram::white());
+    }
+
+    #[test]
+    fn progress_as_speedline() {
+        let white = Histogram::white();
+        let target = screen(40, 10);
+        // Per channel |target − white|: 40 at 10 and 10 at 255 (R) or 0 (G, B):
+        // total 150. 20 dark pixels match 20 of each channel's 40: 60.
+        assert_eq!(progress(&screen(20, 0), &white, &target), Some(40));
+        // Too many dark pixels count only as many as the target has.
+        assert_eq!(progress(&screen(60, 0), &white, &target), Some(80));
+        assert_eq!(progress(&target, &white, &target), Some(100));
+        assert_eq!(progress(&white, &white, &target), Some(0));
+        // 1/3 floors to 33.
+        assert_eq!(progress(&screen(0, 10), &white, &screen(20, 10)), Some(33));
+        // Nothing to progress to.
+        assert_eq!(progress(&target, &white, &white), None);
+    }
+
+    /// Three frames: still white at 100 ms, half the content at 200 ms, all
+    /// of it at 300 ms. SI = 200 ms × 1 + 100 ms × 0.5 = 250 ms.
+    #[test]
+    fn speed_index_of_three_frames_by_hand() {
+        let frames = [
+            (100.0, screen(0, 0)),
+            (200.0, screen(20, 0)),
+            (300.0, screen(40, 0)),
+        ];
+        let v = visual(&frames).unwrap();
+        assert_eq!(v.progress, vec![0, 50, 100]);
+        assert_eq!(v.speed_index_ms, 100.0 + 100.0 + 100.0 * 0.5);
+        assert_eq!(v.visually_complete_ms, 300.0);
+        // The first frame already complete: SI is its time.
+        let v = visual(&[(150.0, screen(40, 0)), (400.0, screen(40, 0))]).unwrap();
+        assert_eq!((v.speed_index_ms, v.visually_complete_ms), (150.0, 150.0));
+    }
+
+    #[test]
+    fn a_frame_that_overshoots_then_returns_is_complete_when_first_at_100() {
+        // A spinner (red) shown at 100 ms, gone at 250 ms; content at 200 ms.
+        let frames = [
+            (100.0, screen(0, 30)),
+            (200.0, screen(40, 30)),
+            (250.0, screen(40, 0)),
+        ];
+        let v = visual(&frames).unwrap();
+        // The red pixels do not count toward a final frame without red;
+        // at 200 ms every dark pixel is there: complete by the histogram.
+        assert_eq!(v.progress, vec![0, 100, 100]);
+        assert_eq!(v.visually_complete_ms, 200.0);
+        assert_eq!(v.speed_index_ms, 200.0);
+    }
+
+    #[test]
+    fn no_frames_or_a_white_end_give_none() {
+        assert_eq!(visual(&[]), None);
+        assert_eq!(visual(&[(10.0, screen(5, 0)), (20.0, screen(0, 0))]), None);
+    }
+
+    #[test]
+    fn filmstrip_keeps_changes_at_most_max() {
+        let hs: Vec<Histogram> = (0..30).map(|i| screen(usize::div_ceil(i, 2), 0)).collect();
+        let frames: Vec<(f64, &[u8], &Histogram)> = hs
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (i as f64 * 10.0, &[1u8, 2][..], h))
+            .collect();
+        // Frame 0 is white (no change from the white start); then a change
+        // every other frame: 1, 3, …, 29 (15 changes).
+        let all = filmstrip(&frames, 20);
+        let times: Vec<f64> = all.iter().map(|f| f.ms).collect();
+        assert_eq!(times.len(), 15);
+        assert_eq!((times[0], times[14]), (10.0, 290.0));
+        let few = filmstrip(&frames, 4);
+        let times: Vec<f64> = few.iter().map(|f| f.ms).collect();
+        assert_eq!(times, vec![10.0, 90.0, 190.0, 290.0]);
+        assert_eq!(few[0].jpeg, vec![1, 2]);
+    }
+}
