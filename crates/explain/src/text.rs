@@ -48,11 +48,24 @@ fn counted(delta: Option<f64>, one: &str, many: &str) -> Option<String> {
 fn note(d: &Difference, c: Component) -> Option<String> {
     let w = &d.why;
     match c {
-        Component::Setup => counted(
-            w.handshakes_on_critical_path,
-            "handshake on the critical path",
-            "handshakes on the critical path",
-        ),
+        Component::Setup => {
+            let parts: Vec<String> = [
+                counted(
+                    w.handshakes_on_critical_path,
+                    "handshake on the critical path",
+                    "handshakes on the critical path",
+                ),
+                counted(
+                    w.handshake_rounds_on_critical_path,
+                    "handshake round",
+                    "handshake rounds",
+                ),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            (!parts.is_empty()).then(|| parts.join(", "))
+        }
         Component::LossRecovery => {
             let parts: Vec<String> = [
                 counted(w.rto_stalls, "RTO stall", "RTO stalls"),
