@@ -111,16 +111,33 @@ mod tests {
 
     #[test]
     fn specs_read_and_write_back() {
-        for s in ["cubic:2", "bbr:1", "udp:500kbit", "cubic:1,udp:1mbit", "none"] {
+        for s in [
+            "cubic:2",
+            "bbr:1",
+            "udp:500kbit",
+            "cubic:1,udp:1mbit",
+            "none",
+        ] {
             let c: CrossTraffic = s.parse().unwrap();
             assert_eq!(c.to_string(), s);
         }
         let c: CrossTraffic = "cubic:2,bbr:1,udp:500kbit".parse().unwrap();
         assert_eq!(c.flows(), 4);
         assert!("".parse::<CrossTraffic>().unwrap().is_empty());
-        for bad in ["cubic", "cubic:0", "vegas:1", "udp:fast", "cubic:17", "cubic:9,bbr:8", "cubic:-1"] {
+        for bad in [
+            "cubic",
+            "cubic:0",
+            "vegas:1",
+            "udp:fast",
+            "cubic:17",
+            "cubic:9,bbr:8",
+            "cubic:-1",
+        ] {
             let e = bad.parse::<CrossTraffic>().unwrap_err();
-            assert!(e.starts_with(&format!("'{bad}' is not cross traffic")), "{e}");
+            assert!(
+                e.starts_with(&format!("'{bad}' is not cross traffic")),
+                "{e}"
+            );
         }
     }
 }
