@@ -507,20 +507,7 @@ fn connections(
                 server: format!("{}:{}", key.server.0, key.server.1),
                 opened_by: opened_by.map(str::to_string),
                 open_ms: ns_to_ms(p.arrive),
-                handshake_end_ms: None,
-                bytes_down: 0,
-                bytes_up: 0,
-                packets_down: 0,
-                packets_up: 0,
-                payload_bytes_delivered_down: 0,
-                drops_loss: 0,
-                drops_queue: 0,
-                retransmitted_segments: 0,
-                first_data_ms: None,
-                last_data_ms: None,
-                hol_blocked_bytes: 0,
-                hol_blocked_ms: 0.0,
-                flight_bytes_per_rtt: Vec::new(),
+                ..Default::default()
             });
             out.len() - 1
         });

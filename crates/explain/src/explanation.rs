@@ -179,7 +179,7 @@ pub struct Why {
 }
 
 /// One flow (5-tuple) through the link.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Connection {
     /// `tcp`, `udp` (QUIC when `opened_by` is `initial`), or the IP protocol number.
     pub transport: String,

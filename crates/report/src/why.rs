@@ -482,19 +482,9 @@ pub(crate) mod tests {
             opened_by: Some("syn".into()),
             open_ms: 0.0,
             handshake_end_ms: Some(40.0),
-            bytes_down: 0,
-            bytes_up: 0,
-            packets_down: 0,
-            packets_up: 0,
             payload_bytes_delivered_down: flight.iter().sum(),
-            drops_loss: 0,
-            drops_queue: 0,
-            retransmitted_segments: 0,
-            first_data_ms: None,
-            last_data_ms: None,
-            hol_blocked_bytes: 0,
-            hol_blocked_ms: 0.0,
             flight_bytes_per_rtt: flight.to_vec(),
+            ..Default::default()
         }
     }
 
@@ -537,6 +527,7 @@ pub(crate) mod tests {
             utilization: Utilization::default(),
             browser_cost_ms: None,
             unmatched_log_entries: 0,
+            competing: None,
         }
     }
 
