@@ -93,21 +93,7 @@ impl CrossRunning {
         })?;
         conn.set_read_timeout(Some(POLL))?;
         sender.set_write_timeout(Some(POLL))?;
-        let got = Arc::new(AtomicU64::new(0));
-        let (stop, count) = (self.stop.clone(), got.clone());
-        self.threads.push(std::thread::spawn(move || {
-            let mut buf = vec![0u8; 64 << 10];
-            while !stop.load(Ordering::Relaxed) {
-                match conn.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        count.fetch_add(n as u64, Ordering::Relaxed);
-                    }
-                    Err(e) if timed_out(&e) => {}
-                    Err(_) => break,
-                }
-            }
-        }));
+        self.receive(move |buf| conn.read(buf));
         let stop = self.stop.clone();
         self.threads.push(std::thread::spawn(move || {
             let buf = vec![0x5au8; 64 << 10];
@@ -120,22 +106,19 @@ impl CrossRunning {
             }
             let _ = sender.shutdown(std::net::Shutdown::Both);
         }));
-        self.received.push(got);
         Ok(())
     }
 
-    fn udp(&mut self, bps: u64, client: &NetNs, server: &NetNs) -> io::Result<()> {
-        let receiver = client.run(|| UdpSocket::bind(SocketAddr::from((CROSS_CLIENT_ADDR, 0))))?;
-        let to = receiver.local_addr()?;
-        let sender = server.run(|| UdpSocket::bind(SocketAddr::from((CROSS_SERVER_ADDR, 0))))?;
-        sender.connect(to)?;
-        receiver.set_read_timeout(Some(POLL))?;
+    /// A receiver thread: reads with `read` until stopped, the end of the
+    /// stream (0) or an error, counting what it got in a new `received` slot.
+    fn receive(&mut self, mut read: impl FnMut(&mut [u8]) -> io::Result<usize> + Send + 'static) {
         let got = Arc::new(AtomicU64::new(0));
         let (stop, count) = (self.stop.clone(), got.clone());
         self.threads.push(std::thread::spawn(move || {
             let mut buf = vec![0u8; 64 << 10];
             while !stop.load(Ordering::Relaxed) {
-                match receiver.recv(&mut buf) {
+                match read(&mut buf) {
+                    Ok(0) => break,
                     Ok(n) => {
                         count.fetch_add(n as u64, Ordering::Relaxed);
                     }
@@ -144,6 +127,16 @@ impl CrossRunning {
                 }
             }
         }));
+        self.received.push(got);
+    }
+
+    fn udp(&mut self, bps: u64, client: &NetNs, server: &NetNs) -> io::Result<()> {
+        let receiver = client.run(|| UdpSocket::bind(SocketAddr::from((CROSS_CLIENT_ADDR, 0))))?;
+        let to = receiver.local_addr()?;
+        let sender = server.run(|| UdpSocket::bind(SocketAddr::from((CROSS_SERVER_ADDR, 0))))?;
+        sender.connect(to)?;
+        receiver.set_read_timeout(Some(POLL))?;
+        self.receive(move |buf| receiver.recv(buf));
         let stop = self.stop.clone();
         self.threads.push(std::thread::spawn(move || {
             // Paced: by now, rate × elapsed bytes should have left (IP and
@@ -163,7 +156,6 @@ impl CrossRunning {
                 std::thread::sleep(Duration::from_millis(5));
             }
         }));
-        self.received.push(got);
         Ok(())
     }
 }
