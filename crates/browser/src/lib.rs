@@ -429,8 +429,8 @@ const PAINT_MARGIN: Duration = Duration::from_millis(100);
 /// The DevTools calls that report paints (`paint`'s module doc): FCP as a
 /// lifecycle event, LCP candidates as performance-timeline events, and the
 /// screen's frames (`visual`'s module doc).
-fn paint_domains() -> Vec<(&'static str, serde_json::Value)> {
-    let mut calls = vec![
+fn paint_domains() -> [(&'static str, serde_json::Value); 3] {
+    [
         (
             "Page.setLifecycleEventsEnabled",
             serde_json::json!({"enabled": true}),
@@ -439,17 +439,13 @@ fn paint_domains() -> Vec<(&'static str, serde_json::Value)> {
             "PerformanceTimeline.enable",
             serde_json::json!({"eventTypes": ["largest-contentful-paint"]}),
         ),
-    ];
-    // TEMPORARY cost switch (removed once measured).
-    if std::env::var_os("SPDYLAB_NO_SCREENCAST").is_none() {
-        calls.push((
+        (
             "Page.startScreencast",
             serde_json::json!({"format": "jpeg", "quality": visual::QUALITY,
                 "maxWidth": visual::MAX_WIDTH, "maxHeight": visual::MAX_HEIGHT,
                 "everyNthFrame": 1}),
-        ));
-    }
-    calls
+        ),
+    ]
 }
 
 impl Drop for Browser {
