@@ -173,6 +173,44 @@ fn pick(weights: &[f64], busy: f64, running: usize, budget: f64) -> Option<usize
 
 /// The points' work, longest expected first (`expected_secs`), so that no
 /// long point is left to run alone at the end while the other testbeds idle.
+/// A point whose pending Trials are expected to take longer than this is
+/// spread over several testbeds, whole repetitions each (every protocol of a
+/// repetition stays on one testbed, interleaved as compare does; each chunk
+/// has its own warm-up): one slow point no longer holds a campaign's end.
+/// 004's imgur at 64 kbit/s — 5 repetitions × 3 protocols of 205 s, one after
+/// another on one testbed — was 51 of fig4's 62 minutes.
+pub(super) const CHUNK_SECS: f64 = 600.0;
+
+/// `pending` (repetition-major, as the sweep lists it) cut into chunks of
+/// whole repetitions, each expected to take at most `CHUNK_SECS` where a
+/// repetition fits (one repetition a chunk where it does not), given the
+/// expected seconds of one repetition.
+pub(super) fn chunks_of_reps<T: Clone>(
+    pending: &[(T, usize)],
+    rep_secs: f64,
+) -> Vec<Vec<(T, usize)>> {
+    let per_chunk = if rep_secs > 0.0 {
+        ((CHUNK_SECS / rep_secs).floor() as usize).max(1)
+    } else {
+        usize::MAX
+    };
+    let mut out: Vec<Vec<(T, usize)>> = Vec::new();
+    let mut reps_in_last = 0;
+    let mut last_rep: Option<usize> = None;
+    for (item, rep) in pending {
+        if last_rep != Some(*rep) {
+            if out.is_empty() || reps_in_last == per_chunk {
+                out.push(Vec::new());
+                reps_in_last = 0;
+            }
+            reps_in_last += 1;
+            last_rep = Some(*rep);
+        }
+        out.last_mut().expect("a chunk").push((item.clone(), *rep));
+    }
+    out
+}
+
 pub(super) fn longest_first(mut order: Vec<(f64, Work)>) -> VecDeque<Work> {
     order.sort_by(|a, b| b.0.total_cmp(&a.0));
     order.into_iter().map(|(_, w)| w).collect()
@@ -190,6 +228,30 @@ mod tests {
             p.insert("rate".into(), r.into());
         }
         p
+    }
+
+    #[test]
+    fn long_points_are_cut_into_whole_repetitions() {
+        let pending: Vec<(&str, usize)> = (0..5)
+            .flat_map(|rep| ["https", "spdy3", "h2"].map(|p| (p, rep)))
+            .collect();
+        // A repetition of 615 s (imgur at 64 kbit/s): one a chunk.
+        let c = chunks_of_reps(&pending, 615.0);
+        assert_eq!(c.len(), 5);
+        assert!(c
+            .iter()
+            .all(|c| c.len() == 3 && c.iter().all(|(_, r)| *r == c[0].1)));
+        // 220 s (youtube at 64 kbit/s): two a chunk, the last alone.
+        let c = chunks_of_reps(&pending, 220.0);
+        assert_eq!(c.iter().map(Vec::len).collect::<Vec<_>>(), [6, 6, 3]);
+        // Short points stay whole, and nothing is lost or reordered.
+        let c = chunks_of_reps(&pending, 10.0);
+        assert_eq!(c, vec![pending.clone()]);
+        assert_eq!(chunks_of_reps(&pending, 0.0).len(), 1);
+        // A resumed point (some Trials done) keeps what is left, by repetition.
+        let left = [("h2", 1), ("https", 3), ("spdy3", 3)];
+        let c = chunks_of_reps(&left, 615.0);
+        assert_eq!(c, vec![vec![("h2", 1)], vec![("https", 3), ("spdy3", 3)]]);
     }
 
     #[test]

@@ -5,7 +5,9 @@
 use super::dir::{
     at, check_sites, har_name, write_atomically, write_calibration, Appender, CampaignDir,
 };
-use super::schedule::{expected_secs, in_shard, longest_first, max_testbeds, Scheduler, Work};
+use super::schedule::{
+    chunks_of_reps, expected_secs, in_shard, longest_first, max_testbeds, Scheduler, Work,
+};
 use super::SweepError;
 use crate::probe::{run_plan, Probe, ProbeSpec};
 use crate::trial::{settings, Trial};
@@ -153,14 +155,16 @@ pub fn sweep(
             }
         }
         pending_total += pending.len();
-        if !pending.is_empty() {
-            let probes = pending.len() + exp.warmup * exp.protocols.len();
-            let secs = expected_secs(p, exp.seed, &sites[&p["site"]], probes);
+        let site = &sites[&p["site"]];
+        let rep_secs = expected_secs(p, exp.seed, site, exp.protocols.len());
+        for chunk in chunks_of_reps(&pending, rep_secs) {
+            let probes = chunk.len() + exp.warmup * exp.protocols.len();
+            let secs = expected_secs(p, exp.seed, site, probes);
             order.push((
                 secs,
                 Work::Point {
                     point: p.clone(),
-                    pending,
+                    pending: chunk,
                 },
             ));
         }
