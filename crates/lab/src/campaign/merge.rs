@@ -1,6 +1,6 @@
 //! Merge: the directories of slices run apart (`--shard i/n`) joined into
-//! one campaign directory — each Trial's latest record once, its HAR, the
-//! calibrations and the sites' fingerprints.
+//! one campaign directory — each Trial's latest record once, its HAR (and
+//! filmstrip), the calibrations and the sites' fingerprints.
 
 use super::dir::{
     at, describe_site, read_sites, write_atomically, write_calibration, write_sites, Appender,
@@ -118,6 +118,22 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(usize, usize), SweepErro
                 if from.exists() {
                     let bytes = std::fs::read(&from).map_err(|e| at(&from, e))?;
                     write_atomically(&to, &bytes)?;
+                }
+                // Its filmstrip (Chromium's frames) beside it, frame by frame.
+                let (films, filmt) = (
+                    crate::har::filmstrip_dir(&from),
+                    crate::har::filmstrip_dir(&to),
+                );
+                if films.is_dir() {
+                    std::fs::create_dir_all(&filmt).map_err(|e| at(&filmt, e))?;
+                    for frame in std::fs::read_dir(&films).map_err(|e| at(&films, e))? {
+                        let frame = frame.map_err(|e| at(&films, e))?.path();
+                        let bytes = std::fs::read(&frame).map_err(|e| at(&frame, e))?;
+                        write_atomically(
+                            &filmt.join(frame.file_name().unwrap_or_default()),
+                            &bytes,
+                        )?;
+                    }
                 }
             }
             appender.append(line)?;

@@ -155,11 +155,31 @@ fn slices_merge_and_the_report_renders_in_chromium() {
         assert_eq!(n, trials / 2, "slice {i}");
         slices.push(out);
     }
+    // A filmstrip beside a HAR (Chromium's; the model writes none) goes
+    // with it.
+    let har = std::fs::read_dir(Path::new(&slices[0]).join("har"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "har"))
+        .expect("a HAR in the slice");
+    let film = har.with_extension("filmstrip");
+    std::fs::create_dir_all(&film).unwrap();
+    std::fs::write(film.join("0100ms.jpg"), b"frame").unwrap();
     let merged = dir.join("all");
     let merged_s = merged.display().to_string();
     ok(&spdylab(&[
         "merge", &slices[0], &slices[1], "--out", &merged_s,
     ]));
+    let copied = merged
+        .join("har")
+        .join(film.file_name().unwrap())
+        .join("0100ms.jpg");
+    assert_eq!(
+        std::fs::read(&copied).unwrap(),
+        b"frame",
+        "{}",
+        copied.display()
+    );
     let all = records(&merged);
     assert_eq!(all.len(), trials);
     assert!(all.values().all(|&n| n == 1));
