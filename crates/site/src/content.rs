@@ -272,17 +272,23 @@ fn zlib_stored(raw: &[u8]) -> Vec<u8> {
 
 /// An 8-bit greyscale PNG of `side`×`side` pixels, unpadded.
 fn png_image(side: u32, seed: u64) -> Vec<u8> {
+    png_image_wh(side, side, seed)
+}
+
+/// An 8-bit greyscale PNG of `width`×`height` pixels, unpadded (stored
+/// deflate: a pixel more is a byte more).
+fn png_image_wh(width: u32, height: u32, seed: u64) -> Vec<u8> {
     let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
     let mut ihdr = Vec::new();
-    ihdr.extend_from_slice(&side.to_be_bytes());
-    ihdr.extend_from_slice(&side.to_be_bytes());
+    ihdr.extend_from_slice(&width.to_be_bytes());
+    ihdr.extend_from_slice(&height.to_be_bytes());
     ihdr.extend_from_slice(&[8, 0, 0, 0, 0]); // 8-bit greyscale, deflate, no filter, no interlace
     chunk(&mut out, b"IHDR", &ihdr);
     let mut f = Filler::new(seed);
-    let mut raw = Vec::with_capacity(((side + 1) * side) as usize);
-    for _ in 0..side {
+    let mut raw = Vec::with_capacity(((width + 1) * height) as usize);
+    for _ in 0..height {
         raw.push(0); // filter: none
-        raw.extend((0..side).map(|_| (f.next() >> 56) as u8));
+        raw.extend((0..width).map(|_| (f.next() >> 56) as u8));
     }
     chunk(&mut out, b"IDAT", &zlib_stored(&raw));
     out
@@ -314,8 +320,15 @@ fn png_side(size: usize) -> u32 {
 }
 
 fn png(size: usize, seed: u64) -> Vec<u8> {
-    let mut out = png_image(png_side(size), seed);
-    let pad = size.saturating_sub(out.len() + PNG_IEND);
+    let side = png_side(size);
+    let mut out = png_image(side, seed);
+    let mut pad = size.saturating_sub(out.len() + PNG_IEND);
+    if side == 1 && (1..PNG_PAD_CHUNK).contains(&pad) {
+        // Fewer bytes than a padding chunk takes: the 1×1 image made wider
+        // by them instead.
+        out = png_image_wh(1 + pad as u32, 1, seed);
+        pad = 0;
+    }
     if pad >= PNG_PAD_CHUNK {
         // A private, ancillary chunk that decoders skip.
         chunk(&mut out, b"spAd", &vec![0u8; pad - PNG_PAD_CHUNK]);
@@ -352,6 +365,17 @@ pub fn png_dimensions(data: &[u8]) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fuzz_regression_png_sizes_just_above_the_smallest_are_exact() {
+        // Found by the HAR import fuzz (tests/fuzz_har.rs): a 71-byte image
+        // came out 70 bytes, too small for a padding chunk.
+        for size in png_min_size()..png_min_size() + 2 * PNG_PAD_CHUNK {
+            let p = png(size, 3);
+            assert_eq!(p.len(), size);
+            assert!(png_dimensions(&p).is_some());
+        }
+    }
 
     #[test]
     fn png_sizes_are_exact_and_icons_are_32_by_32() {

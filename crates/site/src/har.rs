@@ -46,6 +46,14 @@ pub fn iso8601(t: SystemTime) -> String {
 /// HAR files larger than this are refused before they are read.
 pub const MAX_HAR_BYTES: u64 = 128 << 20;
 
+/// The largest response or request body an entry may record (a site file's
+/// limit too); an entry recording more is skipped, saying so.
+pub const MAX_RESOURCE_BYTES: u64 = 1_000_000_000_000;
+
+/// The longest think time (`timings.wait`) an entry may record, ms; an entry
+/// recording more is skipped, saying so (replay waits it).
+pub const MAX_WAIT_MS: f64 = 3_600_000.0;
+
 /// How a resource got its parent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -187,6 +195,11 @@ fn request_body(r: &Request) -> Result<(Option<String>, usize), String> {
         return Ok((Some(form), n));
     }
     let size = number(&r.body_size).filter(|n| *n > 0.0).unwrap_or(0.0);
+    if size > MAX_RESOURCE_BYTES as f64 {
+        return Err(format!(
+            "request bodySize {size:e} beyond the {MAX_RESOURCE_BYTES} bytes a body may have"
+        ));
+    }
     Ok((None, size as usize))
 }
 
@@ -461,7 +474,11 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
                         .into(),
                 ));
             }
-            serde_json::from_value(v).map_err(|e| HarError(format!("not a valid HAR: {e}")))?
+            serde_json::from_value(v).map_err(|e| {
+                // from_value's error has no position: the bytes' parse has.
+                let e = serde_json::from_slice::<Har>(bytes).err().unwrap_or(e);
+                HarError(format!("not a valid HAR: {e}"))
+            })?
         }
     };
     let log = har.log;
@@ -615,7 +632,26 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             .and_then(|c| c.size)
             .filter(|s| *s > 0.0)
             .or(e.response.body_size.filter(|s| *s > 0.0))
-            .map_or(0, |s| s as usize);
+            .unwrap_or(0.0);
+        if recorded_size > MAX_RESOURCE_BYTES as f64 {
+            skip(format!(
+                "response size {recorded_size:e} beyond the {MAX_RESOURCE_BYTES} bytes a body may have"
+            ));
+            continue;
+        }
+        let recorded_size = recorded_size as usize;
+        let wait = e
+            .timings
+            .as_ref()
+            .and_then(|t| t.wait)
+            .filter(|w| *w > 0.0)
+            .unwrap_or(0.0);
+        if wait > MAX_WAIT_MS {
+            skip(format!(
+                "timings.wait {wait:e} ms beyond the {MAX_WAIT_MS} ms (an hour) replay may wait"
+            ));
+            continue;
+        }
         let size = body.as_ref().map_or(recorded_size, Vec::len);
         let key = (url.host.clone(), url.path.clone());
         if let Some(&j) = by_url.get(&key) {
@@ -645,12 +681,6 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             kind = Kind::Html; // the document
         }
         by_url.insert(key, kept.len());
-        let wait = e
-            .timings
-            .as_ref()
-            .and_then(|t| t.wait)
-            .filter(|w| *w > 0.0)
-            .unwrap_or(0.0);
         kept.push(Kept {
             rec: Recorded {
                 method,
@@ -777,7 +807,13 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             match found {
                 Some((j, rv, source)) => (Some(j), reveal(j, rv), Some(source)),
                 None => {
-                    let doc = if document < i { document } else { 0 };
+                    // The page the chain led to, if it is one (a chain may end on
+                    // anything): else the first entry, the document by kind.
+                    let doc = if document < i && kept[document].kind == Kind::Html {
+                        document
+                    } else {
+                        0
+                    };
                     (
                         Some(doc),
                         reveal(doc, reveal_for(Kind::Html, k.kind).unwrap_or(Reveal::Body)),
@@ -1203,6 +1239,69 @@ mod tests {
         ]);
         let e = import("t", &h).unwrap_err().0;
         assert!(e.contains("appears twice with different bodies"), "{e}");
+    }
+
+    #[test]
+    fn fuzz_regression_a_field_of_the_wrong_type_is_named_by_its_place() {
+        // Found by tests/fuzz_har.rs: the error had no position.
+        let mut e = entry("https://www.test/", "text/html", Some("<p>"), Value::Null);
+        e["response"]["headers"] = Value::Null;
+        let e = import("t", &har(vec![e])).unwrap_err().0;
+        assert!(
+            e.starts_with("not a valid HAR: invalid type: null") && e.contains("line 1 column"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn fuzz_regression_sizes_and_waits_beyond_the_limits_are_skipped() {
+        // Found by tests/fuzz_har.rs: a size of 9.2e18 became a resource of
+        // usize::MAX bytes (the report's total overflowed; replay would make
+        // it), and a wait of 1e300 ms would panic replay's Duration.
+        let mut big = entry("https://www.test/big.png", "image/png", None, Value::Null);
+        big["response"]["content"]["size"] = 9.2e18.into();
+        let mut slow = entry("https://www.test/slow.png", "image/png", None, Value::Null);
+        slow["timings"]["wait"] = 1e300.into();
+        let mut upload = entry("https://www.test/up", "text/plain", Some("ok"), Value::Null);
+        upload["request"]["method"] = "POST".into();
+        upload["request"]["bodySize"] = 1e20.into();
+        let h = har(vec![
+            entry("https://www.test/", "text/html", Some("<p>"), Value::Null),
+            big,
+            slow,
+            upload,
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        assert_eq!(site.resources.len(), 1);
+        let reasons: Vec<&str> = rep.skipped.iter().map(|s| s.reason.as_str()).collect();
+        assert!(
+            reasons[0].starts_with("response size 9.2e18 beyond"),
+            "{reasons:?}"
+        );
+        assert!(reasons[1].starts_with("timings.wait 1e300 ms beyond"));
+        assert!(reasons[2].starts_with("request bodySize 1e20 beyond"));
+    }
+
+    #[test]
+    fn fuzz_regression_a_redirect_chain_ending_on_no_page_leaves_the_rest_under_the_first() {
+        // Found by tests/fuzz_har.rs: the chain's end (a script) was taken
+        // for the page, and a stylesheet under it made an invalid site.
+        let mut first = entry("https://www.test/", "text/html", Some(""), Value::Null);
+        first["response"]["status"] = 302.into();
+        first["response"]["redirectURL"] = "https://www.test/app.js".into();
+        let h = har(vec![
+            first,
+            entry(
+                "https://www.test/app.js",
+                "application/javascript",
+                None,
+                Value::Null,
+            ),
+            entry("https://www.test/a.css", "text/css", None, Value::Null),
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        assert_eq!(site.resources[2].parent, Some(0));
+        assert_eq!((rep.parents_redirect, rep.parents_document), (1, 1));
     }
 
     #[test]
