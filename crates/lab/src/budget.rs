@@ -100,7 +100,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Budget>, Error> {
         return Err(Error::Usage(format!("{file}: no [[budget]]")));
     }
     let mut out = Vec::new();
-    for raw in parsed.budget {
+    for (n, raw) in parsed.budget.into_iter().enumerate() {
         let metric: Metric = raw
             .metric
             .get_ref()
@@ -153,11 +153,8 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Budget>, Error> {
                 .any(|f| f.name == k.as_str())
                 && k != "site"
             {
-                // The line of the key, at a line's start after this budget's metric.
-                let from = raw.metric.span().start.min(text.len());
-                let at = text[from..]
-                    .find(&format!("\n{k}"))
-                    .map_or(from, |i| from + i + 1);
+                // The line of the key (quoted, indented, before the metric…).
+                let at = key_span(text, n, k).map_or(raw.metric.span().start, |s| s.start);
                 return Err(bad(
                     at..at,
                     k,
@@ -185,6 +182,22 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Budget>, Error> {
         });
     }
     Ok(out)
+}
+
+/// Where the key `key` of the `n`th `[[budget]]` is written.
+fn key_span(text: &str, n: usize, key: &str) -> Option<std::ops::Range<usize>> {
+    #[derive(Deserialize)]
+    struct Keys {
+        budget: Vec<BTreeMap<Spanned<String>, toml::Value>>,
+    }
+    let keys: Keys = toml::from_str(text).ok()?;
+    let span = keys
+        .budget
+        .get(n)?
+        .keys()
+        .find(|k| k.get_ref() == key)?
+        .span();
+    Some(span)
 }
 
 /// `+5%`, `-10%`, `5%`: a signed percentage.
@@ -441,6 +454,16 @@ site = "youtube"
         );
         assert!(err(&format!("{base}max = \"1s\"\nsiet = \"x\"\n"))
             .starts_with("b.toml: line 5: siet: not a budget field"));
+        // Found by tests/fuzz_budget.rs: a quoted key (or one before the
+        // metric, or indented) was said to be on the metric's line.
+        for (text, line) in [
+            ("[[budget]]\nmetric = \"plt\"\n\"x y\" = \"1\"\nprotocol = \"h2\"\nmax = \"1s\"\n", 3),
+            ("[[budget]]\nsiet = \"x\"\nmetric = \"plt\"\nprotocol = \"h2\"\nmax = \"1s\"\n", 2),
+            ("[[budget]]\r\nmetric = \"plt\"\r\nprotocol = \"h2\"\r\nmax = \"1s\"\r\n  s = \"é\"\r\n", 5),
+        ] {
+            let e = err(text);
+            assert!(e.starts_with(&format!("b.toml: line {line}: ")), "{e}");
+        }
         assert!(
             err("[[budget]]\nmetric = \"fcp2\"\nprotocol = \"h2\"\nmax = \"1s\"\n")
                 .starts_with("b.toml: line 2: metric: ")
