@@ -69,6 +69,12 @@ fn any_value() -> impl Strategy<Value = String> {
     let scalar = prop_oneof![
         "\"[0-9]{1,6}(\\.[0-9]{1,3})?(ms|s|us|ns|m|h|mbit|kbit|gbit|bit|kb|mb|b|%|p)?\"",
         "\"(unlimited|default|youtube|twitter|codel:5ms,100ms|ge:1%,10%,0.5,1|cubic|reno|bbr|1.2|1.3|x)\"",
+        // Values of the keys added since (profile, cpu_slowdown,
+        // notsent_lowat, cross_traffic, browser_cost, pool, ...).
+        "\"(fios|cable|lte|4g|dsl|3g-fast|3g|5g|3G|none|fitted|chromium|per-host|per-address|from-har|shards:[0-9]{1,3}|origin|mirror)\"",
+        "\"((cubic|bbr|reno|udp|x):[0-9]{0,4}(kbit|mbit)?,? ?){0,3}\"",
+        "\"((navigation|parse|script|request|x)=[0-9]{0,4}(ms|us|s)?(/kB)?,?){0,4}\"",
+        "(0|1|2|4|20|21|-1|16384|67108864|67108865|9223372036854775807)",
         "-?[0-9]{1,20}",
         "-?[0-9]{1,5}\\.[0-9]{1,5}(e-?[0-9]{1,3})?",
         Just("true".to_string()),
@@ -92,7 +98,7 @@ fn any_line() -> impl Strategy<Value = String> {
         Just("[knobs]".to_string()),
         Just("[[reference]]".to_string()),
         (
-            "(rtt|delay_down|delay_up|rate|down|up|loss|queue|iw|cc|shards|max_streams|tls|conns_per_host|depth|server_delay|sites|protocols|reps|warmup|seed|site_seed|timeout|server|client|baseline|gain_pct|label|axis|at|x)",
+            "(rtt|delay_down|delay_up|rate|down|up|loss|queue|iw|cc|shards|max_streams|tls|conns_per_host|depth|server_delay|sites|protocols|reps|warmup|seed|site_seed|timeout|server|client|baseline|gain_pct|label|axis|at|x|profile|cross_traffic|cpu_slowdown|notsent_lowat|browser_cost|pool|layout|cert|tls_resume|headers|cookie_bytes|warm_metrics)",
             any_value()
         )
             .prop_map(|(k, v)| format!("{k} = {v}")),
@@ -159,6 +165,71 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+proptest! {
+    /// Every key of `experiment::FIELDS` (those added by later issues too:
+    /// `profile`, `cpu_slowdown`, `notsent_lowat`, `cross_traffic`, ...), in
+    /// its section, with arbitrary values and its own choices.
+    #[test]
+    fn fuzz_experiment_every_field_with_arbitrary_values_never_panics(
+        fields in proptest::collection::vec(
+            (any::<prop::sample::Index>(), any::<prop::sample::Index>(), any_value(), 0u8..3),
+            1..5,
+        ),
+    ) {
+        let mut sections: Vec<(&str, Vec<String>)> = vec![("", vec![]), ("link", vec![]), ("knobs", vec![])];
+        let mut seen = Vec::new();
+        for (f, choice, v, form) in &fields {
+            let f = &experiment::FIELDS[f.index(experiment::FIELDS.len())];
+            if seen.contains(&f.name) {
+                continue;
+            }
+            seen.push(f.name);
+            let v = match (f.kind, *form) {
+                // One of its choices, alone or in a list.
+                (experiment::Kind::Choice(c), 0) => format!("\"{}\"", c[choice.index(c.len())]),
+                (experiment::Kind::Choice(c), 1) => format!("[\"{}\", {v}]", c[choice.index(c.len())]),
+                // An integer in its range.
+                (experiment::Kind::Int { min, max, .. }, 0 | 1) => {
+                    let span = (max - min).clamp(0, 1 << 20) as usize + 1;
+                    (min + choice.index(span) as i64).to_string()
+                }
+                _ => v.clone(),
+            };
+            let name = if f.name == "site" { "sites" } else { f.name };
+            let section = sections.iter_mut().find(|(s, _)| *s == f.section).unwrap();
+            section.1.push(format!("{name} = {v}"));
+        }
+        let mut text = String::from("protocols = [\"h2\"]\n");
+        if !seen.contains(&"site") {
+            text.push_str("sites = \"youtube\"\n");
+        }
+        for (section, lines) in &sections {
+            if !section.is_empty() {
+                text.push_str(&format!("[{section}]\n"));
+            }
+            for l in lines {
+                text.push_str(l);
+                text.push('\n');
+            }
+        }
+        if let Ok(e) = check(&text) {
+            for (name, values) in &e.axes {
+                let f = experiment::field(name).unwrap();
+                for v in values.iter().filter(|v| !v.is_empty()) {
+                    prop_assert_eq!(&experiment::canonical(f.kind, v).unwrap(), v);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_field_is_in_a_section_the_fuzz_writes() {
+    for f in experiment::FIELDS {
+        assert!(["", "link", "knobs"].contains(&f.section), "{}", f.name);
     }
 }
 
