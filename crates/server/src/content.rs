@@ -160,7 +160,12 @@ impl Content {
             );
         };
         let think = match (self.delay_from_har, self.site.recorded(i)) {
-            (true, Some(rec)) => Duration::from_secs_f64(rec.wait_ms / 1e3),
+            // A hand-edited site.json may hold any number: a negative or
+            // NaN wait is none, a huge one an hour (the importer's limit).
+            (true, Some(rec)) => {
+                Duration::try_from_secs_f64((rec.wait_ms / 1e3).clamp(0.0, 3600.0))
+                    .unwrap_or(Duration::ZERO)
+            }
             _ => self.delay,
         };
         if !think.is_zero() {
