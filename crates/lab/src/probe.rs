@@ -301,12 +301,14 @@ pub fn run_plan(
                     tow_ms,
                     connections: load.connections,
                     syns,
-                    bytes_down: after.down.bytes_out - before.down.bytes_out - cross_out.bytes[1],
-                    bytes_up: after.up.bytes_out - before.up.bytes_out - cross_out.bytes[0],
-                    packets_down: after.down.packets_out
-                        - before.down.packets_out
-                        - cross_out.packets[1],
-                    packets_up: after.up.packets_out - before.up.packets_out - cross_out.packets[0],
+                    bytes_down: (after.down.bytes_out - before.down.bytes_out)
+                        .saturating_sub(cross_out.bytes[1]),
+                    bytes_up: (after.up.bytes_out - before.up.bytes_out)
+                        .saturating_sub(cross_out.bytes[0]),
+                    packets_down: (after.down.packets_out - before.down.packets_out)
+                        .saturating_sub(cross_out.packets[1]),
+                    packets_up: (after.up.packets_out - before.up.packets_out)
+                        .saturating_sub(cross_out.packets[0]),
                     drops_queue: (after.down.drops_queue + after.up.drops_queue)
                         - (before.down.drops_queue + before.up.drops_queue),
                     drops_loss: (after.down.drops_loss + after.up.drops_loss)
