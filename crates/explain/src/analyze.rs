@@ -255,29 +255,52 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
 /// carried at least 1 % of its bytes.
 fn competing(read: &Packets, page: &[bool], plt: i64) -> Option<Competing> {
     let (mut page_bytes, mut other_bytes) = (0u64, 0u64);
-    let mut others: HashSet<usize> = HashSet::new();
+    // Per other flow, in order of first sight: its bytes delivered down.
+    let mut others: Vec<(usize, u64)> = Vec::new();
+    let mut waits: Vec<i64> = Vec::new();
+    let mut drops = 0u64;
     for p in &read.packets {
-        let (Direction::Down, Fate::Delivered { at, .. }, Some(f)) = (p.dir, p.fate, p.flow) else {
-            continue;
-        };
-        if !(0..=plt).contains(&at) {
+        let Some(f) = p.flow else { continue };
+        if p.dir != Direction::Down || page[f] {
+            if let (Direction::Down, Fate::Delivered { at, .. }) = (p.dir, p.fate) {
+                if (0..=plt).contains(&at) {
+                    page_bytes += p.size as u64;
+                }
+            }
             continue;
         }
-        if page[f] {
-            page_bytes += p.size as u64;
-        } else {
-            other_bytes += p.size as u64;
-            others.insert(f);
+        match p.fate {
+            Fate::Delivered { at, start, .. } if (0..=plt).contains(&at) => {
+                other_bytes += p.size as u64;
+                waits.push(start - p.arrive);
+                match others.iter_mut().find(|(g, _)| *g == f) {
+                    Some((_, b)) => *b += p.size as u64,
+                    None => others.push((f, p.size as u64)),
+                }
+            }
+            Fate::Dropped { at, .. } if (0..=plt).contains(&at) => drops += 1,
+            _ => {}
         }
     }
     // Under 1 % of the window's bytes is a straggler of the last probe (a
     // QUIC close), not competition.
     let total = page_bytes + other_bytes;
-    (plt > 0 && other_bytes > 0 && other_bytes * 100 >= total).then(|| Competing {
+    if plt <= 0 || other_bytes == 0 || other_bytes * 100 < total {
+        return None;
+    }
+    let kbps = |bytes: u64| bytes as f64 * 8.0 / ns_to_ms(plt);
+    waits.sort_unstable();
+    let n = waits.len();
+    let rank = ((0.95 * n as f64).ceil() as usize).clamp(1, n);
+    Some(Competing {
         flows: others.len(),
         bytes_down: other_bytes,
-        goodput_kbps: other_bytes as f64 * 8.0 / ns_to_ms(plt),
-        page_share_pct: page_bytes as f64 / (page_bytes + other_bytes) as f64 * 100.0,
+        goodput_kbps: kbps(other_bytes),
+        page_share_pct: page_bytes as f64 / total as f64 * 100.0,
+        flow_goodput_kbps: others.iter().map(|&(_, b)| kbps(b)).collect(),
+        queue_wait_mean_ms: Some(waits.iter().map(|&w| w as f64).sum::<f64>() / n as f64 / 1e6),
+        queue_wait_p95_ms: Some(ns_to_ms(waits[rank - 1])),
+        queue_drops: drops,
     })
 }
 

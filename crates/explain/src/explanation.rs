@@ -33,7 +33,7 @@ pub struct Explanation {
 }
 
 /// What else the downlink carried inside the PLT window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Competing {
     /// Flows (5-tuples) not of the page with a delivery in the window.
     pub flows: usize,
@@ -44,6 +44,19 @@ pub struct Competing {
     /// The page's IP bytes delivered downlink in the window over all that
     /// was, %: its share of the bottleneck.
     pub page_share_pct: f64,
+    /// Each competing flow's goodput in the window, kbit/s, in order of
+    /// first sight (Pantheon's per-flow throughput).
+    #[serde(default)]
+    pub flow_goodput_kbps: Vec<f64>,
+    /// Their packets' queue wait at the bottleneck (down), mean and 95th
+    /// percentile, ms (Pantheon's per-flow delay, over all of them).
+    #[serde(default)]
+    pub queue_wait_mean_ms: Option<f64>,
+    #[serde(default)]
+    pub queue_wait_p95_ms: Option<f64>,
+    /// Their packets the queue dropped in the window.
+    #[serde(default)]
+    pub queue_drops: u64,
 }
 
 /// The states one instant of the PLT can be in, highest priority first (see

@@ -46,6 +46,9 @@ pub struct Mechanisms {
     pub page_share_pct: Option<f64>,
     #[serde(default)]
     pub competing_kbps: Option<f64>,
+    /// The competing flows' 95th-percentile queue wait, ms.
+    #[serde(default)]
+    pub competing_wait_p95_ms: Option<f64>,
 }
 
 impl Explanation {
@@ -77,8 +80,9 @@ impl Explanation {
             hol_blocked_ms: self.why.hol_blocked_ms,
             connections: self.connections.len(),
             peak_flight_kb: peaks.iter().max().map(|&p| p as f64 / 1e3),
-            page_share_pct: self.competing.map(|c| c.page_share_pct),
-            competing_kbps: self.competing.map(|c| c.goodput_kbps),
+            page_share_pct: self.competing.as_ref().map(|c| c.page_share_pct),
+            competing_kbps: self.competing.as_ref().map(|c| c.goodput_kbps),
+            competing_wait_p95_ms: self.competing.as_ref().and_then(|c| c.queue_wait_p95_ms),
             mean_peak_flight_kb: (!peaks.is_empty())
                 .then(|| peaks.iter().sum::<u64>() as f64 / peaks.len() as f64 / 1e3),
         }

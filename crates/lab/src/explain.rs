@@ -59,7 +59,7 @@ pub struct MechanismStat {
 pub type MechanismField = (&'static str, &'static str, fn(&Mechanisms) -> Option<f64>);
 
 /// The mechanism figures, in the order the text and the JSON give them.
-pub const MECHANISMS: [MechanismField; 12] = [
+pub const MECHANISMS: [MechanismField; 13] = [
     ("gateway_loss_pct", "gw-loss%", |m| m.gateway_loss_pct),
     ("rtt_inflation_pct", "rtt-infl%", |m| m.rtt_inflation_pct),
     ("goodput_kbps", "goodput", |m| m.goodput_kbps),
@@ -74,6 +74,9 @@ pub const MECHANISMS: [MechanismField; 12] = [
     }),
     ("page_share_pct", "page-share%", |m| m.page_share_pct),
     ("competing_kbps", "cross-kbps", |m| m.competing_kbps),
+    ("competing_wait_p95_ms", "cross-p95ms", |m| {
+        m.competing_wait_p95_ms
+    }),
 ];
 
 /// The groups of `probes` (warm-ups excluded by the caller), protocols in

@@ -82,7 +82,7 @@ pub fn lines(groups: &[Group]) -> Vec<String> {
             .into(),
     );
     out.push(
-        "mechanisms, means per probe: gw-loss% queue drops / packets that reached the queues; rtt-infl% mean queue wait over the base RTT; goodput kbit/s of payload over time on the wire; setup% and request% of the PLT; hol-KB payload held behind a hole (head-of-line blocking), hol-ms the time some connection held any; conns opened; peak-KB the most one connection delivered in one RTT, conn-peak-KB its mean over connections; with cross traffic, page-share% the page's share of the downlink's bytes and cross-kbps the others' goodput during the page."
+        "mechanisms, means per probe: gw-loss% queue drops / packets that reached the queues; rtt-infl% mean queue wait over the base RTT; goodput kbit/s of payload over time on the wire; setup% and request% of the PLT; hol-KB payload held behind a hole (head-of-line blocking), hol-ms the time some connection held any; conns opened; peak-KB the most one connection delivered in one RTT, conn-peak-KB its mean over connections; with cross traffic, page-share% the page's share of the downlink's bytes, cross-kbps the others' goodput and cross-p95ms their 95th-percentile queue wait during the page."
             .into(),
     );
     out

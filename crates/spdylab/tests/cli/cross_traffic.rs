@@ -38,7 +38,26 @@ fn cross_traffic_shares_the_bottleneck_and_is_measured() {
         let share = c["page_share_pct"].as_f64().unwrap();
         assert!(share > 0.0 && share < 100.0, "{c}");
         // The UDP stream alone is 1 Mbit/s; the TCP flow takes more.
-        assert!(c["goodput_kbps"].as_f64().unwrap() > 1000.0, "{c}");
+        let goodput = c["goodput_kbps"].as_f64().unwrap();
+        assert!(goodput > 1000.0, "{c}");
+        // Per flow, Pantheon's figures: goodputs that add up, and the
+        // queue's delay for their packets.
+        let flows: Vec<f64> = c["flow_goodput_kbps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(flows.len(), 2, "{c}");
+        assert!(
+            (flows.iter().sum::<f64>() - goodput).abs() < 1e-6 * goodput,
+            "{c}"
+        );
+        let (mean, p95) = (
+            c["queue_wait_mean_ms"].as_f64().unwrap(),
+            c["queue_wait_p95_ms"].as_f64().unwrap(),
+        );
+        assert!(0.0 <= mean && mean <= p95, "{c}");
         // The page's bytes are its own: within 10 % of the load alone.
         let (ba, bs) = (
             a["bytes_down"].as_f64().unwrap(),
