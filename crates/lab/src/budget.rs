@@ -357,20 +357,9 @@ fn escape(s: &str) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    /// A loaded probe of `protocol` at the point `site=…` with this PLT.
-    pub(crate) fn probe(site: &str, protocol: &str, plt: f64) -> ProbeRecord {
-        serde_json::from_value(serde_json::json!({
-            "trial": "", "point": {"site": site}, "protocol": protocol, "rep": 0,
-            "plt_ms": plt, "tow_ms": plt - 100.0, "connections": 1, "syns": 1,
-            "bytes_down": 0, "bytes_up": 0, "packets_down": 0, "packets_up": 0,
-            "drops_queue": 0, "drops_loss": 0, "resources": 1, "phases": {},
-            "error": null, "started": 0.0
-        }))
-        .unwrap()
-    }
+    use crate::diff::tests::probe;
 
     const FILE: &str = r#"
 [[budget]]

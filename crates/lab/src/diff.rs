@@ -5,7 +5,8 @@
 //! difference. A and B are what `compare --out FILE` wrote or campaign
 //! directories; their probes are matched by point (the Trial's settings but
 //! its protocol and repetition) and protocol, so two runs of one experiment
-//! compare point by point and two compares compare as wholes.
+//! compare point by point and two compares compare as wholes. Budgets
+//! (`budget`) and the judgement of a run by both (`judge`) build on this.
 
 use crate::Error;
 use proto::Protocol;
@@ -212,76 +213,21 @@ pub fn check_alpha(alpha: f64) -> Result<(), Error> {
     }
 }
 
-/// A run judged: its shifts against a baseline (none without one) and its
-/// budgets' outcomes (None without a budget file).
-pub struct Judgement {
-    pub alpha: f64,
-    pub shifts: Vec<Shift>,
-    pub outcomes: Option<Vec<crate::budget::Outcome>>,
-    pub with_baseline: bool,
-}
-
-impl Judgement {
-    /// `probes` against `baseline` (if any) at `alpha`, and `budgets`
-    /// checked on them; the outcomes written as JUnit XML to `junit`.
-    pub fn of(
-        alpha: f64,
-        baseline: Option<&[ProbeRecord]>,
-        probes: &[ProbeRecord],
-        budgets: Option<&[crate::budget::Budget]>,
-        junit: Option<&std::path::Path>,
-    ) -> Result<Judgement, Error> {
-        check_alpha(alpha)?;
-        let shifts = match baseline {
-            Some(a) => diff(a, probes, alpha).map_err(Error::Usage)?,
-            None => Vec::new(),
-        };
-        let outcomes = budgets.map(|b| crate::budget::check(b, probes));
-        if let (Some(path), Some(o)) = (junit, &outcomes) {
-            crate::durable::write_whole(path, crate::budget::junit(o).as_bytes())
-                .map_err(|e| Error::Usage(format!("--junit {}: {e}", path.display())))?;
-        }
-        Ok(Judgement {
-            alpha,
-            shifts,
-            outcomes,
-            with_baseline: baseline.is_some(),
-        })
-    }
-
-    /// The exit status it asks for: 1 when a budget failed.
-    pub fn status(&self) -> i32 {
-        i32::from(
-            self.outcomes
-                .as_ref()
-                .is_some_and(|o| o.iter().any(|o| !o.pass)),
-        )
-    }
-
-    /// `--json`: schema 1.
-    pub fn document(&self) -> serde_json::Value {
-        document(self.alpha, &self.shifts, self.outcomes.as_deref())
-    }
-}
-
-/// `spdylab diff --json`: schema 1.
-pub fn document(
-    alpha: f64,
-    shifts: &[Shift],
-    budgets: Option<&[crate::budget::Outcome]>,
-) -> serde_json::Value {
-    serde_json::json!({
-        "schema": 1,
-        "alpha": alpha,
-        "shifts": shifts,
-        "budgets": budgets,
-    })
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::budget::tests::probe;
+
+    /// A loaded probe of `protocol` at the point `site=…` with this PLT.
+    pub(crate) fn probe(site: &str, protocol: &str, plt: f64) -> ProbeRecord {
+        serde_json::from_value(serde_json::json!({
+            "trial": "", "point": {"site": site}, "protocol": protocol, "rep": 0,
+            "plt_ms": plt, "tow_ms": plt - 100.0, "connections": 1, "syns": 1,
+            "bytes_down": 0, "bytes_up": 0, "packets_down": 0, "packets_up": 0,
+            "drops_queue": 0, "drops_loss": 0, "resources": 1, "phases": {},
+            "error": null, "started": 0.0
+        }))
+        .unwrap()
+    }
 
     #[test]
     fn verdicts_by_shift_and_p() {

@@ -14,6 +14,7 @@ pub mod durable;
 mod error;
 pub mod explain;
 pub mod har;
+pub mod judge;
 pub mod knob_flags;
 pub mod link_flags;
 pub mod loadtest;

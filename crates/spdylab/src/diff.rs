@@ -57,13 +57,13 @@ impl Decide {
         baseline: Option<&[ProbeRecord]>,
         probes: &[ProbeRecord],
         budgets: Option<&[lab::budget::Budget]>,
-    ) -> Result<lab::diff::Judgement, Failure> {
-        lab::diff::Judgement::of(self.alpha, baseline, probes, budgets, self.junit.as_deref())
+    ) -> Result<lab::judge::Judgement, Failure> {
+        lab::judge::Judgement::of(self.alpha, baseline, probes, budgets, self.junit.as_deref())
     }
 }
 
 /// The lines of a judgement.
-pub fn lines(j: &lab::diff::Judgement) -> Vec<String> {
+pub fn lines(j: &lab::judge::Judgement) -> Vec<String> {
     lab::text::diff::lines(j.alpha, &j.shifts, j.outcomes.as_deref(), j.with_baseline)
 }
 
