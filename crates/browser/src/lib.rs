@@ -215,7 +215,7 @@ impl Browser {
                 entries: Vec::new(),
                 error: Some(format!("chromium: {e}\n{}", self.log())),
                 tls_resumed: 0,
-                navigation_start_monotonic: None,
+                navigation_start: None,
                 paint: None,
             },
         }

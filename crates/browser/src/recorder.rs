@@ -337,9 +337,11 @@ impl Recorder {
             entries,
             error: (!errors.is_empty()).then(|| errors.join("; ")),
             tls_resumed: 0,
-            // (A timestamp beyond Duration's range is none: it would panic.)
-            navigation_start_monotonic: start
-                .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok()),
+            // DevTools timestamps are CLOCK_MONOTONIC seconds. (One beyond
+            // Duration's range is none: it would panic.)
+            navigation_start: start
+                .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
+                .and_then(sys::instant_of_monotonic),
             paint: start.map(|s| self.paint(s)),
         }
     }

@@ -163,11 +163,15 @@ pub struct PageResult {
     pub error: Option<String>,
     /// TLS handshakes that resumed an earlier session (model client only).
     pub tls_resumed: usize,
-    /// When navigation started, on CLOCK_MONOTONIC, where the client knows it
-    /// apart from its call (Chromium: the document request's DevTools
-    /// timestamp, after the tab is opened and its domains enabled). None:
-    /// at the call (the model).
-    pub navigation_start_monotonic: Option<std::time::Duration>,
+    /// When navigation started (PLT's zero): the model's at its first step,
+    /// Chromium's at the document request's DevTools timestamp (after the
+    /// tab is opened and its domains enabled). None where unknown (a page
+    /// read back from a HAR). The probe puts the page's window on the link's
+    /// clock from it: a caller's own clock reading before the call can be
+    /// seconds early on a loaded machine, and would cut the page's last
+    /// connections out of its window.
+    #[serde(skip)]
+    pub navigation_start: Option<Instant>,
     /// What the user saw: TTFB, first and largest contentful paint
     /// (Chromium's; None from the model, which does not estimate them yet).
     pub paint: Option<Paint>,
@@ -826,7 +830,7 @@ impl<'a> State<'a> {
             entries,
             error,
             tls_resumed: self.conns.iter().filter(|c| c.resumed).count(),
-            navigation_start_monotonic: None,
+            navigation_start: Some(self.start),
             paint: None,
         }
     }

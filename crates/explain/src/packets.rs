@@ -10,7 +10,7 @@
 //! ones behind depart after it. On a trace-driven link a packet behind a
 //! drop may depart at the drop's very instant; such a tie is read as ahead.
 
-use link::packet::{Headers, TCP_FIN, TCP_SYN};
+use link::packet::{Headers, PROTO_UDP, TCP_ACK, TCP_FIN, TCP_SYN};
 use link::{Direction, EventKind, LogEntry};
 use std::collections::{HashMap, VecDeque};
 
@@ -91,6 +91,31 @@ pub(crate) struct Flow {
     /// highest relative sequence end sent so far.
     seq_base: [Option<u32>; 2],
     seq_high: [u64; 2],
+    /// QUIC: the client has sent a short-header packet (its handshake is
+    /// over; an Initial after it opens a new connection).
+    quic_short_up: bool,
+}
+
+impl Flow {
+    /// Whether `h`, arriving on this flow's 5-tuple, opens a new connection
+    /// on it: the client's port was used again (gVisor's netstack picks
+    /// ephemeral ports at random, so a page can reuse one of the last
+    /// page's), seen as a SYN with another initial sequence number, or a
+    /// QUIC Initial after the client's handshake ended. A retransmitted SYN
+    /// or Initial is the same connection.
+    fn reopened_by(&self, h: &Headers, dir: Direction) -> bool {
+        if dir != Direction::Up {
+            return false;
+        }
+        match h.tcp {
+            Some(t) => {
+                t.has(TCP_SYN)
+                    && !t.has(TCP_ACK)
+                    && self.seq_base[0].is_some_and(|isn| isn != t.seq)
+            }
+            None => h.quic_initial() && self.quic_short_up,
+        }
+    }
 }
 
 /// The log read into packets.
@@ -131,15 +156,29 @@ pub(crate) fn read(log: &[LogEntry], nav: u64, delay_ns: [i64; 2]) -> Packets {
             EventKind::Arrive => {
                 let flow = e.headers.map(|h| {
                     let key = FlowKey::of(&h, e.dir);
-                    *by_key.entry(key).or_insert_with(|| {
+                    let known = by_key
+                        .get(&key)
+                        .copied()
+                        .filter(|&f| !out.flows[f].reopened_by(&h, e.dir));
+                    let f = known.unwrap_or_else(|| {
                         out.flows.push(Flow {
                             key,
                             first: now,
                             seq_base: [None, None],
                             seq_high: [0, 0],
+                            quic_short_up: false,
                         });
+                        by_key.insert(key, out.flows.len() - 1);
                         out.flows.len() - 1
-                    })
+                    });
+                    if e.dir == Direction::Up
+                        && h.protocol == PROTO_UDP
+                        && h.payload > 0
+                        && h.quic_long.is_none()
+                    {
+                        out.flows[f].quic_short_up = true;
+                    }
+                    f
                 });
                 let mut seq = None;
                 let mut retransmission = false;

@@ -445,6 +445,63 @@ fn a_one_connection_at_line_rate_is_transfer_and_two_rounds_of_setup() {
     assert!(e.utilization.busy_pct.unwrap() > 70.0);
 }
 
+/// The last page's connection and this page's on one client port (gVisor
+/// picks ephemeral ports at random): a SYN with another initial sequence
+/// number is a new connection, the page's own, and explained as it would be
+/// on a fresh port.
+#[test]
+fn a_client_port_used_again_by_the_next_page_is_a_new_connection() {
+    let fresh = one_connection(20, None);
+    let alone = analyze(&fresh.input("alone"));
+    // The same exchange a second earlier, its client ISN moved: the last
+    // page's, ended before this page's navigation.
+    let earlier = Duration::from_secs(1);
+    let mut log: Vec<LogEntry> = fresh
+        .log
+        .iter()
+        .map(|e| {
+            let mut e = *e;
+            if let Some(t) = e.headers.as_mut().and_then(|h| h.tcp.as_mut()) {
+                match e.dir {
+                    Direction::Up => t.seq = t.seq.wrapping_add(777_777),
+                    Direction::Down => t.ack = t.ack.wrapping_add(777_777),
+                }
+            }
+            e
+        })
+        .collect();
+    for e in &fresh.log {
+        let mut e = *e;
+        e.time = e.time + earlier;
+        log.push(e);
+    }
+    let case = Case {
+        log,
+        nav: fresh.nav + earlier,
+        spec: fresh.spec.clone(),
+        plt: fresh.plt,
+        resources: fresh.resources.clone(),
+    };
+    let e = analyze(&case.input("reused"));
+    assert_eq!(e.connections.len(), 1, "{:?}", e.connections);
+    assert_eq!(e.connections[0].opened_by.as_deref(), Some("syn"));
+    assert_eq!(e.connections[0].open_ms, alone.connections[0].open_ms);
+    assert_eq!(e.components, alone.components);
+    // A retransmitted SYN (the same ISN) is the same connection.
+    let syn = fresh.log[0];
+    let mut again = syn;
+    again.time = syn.time + Duration::from_millis(1);
+    let mut log = vec![syn, again];
+    log.extend(&fresh.log[1..]);
+    let case = Case {
+        log,
+        nav: fresh.nav,
+        ..case
+    };
+    let e = analyze(&case.input("syn twice"));
+    assert_eq!(e.connections.len(), 1);
+}
+
 #[test]
 fn b_a_drop_in_the_middle_is_loss_recovery_and_one_retransmission() {
     let clean = analyze(&one_connection(70, None).input("clean"));

@@ -114,7 +114,7 @@ mod tests {
             entries: Vec::new(),
             error: None,
             tls_resumed: 0,
-            navigation_start_monotonic: None,
+            navigation_start: None,
             paint: None,
         };
         write_filmstrip(&har, &result).unwrap();

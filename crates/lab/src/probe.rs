@@ -237,7 +237,7 @@ pub fn run_plan(
                         entries: Vec::new(),
                         error: Some(format!("chromium did not start: {e}")),
                         tls_resumed: 0,
-                        navigation_start_monotonic: None,
+                        navigation_start: None,
                         paint: None,
                     },
                 };
@@ -253,13 +253,11 @@ pub fn run_plan(
                 let window = (to_time(epoch, t0), to_time(epoch, t1));
                 // One copy of the log for both readers of it.
                 let entries = log.entries();
-                // Navigation on the link's clock: the model's at the call,
-                // Chromium's at its document request (after the tab opened: a
-                // third of a second here), from its DevTools timestamp.
-                let navigation = load
-                    .navigation_start_monotonic
-                    .and_then(sys::instant_of_monotonic)
-                    .filter(|&nav| nav >= t0 && nav <= t1);
+                // Navigation on the link's clock: the model's first step,
+                // Chromium's document request (after the tab opened: a third
+                // of a second here), not t0, which a loaded machine can put
+                // seconds before either.
+                let navigation = load.navigation_start.filter(|&nav| nav >= t0 && nav <= t1);
                 let navigation_start = navigation.map_or(window.0, |nav| to_time(epoch, nav));
                 // Chromium's page ends at its onload: what the tab sends
                 // after it (a favicon, before the browser is stopped) is not
