@@ -10,6 +10,7 @@ pub mod conn;
 pub mod discover;
 pub mod headers;
 pub mod page;
+pub mod paint;
 pub mod render;
 pub mod replay;
 pub mod schedule;

@@ -11,6 +11,7 @@
 use crate::conn::{self, client_tls_resuming, Event, RequestSender};
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
 use crate::headers::RequestHeaders;
+use crate::paint::PaintModel;
 use crate::render::{BrowserCost, Renderer};
 use crate::replay::{ReplayTree, Upload};
 use crate::schedule::{Action, Class, ConnId, Join, Policy, Pool, ReqId, Scheduler};
@@ -172,8 +173,8 @@ pub struct PageResult {
     /// connections out of its window.
     #[serde(skip)]
     pub navigation_start: Option<Instant>,
-    /// What the user saw: TTFB, first and largest contentful paint
-    /// (Chromium's; None from the model, which does not estimate them yet).
+    /// What the user saw: TTFB, first and largest contentful paint, Speed
+    /// Index (Chromium's measured; the model's estimated by `paint`).
     pub paint: Option<Paint>,
 }
 
@@ -314,6 +315,8 @@ struct State<'a> {
     tls: Arc<rustls::ClientConfig>,
     /// The browser's main thread, when it has costs.
     render: Option<Renderer>,
+    /// What the user would see: FCP, LCP, Speed Index (estimated).
+    paint: PaintModel,
     /// The connection and request tasks spawned, closed after the page.
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -344,6 +347,11 @@ impl<'a> State<'a> {
             rx,
             tls: tls_config(cfg),
             render: None,
+            paint: PaintModel::new(
+                &cfg.root.0,
+                &cfg.root.1,
+                cfg.knobs.browser_cost.slowed(cfg.knobs.cpu_slowdown),
+            ),
             tasks: Vec::new(),
         }
     }
@@ -637,6 +645,8 @@ impl<'a> State<'a> {
                 let r = &mut self.reqs[req];
                 r.head = Some(at);
                 r.status = status;
+                let since = at.saturating_duration_since(self.start);
+                self.paint.head(since, &r.host, &r.path);
                 if let Some(render) = self.render.as_mut() {
                     render.head(&r.host, &r.path, &content_type);
                     r.content_type = content_type;
@@ -660,6 +670,7 @@ impl<'a> State<'a> {
                 let now = self.now();
                 let r = &mut self.reqs[req];
                 r.bytes += data.len() as u64;
+                self.paint.data(now, &r.host, &r.path, &data);
                 if let Some(render) = self.render.as_mut() {
                     render.data(now, &r.host, &r.path, &data);
                     return Ok(());
@@ -692,6 +703,8 @@ impl<'a> State<'a> {
                 let now = self.now();
                 let r = &mut self.reqs[req];
                 r.done = Some(at);
+                self.paint
+                    .done(at.saturating_duration_since(self.start), &r.host, &r.path);
                 self.sched.completed(req);
                 if let Some(render) = self.render.as_mut() {
                     render.done(now, &r.host, &r.path);
@@ -823,15 +836,34 @@ impl<'a> State<'a> {
                 }
             })
             .collect();
+        let plt_ms = last.map_or(0.0, since);
+        // Paint is estimated for a load that finished (Chromium reports none
+        // for one that failed either).
+        let paint = error
+            .is_none()
+            .then(|| {
+                let e = self.paint.estimate(Duration::from_secs_f64(plt_ms / 1e3));
+                Paint {
+                    ttfb_ms: e.ttfb_ms,
+                    fcp_ms: e.fcp_ms,
+                    lcp_ms: e.lcp_ms,
+                    lcp_element: e.lcp_element,
+                    lcp_size: e.lcp_size,
+                    speed_index_ms: e.speed_index_ms,
+                    visually_complete_ms: e.visually_complete_ms,
+                    filmstrip: Vec::new(),
+                }
+            })
+            .filter(|p| p.ttfb_ms.is_some() || p.fcp_ms.is_some());
         PageResult {
             protocol: self.cfg.protocol,
-            plt_ms: last.map_or(0.0, since),
+            plt_ms,
             connections: self.sched.connections(),
             entries,
             error,
             tls_resumed: self.conns.iter().filter(|c| c.resumed).count(),
             navigation_start: Some(self.start),
-            paint: None,
+            paint,
         }
     }
 }

@@ -178,10 +178,10 @@ pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
     }
     out.push("PLT: navigation to last byte; ToW: first request packet to last response packet (link log); mean ± Student-t 95% CI.".into());
     if painted {
-        out.push("FCP, LCP: Chromium's first and largest contentful paint (LCP as of onload, or of the first frame when that came later), from the document's request; mean over the probes that painted (--json: n, CI; docs/visual.md).".into());
+        out.push("FCP, LCP: first and largest contentful paint (Chromium's as it reports them, LCP as of onload or of the first frame when that came later; the model's estimated from render-blocking resources, layout and arrivals), from the document's request; mean over the probes that painted (--json: n, CI; docs/visual.md).".into());
     }
     if indexed {
-        out.push("SI: Speed Index, the mean time the screen was visually incomplete (colour histograms of its frames, as WebPageTest; --json: n, CI, and visually_complete_ms; docs/visual.md).".into());
+        out.push("SI: Speed Index, the mean time the screen was visually incomplete (Chromium: colour histograms of its frames, as WebPageTest; the model: painted area; --json: n, CI, and visually_complete_ms; docs/visual.md).".into());
     }
     out.push(format!(
         "p: Mann-Whitney U, two-sided, of {} against the first: below 0.05 the difference is unlikely to be chance (5 repetitions each can reach 0.008 at best).",

@@ -1,0 +1,876 @@
+//! What the user would see, estimated by the model client, sans-I/O: first
+//! contentful paint, largest contentful paint (with its element and area),
+//! Speed Index and visually complete, from the page's HTML as it arrived and
+//! when each resource's bytes came. Fed the same events as the page load
+//! (a response's bytes and its end, with the time since navigation start);
+//! [`PaintModel::estimate`] answers once the load is over. Deterministic,
+//! driven in virtual time by its unit tests.
+//!
+//! The rules, each after Blink's behaviour (and Lighthouse's Lantern, which
+//! estimates the same figures from a graph of network and CPU work):
+//!
+//! - **The parser reaches an element** once the chunk of HTML holding it has
+//!   arrived and been parsed (the browser's parse cost per kB, on one main
+//!   thread), and every parser-blocking script before it has arrived and run
+//!   (its run cost per kB) after the stylesheets before it (Blink's
+//!   `HTMLParserScriptRunner`; Lantern's CPU nodes).
+//! - **Nothing paints** before every stylesheet named before the element is
+//!   complete (render-blocking: Blink's `RenderBlockingResourceManager`;
+//!   Lantern's FCP graph keeps exactly the render-blocking requests).
+//! - **Text paints** at the first frame after that ([`FRAME`]); **an image**
+//!   at the first frame after its last byte (Blink records an image's LCP
+//!   candidate when it is fully loaded; its pixels appear as they decode, so
+//!   its share of visual progress grows from its first byte to its last).
+//! - **FCP** is the first paint of text or an image in the viewport.
+//!   **LCP** is the paint of the element with the largest visible area among
+//!   those painted by onload (a later candidate replaces an earlier only if
+//!   larger: `LargestContentfulPaintCalculator`); its area is clipped to the
+//!   viewport, as Chromium reports `size`.
+//! - **Speed Index** is ∫ (1 − visual progress) dt, visual progress being the
+//!   painted share of the final screen: each visible element weighs its
+//!   visible area, text by [`TEXT_WEIGHT`] (a paragraph's box is mostly
+//!   background: its ink moves a colour histogram far less than an image of
+//!   the same box; WebPageTest's visual progress is by histograms).
+//!   **Visually complete** is the last visible element's paint.
+//!
+//! Layout is the browser's default flow, with no style applied: a 1280×800
+//! viewport (the Chromium client's), 8 px body margin, text blocks stacked
+//! with their margins, `<img>` inline, side by side while they fit the line,
+//! at the pixel size of their `width`/`height` attributes (the built-in sites
+//! give both; an image without them takes the size in its own header: PNG,
+//! GIF, JPEG or WebP). Elements below the fold weigh nothing. Scripts'
+//! injected elements, CSS backgrounds and web fonts are not laid out: the
+//! built-in sites paint their content from the HTML (docs/visual.md).
+
+use crate::render::BrowserCost;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// The viewport, CSS px: the Chromium client's window.
+pub const VIEWPORT: (f64, f64) = (1280.0, 800.0);
+/// From an element's being ready to paint to its frame on screen: the next
+/// vsync, paint, raster and presentation. Fitted against Chromium's FCP
+/// (docs/visual.md, "The model's estimates").
+pub const FRAME: Duration = Duration::from_millis(22);
+/// A text box's weight in visual progress relative to an image's pixels of
+/// the same area (fitted against Chromium's Speed Index, as `FRAME`).
+pub const TEXT_WEIGHT: f64 = 0.25;
+
+/// Body margin, px (Blink's UA stylesheet).
+const MARGIN: f64 = 8.0;
+/// The default font's advance per character and line height at 16 px, px.
+const CHAR_WIDTH: f64 = 7.2;
+const LINE_HEIGHT: f64 = 18.4;
+/// At most this much of an image's start is kept to read its size from.
+const HEADER_BYTES: usize = 64 * 1024;
+
+type Key = (String, String);
+
+/// One element of the page's HTML, in document order.
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    /// `<link rel=stylesheet>`: render-blocking.
+    Stylesheet(Key),
+    /// A parser-blocking `<script src>` (neither async, defer nor a module).
+    Script(Key),
+    /// A block of text: its tag and its characters (whitespace collapsed).
+    Text { tag: String, text: String },
+    /// `<img>`: its resource and its attributes' size, if given.
+    Image { key: Key, size: Option<(f64, f64)> },
+}
+
+/// A node and when the parser had its chunk parsed.
+#[derive(Debug, Clone)]
+struct Parsed {
+    node: Node,
+    at: Duration,
+}
+
+/// When one resource's bytes came.
+#[derive(Debug, Default, Clone)]
+struct Arrival {
+    first: Option<Duration>,
+    done: Option<Duration>,
+    bytes: usize,
+    header: Vec<u8>,
+}
+
+/// The model's paint estimate for one page load.
+#[derive(Debug)]
+pub struct PaintModel {
+    root: Key,
+    cost: BrowserCost,
+    scanner: Scanner,
+    /// When the main thread is done with the HTML parsed so far.
+    parse_free: Duration,
+    nodes: Vec<Parsed>,
+    arrivals: HashMap<Key, Arrival>,
+    ttfb: Option<Duration>,
+}
+
+/// What the model estimates the user saw (ms from navigation start).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimate {
+    pub ttfb_ms: Option<f64>,
+    pub fcp_ms: Option<f64>,
+    pub lcp_ms: Option<f64>,
+    pub lcp_element: Option<String>,
+    pub lcp_size: Option<f64>,
+    pub speed_index_ms: Option<f64>,
+    pub visually_complete_ms: Option<f64>,
+}
+
+/// A visible element and when it paints.
+#[derive(Debug, Clone)]
+struct Painted {
+    label: String,
+    /// Visible area, px².
+    area: f64,
+    /// Its weight in visual progress.
+    weight: f64,
+    /// Its pixels start to appear, and are all there (equal for text).
+    from: Duration,
+    to: Duration,
+}
+
+impl PaintModel {
+    /// The page's own document is `root`; `cost` is the main thread's.
+    pub fn new(root_host: &str, root_path: &str, cost: BrowserCost) -> PaintModel {
+        PaintModel {
+            root: (root_host.to_string(), root_path.to_string()),
+            cost,
+            scanner: Scanner::default(),
+            parse_free: Duration::ZERO,
+            nodes: Vec::new(),
+            arrivals: HashMap::new(),
+            ttfb: None,
+        }
+    }
+
+    /// A response's head arrived at `now`.
+    pub fn head(&mut self, now: Duration, host: &str, path: &str) {
+        if self.is_root(host, path) {
+            self.ttfb.get_or_insert(now);
+        }
+    }
+
+    /// Body bytes of a response, at `now`.
+    pub fn data(&mut self, now: Duration, host: &str, path: &str, bytes: &[u8]) {
+        let a = self
+            .arrivals
+            .entry((host.to_string(), path.to_string()))
+            .or_default();
+        a.first.get_or_insert(now);
+        a.bytes += bytes.len();
+        let room = HEADER_BYTES.saturating_sub(a.header.len());
+        a.header.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        if self.is_root(host, path) {
+            let at = self.parse_free.max(now) + per_kb(self.cost.parse_per_kb, bytes.len());
+            self.parse_free = at;
+            let (h, p) = (self.root.0.clone(), self.root.1.clone());
+            for node in self.scanner.feed(bytes, &h, &p) {
+                self.nodes.push(Parsed { node, at });
+            }
+        }
+    }
+
+    /// A response is complete at `now`.
+    pub fn done(&mut self, now: Duration, host: &str, path: &str) {
+        let a = self
+            .arrivals
+            .entry((host.to_string(), path.to_string()))
+            .or_default();
+        a.first.get_or_insert(now);
+        a.done.get_or_insert(now);
+    }
+
+    fn is_root(&self, host: &str, path: &str) -> bool {
+        self.root.0 == host && self.root.1 == path
+    }
+
+    /// The estimate, for a load whose onload (PLT) came at `onload`.
+    pub fn estimate(&self, onload: Duration) -> Estimate {
+        let ttfb_ms = self.ttfb.map(ms);
+        let painted = self.painted();
+        let mut e = Estimate {
+            ttfb_ms,
+            ..Default::default()
+        };
+        let visible: Vec<&Painted> = painted.iter().filter(|p| p.area > 0.0).collect();
+        // FCP: the first paint of content in the viewport (of any content,
+        // if nothing is visible: a page of offscreen content still paints).
+        let first = |set: &mut dyn Iterator<Item = &Painted>| set.map(|p| p.from).min();
+        e.fcp_ms = first(&mut visible.iter().copied())
+            .or_else(|| first(&mut painted.iter()))
+            .map(|t| ms(t + FRAME));
+        // LCP: the largest visible element painted by onload; the first of
+        // equals (a later one must be larger to replace it).
+        let mut lcp: Option<&Painted> = None;
+        let mut by_paint: Vec<&Painted> =
+            visible.iter().copied().filter(|p| p.to <= onload).collect();
+        by_paint.sort_by_key(|p| p.to);
+        for p in by_paint {
+            if lcp.is_none_or(|l| p.area > l.area) {
+                lcp = Some(p);
+            }
+        }
+        if let Some(l) = lcp {
+            e.lcp_ms = Some(ms(l.to + FRAME));
+            e.lcp_element = Some(l.label.clone());
+            e.lcp_size = Some(l.area.round());
+        }
+        let total: f64 = visible.iter().map(|p| p.weight).sum();
+        if total > 0.0 {
+            let complete = visible.iter().map(|p| p.to).max().expect("non-empty") + FRAME;
+            e.visually_complete_ms = Some(ms(complete));
+            e.speed_index_ms = Some(speed_index(&visible, total));
+        }
+        e
+    }
+
+    /// Every content element with its visible area and paint times.
+    fn painted(&self) -> Vec<Painted> {
+        let done = |k: &Key| self.arrivals.get(k).and_then(|a| a.done);
+        let mut layout = Layout::default();
+        // The main thread after the last script run, and the stylesheets
+        // complete so far (render-blocking), in document order.
+        let mut parser_gate = Duration::ZERO;
+        let mut css_gate = Duration::ZERO;
+        let mut out = Vec::new();
+        for Parsed { node, at } in &self.nodes {
+            let reached = (*at).max(parser_gate);
+            match node {
+                Node::Stylesheet(k) => {
+                    // A stylesheet that never came blocks nothing we can time.
+                    if let Some(d) = done(k) {
+                        css_gate = css_gate.max(d);
+                    }
+                }
+                Node::Script(k) => {
+                    let Some(d) = done(k) else { continue };
+                    let size = self.arrivals.get(k).map_or(0, |a| a.bytes);
+                    let start = reached.max(d).max(css_gate);
+                    parser_gate = start + per_kb(self.cost.script_per_kb, size);
+                }
+                Node::Text { tag, text } => {
+                    let area = layout.text(tag, text.chars().count());
+                    let t = reached.max(css_gate);
+                    out.push(Painted {
+                        label: format!("{tag} \"{}\"", first_words(text)),
+                        area,
+                        weight: area * TEXT_WEIGHT,
+                        from: t,
+                        to: t,
+                    });
+                }
+                Node::Image { key, size } => {
+                    let a = self.arrivals.get(key);
+                    let Some(done) = a.and_then(|a| a.done) else {
+                        continue;
+                    };
+                    let size = size.or_else(|| a.and_then(|a| image_size(&a.header)));
+                    let (w, h) = size.unwrap_or((0.0, 0.0));
+                    let area = layout.image(w, h);
+                    let first = a.and_then(|a| a.first).unwrap_or(done);
+                    let ready = reached.max(css_gate);
+                    out.push(Painted {
+                        label: format!("img {}{}", key.0, key.1),
+                        area,
+                        weight: area,
+                        from: ready.max(first),
+                        to: ready.max(done),
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+/// ∫ (1 − visual progress) dt from navigation start, ms: each element's
+/// weight appears linearly from its `from` to its `to`, one frame later.
+fn speed_index(visible: &[&Painted], total: f64) -> f64 {
+    // Visual progress is piecewise linear between these times: integrate
+    // exactly, segment by segment.
+    let mut times: Vec<f64> = vec![0.0];
+    for p in visible {
+        times.push(ms(p.from + FRAME));
+        times.push(ms(p.to + FRAME));
+    }
+    times.sort_by(f64::total_cmp);
+    times.dedup();
+    let progress = |t: f64| -> f64 {
+        visible
+            .iter()
+            .map(|p| {
+                let (a, b) = (ms(p.from + FRAME), ms(p.to + FRAME));
+                let share = if t >= b {
+                    1.0
+                } else if t <= a {
+                    0.0
+                } else {
+                    (t - a) / (b - a)
+                };
+                share * p.weight
+            })
+            .sum::<f64>()
+            / total
+    };
+    let mut si = 0.0;
+    for w in times.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        // Right after a (a step at a counts from a on), and just before b.
+        let eps = (b - a) * 1e-9;
+        let (pa, pb) = (progress(a + eps), progress(b - eps));
+        si += (b - a) * (1.0 - (pa + pb) / 2.0);
+    }
+    si
+}
+
+/// The default flow's cursor: blocks down the page, images along a line.
+#[derive(Debug, Default)]
+struct Layout {
+    /// The top of the next block, px from the page's top.
+    y: f64,
+    /// The current line of inline images: its left edge used and its height.
+    line_x: f64,
+    line_h: f64,
+}
+
+impl Layout {
+    fn width() -> f64 {
+        VIEWPORT.0 - 2.0 * MARGIN
+    }
+
+    fn close_line(&mut self) {
+        self.y += self.line_h;
+        self.line_x = 0.0;
+        self.line_h = 0.0;
+    }
+
+    /// A block of text: its visible area.
+    fn text(&mut self, tag: &str, chars: usize) -> f64 {
+        self.close_line();
+        let (scale, margin) = match tag {
+            "h1" => (2.0, 0.67),
+            "h2" => (1.5, 0.83),
+            "h3" => (1.17, 1.0),
+            "p" | "blockquote" | "ul" | "ol" | "pre" => (1.0, 1.0),
+            _ => (1.0, 0.0),
+        };
+        let font = 16.0 * scale;
+        let width = Self::width();
+        let run = chars as f64 * CHAR_WIDTH * scale;
+        let lines = (run / width).ceil().max(1.0);
+        let (w, h) = (run.min(width), lines * LINE_HEIGHT * scale);
+        self.y += margin * font;
+        let top = MARGIN + self.y;
+        self.y += h + margin * font;
+        visible((MARGIN, top), (w, h))
+    }
+
+    /// An inline image of `w`×`h` px: its visible area.
+    fn image(&mut self, w: f64, h: f64) -> f64 {
+        if self.line_x > 0.0 && self.line_x + w > Self::width() {
+            self.close_line();
+        }
+        let (x, top) = (MARGIN + self.line_x, MARGIN + self.y);
+        self.line_x += w + 4.0; // the whitespace between inline images
+        self.line_h = self.line_h.max(h + 4.0); // and the descender's gap
+        visible((x, top), (w, h))
+    }
+}
+
+/// A box's area inside the viewport.
+fn visible((x, y): (f64, f64), (w, h): (f64, f64)) -> f64 {
+    let cw = (x + w).min(VIEWPORT.0) - x.max(0.0);
+    let ch = (y + h).min(VIEWPORT.1) - y.max(0.0);
+    cw.max(0.0) * ch.max(0.0)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn per_kb(cost: Duration, bytes: usize) -> Duration {
+    cost.mul_f64(bytes as f64 / 1000.0)
+}
+
+/// The first words of a text, at most 32 characters.
+fn first_words(text: &str) -> String {
+    let mut s: String = text.chars().take(32).collect();
+    if text.chars().count() > 32 {
+        s.push('…');
+    }
+    s
+}
+
+/// An image's pixel size from its first bytes: PNG, GIF, JPEG (its first
+/// start-of-frame) or WebP (VP8, VP8L, VP8X).
+pub fn image_size(b: &[u8]) -> Option<(f64, f64)> {
+    let be32 = |i: usize| Some(u32::from_be_bytes(b.get(i..i + 4)?.try_into().ok()?) as f64);
+    let be16 = |i: usize| Some(u16::from_be_bytes(b.get(i..i + 2)?.try_into().ok()?) as f64);
+    let le16 = |i: usize| Some(u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?) as f64);
+    let le24 = |i: usize| {
+        let s = b.get(i..i + 3)?;
+        Some((s[0] as u32 | (s[1] as u32) << 8 | (s[2] as u32) << 16) as f64)
+    };
+    if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        return Some((be32(16)?, be32(20)?));
+    }
+    if b.starts_with(b"GIF8") {
+        return Some((le16(6)?, le16(8)?));
+    }
+    if b.starts_with(b"RIFF") && b.get(8..12) == Some(b"WEBP") {
+        return match b.get(12..16)? {
+            b"VP8 " => Some((le16(26)? % 16384.0, le16(28)? % 16384.0)),
+            b"VP8L" => {
+                let bits = u32::from_le_bytes(b.get(21..25)?.try_into().ok()?);
+                Some((
+                    ((bits & 0x3fff) + 1) as f64,
+                    (((bits >> 14) & 0x3fff) + 1) as f64,
+                ))
+            }
+            b"VP8X" => Some((le24(24)? + 1.0, le24(27)? + 1.0)),
+            _ => None,
+        };
+    }
+    if b.starts_with(&[0xff, 0xd8]) {
+        // Segments: FF marker, 2-byte length; SOF0..SOF15 but DHT, JPG, DAC.
+        let mut i = 2;
+        while i + 9 < b.len() {
+            if b[i] != 0xff {
+                return None;
+            }
+            let marker = b[i + 1];
+            if marker == 0xff {
+                i += 1;
+                continue;
+            }
+            let len = be16(i + 2)? as usize;
+            if (0xc0..=0xcf).contains(&marker) && ![0xc4, 0xc8, 0xcc].contains(&marker) {
+                return Some((be16(i + 7)?, be16(i + 5)?));
+            }
+            i += 2 + len;
+        }
+    }
+    None
+}
+
+/// Reads the HTML incrementally into nodes: tags once complete, a text block
+/// once its closing tag (or the next block) is read.
+#[derive(Debug, Default)]
+struct Scanner {
+    buf: Vec<u8>,
+    scanned: usize,
+    /// Inside `<script>`, `<style>`, `<title>` or `<noscript>`: its closing tag.
+    skip_until: Option<&'static str>,
+    /// The open text block: its tag and its text so far.
+    block: Option<(String, String)>,
+    in_body: bool,
+}
+
+/// Tags whose text is a block of its own.
+const BLOCKS: [&str; 14] = [
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "li",
+    "div",
+    "td",
+    "blockquote",
+    "pre",
+    "section",
+    "article",
+];
+
+impl Scanner {
+    /// Adds bytes of the document at `host`/`path`; returns the nodes read.
+    fn feed(&mut self, bytes: &[u8], host: &str, path: &str) -> Vec<Node> {
+        self.buf.extend_from_slice(bytes);
+        let mut out = Vec::new();
+        loop {
+            let rest = &self.buf[self.scanned..];
+            if let Some(end) = self.skip_until {
+                let lower = rest.to_ascii_lowercase();
+                let closed = find(&lower, end.as_bytes())
+                    .and_then(|i| Some(i + rest[i..].iter().position(|&b| b == b'>')? + 1));
+                match closed {
+                    Some(i) => {
+                        self.scanned += i;
+                        self.skip_until = None;
+                        continue;
+                    }
+                    None => {
+                        // Keep a tail that may be the start of the end tag.
+                        self.scanned += rest.len().saturating_sub(end.len());
+                        break;
+                    }
+                }
+            }
+            // Text is read up to the next tag (a word may be cut between
+            // chunks: wait for the rest).
+            let Some(lt) = rest.iter().position(|&b| b == b'<') else {
+                break;
+            };
+            if lt > 0 {
+                let text = String::from_utf8_lossy(&rest[..lt]).to_string();
+                self.text(&text);
+                self.scanned += lt;
+                continue;
+            }
+            if rest.starts_with(b"<!--") {
+                match find(rest, b"-->") {
+                    Some(i) => {
+                        self.scanned += i + 3;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            let Some(gt) = rest.iter().position(|&b| b == b'>') else {
+                break; // wait for the rest of this tag
+            };
+            let tag = String::from_utf8_lossy(&rest[..gt + 1]).to_string();
+            self.scanned += gt + 1;
+            self.tag(&tag, host, path, &mut out);
+        }
+        // Drop what was read, so a long document is not scanned again.
+        self.buf.drain(..self.scanned);
+        self.scanned = 0;
+        out
+    }
+
+    fn text(&mut self, raw: &str) {
+        if !self.in_body {
+            if raw.trim().is_empty() {
+                return;
+            }
+            // Text outside any block, before `<body>`: the body began.
+            self.in_body = true;
+        }
+        let words = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        if words.is_empty() {
+            return;
+        }
+        let (_, text) = self
+            .block
+            .get_or_insert_with(|| ("div".to_string(), String::new()));
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(&words);
+    }
+
+    fn end_block(&mut self, out: &mut Vec<Node>) {
+        if let Some((tag, text)) = self.block.take() {
+            if !text.is_empty() {
+                out.push(Node::Text { tag, text });
+            }
+        }
+    }
+
+    fn tag(&mut self, tag: &str, host: &str, path: &str, out: &mut Vec<Node>) {
+        let lower = tag.to_ascii_lowercase();
+        let name: String = lower[1..]
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        let closing = lower.starts_with("</");
+        let url = |attr_name: &str| attr(tag, attr_name).and_then(|u| resolve(host, path, &u));
+        match name.as_str() {
+            "body" if !closing => self.in_body = true,
+            "script" if !closing => {
+                let blocking = !["async", "defer"].iter().any(|a| has_attr(&lower, a))
+                    && attr(&lower, "type").is_none_or(|t| t != "module");
+                if let (Some(k), true) = (url("src"), blocking) {
+                    self.end_block(out);
+                    out.push(Node::Script(k));
+                }
+                self.skip_until = Some("</script");
+            }
+            "style" if !closing => self.skip_until = Some("</style"),
+            "title" if !closing => self.skip_until = Some("</title"),
+            "noscript" if !closing => self.skip_until = Some("</noscript"),
+            "link" if attr(&lower, "rel").is_some_and(|r| r.contains("stylesheet")) => {
+                let media_print = attr(&lower, "media").is_some_and(|m| m.trim() == "print");
+                if let (Some(k), false) = (url("href"), media_print) {
+                    out.push(Node::Stylesheet(k));
+                }
+            }
+            "img" => {
+                self.in_body = true;
+                if let Some(k) = url("src") {
+                    self.end_block(out);
+                    let dim = |a: &str| {
+                        attr(&lower, a)
+                            .and_then(|v| v.trim().trim_end_matches("px").parse::<f64>().ok())
+                    };
+                    let size = dim("width").zip(dim("height"));
+                    out.push(Node::Image { key: k, size });
+                }
+            }
+            n if BLOCKS.contains(&n) => {
+                self.in_body = true;
+                self.end_block(out);
+                if !closing {
+                    self.block = Some((n.to_string(), String::new()));
+                }
+            }
+            "br" | "span" | "a" | "b" | "i" | "em" | "strong" | "small" | "code" => {}
+            _ => {
+                if name == "body" || name == "html" {
+                    self.end_block(out);
+                }
+            }
+        }
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn has_attr(lower_tag: &str, name: &str) -> bool {
+    lower_tag
+        .split(|c: char| c.is_whitespace() || c == '>' || c == '/')
+        .any(|w| w == name || w.starts_with(&format!("{name}=")))
+}
+
+/// An attribute's value: quoted with either quote, or bare.
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let lower = tag.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(name).map(|i| i + from) {
+        from = i + name.len();
+        let before = lower[..i].chars().last();
+        if !before.is_some_and(|c| c.is_whitespace()) {
+            continue;
+        }
+        let rest = tag[from..].trim_start();
+        let Some(rest) = rest.strip_prefix('=') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let value = match rest.chars().next() {
+            Some(q @ ('"' | '\'')) => rest[1..].split(q).next()?,
+            _ => rest
+                .split(|c: char| c.is_whitespace() || c == '>')
+                .next()?
+                .trim_end_matches('/'),
+        };
+        return Some(value.to_string());
+    }
+    None
+}
+
+/// A reference in the document at `host`/`path` as (host, path): absolute,
+/// scheme-relative, root-relative or relative; None for other schemes.
+fn resolve(host: &str, path: &str, url: &str) -> Option<Key> {
+    let url = url.trim().replace("&amp;", "&");
+    let url = url.split('#').next()?;
+    if url.is_empty() || url.starts_with("data:") {
+        return None;
+    }
+    if let Some((h, p)) = site::content::split_url(url) {
+        return Some((h, p));
+    }
+    if url.contains("://") {
+        return None;
+    }
+    if url.starts_with('/') {
+        return Some((host.to_string(), url.to_string()));
+    }
+    let dir = match path.split('?').next().and_then(|p| p.rfind('/')) {
+        Some(i) => &path[..=i],
+        None => "/",
+    };
+    Some((host.to_string(), format!("{dir}{url}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms_(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn png(w: u32, h: u32) -> Vec<u8> {
+        let mut b = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        b.extend_from_slice(&w.to_be_bytes());
+        b.extend_from_slice(&h.to_be_bytes());
+        b.extend_from_slice(&[8, 6, 0, 0, 0]);
+        b
+    }
+
+    const HTML: &str = r#"<!DOCTYPE html><html><head><title>t</title>
+<link rel="stylesheet" href="//a.test/s.css">
+<script src="//a.test/x.js"></script>
+<script async src="//a.test/later.js"></script>
+</head><body><h1>Headline</h1>
+<img src="//a.test/hero.png" width="1000" height="500" alt="">
+<p>some words of text</p>
+<img src="/small.png" alt="">
+<img src="//a.test/below.png" width="100" height="100">
+</body></html>"#;
+
+    /// The page: HTML at 100 ms (two chunks), CSS done at 300, the script
+    /// at 400, the hero at 900, the small image at 500.
+    fn page(cost: BrowserCost) -> PaintModel {
+        let mut m = PaintModel::new("a.test", "/", cost);
+        m.head(ms_(90), "a.test", "/");
+        let (a, b) = HTML.as_bytes().split_at(200);
+        m.data(ms_(100), "a.test", "/", a);
+        m.data(ms_(120), "a.test", "/", b);
+        m.done(ms_(120), "a.test", "/");
+        m.done(ms_(300), "a.test", "/s.css");
+        m.data(ms_(380), "a.test", "/x.js", &[b'x'; 2000]);
+        m.done(ms_(400), "a.test", "/x.js");
+        m.data(ms_(450), "a.test", "/small.png", &png(300, 400));
+        m.done(ms_(500), "a.test", "/small.png");
+        m.data(ms_(600), "a.test", "/hero.png", &png(1, 1));
+        m.done(ms_(900), "a.test", "/hero.png");
+        m.done(ms_(700), "a.test", "/below.png");
+        m
+    }
+
+    #[test]
+    fn the_nodes_are_read_in_document_order_as_chunks_arrive() {
+        let mut s = Scanner::default();
+        let mut nodes = Vec::new();
+        for chunk in HTML.as_bytes().chunks(7) {
+            nodes.extend(s.feed(chunk, "a.test", "/dir/page.html"));
+        }
+        let k = |p: &str| ("a.test".to_string(), p.to_string());
+        assert_eq!(
+            nodes,
+            [
+                Node::Stylesheet(k("/s.css")),
+                Node::Script(k("/x.js")),
+                Node::Text {
+                    tag: "h1".into(),
+                    text: "Headline".into()
+                },
+                Node::Image {
+                    key: k("/hero.png"),
+                    size: Some((1000.0, 500.0))
+                },
+                Node::Text {
+                    tag: "p".into(),
+                    text: "some words of text".into()
+                },
+                Node::Image {
+                    key: k("/small.png"),
+                    size: None
+                },
+                Node::Image {
+                    key: k("/below.png"),
+                    size: Some((100.0, 100.0))
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn fcp_waits_for_the_blocking_css_and_script_and_lcp_for_the_hero() {
+        let e = page(BrowserCost::NONE).estimate(ms_(1000));
+        let frame = ms(FRAME);
+        assert_eq!(e.ttfb_ms, Some(90.0));
+        // The headline: parsed at 100/120, but the script before it ran
+        // only once it arrived at 400 (no cost), after the CSS at 300.
+        assert_eq!(e.fcp_ms, Some(400.0 + frame));
+        // The hero, 1000×500, complete at 900: larger than anything else.
+        assert_eq!(e.lcp_ms, Some(900.0 + frame));
+        assert_eq!(e.lcp_element.as_deref(), Some("img a.test/hero.png"));
+        assert_eq!(e.lcp_size, Some(500_000.0));
+        // A load whose onload came before the hero: the LCP is the largest
+        // painted by then, the small image (300×400 from its header, its
+        // bottom below the fold: its visible part is what counts).
+        let early = page(BrowserCost::NONE).estimate(ms_(600));
+        assert_eq!(early.lcp_element.as_deref(), Some("img a.test/small.png"));
+        let size = early.lcp_size.unwrap();
+        assert!(size > 10_000.0 && size < 120_000.0, "{size}");
+        let vc = e.visually_complete_ms.unwrap();
+        assert_eq!(vc, 900.0 + frame);
+        let si = e.speed_index_ms.unwrap();
+        assert!(si > e.fcp_ms.unwrap() && si < vc, "{si}");
+    }
+
+    #[test]
+    fn a_slower_main_thread_delays_paint_by_its_work() {
+        let fast = page(BrowserCost::NONE).estimate(ms_(1000));
+        let cost = BrowserCost {
+            script_per_kb: ms_(50),
+            parse_per_kb: ms_(10),
+            ..BrowserCost::NONE
+        };
+        let slow = page(cost).estimate(ms_(1000));
+        // The 2 kB script runs 100 ms before the parser goes on.
+        assert_eq!(slow.fcp_ms.unwrap() - fast.fcp_ms.unwrap(), 100.0);
+        assert_eq!(slow.lcp_ms, fast.lcp_ms);
+    }
+
+    #[test]
+    fn speed_index_of_one_step_is_its_time() {
+        let mut m = PaintModel::new("a.test", "/", BrowserCost::NONE);
+        m.data(ms_(200), "a.test", "/", b"<body><p>hello</p></body>");
+        m.done(ms_(200), "a.test", "/");
+        let e = m.estimate(ms_(300));
+        let t = 200.0 + ms(FRAME);
+        assert_eq!(e.fcp_ms, Some(t));
+        assert!((e.speed_index_ms.unwrap() - t).abs() < 1e-6);
+        assert_eq!(e.visually_complete_ms, Some(t));
+        assert_eq!(e.lcp_element.as_deref(), Some("p \"hello\""));
+    }
+
+    #[test]
+    fn a_page_that_paints_nothing_has_no_paint_figures() {
+        let mut m = PaintModel::new("a.test", "/", BrowserCost::NONE);
+        m.data(
+            ms_(10),
+            "a.test",
+            "/",
+            b"<html><head><script>x</script></head></html>",
+        );
+        let e = m.estimate(ms_(20));
+        assert_eq!((e.fcp_ms, e.lcp_ms, e.speed_index_ms), (None, None, None));
+    }
+
+    #[test]
+    fn image_sizes_are_read_from_their_headers() {
+        assert_eq!(image_size(&png(640, 480)), Some((640.0, 480.0)));
+        let gif = b"GIF89a\x80\x02\xe0\x01";
+        assert_eq!(image_size(gif), Some((640.0, 480.0)));
+        // JPEG: SOI, an APP0 segment, then SOF0 with height 480, width 640.
+        let mut jpeg = vec![0xff, 0xd8, 0xff, 0xe0, 0, 4, 0, 0];
+        jpeg.extend_from_slice(&[0xff, 0xc0, 0, 11, 8, 0x01, 0xe0, 0x02, 0x80, 3, 0, 0]);
+        assert_eq!(image_size(&jpeg), Some((640.0, 480.0)));
+        assert_eq!(image_size(b"not an image"), None);
+        assert_eq!(image_size(&png(640, 480)[..20]), None);
+    }
+
+    #[test]
+    fn references_resolve_against_the_document() {
+        let r = |u| resolve("h.test", "/a/b.html?x=1", u);
+        let k = |h: &str, p: &str| Some((h.to_string(), p.to_string()));
+        assert_eq!(r("//c.test/i.png"), k("c.test", "/i.png"));
+        assert_eq!(r("https://C.test:443/i.png"), k("c.test", "/i.png"));
+        assert_eq!(r("/i.png"), k("h.test", "/i.png"));
+        assert_eq!(r("i.png#top"), k("h.test", "/a/i.png"));
+        assert_eq!(r("data:image/png;base64,xx"), None);
+        assert_eq!(
+            attr("<img src=x.png width=10>", "width").as_deref(),
+            Some("10")
+        );
+        assert_eq!(
+            attr("<img data-src='y' src='x'>", "src").as_deref(),
+            Some("x")
+        );
+    }
+}
