@@ -57,78 +57,10 @@ impl Verdict {
     }
 }
 
-/// What `diff` and budgets judge: the page's load (PLT, time on wire) and,
-/// where the client measured them (Chromium), what the user sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Metric {
-    Plt,
-    Tow,
-    Ttfb,
-    Fcp,
-    Lcp,
-}
-
-impl Metric {
-    pub const ALL: [Metric; 5] = [
-        Metric::Plt,
-        Metric::Tow,
-        Metric::Ttfb,
-        Metric::Fcp,
-        Metric::Lcp,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::Plt => "plt",
-            Metric::Tow => "tow",
-            Metric::Ttfb => "ttfb",
-            Metric::Fcp => "fcp",
-            Metric::Lcp => "lcp",
-        }
-    }
-
-    /// As a reader sees it: `PLT`, `ToW`, `TTFB`, `FCP`, `LCP`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::Plt => "PLT",
-            Metric::Tow => "ToW",
-            Metric::Ttfb => "TTFB",
-            Metric::Fcp => "FCP",
-            Metric::Lcp => "LCP",
-        }
-    }
-
-    /// Its value in a probe, ms; None where the probe has none (the
-    /// model's paints).
-    pub fn of(self, p: &ProbeRecord) -> Option<f64> {
-        let paint = p.paint.as_ref();
-        match self {
-            Metric::Plt => Some(p.plt_ms),
-            Metric::Tow => Some(p.tow_ms),
-            Metric::Ttfb => paint.and_then(|x| x.ttfb_ms),
-            Metric::Fcp => paint.and_then(|x| x.fcp_ms),
-            Metric::Lcp => paint.and_then(|x| x.lcp_ms),
-        }
-        .filter(|v| v.is_finite())
-    }
-}
-
-impl std::fmt::Display for Metric {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Metric {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Metric, String> {
-        Metric::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| format!("'{s}' is not a metric: plt, tow, ttfb, fcp or lcp"))
-    }
-}
+/// What `diff` and budgets judge: the page's load (PLT, time on wire) and
+/// what the user sees (TTFB, FCP, LCP, Speed Index); one type with the
+/// headline of `compare`.
+pub use results::Metric;
 
 /// The loaded probes of `probes` by (point key, protocol), in first-seen order.
 pub fn grouped(probes: &[ProbeRecord]) -> Vec<((String, Protocol), Vec<&ProbeRecord>)> {

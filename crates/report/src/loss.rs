@@ -79,11 +79,10 @@ pub fn pairs(exp: &Experiment) -> Vec<(String, String)> {
         .collect()
 }
 
-fn value(metric: Metric, p: &ProbeRecord) -> f64 {
-    match metric {
-        Metric::Plt => p.plt_ms,
-        Metric::Tow => p.tow_ms,
-    }
+/// The metric's value in a probe; None where the probe has none (a paint
+/// not reported), which the samples leave out.
+fn value(metric: Metric, p: &ProbeRecord) -> Option<f64> {
+    metric.of(p)
 }
 
 /// The tables of every site, or nothing when no loss axis is swept.
@@ -107,7 +106,7 @@ pub fn tables(exp: &Experiment, probes: &[ProbeRecord]) -> Vec<LossTable> {
         (
             here.iter()
                 .filter(|p| p.error.is_none())
-                .map(|p| value(exp.metric, p))
+                .filter_map(|p| value(exp.metric, p))
                 .collect(),
             failed,
         )

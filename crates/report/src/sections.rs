@@ -1,10 +1,12 @@
 //! report.html of a campaign: one function per section — the summary, the
 //! loss tables, per site the gain and PLT against each swept axis, the
-//! heatmaps of a two-axis sweep, the PLT CDF, the HAR phases and why (the
-//! PLT taken apart, `why`); then the waterfall, the calibration, the failed
-//! probes and the table of groups.
+//! heatmaps of a two-axis sweep, the PLT CDF, the HAR phases, the filmstrips
+//! and visual progress (`filmstrip`) and why (the PLT taken apart, `why`);
+//! then the waterfall, the calibration, the failed probes and the table of
+//! groups.
 
 use crate::axes::{axis_label, kind, log_axis, sites, swept_axes, x_of, x_ticks};
+use crate::filmstrip;
 use crate::html::{page, Html};
 use crate::loss;
 use crate::rows::{Row, PHASES};
@@ -33,11 +35,21 @@ pub(crate) fn render(
     let c = Campaign::new(exp, probes, rows);
     c.summary(&mut h, headline);
     c.loss(&mut h);
+    let (mut film_anchor, mut budget) = (true, filmstrip::Budget::default());
     for (i, site) in sites(exp).iter().enumerate() {
         c.gain(&mut h, site);
         c.heatmaps(&mut h, site);
         c.cdf(&mut h, site);
         c.phases(&mut h, site);
+        filmstrip::section(
+            &mut h,
+            dir,
+            exp,
+            probes,
+            site,
+            &mut film_anchor,
+            &mut budget,
+        );
         why::section(&mut h, exp, probes, site, i == 0, opts.waterfall.as_deref());
     }
     h.section("waterfall", "Waterfall");
@@ -340,7 +352,7 @@ impl<'a> Campaign<'a> {
         for r in rows {
             let other = match exp.metric {
                 results::Metric::Plt => r.tow_gain,
-                results::Metric::Tow => r.plt_gain,
+                _ => r.plt_gain,
             };
             let _ = write!(
             h.body,
@@ -439,6 +451,10 @@ fn metric_words(m: results::Metric) -> &'static str {
         results::Metric::Tow => {
             "ToW (time on wire: first request packet to last response packet, 004's metric; PLT beside it)"
         }
+        results::Metric::Ttfb => "TTFB (the document's first response byte; PLT beside it)",
+        results::Metric::Fcp => "FCP (first contentful paint; PLT beside it)",
+        results::Metric::Lcp => "LCP (largest contentful paint as of onload; PLT beside it)",
+        results::Metric::Si => "Speed Index (the mean time the screen was incomplete; PLT beside it)",
     }
 }
 

@@ -1143,38 +1143,84 @@ pub fn pinned_text(exp: &Experiment, text: &str) -> String {
     )
 }
 
-/// The headline metric of a comparison: PLT (compare's default) or time on
-/// wire (the paper's, 004 §IV: first request packet to last response packet).
+/// What a comparison, a diff or a budget is about: the page's load (PLT,
+/// compare's default; time on wire, the paper's, 004 §IV: first request
+/// packet to last response packet) or what the user sees (TTFB, FCP, LCP,
+/// Speed Index: Chromium's measured, the model's estimated; docs/visual.md).
+/// Every metric is stored either way; this picks the headline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Metric {
     #[default]
     Plt,
     Tow,
+    Ttfb,
+    Fcp,
+    Lcp,
+    Si,
 }
 
 impl Metric {
+    pub const ALL: [Metric; 6] = [
+        Metric::Plt,
+        Metric::Tow,
+        Metric::Ttfb,
+        Metric::Fcp,
+        Metric::Lcp,
+        Metric::Si,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Metric::Plt => "plt",
             Metric::Tow => "tow",
+            Metric::Ttfb => "ttfb",
+            Metric::Fcp => "fcp",
+            Metric::Lcp => "lcp",
+            Metric::Si => "si",
         }
     }
 
-    /// As a reader sees it: "PLT" or "ToW".
+    /// As a reader sees it: `PLT`, `ToW`, `TTFB`, `FCP`, `LCP`, `SI`.
     pub fn label(self) -> &'static str {
         match self {
             Metric::Plt => "PLT",
             Metric::Tow => "ToW",
+            Metric::Ttfb => "TTFB",
+            Metric::Fcp => "FCP",
+            Metric::Lcp => "LCP",
+            Metric::Si => "SI",
         }
     }
 
-    /// The other one, shown beside the headline.
+    /// Whether it is one of what the user sees (`ProbeRecord::paint`),
+    /// which a probe may lack.
+    pub fn is_paint(self) -> bool {
+        !matches!(self, Metric::Plt | Metric::Tow)
+    }
+
+    /// The other load metric, shown beside the headline: ToW beside PLT,
+    /// PLT beside any other.
     pub fn other(self) -> Metric {
         match self {
             Metric::Plt => Metric::Tow,
-            Metric::Tow => Metric::Plt,
+            _ => Metric::Plt,
         }
+    }
+
+    /// Its value in a probe, ms; None where the probe has none (a paint
+    /// the browser did not report) or it is not a number.
+    pub fn of(self, p: &crate::ProbeRecord) -> Option<f64> {
+        let paint = p.paint.as_ref();
+        match self {
+            Metric::Plt => Some(p.plt_ms),
+            Metric::Tow => Some(p.tow_ms),
+            Metric::Ttfb => paint.and_then(|x| x.ttfb_ms),
+            Metric::Fcp => paint.and_then(|x| x.fcp_ms),
+            Metric::Lcp => paint.and_then(|x| x.lcp_ms),
+            Metric::Si => paint.and_then(|x| x.speed_index_ms),
+        }
+        .filter(|v| v.is_finite())
     }
 }
 
@@ -1187,11 +1233,10 @@ impl fmt::Display for Metric {
 impl std::str::FromStr for Metric {
     type Err = String;
     fn from_str(s: &str) -> Result<Metric, String> {
-        match s {
-            "plt" => Ok(Metric::Plt),
-            "tow" => Ok(Metric::Tow),
-            _ => Err(format!("'{s}' is not a metric: plt or tow")),
-        }
+        Metric::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("'{s}' is not a metric: plt, tow, ttfb, fcp, lcp or si"))
     }
 }
 

@@ -14,13 +14,35 @@ use proto::Protocol;
 use serde::Serialize;
 use std::borrow::Borrow;
 
+/// A summary of nothing: what a metric no probe has shows (n/a).
+const NO_SUMMARY: Summary = Summary {
+    mean: f64::NAN,
+    median: f64::NAN,
+    ci95: [f64::NAN, f64::NAN],
+};
+
 /// What a headline metric picks out of a summary.
 impl Metric {
+    /// The summary of a paint metric (None for PLT and ToW, and where no
+    /// probe has it).
+    fn part(self, s: &ProtocolSummary) -> Option<&PartSummary> {
+        match self {
+            Metric::Plt | Metric::Tow => None,
+            Metric::Ttfb => s.ttfb_ms.as_ref(),
+            Metric::Fcp => s.fcp_ms.as_ref(),
+            Metric::Lcp => s.lcp_ms.as_ref(),
+            Metric::Si => s.speed_index_ms.as_ref(),
+        }
+    }
+
     /// The headline's (gain, CI) of a summary.
     pub fn gain(self, s: &ProtocolSummary) -> (Option<f64>, [f64; 2]) {
         match self {
             Metric::Plt => (s.gain_pct, s.gain_ci95),
             Metric::Tow => (s.tow_gain_pct, s.tow_gain_ci95),
+            _ => self
+                .part(s)
+                .map_or((None, [f64::NAN; 2]), |p| (p.gain_pct, p.gain_ci95)),
         }
     }
 
@@ -29,6 +51,7 @@ impl Metric {
         match self {
             Metric::Plt => s.plt_p_value,
             Metric::Tow => s.tow_p_value,
+            _ => self.part(s).and_then(|p| p.p_value),
         }
     }
 
@@ -37,6 +60,7 @@ impl Metric {
         match self {
             Metric::Plt => &s.plt_ms,
             Metric::Tow => &s.tow_ms,
+            _ => self.part(s).map_or(&NO_SUMMARY, |p| &p.summary),
         }
     }
 }
@@ -90,22 +114,39 @@ pub struct ProtocolSummary {
 }
 
 /// A figure only some probes have, summarized over those: how many, and
-/// their mean, median and Student-t 95 % CI (`stats::summarize`).
+/// their mean, median and Student-t 95 % CI (`stats::summarize`); the gain
+/// of its mean over the baseline's with its bootstrap CI, and the
+/// Mann-Whitney p-value against the baseline, as PLT's.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct PartSummary {
     pub n: usize,
     #[serde(flatten)]
     pub summary: Summary,
+    /// None when the baseline has no such figure.
+    pub gain_pct: Option<f64>,
+    pub gain_ci95: [f64; 2],
+    /// None for the baseline itself.
+    pub p_value: Option<f64>,
 }
 
 impl PartSummary {
     /// The summary of the values `f` gives of `probes` (those it gives none
-    /// for left out); None when it gives none.
-    fn of(probes: &[&ProbeRecord], f: impl Fn(&ProbeRecord) -> Option<f64>) -> Option<PartSummary> {
+    /// for left out) against those of `base`; None when it gives none.
+    fn of(
+        probes: &[&ProbeRecord],
+        base: &[&ProbeRecord],
+        is_baseline: bool,
+        f: impl Fn(&ProbeRecord) -> Option<f64>,
+    ) -> Option<PartSummary> {
         let xs: Vec<f64> = probes.iter().filter_map(|p| f(p)).collect();
+        let bs: Vec<f64> = base.iter().filter_map(|p| f(p)).collect();
+        let gain = gain_with_ci(&bs, &xs, BOOTSTRAP_SEED);
         (!xs.is_empty()).then(|| PartSummary {
             n: xs.len(),
             summary: summarize(&xs),
+            gain_pct: gain.map(|g| g.0),
+            gain_ci95: gain.map_or([f64::NAN; 2], |g| g.1),
+            p_value: (!is_baseline).then(|| mann_whitney_p(&bs, &xs)).flatten(),
         })
     }
 }
@@ -162,13 +203,15 @@ pub fn summarize_protocols<P: Borrow<ProbeRecord>>(
             .filter(|r: &&ProbeRecord| r.protocol == p && r.error.is_some() == failed)
             .collect()
     };
-    let base: Vec<f64> = of(baseline, false).iter().map(|r| r.plt_ms).collect();
+    let base_probes = of(baseline, false);
+    let base: Vec<f64> = base_probes.iter().map(|r| r.plt_ms).collect();
     let base_tow: Vec<f64> = of(baseline, false).iter().map(|r| r.tow_ms).collect();
     protocols
         .iter()
         .map(|&p| {
             let good = of(p, false);
             let failed = of(p, true);
+            let part = |m: Metric| PartSummary::of(&good, &base_probes, p == baseline, |r| m.of(r));
             let plt: Vec<f64> = good.iter().map(|r| r.plt_ms).collect();
             let tow: Vec<f64> = good.iter().map(|r| r.tow_ms).collect();
             let split = |g: Option<(f64, [f64; 2])>| match g {
@@ -198,11 +241,11 @@ pub fn summarize_protocols<P: Borrow<ProbeRecord>>(
                 tow_p_value: (p != baseline)
                     .then(|| mann_whitney_p(&base_tow, &tow))
                     .flatten(),
-                ttfb_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.ttfb_ms),
-                fcp_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.fcp_ms),
-                lcp_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.lcp_ms),
-                speed_index_ms: PartSummary::of(&good, |r| r.paint.as_ref()?.speed_index_ms),
-                visually_complete_ms: PartSummary::of(&good, |r| {
+                ttfb_ms: part(Metric::Ttfb),
+                fcp_ms: part(Metric::Fcp),
+                lcp_ms: part(Metric::Lcp),
+                speed_index_ms: part(Metric::Si),
+                visually_complete_ms: PartSummary::of(&good, &base_probes, p == baseline, |r| {
                     r.paint.as_ref()?.visually_complete_ms
                 }),
             }
@@ -231,6 +274,41 @@ mod tests {
         }
     }
 
+    /// A paint headline (FCP) has its gain over the baseline's mean, its CI
+    /// and its p-value, over the probes that have it, as PLT's.
+    #[test]
+    fn paint_metrics_have_gains_and_p_values_as_plt() {
+        let painted = |protocol, fcp: Option<f64>| ProbeRecord {
+            paint: fcp.map(|f| crate::Paint {
+                fcp_ms: Some(f),
+                ..Default::default()
+            }),
+            ..probe(protocol, 1000.0, false)
+        };
+        let probes = [
+            painted(Protocol::Https, Some(400.0)),
+            painted(Protocol::Https, Some(440.0)),
+            painted(Protocol::H2, Some(300.0)),
+            painted(Protocol::H2, Some(340.0)),
+            painted(Protocol::H2, None),
+        ];
+        let s = summarize_protocols(Protocol::Https, &[Protocol::Https, Protocol::H2], &probes);
+        let fcp = s[1].fcp_ms.unwrap();
+        assert_eq!(fcp.n, 2);
+        assert_eq!(
+            Some((fcp.gain_pct.unwrap(), fcp.gain_ci95)),
+            gain_with_ci(&[400.0, 440.0], &[300.0, 340.0], BOOTSTRAP_SEED)
+        );
+        assert_eq!(Metric::Fcp.gain(&s[1]).0, fcp.gain_pct);
+        assert_eq!(Metric::Fcp.summary(&s[1]).mean, 320.0);
+        assert_eq!(
+            Metric::Fcp.p_value(&s[1]),
+            mann_whitney_p(&[400.0, 440.0], &[300.0, 340.0])
+        );
+        assert_eq!(s[0].fcp_ms.unwrap().p_value, None);
+        assert_eq!(Metric::Fcp.of(&probes[4]), None);
+    }
+
     #[test]
     fn gains_against_the_baseline_and_failures_counted() {
         let probes = [
@@ -256,7 +334,14 @@ mod tests {
         assert_eq!(Metric::Tow.gain(&s[1]).0, s[1].tow_gain_pct);
         assert_eq!(Metric::Plt.gain(&s[1]).0, s[1].gain_pct);
         assert_eq!("tow".parse::<Metric>(), Ok(Metric::Tow));
-        assert!("wire".parse::<Metric>().unwrap_err().contains("plt or tow"));
+        assert!("wire"
+            .parse::<Metric>()
+            .unwrap_err()
+            .contains("fcp, lcp or si"));
+        // No probe painted: a paint headline has no figures and no gain.
+        assert_eq!(Metric::Fcp.gain(&s[1]).0, None);
+        assert!(Metric::Lcp.summary(&s[1]).mean.is_nan());
+        assert_eq!(Metric::Si.p_value(&s[1]), None);
         assert_eq!(s[1].bytes_down, Some(1000.0));
         // Some failed: the figures are the others', the failures counted beside them.
         assert_eq!(s[0].failure_note(), None);

@@ -117,8 +117,9 @@ pub struct CompareArgs {
     /// or on Ctrl-C
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// The headline of the table's gain column: plt, or tow (time on wire,
-    /// 004's metric); --json carries both
+    /// The headline of the table's gain column and p-value: plt, tow (time
+    /// on wire, 004's metric), ttfb, fcp, lcp or si (Speed Index: Chromium's
+    /// measured, the model's estimated); --json carries every one
     #[arg(long, default_value = "plt", value_parser = str::parse::<lab::compare::Metric>, value_name = "METRIC")]
     pub metric: lab::compare::Metric,
     /// Under the table, each PLT difference taken apart as `spdylab explain` does

@@ -16,7 +16,8 @@ plt_mean_ms, plt_median_ms, plt_ci_lo_ms, plt_ci_hi_ms, tow_mean_ms, tow_median_
 gain_pct, gain_ci_lo, gain_ci_hi, tow_gain_pct, connect_ms, ssl_ms, send_ms, wait_ms,
 receive_ms, connections, bytes_down, metric, plt_gain_pct, tow_gain_ci_lo,
 tow_gain_ci_hi (see docs/experiments.md). gain_pct is the experiment's headline
-metric's gain (metric = \"tow\" or \"plt\"; default plt).")]
+metric's gain (metric = \"plt\", \"tow\", \"ttfb\", \"fcp\", \"lcp\" or \"si\";
+default plt).")]
 pub struct ReportArgs {
     /// The campaign directory (from `spdylab sweep` or `spdylab paper`), or a load test's (`spdylab load --out`)
     pub dir: PathBuf,

@@ -94,9 +94,10 @@ pub fn settings_line(spec: &ProbeSpec, metric: Metric) -> String {
 /// being the baseline) and the notes that its n/a cells call for. A protocol
 /// that loaded nothing has n/a for every figure and its gain, and says "all k
 /// failed" with the first error; over a baseline that loaded nothing, no
-/// protocol has a gain. When some probe measured what the user saw
-/// (Chromium's), FCP and LCP means follow ToW's, and Speed Index's when
-/// some probe had frames to compute it from; the model's table is as it was.
+/// protocol has a gain. When some probe has what the user saw (Chromium's
+/// measured, the model's estimated), FCP and LCP means follow ToW's, and
+/// Speed Index's when some probe has it. The gain and p columns are the
+/// headline metric's.
 pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
     let painted = rows
         .iter()
