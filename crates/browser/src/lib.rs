@@ -15,6 +15,7 @@ mod recorder;
 mod visual;
 
 pub use recorder::{devtools_protocol, Body, RecordSummary, Recorder};
+pub use visual::filmstrip_progress;
 
 use client::PageResult;
 use netns::Scratch;

@@ -148,6 +148,28 @@ pub(crate) fn visual(frames: &[(f64, Histogram)]) -> Option<Visual> {
     })
 }
 
+/// The visual progress (whole per cent) of each frame of a filmstrip, from
+/// its JPEGs in order, toward the last: as `visual` computes it, since a
+/// filmstrip's last frame is the final one (its histogram is the final
+/// frame's: no frame after it changed the screen) and each frame's histogram
+/// is that of the same JPEG bytes. For `lab::har::write_filmstrip`, which
+/// writes it beside the frames (`progress.json`) for the report's curves.
+/// None when a frame does not decode, or when the last is white. A filmstrip
+/// of more than `FILMSTRIP_MAX` changes leaves frames out: its curve is a
+/// coarser step function than the one Speed Index integrates.
+pub fn filmstrip_progress(jpegs: &[&[u8]]) -> Option<Vec<u32>> {
+    let histograms: Vec<Histogram> = jpegs
+        .iter()
+        .map(|j| Histogram::of_jpeg(j))
+        .collect::<Option<_>>()?;
+    let target = histograms.last()?;
+    let white = Histogram::white();
+    histograms
+        .iter()
+        .map(|h| progress(h, &white, target))
+        .collect()
+}
+
 /// The filmstrip: of `frames` (time, JPEG, histogram; as for `visual`), each
 /// that changed the screen from the one before (the first from white), at
 /// most `max`: if more changed, the first and the last and evenly spaced
@@ -262,6 +284,12 @@ mod tests {
     fn no_frames_or_a_white_end_give_none() {
         assert_eq!(visual(&[]), None);
         assert_eq!(visual(&[(10.0, screen(5, 0)), (20.0, screen(0, 0))]), None);
+    }
+
+    #[test]
+    fn a_filmstrips_progress_is_none_for_what_does_not_decode() {
+        assert_eq!(filmstrip_progress(&[]), None);
+        assert_eq!(filmstrip_progress(&[&b"frame"[..]]), None);
     }
 
     #[test]

@@ -76,7 +76,10 @@ pub fn filmstrip_dir(har: &Path) -> PathBuf {
 /// Writes the frames of `result`'s filmstrip (Chromium's; docs/visual.md)
 /// beside the HAR at `har`, each as `NNNNms.jpg` (ms after the document's
 /// request) in `filmstrip_dir(har)`, which is replaced whole: written under
-/// another name first, then renamed. Nothing without frames (the model).
+/// another name first, then renamed. With them `progress.json`, each frame's
+/// visual progress (`browser::filmstrip_progress`), for the report's curves:
+/// `{"frames": [{"file": "0083ms.jpg", "ms": 83.4, "progress": 40}, …]}`
+/// (none if a frame does not decode). Nothing without frames (the model).
 pub fn write_filmstrip(har: &Path, result: &PageResult) -> io::Result<()> {
     let Some(frames) = result.paint.as_ref().map(|p| &p.filmstrip) else {
         return Ok(());
@@ -88,9 +91,24 @@ pub fn write_filmstrip(har: &Path, result: &PageResult) -> io::Result<()> {
     let tmp = har.with_extension("filmstrip.tmp");
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp)?;
+    let mut names = Vec::new();
     for f in frames {
         let name = format!("{:04}ms.jpg", f.ms.max(0.0).round() as u64);
-        std::fs::write(tmp.join(name), &f.jpeg)?;
+        std::fs::write(tmp.join(&name), &f.jpeg)?;
+        names.push(name);
+    }
+    let jpegs: Vec<&[u8]> = frames.iter().map(|f| f.jpeg.as_slice()).collect();
+    if let Some(progress) = browser::filmstrip_progress(&jpegs) {
+        let rows: Vec<Value> = frames
+            .iter()
+            .zip(&names)
+            .zip(progress)
+            .map(|((f, name), p)| json!({"file": name, "ms": f.ms, "progress": p}))
+            .collect();
+        std::fs::write(
+            tmp.join("progress.json"),
+            serde_json::to_vec(&json!({ "frames": rows }))?,
+        )?;
     }
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&tmp, &dir)

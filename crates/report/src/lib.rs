@@ -4,7 +4,8 @@
 //! network): gain against each swept axis with CI bands and the paper's
 //! reference marks, PLT CDFs, heatmaps for two-axis sweeps, HAR phase bars,
 //! why each PLT is what it is (its components, the bottleneck, the flights),
-//! a waterfall and the calibration table.
+//! filmstrips of what each protocol's page showed when and its visual
+//! progress, a waterfall and the calibration table.
 //!
 //! One job per file:
 //! - `rows`: the probes grouped by point and protocol (`aggregate`, `Row`)
@@ -14,6 +15,8 @@
 //! - `sections`: report.html of a campaign, one function per section;
 //! - `waterfall`: the waterfall section, from the probes' HARs;
 //! - `why`: the Why section, from the probes' explanations (issue 34);
+//! - `filmstrip`: the filmstrip compare view and visual-progress curves,
+//!   from the frames beside Chromium probes' HARs (issue 35);
 //! - `html`: the page around every report's body;
 //! - `svg`: the plots, hand-written inline SVG;
 //! - `loss`: the loss comparison of a sweep over loss;
@@ -24,6 +27,7 @@
 mod axes;
 mod bench;
 mod csv;
+mod filmstrip;
 mod html;
 pub mod loadtest;
 pub mod loss;

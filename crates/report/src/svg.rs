@@ -1,16 +1,20 @@
 //! Plots as inline SVG, written by hand so that a report needs no library, no
 //! script and no network: line charts with confidence bands and reference
 //! marks, CDFs, heatmaps, stacked bars (one row each, or upright in groups
-//! along an axis) and a request waterfall.
+//! along an axis), a request waterfall and step curves (visual progress).
+//!
+//! Every plot is `WIDTH` units wide and drawn at the page's width (`svg.plot`
+//! is 100 % wide, at most 1100 px: html.rs), so that its text, 12–13 units,
+//! reads at 12 px and more wherever the page is 880 px wide or more.
 
 use std::fmt::Write;
 
-pub const WIDTH: f64 = 640.0;
-pub const HEIGHT: f64 = 300.0;
+pub const WIDTH: f64 = 880.0;
+pub const HEIGHT: f64 = 360.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 150.0;
 const TOP: f64 = 16.0;
-const BOTTOM: f64 = 44.0;
+const BOTTOM: f64 = 48.0;
 
 /// A protocol's colour, the same in every plot.
 pub fn colour(protocol: &str) -> &'static str {
@@ -104,7 +108,7 @@ impl Frame {
             let y = self.py(t);
             let _ = write!(
                 out,
-                r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"##,
+                r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="12">{}</text>"##,
                 x0 - 4.0,
                 y + 4.0,
                 fmt_num(t)
@@ -114,7 +118,7 @@ impl Frame {
             let x = self.px(*t);
             let _ = write!(
                 out,
-                r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{:.1}" stroke="#888"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##,
+                r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{:.1}" stroke="#888"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"##,
                 y0 + 4.0,
                 y0 + 16.0,
                 esc(label)
@@ -122,7 +126,7 @@ impl Frame {
         }
         let _ = write!(
             out,
-            r##"<rect x="{x0}" y="{y1}" width="{:.1}" height="{:.1}" fill="none" stroke="#888"/><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle" font-size="12">{}</text>"##,
+            r##"<rect x="{x0}" y="{y1}" width="{:.1}" height="{:.1}" fill="none" stroke="#888"/><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle" font-size="13">{}</text>"##,
             x1 - x0,
             y0 - y1,
             (x0 + x1) / 2.0,
@@ -161,7 +165,7 @@ enum Key {
 
 fn legend(out: &mut String, entries: &[(String, String, Key)]) {
     for (i, (name, colour, key)) in entries.iter().enumerate() {
-        let y = TOP + 10.0 + i as f64 * 16.0;
+        let y = TOP + 10.0 + i as f64 * 18.0;
         let x = WIDTH - RIGHT + 10.0;
         let _ = match key {
             Key::Swatch => write!(
@@ -189,7 +193,7 @@ fn legend(out: &mut String, entries: &[(String, String, Key)]) {
         };
         let _ = write!(
             out,
-            r#"<text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" font-size="12">{}</text>"#,
             x + 22.0,
             y + 4.0,
             esc(name)
@@ -351,34 +355,41 @@ fn chart(
                     s.colour
                 );
             }
-        } else if band.len() > 1 {
-            let mut d = String::new();
-            for (i, p) in band.iter().enumerate() {
+        } else {
+            // The band between the intervals' ends, filled and edged, and a
+            // whisker with caps at each point: at 3 repetitions a wide band
+            // of three overlapping protocols is still told apart by them
+            // (nudged sideways by a few pixels per series).
+            if band.len() > 1 {
+                let (mut d, mut hi, mut lo) = (String::new(), String::new(), String::new());
+                for (i, p) in band.iter().enumerate() {
+                    let m = if i == 0 { "M" } else { "L" };
+                    let _ = write!(d, "{m}{:.1},{:.1} ", f.px(p.0), f.py(p.3));
+                    let _ = write!(hi, "{m}{:.1},{:.1} ", f.px(p.0), f.py(p.3));
+                    let _ = write!(lo, "{m}{:.1},{:.1} ", f.px(p.0), f.py(p.2));
+                }
+                for p in band.iter().rev() {
+                    let _ = write!(d, "L{:.1},{:.1} ", f.px(p.0), f.py(p.2));
+                }
                 let _ = write!(
-                    d,
-                    "{}{:.1},{:.1} ",
-                    if i == 0 { "M" } else { "L" },
-                    f.px(p.0),
-                    f.py(p.3)
+                    out,
+                    r#"<path d="{d}Z" fill="{c}" fill-opacity="0.22" stroke="none"/><path d="{hi}{lo}" fill="none" stroke="{c}" stroke-opacity="0.55" stroke-width="1" stroke-dasharray="3 2"/>"#,
+                    c = s.colour
                 );
             }
-            for p in band.iter().rev() {
-                let _ = write!(d, "L{:.1},{:.1} ", f.px(p.0), f.py(p.2));
+            let nudge = (si as f64 - (series.len() as f64 - 1.0) / 2.0) * 4.0;
+            for p in &band {
+                let (x, lo, hi) = (f.px(p.0) + nudge, f.py(p.2), f.py(p.3));
+                let _ = write!(
+                    out,
+                    r#"<path d="M{x:.1},{lo:.1} L{x:.1},{hi:.1} M{:.1},{lo:.1} L{:.1},{lo:.1} M{:.1},{hi:.1} L{:.1},{hi:.1}" stroke="{}" stroke-width="1.6" fill="none"/>"#,
+                    x - 4.0,
+                    x + 4.0,
+                    x - 4.0,
+                    x + 4.0,
+                    s.colour
+                );
             }
-            let _ = write!(
-                out,
-                r#"<path d="{d}Z" fill="{}" fill-opacity="0.15" stroke="none"/>"#,
-                s.colour
-            );
-        } else if let Some(p) = band.first() {
-            let _ = write!(
-                out,
-                r#"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="{}" stroke-width="1"/>"#,
-                f.py(p.2),
-                f.py(p.3),
-                s.colour,
-                x = f.px(p.0)
-            );
         }
         let mut d = String::new();
         for (i, p) in s.points.iter().filter(|p| p.1.is_finite()).enumerate() {
@@ -398,7 +409,7 @@ fn chart(
         for p in s.points.iter().filter(|p| p.1.is_finite()) {
             let _ = write!(
                 out,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="2.5" fill="{}"><title>{}: {} → {:.1} {}</title></circle>"#,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{}"><title>{}: {} → {:.1} {}</title></circle>"#,
                 f.px(p.0) + dx,
                 f.py(p.1),
                 s.colour,
@@ -505,6 +516,84 @@ pub fn cdf_chart(title: &str, x_label: &str, series: &[(String, String, Vec<f64>
     out
 }
 
+/// One step function of a [`step_chart`]: points (x, y), each y held from
+/// its x to the next, from (0, 0); the thick ones are named in the legend.
+pub struct Steps {
+    pub name: String,
+    pub colour: String,
+    pub points: Vec<(f64, f64)>,
+    pub thick: bool,
+}
+
+/// Step functions of a per cent (0–100) against x from 0 to `x_end` (visual
+/// progress over time): the thin ones first, the thick ones over them, each
+/// held at its last value to the end.
+pub fn step_chart(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    x_end: f64,
+    series: &[Steps],
+) -> String {
+    let x_end = if x_end.is_finite() && x_end > 0.0 {
+        x_end
+    } else {
+        1.0
+    };
+    let f = Frame {
+        x: (0.0, x_end),
+        y: (0.0, 104.0),
+        log_x: false,
+    };
+    let mut out = String::new();
+    open(&mut out, title);
+    let t: Vec<(f64, String)> = ticks(0.0, x_end, 8)
+        .into_iter()
+        .map(|v| (v, fmt_num(v)))
+        .collect();
+    f.axes(&mut out, x_label, y_label, &t);
+    for thick in [false, true] {
+        for s in series.iter().filter(|s| s.thick == thick) {
+            let mut d = format!("M{:.1},{:.1}", f.px(0.0), f.py(0.0));
+            for (x, y) in s
+                .points
+                .iter()
+                .filter(|p| p.0.is_finite() && p.1.is_finite())
+            {
+                let _ = write!(
+                    d,
+                    " H{:.1} V{:.1}",
+                    f.px(x.clamp(0.0, x_end)),
+                    f.py(y.clamp(0.0, 100.0))
+                );
+            }
+            let _ = write!(d, " H{:.1}", f.px(x_end));
+            let _ = write!(
+                out,
+                r#"<path d="{d}" fill="none" stroke="{}" stroke-width="{}"{}><title>{}</title></path>"#,
+                s.colour,
+                if thick { 2.5 } else { 1.2 },
+                if thick {
+                    ""
+                } else {
+                    r#" stroke-opacity="0.45""#
+                },
+                esc(&s.name)
+            );
+        }
+    }
+    legend(
+        &mut out,
+        &series
+            .iter()
+            .filter(|s| s.thick)
+            .map(|s| (s.name.clone(), s.colour.clone(), Key::Line))
+            .collect::<Vec<_>>(),
+    );
+    out.push_str("</svg>");
+    out
+}
+
 /// A heatmap of gains (red: slower than the baseline, blue: faster).
 pub fn heatmap(
     title: &str,
@@ -533,7 +622,7 @@ pub fn heatmap(
         let y = y0 + h - (r + 1) as f64 * ch;
         let _ = write!(
             out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="12">{}</text>"#,
             x0 - 4.0,
             y + ch / 2.0 + 4.0,
             esc(row)
@@ -561,7 +650,7 @@ pub fn heatmap(
                     r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{:.0}">{text}</text>"#,
                     x + cw / 2.0,
                     y + ch / 2.0 + 4.0,
-                    (ch * 0.6).min(11.0)
+                    (ch * 0.6).min(12.0)
                 );
             }
         }
@@ -569,7 +658,7 @@ pub fn heatmap(
     for (c, col) in columns.iter().enumerate() {
         let _ = write!(
             out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"#,
             x0 + (c as f64 + 0.5) * cw,
             y0 + h + 16.0,
             esc(col)
@@ -577,7 +666,7 @@ pub fn heatmap(
     }
     let _ = write!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle" font-size="12">{}</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle" font-size="13">{}</text>"#,
         x0 + w / 2.0,
         HEIGHT - 8.0,
         esc(x_label),
@@ -598,7 +687,7 @@ pub fn heatmap(
     }
     let _ = write!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" font-size="11">+{max:.0}% faster</text><text x="{:.1}" y="{:.1}" font-size="11">−{max:.0}% slower</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" font-size="12">+{max:.0}% faster</text><text x="{:.1}" y="{:.1}" font-size="12">−{max:.0}% slower</text>"#,
         WIDTH - RIGHT + 32.0,
         TOP + 10.0,
         WIDTH - RIGHT + 32.0,
@@ -645,7 +734,7 @@ pub fn stacked_bars(
         let y = TOP + i as f64 * 26.0;
         let _ = write!(
             out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="12">{}</text>"#,
             left - 6.0,
             y + 15.0,
             esc(label)
@@ -668,7 +757,7 @@ pub fn stacked_bars(
         let x = left + t / max * w;
         let _ = write!(
             out,
-            r##"<line x1="{x:.1}" y1="{y0:.1}" x2="{x:.1}" y2="{:.1}" stroke="#888"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##,
+            r##"<line x1="{x:.1}" y1="{y0:.1}" x2="{x:.1}" y2="{:.1}" stroke="#888"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"##,
             y0 + 4.0,
             y0 + 16.0,
             fmt_num(t)
@@ -676,7 +765,7 @@ pub fn stacked_bars(
     }
     let _ = write!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text>"#,
         left + w / 2.0,
         y0 + 34.0,
         esc(x_label)
@@ -726,7 +815,7 @@ pub fn grouped_stacked_bars(
     let most = groups.iter().map(|g| g.1.len()).max().unwrap_or(1).max(1);
     let bar_w = group_w * 0.84 / most as f64;
     // Bar labels: level when they fit under their bar, else upright.
-    let font = 9.0;
+    let font = 12.0;
     let widest = groups
         .iter()
         .flat_map(|g| g.1.iter().map(|b| text_width(&b.label, font)))
@@ -748,7 +837,7 @@ pub fn grouped_stacked_bars(
         let y = y0 - py(t);
         let _ = write!(
             out,
-            r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"##,
+            r##"<line x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end" font-size="12">{}</text>"##,
             x0 - 4.0,
             y + 4.0,
             fmt_num(t)
@@ -808,7 +897,7 @@ pub fn grouped_stacked_bars(
         }
         let _ = write!(
             out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"#,
             gx + group_w / 2.0,
             y0 + label_h + 18.0,
             esc(group)
@@ -816,7 +905,7 @@ pub fn grouped_stacked_bars(
     }
     let _ = write!(
         out,
-        r##"<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="#888"/><line x1="{x0}" y1="{TOP}" x2="{x0}" y2="{y0}" stroke="#888"/><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle" font-size="12">{}</text>"##,
+        r##"<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="#888"/><line x1="{x0}" y1="{TOP}" x2="{x0}" y2="{y0}" stroke="#888"/><text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text><text transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle" font-size="13">{}</text>"##,
         (x0 + x1) / 2.0,
         y0 + label_h + 36.0,
         esc(x_label),
@@ -842,8 +931,10 @@ pub struct Bar {
 }
 
 /// Where a waterfall's bars start; labels end 4 px to the left of it.
-const WATERFALL_LEFT: f64 = 170.0;
-const WATERFALL_FONT: f64 = 9.0;
+const WATERFALL_LEFT: f64 = 300.0;
+const WATERFALL_FONT: f64 = 12.0;
+/// A waterfall's row, one request's bar and its gap to the next.
+const WATERFALL_ROW: f64 = 18.0;
 /// The room for a label: from a 4 px margin to 4 px before the bars.
 const WATERFALL_LABEL_WIDTH: f64 = WATERFALL_LEFT - 8.0;
 
@@ -908,7 +999,7 @@ pub fn waterfall(title: &str, bars: &[Bar], palette: &[(&str, &str)]) -> String 
         .map(|b| b.start + b.phases.iter().map(|p| p.1.max(0.0)).sum::<f64>())
         .fold(0.0, f64::max)
         .max(1e-9);
-    let row = 12.0;
+    let row = WATERFALL_ROW;
     let height = TOP + BOTTOM + row * bars.len() as f64;
     let mut out = String::new();
     let _ = write!(
@@ -925,7 +1016,7 @@ pub fn waterfall(title: &str, bars: &[Bar], palette: &[(&str, &str)]) -> String 
             out,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="{WATERFALL_FONT}"><title>{}</title>{}</text>"#,
             left - 4.0,
-            y + 9.0,
+            y + row * 0.5 + WATERFALL_FONT * 0.35,
             esc(&b.label),
             esc(&label)
         );
@@ -935,8 +1026,9 @@ pub fn waterfall(title: &str, bars: &[Bar], palette: &[(&str, &str)]) -> String 
             let colour = palette.iter().find(|p| p.0 == name).map_or("#999", |p| p.1);
             let _ = write!(
                 out,
-                r#"<rect x="{x:.1}" y="{y:.1}" width="{dx:.2}" height="{:.1}" fill="{colour}"><title>{}: {} {v:.1} ms</title></rect>"#,
-                row - 2.0,
+                r#"<rect x="{x:.1}" y="{:.1}" width="{dx:.2}" height="{:.1}" fill="{colour}"><title>{}: {} {v:.1} ms</title></rect>"#,
+                y + 2.0,
+                row - 4.0,
                 esc(&b.label),
                 esc(name)
             );
@@ -948,7 +1040,7 @@ pub fn waterfall(title: &str, bars: &[Bar], palette: &[(&str, &str)]) -> String 
         let x = left + t / end * w;
         let _ = write!(
             out,
-            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##,
+            r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#ddd"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="12">{}</text>"##,
             y0 + 4.0,
             y0 + 16.0,
             fmt_num(t)
@@ -956,7 +1048,7 @@ pub fn waterfall(title: &str, bars: &[Bar], palette: &[(&str, &str)]) -> String 
     }
     let _ = write!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="12">ms since navigation start</text>"#,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">ms since navigation start</text>"#,
         left + w / 2.0,
         y0 + 34.0
     );
@@ -1079,6 +1171,72 @@ mod tests {
             &|c, _| (c == 0).then_some(5.0),
         );
         assert!(h.contains("+5") && !h.contains("NaN"));
+    }
+
+    #[test]
+    fn steps_hold_each_value_until_the_next_and_to_the_end() {
+        let s = step_chart(
+            "t",
+            "ms",
+            "%",
+            1000.0,
+            &[
+                Steps {
+                    name: "h2, rep 1".into(),
+                    colour: "#d62728".into(),
+                    points: vec![(250.0, 40.0), (500.0, 100.0)],
+                    thick: true,
+                },
+                Steps {
+                    name: "h2, rep 0".into(),
+                    colour: "#d62728".into(),
+                    points: vec![],
+                    thick: false,
+                },
+            ],
+        );
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>") && !s.contains("NaN"));
+        let f = Frame {
+            x: (0.0, 1000.0),
+            y: (0.0, 104.0),
+            log_x: false,
+        };
+        let want = format!(
+            "M{:.1},{:.1} H{:.1} V{:.1} H{:.1} V{:.1} H{:.1}",
+            f.px(0.0),
+            f.py(0.0),
+            f.px(250.0),
+            f.py(40.0),
+            f.px(500.0),
+            f.py(100.0),
+            f.px(1000.0)
+        );
+        assert!(s.contains(&want), "{s}");
+        // The thin one is drawn first (under), and only the thick one is in the legend.
+        assert!(s.find("h2, rep 0").unwrap() < s.find("h2, rep 1").unwrap());
+        assert_eq!(s.matches(">h2, rep 1</text>").count(), 1);
+        assert!(!s.contains(">h2, rep 0</text>"));
+    }
+
+    #[test]
+    fn line_charts_draw_a_ci_whisker_at_every_point() {
+        let s = line_chart(
+            "t",
+            "x",
+            "y",
+            &[(1.0, "1".into())],
+            false,
+            &[Series {
+                name: "h2".into(),
+                colour: "#d62728".into(),
+                points: vec![(1.0, 10.0, 5.0, 15.0)],
+            }],
+            &[],
+            true,
+        );
+        // One point: no band, but a whisker with its two caps.
+        assert_eq!(s.matches(r#"stroke-width="1.6""#).count(), 1, "{s}");
+        assert!(!s.contains("fill-opacity"));
     }
 
     #[test]

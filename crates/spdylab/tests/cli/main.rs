@@ -29,6 +29,7 @@ mod makefile;
 mod probe;
 mod record;
 mod replay_peers;
+mod report_filmstrip;
 mod report_why;
 mod rootless;
 mod secrets;
