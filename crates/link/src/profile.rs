@@ -5,6 +5,10 @@
 //! 150 ms) is within a few percent of `3g-fast`. A profile fills the rates and
 //! the RTT a user did not give: `--profile 3g-fast --loss 1%` is 3G Fast with
 //! loss, and `--profile cable --rtt 100ms` is Cable's rates at 100 ms.
+//! Beside WebPageTest's, the two networks of the seed studies: 002's
+//! emulated 3G (Dummynet: 2 Mbit/s down, 1 Mbit/s up, 150 ms) and 004's
+//! "default network" (1 Mbit/s, 150 ms, no loss). `spdylab profiles` lists
+//! them with their numbers and sources.
 
 use crate::units::Bitrate;
 use std::time::Duration;
@@ -18,6 +22,8 @@ pub struct Profile {
     /// Client → server.
     pub up: Bitrate,
     pub rtt: Duration,
+    /// Where the numbers come from.
+    pub source: &'static str,
 }
 
 const fn kbit(k: u64) -> Bitrate {
@@ -35,47 +41,78 @@ pub const PROFILES: &[Profile] = &[
         down: kbit(20_000),
         up: kbit(5_000),
         rtt: ms(4),
+        source: "WebPageTest connectivity.ini (FIOS)",
     },
     Profile {
         name: "cable",
         down: kbit(5_000),
         up: kbit(1_000),
         rtt: ms(28),
+        source: "WebPageTest connectivity.ini (Cable)",
     },
     Profile {
         name: "lte",
         down: kbit(12_000),
         up: kbit(12_000),
         rtt: ms(70),
+        source: "WebPageTest connectivity.ini (LTE)",
     },
     Profile {
         name: "4g",
         down: kbit(9_000),
         up: kbit(9_000),
         rtt: ms(170),
+        source: "WebPageTest connectivity.ini (4G)",
     },
     Profile {
         name: "dsl",
         down: kbit(1_500),
         up: kbit(384),
         rtt: ms(50),
+        source: "WebPageTest connectivity.ini (DSL)",
     },
     Profile {
         name: "3g-fast",
         down: kbit(1_600),
         up: kbit(768),
         rtt: ms(150),
+        source: "WebPageTest connectivity.ini (3G Fast); Lighthouse's mobile throttling is within a few % of it",
     },
     Profile {
         name: "3g",
         down: kbit(1_600),
         up: kbit(768),
         rtt: ms(300),
+        source: "WebPageTest connectivity.ini (3G)",
+    },
+    Profile {
+        name: "mobile-002",
+        down: kbit(2_000),
+        up: kbit(1_000),
+        rtt: ms(150),
+        source: "seed 002, Google's mobile SPDY measurements: 3G by Dummynet, 2 Mbit/s down, 1 Mbit/s up, 150 ms",
+    },
+    Profile {
+        name: "paper-004",
+        down: kbit(1_000),
+        up: kbit(1_000),
+        rtt: ms(150),
+        source: "seed 004, \"Can SPDY really make the web faster?\": its default network, 1 Mbit/s, 150 ms, no loss",
     },
 ];
 
 /// The names, in `PROFILES`' order (for help texts and choices).
-pub const PROFILE_NAMES: &[&str] = &["fios", "cable", "lte", "4g", "dsl", "3g-fast", "3g"];
+pub const PROFILE_NAMES: &[&str] = &[
+    "fios",
+    "cable",
+    "lte",
+    "4g",
+    "dsl",
+    "3g-fast",
+    "3g",
+    "mobile-002",
+    "paper-004",
+];
 
 /// The profile named `name`, if there is one.
 pub fn profile(name: &str) -> Option<&'static Profile> {

@@ -208,7 +208,7 @@ pub const FIELDS: &[Field] = &[
         name: "profile",
         kind: Kind::Choice(link::PROFILE_NAMES),
         default: "",
-        help: "a named network (WebPageTest's): its rates and RTT fill the link's fields not given",
+        help: "a named network (spdylab profiles): its rates and RTT fill the link's fields not given",
         only: Only::No,
     },
     Field {

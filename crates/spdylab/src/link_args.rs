@@ -25,10 +25,12 @@ pub fn one_of<T: Clone + Send + Sync + 'static>(
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Link")]
 pub struct LinkArgs {
-    /// A named network (WebPageTest's connectivity): fios 20/5 Mbit 4 ms,
-    /// cable 5/1 Mbit 28 ms, lte 12 Mbit 70 ms, 4g 9 Mbit 170 ms, dsl
-    /// 1.5 Mbit/384 kbit 50 ms, 3g-fast 1.6 Mbit/768 kbit 150 ms, 3g the same
-    /// at 300 ms; the flags below override its rates and RTT
+    /// A named network (`spdylab profiles` lists each with its source):
+    /// WebPageTest's fios 20/5 Mbit 4 ms, cable 5/1 Mbit 28 ms, lte 12 Mbit
+    /// 70 ms, 4g 9 Mbit 170 ms, dsl 1.5 Mbit/384 kbit 50 ms, 3g-fast
+    /// 1.6 Mbit/768 kbit 150 ms, 3g the same at 300 ms; the seeds'
+    /// mobile-002 2/1 Mbit 150 ms and paper-004 1 Mbit 150 ms; the flags
+    /// below override its rates and RTT
     #[arg(long, value_parser = one_of(link::PROFILE_NAMES, link::profile), value_name = "NAME")]
     pub profile: Option<&'static link::Profile>,
     /// Round-trip time, split evenly between the directions (e.g. 150ms)

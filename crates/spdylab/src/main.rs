@@ -12,6 +12,7 @@ mod link_args;
 mod loadtest;
 mod paper;
 mod peer_table;
+mod profiles;
 mod progress;
 mod record;
 mod report;
@@ -49,6 +50,7 @@ enum Cmd {
     Shell(shell::ShellArgs),
     Calibrate(calibrate::CalibrateArgs),
     Sites(sites::SitesArgs),
+    Profiles(profiles::ProfilesArgs),
     Import(import::ImportArgs),
     Record(record::RecordArgs),
     Serve(serve::ServeArgs),
@@ -74,6 +76,7 @@ pub use lab::Error as Failure;
 fn prints_only(cmd: &Cmd) -> bool {
     match cmd {
         Cmd::Sites(_)
+        | Cmd::Profiles(_)
         | Cmd::Import(_)
         | Cmd::Merge(_)
         | Cmd::Report(_)
@@ -121,6 +124,7 @@ fn main() -> ExitCode {
         Cmd::Shell(args) => shell::run(args),
         Cmd::Calibrate(args) => calibrate::run(args),
         Cmd::Sites(args) => sites::run(args),
+        Cmd::Profiles(args) => profiles::run(args),
         Cmd::Import(args) => import::run(args),
         Cmd::Record(args) => record::run(args),
         Cmd::Serve(args) => serve::run(args),

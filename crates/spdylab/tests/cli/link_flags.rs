@@ -432,3 +432,32 @@ fn a_named_profile_is_the_network_it_names() {
         "{err}"
     );
 }
+
+/// `spdylab profiles` lists every profile `--profile` takes, with its
+/// numbers and source, as text and as JSON; a seed's profile is the
+/// network its study names.
+#[test]
+fn profiles_lists_every_named_network_with_its_source() {
+    let out = spdylab(&["profiles".to_string()]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in ["fios", "3g-fast", "mobile-002", "paper-004"] {
+        assert!(text.lines().any(|l| l.starts_with(name)), "{text}");
+    }
+    let doc = stdout_json(&spdylab(&["profiles".to_string(), "--json".to_string()]));
+    let list = doc["profiles"].as_array().unwrap();
+    assert_eq!(list.len(), 9, "{doc}");
+    let paper = list.iter().find(|p| p["name"] == "paper-004").unwrap();
+    assert_eq!(
+        (
+            paper["down_bps"].as_u64(),
+            paper["up_bps"].as_u64(),
+            paper["rtt_ms"].as_f64()
+        ),
+        (Some(1_000_000), Some(1_000_000), Some(150.0)),
+        "{paper}"
+    );
+    assert!(list
+        .iter()
+        .all(|p| !p["source"].as_str().unwrap().is_empty()));
+}
