@@ -216,9 +216,12 @@ fn goodput_never_exceeds_the_rate_beyond_its_stated_error() {
             // idle 8 Mbit/s link sees at least half of it (a stalled or
             // mis-paced emulator would not).
             assert!(measured >= 0.5 * 8e6, "{dir}: {r}");
-            // The link's own edges may let one packet more through each (as above).
+            // The link's own edges may let one packet more through each (as
+            // above), and on a loaded machine the receiver may read each end
+            // of its window a packet's time late (seen in CI: 194 bit/s over
+            // the two-packet bound, at 7.79 Mbit/s).
             assert!(
-                measured <= ceiling + error + 2.0 * 1500.0 * 8.0 / window,
+                measured <= ceiling + error + 4.0 * 1500.0 * 8.0 / window,
                 "{dir}: {r}"
             );
         }
