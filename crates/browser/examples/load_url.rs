@@ -30,6 +30,7 @@ fn main() {
         insecure: false,
         map: Vec::new(),
         cpu_slowdown: 1,
+        screencast: true,
     };
     let profile = browser::new_profile().unwrap();
     let cmd = browser::command(&o, &profile).unwrap();

@@ -51,6 +51,11 @@ pub struct ChromiumOptions {
     /// The renderer's CPU throttled this many times (DevTools'
     /// `Emulation.setCPUThrottlingRate`; 1: not throttled).
     pub cpu_slowdown: u32,
+    /// Whether the screen's frames are recorded (`Page.startScreencast`:
+    /// Speed Index, visually complete, the filmstrip); off leaves the
+    /// renderer the JPEG encoding of every changed frame (docs/visual.md,
+    /// "What it costs").
+    pub screencast: bool,
 }
 
 /// One page load recorded as a HAR 1.2 document with bodies and initiators.
@@ -309,7 +314,7 @@ impl Browser {
             ),
         ]
         .into_iter()
-        .chain(paint_domains())
+        .chain(paint_domains(o.screencast))
         .chain([("Page.navigate", serde_json::json!({"url": o.url}))])
         {
             let r = self
@@ -429,9 +434,9 @@ const PAINT_MARGIN: Duration = Duration::from_millis(100);
 
 /// The DevTools calls that report paints (`paint`'s module doc): FCP as a
 /// lifecycle event, LCP candidates as performance-timeline events, and the
-/// screen's frames (`visual`'s module doc).
-fn paint_domains() -> [(&'static str, serde_json::Value); 3] {
-    [
+/// screen's frames (`visual`'s module doc) unless `screencast` is off.
+fn paint_domains(screencast: bool) -> Vec<(&'static str, serde_json::Value)> {
+    let mut calls = vec![
         (
             "Page.setLifecycleEventsEnabled",
             serde_json::json!({"enabled": true}),
@@ -440,13 +445,16 @@ fn paint_domains() -> [(&'static str, serde_json::Value); 3] {
             "PerformanceTimeline.enable",
             serde_json::json!({"eventTypes": ["largest-contentful-paint"]}),
         ),
-        (
+    ];
+    if screencast {
+        calls.push((
             "Page.startScreencast",
             serde_json::json!({"format": "jpeg", "quality": visual::QUALITY,
                 "maxWidth": visual::MAX_WIDTH, "maxHeight": visual::MAX_HEIGHT,
                 "everyNthFrame": 1}),
-        ),
-    ]
+        ));
+    }
+    calls
 }
 
 impl Drop for Browser {

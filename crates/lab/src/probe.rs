@@ -176,6 +176,7 @@ pub fn run_plan(
         insecure: false,
         map: unknown_hosts.clone(),
         cpu_slowdown: spec.trial.model.cpu_slowdown,
+        screencast: spec.trial.screencast,
     };
     let client_kind = spec.trial.client;
     let link_spec = &testbed.spec().link;

@@ -113,6 +113,7 @@ pub fn record(
                 insecure: *insecure,
                 map: map.clone(),
                 cpu_slowdown: 1,
+        screencast: true,
             };
             progress(&format!("chromium: loading {url}"));
             let profile = browser::new_profile().map_err(failed("chromium profile"))?;
@@ -169,6 +170,7 @@ fn in_testbed(
         insecure: false,
         map: Vec::new(),
         cpu_slowdown: 1,
+        screencast: true,
     };
     progress(&format!("chromium: loading {} over {protocol}", opts.url));
     let recording = (|| {

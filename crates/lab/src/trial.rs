@@ -356,6 +356,8 @@ pub struct Trial {
     pub cert: CertKind,
     /// Keep the kernel's per-destination TCP metrics between probes.
     pub warm_metrics: bool,
+    /// Chromium records the screen's frames (Speed Index, filmstrip).
+    pub screencast: bool,
     /// The built-in server's knobs (a real server: as the capability table says).
     pub served: server::Knobs,
     /// The model client's knobs (Chromium: `refusal` says which it cannot take).
@@ -388,6 +390,7 @@ impl Default for Trial {
             layout: site::Layout::Origin,
             cert: CertKind::default(),
             warm_metrics: false,
+            screencast: true,
             served: server::Knobs::default(),
             model: client::Knobs::default(),
         };
@@ -429,6 +432,7 @@ impl Trial {
             "headers" => self.model.headers.set = v.parse()?,
             "cookie_bytes" => self.model.headers.cookie_bytes = int() as usize,
             "warm_metrics" => self.warm_metrics = on,
+            "screencast" => self.screencast = on,
             "pool" => self.model.pool = v.parse()?,
             "browser_cost" => self.model.browser_cost = v.parse()?,
             "cpu_slowdown" => self.model.cpu_slowdown = int() as u32,

@@ -438,6 +438,14 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         section: "knobs",
+        name: "screencast",
+        kind: Kind::Choice(&["on", "off"]),
+        default: "on",
+        help: "Chromium records the screen's frames for Speed Index, visually complete and the filmstrip (DevTools' Page.startScreencast); off: no frames, the renderer encodes no JPEG (the model has no screen: its estimates do not change)",
+        only: Only::No,
+    },
+    Field {
+        section: "knobs",
         name: "cpu_slowdown",
         kind: Kind::Int {
             min: 1,
