@@ -16,6 +16,7 @@
 use crate::axes::swept_axes;
 use crate::html::Html;
 use crate::svg::{self, colour, esc, Steps};
+use results::experiment::point_key;
 use results::{Experiment, ProbeRecord};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -234,13 +235,18 @@ pub(crate) fn section(
         if point.get("site").map(String::as_str) != Some(site) {
             continue;
         }
+        // By key, as the groups are: a field at its default need not be
+        // spelled out in an older record's point.
+        let key = point_key(&point);
         let rows: Vec<(String, Filmed)> = exp
             .protocols
             .iter()
             .map(|proto| {
                 let filmed = probes
                     .iter()
-                    .filter(|p| p.protocol == *proto && p.error.is_none() && p.point == point)
+                    .filter(|p| {
+                        p.protocol == *proto && p.error.is_none() && point_key(&p.point) == key
+                    })
                     .filter_map(|p| Some((p, Strip::read(dir, p.har.as_deref()?)?)))
                     .collect();
                 (proto.name().to_string(), filmed)
@@ -368,7 +374,7 @@ fn view(h: &mut Html, title: &str, rows: &[(String, Filmed)], budget: &mut Budge
         let figure = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.0} ms"));
         let _ = write!(
             h.body,
-            r#"<div class="fs-row" data-protocol="{proto}"><div class="fs-label" style="border-color: {}"><b>{proto}</b> rep {}<br>SI {} · PLT {:.0} ms<br><span>median {by} of {of}</span></div>"#,
+            r#"<div class="fs-row" data-protocol="{proto}"><div class="fs-label" style="border-color: {}"><b>{proto}</b> rep {}<br>SI {}<br>PLT {:.0} ms<br><span>median {by} of {of}</span></div>"#,
             colour(proto),
             p.rep,
             figure(paint.speed_index_ms),
@@ -661,6 +667,8 @@ mod tests {
             let mut p = probe(i / 2, 1000.0 + i as f64, Some(400.0 + i as f64));
             p.protocol = proto;
             p.point = point.clone();
+            // A field at its default that an older record did not spell out.
+            assert_eq!(p.point.remove("layout").as_deref(), Some("origin"));
             p.har = Some(format!("har/p{i}.har"));
             if let Some(paint) = p.paint.as_mut() {
                 paint.fcp_ms = film.first().map(|f| f.0);
