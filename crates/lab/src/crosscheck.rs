@@ -3,7 +3,17 @@
 //! (all, and per link, rate, RTT, protocol and site) the MAPE, the share
 //! within 10 % and Spearman's ρ of the two clients' PLTs; and per Trial the
 //! HAR phases of each client (connect, ssl, wait, receive, and discovery:
-//! when resources were found), so that each departure is traceable.
+//! when resources were found), so that each departure is traceable; per
+//! metric (PLT, TTFB, FCP, LCP, Speed Index) the error's percentiles and
+//! buckets beside Chromium's own spread (`metrics`); and per pair of
+//! protocols the error of the model's gain, its sign and its trend along
+//! each swept axis (`gains`). docs/crosscheck.md defines each figure.
+
+pub mod gains;
+pub mod metrics;
+
+pub use gains::{Axes, Axis, GainAgreement, GainPoint};
+pub use metrics::{Cell, Figure, MetricAgreement};
 
 use crate::probe::{Probe, ProbeRecord, ProbeSpec};
 use crate::trial::{ClientKind, Refusal, Trial};
@@ -42,6 +52,11 @@ pub struct Row {
     /// the probes), each client, in ms.
     pub model_phases: Phases,
     pub chromium_phases: Phases,
+    /// Where the link sits on the swept axes (`run` sets it from the link).
+    pub axes: Axes,
+    /// Per metric, in `Figure::ALL` order: each client's values, medians,
+    /// APE and Chromium's spread.
+    pub metrics: Vec<Cell>,
 }
 
 /// HAR phases of one load summed over its resources, in ms; `discovery` is
@@ -96,6 +111,11 @@ impl Phases {
 }
 
 impl Row {
+    /// The Trial's cell of `metric`.
+    pub fn cell(&self, metric: Figure) -> Option<&Cell> {
+        self.metrics.iter().find(|c| c.metric == metric)
+    }
+
     /// Model minus Chromium, per phase (ms).
     pub fn phase_diff(&self) -> Phases {
         let (m, c) = (self.model_phases, self.chromium_phases);
@@ -182,8 +202,30 @@ pub fn agreement(group: &str, rows: &[&Row]) -> Agreement {
 /// The figures overall, then per link, rate, RTT, protocol and site (each
 /// dimension only when it has more than one value).
 pub fn agreements(rows: &[Row]) -> Vec<Agreement> {
+    groups(rows)
+        .iter()
+        .map(|(name, set)| agreement(name, set))
+        .collect()
+}
+
+/// Per group of `groups`, per metric: the metric's figures over the group.
+pub fn metric_agreements(rows: &[Row]) -> Vec<MetricAgreement> {
+    let mut out = Vec::new();
+    for (name, set) in groups(rows) {
+        for metric in Figure::ALL {
+            let cells: Vec<&Cell> = set.iter().filter_map(|r| r.cell(metric)).collect();
+            out.push(metrics::metric_agreement(&name, metric, &cells));
+        }
+    }
+    out
+}
+
+/// The sets of Trials the figures are given for: "all", then per link,
+/// rate, RTT, protocol and site (each dimension only when it has more than
+/// one value; links only when a link holds more than one Trial).
+pub fn groups(rows: &[Row]) -> Vec<(String, Vec<&Row>)> {
     let all: Vec<&Row> = rows.iter().collect();
-    let mut out = vec![agreement("all", &all)];
+    let mut out = vec![("all".to_string(), all)];
     type Key = fn(&Row) -> String;
     let dims: [(&str, Key); 5] = [
         ("link", |r| r.link.clone()),
@@ -205,7 +247,7 @@ pub fn agreements(rows: &[Row]) -> Vec<Agreement> {
         }
         for v in values {
             let set: Vec<&Row> = rows.iter().filter(|r| key(r) == v).collect();
-            out.push(agreement(&format!("{name} {v}"), &set));
+            out.push((format!("{name} {v}"), set));
         }
     }
     out
@@ -253,7 +295,19 @@ pub fn row(
             .collect();
         Phases::median(&loads)
     };
+    let values = |ps: &[Probe], f: Figure| -> Vec<f64> {
+        ps.iter()
+            .map(|p| &p.record)
+            .filter(|p| p.protocol == protocol && p.error.is_none())
+            .filter_map(|p| f.of(p))
+            .collect()
+    };
     Row {
+        axes: Axes::default(),
+        metrics: Figure::ALL
+            .into_iter()
+            .map(|f| Cell::new(f, values(model, f), values(chromium, f)))
+            .collect(),
         site: site.to_string(),
         link: link.to_string(),
         protocol,
@@ -384,6 +438,8 @@ pub struct Link {
     pub label: String,
     pub rate: String,
     pub rtt: String,
+    /// Its place on the swept axes (the rows', for the gains' trends).
+    pub axes: Axes,
     pub testbed: TestbedSpec,
 }
 
@@ -454,6 +510,7 @@ pub fn run(
             label,
             rate,
             rtt,
+            axes,
             testbed,
         } in &spec.links
         {
@@ -472,15 +529,18 @@ pub fn run(
                 by_client.push(probes);
             }
             for p in &spec.protocols {
-                rows.push(row(
-                    &site.name,
-                    label,
-                    rate,
-                    rtt,
-                    *p,
-                    &by_client[0],
-                    &by_client[1],
-                ));
+                rows.push(Row {
+                    axes: *axes,
+                    ..row(
+                        &site.name,
+                        label,
+                        rate,
+                        rtt,
+                        *p,
+                        &by_client[0],
+                        &by_client[1],
+                    )
+                });
             }
         }
     }
@@ -496,14 +556,17 @@ pub struct Request {
     /// the link's own).
     pub rtts: Vec<std::time::Duration>,
     pub rates: Vec<link::Bitrate>,
+    /// Each replaces the link's loss (none: the link's own).
+    pub losses: Vec<link::LossModel>,
     pub reps: usize,
     pub warmup: usize,
     pub trial: Trial,
 }
 
 /// The request's crosscheck: its sites resolved and laid out, then a link
-/// per rate and RTT (rates outer) from the link flags (`link`, read after
-/// the sites), each labelled "RTT RATE". Err: the message, naming the flag.
+/// per rate, RTT and loss (rates outer, losses inner) from the link flags
+/// (`link`, read after the sites), each labelled "RTT RATE", and "RTT RATE
+/// LOSS" when losses are listed. Err: the message, naming the flag.
 pub fn spec(
     req: Request,
     link: impl FnOnce() -> Result<crate::trial::LinkChoice, String>,
@@ -521,26 +584,44 @@ pub fn spec(
         true => vec![choice.rate],
         false => req.rates.iter().copied().map(Some).collect(),
     };
+    let losses: Vec<_> = match req.losses.is_empty() {
+        true => vec![choice.loss],
+        false => req.losses.iter().copied().map(Some).collect(),
+    };
     let mut links = Vec::new();
     for rate in &rates {
         for rtt in &rtts {
-            let choice: crate::trial::LinkChoice = crate::trial::LinkChoice {
-                rtt: *rtt,
-                rate: *rate,
-                ..choice.clone()
-            };
-            let mut testbed = choice
-                .testbed_spec(addresses, &flag)
-                .map_err(|e| e.to_string())?;
-            testbed.warm_metrics = req.trial.warm_metrics;
-            let rtt = link::units::format_duration(testbed.link.rtt());
-            let rate = rate.map_or("unlimited".to_string(), |r| r.to_string());
-            links.push(Link {
-                label: format!("{rtt} {rate}"),
-                rate,
-                rtt,
-                testbed,
-            });
+            for loss in &losses {
+                let choice: crate::trial::LinkChoice = crate::trial::LinkChoice {
+                    rtt: *rtt,
+                    rate: *rate,
+                    loss: *loss,
+                    ..choice.clone()
+                };
+                let mut testbed = choice
+                    .testbed_spec(addresses, &flag)
+                    .map_err(|e| e.to_string())?;
+                testbed.warm_metrics = req.trial.warm_metrics;
+                let axes = Axes {
+                    rtt_ms: testbed.link.rtt().as_secs_f64() * 1000.0,
+                    rate_mbit: rate.map(|r| r.bits_per_sec() as f64 / 1e6),
+                    loss_pct: loss.map_or(0.0, |l| l.mean_loss() * 100.0),
+                };
+                let rtt = link::units::format_duration(testbed.link.rtt());
+                let rate = rate.map_or("unlimited".to_string(), |r| r.to_string());
+                let label = match (req.losses.is_empty(), loss) {
+                    (false, Some(l)) => format!("{rtt} {rate} {l}"),
+                    (false, None) => format!("{rtt} {rate} 0%"),
+                    (true, _) => format!("{rtt} {rate}"),
+                };
+                links.push(Link {
+                    label,
+                    rate,
+                    rtt,
+                    axes,
+                    testbed,
+                });
+            }
         }
     }
     Ok(CrosscheckSpec {
@@ -553,16 +634,41 @@ pub fn spec(
     })
 }
 
-/// The crosscheck as one JSON object (`--json`): the rows, the agreement
-/// of each group of Trials, and the links.
-pub fn document(spec: &CrosscheckSpec, rows: &[Row], groups: &[Agreement]) -> serde_json::Value {
+/// Everything a crosscheck computes from its rows: the PLT agreement of each
+/// group, each metric's per group, and the gains (points and per pair and
+/// metric).
+pub struct Figures {
+    pub groups: Vec<Agreement>,
+    pub metrics: Vec<MetricAgreement>,
+    pub gains: Vec<GainPoint>,
+    pub gain_agreement: Vec<GainAgreement>,
+}
+
+impl Figures {
+    pub fn of(rows: &[Row]) -> Figures {
+        let gains = gains::gain_points(rows);
+        Figures {
+            groups: agreements(rows),
+            metrics: metric_agreements(rows),
+            gain_agreement: gains::gain_agreements(&gains),
+            gains,
+        }
+    }
+}
+
+/// The crosscheck as one JSON object (`--json`, schema 2; docs/crosscheck.md):
+/// the rows, the agreement of each group of Trials, per metric, the gains
+/// and their agreement, and the links. What is not a number is null.
+pub fn document(spec: &CrosscheckSpec, rows: &[Row], figures: &Figures) -> serde_json::Value {
     use serde_json::json;
     let describe = crate::text::link::describe;
-    json!({"schema": 1, "reps": spec.reps, "rows": rows,
+    let groups = &figures.groups;
+    json!({"schema": 2, "reps": spec.reps, "rows": rows,
            "mape_pct": groups.first().map_or(f64::NAN, |g| g.mape_pct), "agreement": groups,
+           "metrics": figures.metrics, "gains": figures.gains, "gain_agreement": figures.gain_agreement,
            "pool": spec.trial.model.pool.name(), "browser_cost": spec.trial.model.browser_cost.to_string(),
            "testbeds": spec.links.iter().map(|l| &l.testbed).collect::<Vec<_>>(),
-           "links": spec.links.iter().map(|l| json!({"label": l.label, "link": describe(&l.testbed)})).collect::<Vec<_>>()})
+           "links": spec.links.iter().map(|l| json!({"label": l.label, "link": describe(&l.testbed), "axes": l.axes})).collect::<Vec<_>>()})
 }
 
 /// The exit status of a crosscheck that ran: 1 when a probe failed or a

@@ -2,7 +2,8 @@
 //! of a mean (Student's t), and the gain of X over a baseline B,
 //! (B − X) / B × 100 %, with a bootstrap CI (seeded with [`BOOTSTRAP_SEED`],
 //! so reproducible); the model-against-Chromium figures: absolute percentage
-//! error and its mean (MAPE), and Spearman's rank correlation with ties.
+//! error and its mean (MAPE), and Spearman's rank correlation with ties;
+//! percentiles by linear interpolation.
 //! Nothing is made up for an empty sample: its mean and median are NaN, and
 //! there is no gain of it, nor over it.
 
@@ -67,6 +68,25 @@ pub fn median(xs: &[f64]) -> f64 {
         v[n / 2]
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The `q`-quantile (0 ≤ q ≤ 1) of the values that are numbers, by linear
+/// interpolation between the closest ranks (Hyndman & Fan's type 7, numpy's
+/// and R's default): with the n values sorted x₀ ≤ … ≤ xₙ₋₁ and h = (n − 1)q,
+/// x⌊h⌋ + (h − ⌊h⌋)(x⌊h⌋₊₁ − x⌊h⌋); so q = 0.5 is the median. NaN for no
+/// value that is a number, or a `q` outside [0, 1].
+pub fn percentile(xs: &[f64], q: f64) -> f64 {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() || !(0.0..=1.0).contains(&q) {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    let h = (v.len() - 1) as f64 * q;
+    let (lo, frac) = (h.floor() as usize, h - h.floor());
+    match v.get(lo + 1) {
+        Some(next) if frac > 0.0 => v[lo] + frac * (next - v[lo]),
+        _ => v[lo],
     }
 }
 
@@ -215,6 +235,24 @@ mod tests {
         let m = mape(&[(90.0, 100.0), (125.0, 100.0), (50.0, 50.0), (3.0, 0.0)]);
         assert!((m - 35.0 / 3.0).abs() < 1e-12, "{m}");
         assert!(mape(&[]).is_nan());
+    }
+
+    #[test]
+    fn percentiles_interpolate_between_the_closest_ranks() {
+        let xs = [15.0, 20.0, 35.0, 40.0, 50.0];
+        // numpy.percentile(xs, [0, 40, 50, 90, 95, 100]).
+        assert_eq!(percentile(&xs, 0.0), 15.0);
+        assert!((percentile(&xs, 0.4) - 29.0).abs() < 1e-12);
+        assert_eq!(percentile(&xs, 0.5), median(&xs));
+        assert!((percentile(&xs, 0.9) - 46.0).abs() < 1e-12);
+        assert!((percentile(&xs, 0.95) - 48.0).abs() < 1e-12);
+        assert_eq!(percentile(&xs, 1.0), 50.0);
+        // Order does not matter; NaNs are left out; one value is every quantile.
+        assert_eq!(percentile(&[50.0, f64::NAN, 15.0], 0.5), 32.5);
+        assert_eq!(percentile(&[7.0], 0.95), 7.0);
+        assert!(percentile(&[], 0.5).is_nan());
+        assert!(percentile(&[f64::NAN], 0.5).is_nan());
+        assert!(percentile(&xs, 1.5).is_nan());
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! `spdylab crosscheck`: the same Trials loaded by the browser model and by
 //! headless Chromium; per Trial the PLT ratio and error and each client's HAR
 //! phases; overall and per rate, RTT, protocol and site the MAPE, the share
-//! of Trials within 10 %, the worst Trial and Spearman's ρ.
+//! of Trials within 10 %, the worst Trial and Spearman's ρ; per metric (PLT,
+//! TTFB, FCP, LCP, Speed Index) the error's percentiles and buckets beside
+//! Chromium's own spread; per pair of protocols the model's gain error, its
+//! sign and its trend along each swept axis (docs/crosscheck.md).
 
 use crate::compare::{ProtocolList, ServerArg};
 use crate::link_args::LinkArgs;
@@ -10,16 +13,17 @@ use crate::Failure;
 use clap::Args;
 use lab::text::crosscheck as text;
 use link::units::parse_duration;
-use link::Bitrate;
+use link::{Bitrate, LossModel};
 use std::time::Duration;
 
-/// Is the model right? The same Trials with the model and with Chromium: PLT ratio, MAPE, Spearman's rho, phases
+/// Is the model right? The same Trials with the model and with Chromium: PLT ratio, MAPE, Spearman's rho, phases, per metric, and the gains between protocols
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   spdylab crosscheck --sites youtube,twitter --protocols https,h2 --rtts 20ms,150ms --rate 8mbit
   spdylab crosscheck --sites youtube,twitter,imgur,icons,http-archive-2014 --protocols http,https,h2 \\
       --rtts 20ms,150ms --rates 1mbit,8mbit --pool per-host
   spdylab crosscheck --sites icons --protocols http,h2 --rtt 50ms --rate 1mbit --reps 5 --json
+  spdylab crosscheck --sites icons --protocols https,h2 --rtt 50ms --rate 8mbit --losses 0%,1%,3%
 
 Each (site, link) runs twice on its own testbed: the model's probes, then Chromium's
 (a fresh browser and profile per probe). Ratio = model median PLT / Chromium median
@@ -29,7 +33,19 @@ correlation of the two clients' median PLTs over the Trials (ties share their me
 rank). Phases (ms, summed over the page's resources, median over the probes):
 connect (includes ssl), ssl, wait, receive, and discovery (the sum of the times at
 which each resource was found); the table shows model - Chromium. --pool and
---browser-cost set the model's; Chromium pools and computes as it does.")]
+--browser-cost set the model's; Chromium pools and computes as it does.
+
+Per metric (plt, ttfb, fcp, lcp, si), over the Trials where both clients have it:
+MAPE and the 50th/90th/95th percentiles of the error, rho, and the buckets good
+(< 20%), ok (< 50%), bad; beside them Chromium's noise, the relative MAD of its
+loads of a Trial (median |load - median| / median), and the Trials whose error
+is within it. A metric no client pair has reads n = 0. Gains: for each pair A>B
+of --protocols, each metric and (site, link), each client's gain of B over A as
+compare computes it ((mean A - mean B) / mean A, 95% bootstrap CI), the error
+model - Chromium in points, the share within 3 points, the share of the same
+sign where Chromium's CI excludes 0, and per swept axis (--rtts, --rates,
+--losses) whether the gain moves the same way in both clients from each value
+to the next.")]
 pub struct CrosscheckArgs {
     /// Sites, comma-separated (built-in names or site files)
     #[arg(long, default_value = "youtube,twitter", value_delimiter = ',')]
@@ -45,6 +61,10 @@ pub struct CrosscheckArgs {
     /// Rates to run, comma-separated (each replaces --rate)
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub rates: Vec<Bitrate>,
+    /// Independent losses to run, comma-separated (each replaces --loss; a
+    /// Gilbert-Elliott model goes in --loss)
+    #[arg(long, value_delimiter = ',', value_parser = parse_independent_loss, value_name = "LIST")]
+    pub losses: Vec<LossModel>,
     /// Repetitions per protocol and client
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub reps: u32,
@@ -73,6 +93,7 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         protocols: args.protocols.0,
         rtts: args.rtts,
         rates: args.rates,
+        losses: args.losses,
         reps: args.reps as usize,
         warmup: args.warmup as usize,
         trial,
@@ -87,10 +108,21 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         progress.item(done, total, &text::progress_line(p, site, label, client));
     })?;
     progress.finish();
-    let groups = lab::crosscheck::agreements(&rows);
+    let figures = lab::crosscheck::Figures::of(&rows);
     match args.json {
-        true => println!("{}", lab::crosscheck::document(&spec, &rows, &groups)),
-        false => println!("{}", text::report(&rows, &groups, &spec.trial).join("\n")),
+        true => println!("{}", lab::crosscheck::document(&spec, &rows, &figures)),
+        false => println!("{}", text::report(&rows, &figures, &spec.trial).join("\n")),
     }
     Ok(lab::crosscheck::exit_code(&rows))
+}
+
+/// One of `--losses`: a loss such as 1%; not a Gilbert-Elliott model, whose
+/// own commas the list would split.
+fn parse_independent_loss(s: &str) -> Result<LossModel, String> {
+    if s.starts_with("ge:") {
+        return Err(format!(
+            "{s}: --losses takes independent losses such as 0%,1%,3%; give a Gilbert-Elliott model with --loss"
+        ));
+    }
+    s.parse::<LossModel>().map_err(|e| e.to_string())
 }

@@ -14,6 +14,7 @@ mod calibrate;
 mod chromium;
 mod compare;
 mod cross_traffic;
+mod crosscheck;
 mod diff;
 mod durability;
 mod era;

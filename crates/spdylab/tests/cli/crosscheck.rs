@@ -1,0 +1,158 @@
+//! `crosscheck` per metric and on the answer (issue 35): the same Trials by
+//! the model and Chromium give, besides the PLT agreement, each metric's
+//! error percentiles, buckets and Chromium's own spread, and per pair of
+//! protocols both clients' gains, the gain error and the trend along a
+//! swept axis — in JSON (schema 2, null for what is not a number) and in
+//! text; `--losses` takes independent losses only.
+
+use crate::common::{fails, ok, run_json, spdylab};
+
+#[test]
+fn crosscheck_gives_each_metric_and_the_gain_error_of_each_pair() {
+    let v = run_json(&[
+        "crosscheck",
+        "--sites",
+        "icons",
+        "--protocols",
+        "https,h2",
+        "--rtts",
+        "20ms,100ms",
+        "--rate",
+        "20mbit",
+        "--reps",
+        "2",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    assert_eq!(v["schema"], 2, "{v}");
+    // Rows: their cells per metric, PLT first, and their place on the axes.
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        let cells = r["metrics"].as_array().unwrap();
+        let names: Vec<&str> = cells
+            .iter()
+            .map(|c| c["metric"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["plt", "ttfb", "fcp", "lcp", "si"], "{r}");
+        assert_eq!(cells[0]["chromium"].as_array().unwrap().len(), 2, "{r}");
+        assert_eq!(cells[0]["ape_pct"], r["ape_pct"], "{r}");
+        assert_eq!(r["axes"]["rate_mbit"], 20.0, "{r}");
+    }
+    let rtts: Vec<f64> = rows
+        .iter()
+        .map(|r| r["axes"]["rtt_ms"].as_f64().unwrap())
+        .collect();
+    assert_eq!(rtts, [20.0, 20.0, 100.0, 100.0]);
+    // Per metric over all Trials: PLT compared in every Trial; Chromium
+    // reports FCP, so its n is the model's (0 until it estimates it).
+    let all: Vec<&serde_json::Value> = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["group"] == "all")
+        .collect();
+    assert_eq!(all.len(), 5, "{v}");
+    let plt = all[0];
+    assert_eq!(
+        (plt["metric"].as_str(), plt["compared"].as_u64()),
+        (Some("plt"), Some(4))
+    );
+    let b = &plt["buckets"];
+    let counted: u64 = ["good", "ok", "bad"]
+        .iter()
+        .map(|k| b[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, 4, "{plt}");
+    assert!(plt["ape_p50_pct"].as_f64().unwrap() <= plt["ape_p95_pct"].as_f64().unwrap());
+    assert_eq!(
+        plt["chromium_noise"]["trials"], 4,
+        "two Chromium loads each: {plt}"
+    );
+    assert!(plt["chromium_noise"]["mad_p50_pct"].as_f64().unwrap() >= 0.0);
+    for m in &all {
+        match m["compared"].as_u64().unwrap() {
+            0 => assert!(m["mape_pct"].is_null() && m["spearman"].is_null(), "{m}"),
+            _ => assert!(m["mape_pct"].as_f64().unwrap() >= 0.0, "{m}"),
+        }
+    }
+    // Gains: one pair (https>h2), 5 metrics, 2 links.
+    let gains = v["gains"].as_array().unwrap();
+    assert_eq!(gains.len(), 10, "{v}");
+    for g in gains.iter().filter(|g| g["metric"] == "plt") {
+        assert_eq!(
+            (g["a"].as_str(), g["b"].as_str()),
+            (Some("https"), Some("h2"))
+        );
+        let (m, c) = (
+            g["model_gain_pct"].as_f64().unwrap(),
+            g["chromium_gain_pct"].as_f64().unwrap(),
+        );
+        assert!(
+            (g["error_pts"].as_f64().unwrap() - (m - c)).abs() < 1e-9,
+            "{g}"
+        );
+        assert_eq!(g["chromium_ci95"].as_array().unwrap().len(), 2, "{g}");
+    }
+    let agreement = v["gain_agreement"].as_array().unwrap();
+    let plt = agreement.iter().find(|a| a["metric"] == "plt").unwrap();
+    assert_eq!(plt["compared"], 2, "{plt}");
+    // RTT is swept (rate is not): one step, the same way in both or not.
+    let trends = plt["trends"].as_array().unwrap();
+    assert_eq!(trends.len(), 1, "{plt}");
+    assert_eq!(
+        (trends[0]["axis"].as_str(), trends[0]["steps"].as_u64()),
+        (Some("rtt"), Some(1))
+    );
+    assert!(["agree", "disagree"].contains(&trends[0]["verdict"].as_str().unwrap()));
+}
+
+#[test]
+fn crosscheck_text_has_the_metric_and_gain_tables_and_no_nan() {
+    let o = spdylab(&[
+        "crosscheck",
+        "--sites",
+        "icons",
+        "--protocols",
+        "https,h2",
+        "--rtt",
+        "20ms",
+        "--rate",
+        "20mbit",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("NaN"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("metric ") && l.contains("good/ok/bad")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("plt ") && l.contains("2/2")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("https>h2    plt    icons")),
+        "{out}"
+    );
+    assert!(out.contains("no axis swept"), "one link: {out}");
+}
+
+#[test]
+fn losses_are_independent_losses_only() {
+    let err = fails(
+        &["crosscheck", "--sites", "icons", "--losses", "ge:1%,30%"],
+        2,
+        "--losses takes independent losses",
+    );
+    assert!(err.contains("--loss"), "{err}");
+    fails(&["crosscheck", "--losses", "2x"], 2, "2x");
+}
