@@ -98,7 +98,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "DIR", hide = true)]
     pub keep_server_log: Option<PathBuf>,
     /// The client: model (every protocol and knob) or chromium (headless, fresh
-    /// profile per probe; http, https, h2)
+    /// profile per probe; http, https, h2, h3)
     #[arg(long, value_enum, default_value = "model")]
     pub client: ClientArg,
     /// A probe that has not loaded the page by then fails

@@ -50,7 +50,7 @@ pub struct CrosscheckArgs {
     /// Sites, comma-separated (built-in names or site files)
     #[arg(long, default_value = "youtube,twitter", value_delimiter = ',')]
     pub sites: Vec<String>,
-    /// Protocols Chromium speaks: http, https, h2
+    /// Protocols Chromium speaks: http, https, h2, h3
     #[arg(long, default_value = "https,h2", value_parser = crate::compare::parse_protocols)]
     pub protocols: ProtocolList,
     #[command(flatten)]
