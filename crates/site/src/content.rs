@@ -1,6 +1,52 @@
 //! Deterministic content in real formats, exactly `size` bytes long: HTML whose
 //! tags reference its children, CSS with `url()`, JavaScript that injects its
 //! children when it runs, PNG images that decode, and WOFF/SWF headers.
+//!
+//! The pages paint like pages (issue 35; docs/visual.md, "What the built-in
+//! pages look like"). What a body references, in which order and by which
+//! tag, and every body's length, are the same as before they did: only what
+//! fills the bytes around the references changed
+//! (tests/content_unchanged.rs).
+//!
+//! **Images.** A PNG of `size` bytes is [`png_size`]`(size)` pixels:
+//! - below 4 096 bytes, when a 32×32 image fits: an icon of 32×32, 16
+//!   colours (4-bit palette) — the icons page's;
+//! - from 4 096 bytes: about four pixels a byte (2-bit palette, stored
+//!   deflate), the density of a JPEG of 2014 — 5 kB is 192×108, 40 kB
+//!   about 540×300 — in 16:9, 3:2 or 4:3 as `size` picks;
+//! - the smallest (under 200 bytes, or where nothing else fits): 8-bit grey.
+//!
+//! Each is a scene drawn from the seed (a gradient sky, a disc, hills, blocks,
+//! grain) in a palette of its own, dithered; padded to `size` by a private
+//! ancillary chunk (`spAd`, less than a row plus 12 bytes) that decoders skip.
+//!
+//! **The image contract.** Every `<img>` of a PNG in a generated HTML body
+//! carries `width` and `height` attributes equal to that PNG's pixel size
+//! (`png_size` of its byte size, what its IHDR says), always in the form
+//! `<img src="URL" width="W" height="H" alt="">`, and the page's style
+//! shows each at that size (no `max-width`), so a model can read the
+//! attributes for the painted area. Other images (Flash, fonts, anything
+//! not a PNG) and iframes carry none.
+//!
+//! **HTML.** Where the size allows it (otherwise the bare markup of before:
+//! head tags, body tags, filler paragraphs), a page is, in document order:
+//! its head children's tags; for a page with no stylesheet child an inline
+//! `<style>` with the layout below (otherwise its stylesheets carry it);
+//! `<header><h1>` a headline of about 60 characters; `<main>` a one-line
+//! lede `<p class="lede">` and, right after it, the body children up to and
+//! including the first PNG — the page's hero, in the first viewport; then the
+//! other body children with text spread evenly between them (`<h2>` headings
+//! and `<p>` paragraphs of 60–260 characters: one to four lines); `</main>`,
+//! the stylesheets' `<div class="sHASH">` of `<i>` (below) and the end.
+//!
+//! **Layout** (the base style; the same rules in every stylesheet, so the
+//! first to arrive lays the page out): body margin 0, text 15 px Arial on 22
+//! px lines; the header a coloured band, 18 px padding above, 14 below, its
+//! `h1` bold 36 px on 44 px lines; `header h1` and `main` 640 px wide,
+//! centred (`main` padded 12 px 24 px 24 px, white on a grey page);
+//! paragraphs 12 px apart, `h2` 20 px on 28 px, 20 px above and 8 below;
+//! every `<img>` in `main` a block of its attribute size with 12 px above
+//! and below; iframes borderless (their default 300×150).
 
 use crate::model::{Kind, Resource, Reveal};
 
@@ -16,6 +62,11 @@ impl Filler {
         self.0.next_u64()
     }
 
+    /// A number in `lo..lo + span`.
+    fn range(&mut self, lo: usize, span: usize) -> usize {
+        lo + (self.next() % span.max(1) as u64) as usize
+    }
+
     /// `n` bytes of lower-case words separated by spaces.
     fn words(&mut self, n: usize) -> String {
         const WORDS: [&str; 16] = [
@@ -29,6 +80,146 @@ impl Filler {
         }
         s.truncate(n);
         s
+    }
+
+    /// `n` bytes of sentences: capitalised, 5–14 words, ending in a full stop.
+    fn sentences(&mut self, n: usize) -> String {
+        const WORDS: [&str; 48] = [
+            "the",
+            "page",
+            "loads",
+            "over",
+            "a",
+            "slow",
+            "link",
+            "and",
+            "every",
+            "stream",
+            "shares",
+            "one",
+            "connection",
+            "while",
+            "images",
+            "arrive",
+            "in",
+            "order",
+            "of",
+            "their",
+            "discovery",
+            "server",
+            "pushes",
+            "frames",
+            "as",
+            "window",
+            "opens",
+            "round",
+            "trip",
+            "time",
+            "decides",
+            "how",
+            "soon",
+            "first",
+            "paint",
+            "comes",
+            "users",
+            "see",
+            "text",
+            "before",
+            "pictures",
+            "browser",
+            "waits",
+            "for",
+            "styles",
+            "script",
+            "runs",
+            "late",
+        ];
+        let mut s = String::with_capacity(n + 16);
+        let mut left_in_sentence = 0;
+        while s.len() < n {
+            if left_in_sentence == 0 {
+                if !s.is_empty() {
+                    s.pop();
+                    s.push_str(". ");
+                }
+                left_in_sentence = self.range(5, 10);
+                let w = WORDS[(self.next() % 48) as usize];
+                s.push(w.as_bytes()[0].to_ascii_uppercase() as char);
+                s.push_str(&w[1..]);
+            } else {
+                s.push_str(WORDS[(self.next() % 48) as usize]);
+            }
+            s.push(' ');
+            left_in_sentence -= 1;
+        }
+        s.truncate(n);
+        // End on a whole word and a full stop: the cut word becomes one of
+        // its length, its last byte the stop.
+        // (A word is at most 10 bytes, 11 with its sentence's stop.)
+        const BY_LENGTH: [&str; 12] = [
+            "",
+            "a",
+            "in",
+            "the",
+            "page",
+            "loads",
+            "stream",
+            "browser",
+            "pictures",
+            "discovery",
+            "connection",
+            "connections",
+        ];
+        if n > 1 {
+            let start = s[..n - 1].rfind(' ').map_or(0, |i| i + 1);
+            let tail = n - 1 - start;
+            s.truncate(start);
+            if tail == 0 {
+                s.pop();
+                s.push_str(if s.ends_with('.') { "  " } else { ". " });
+            } else {
+                s.push_str(BY_LENGTH[tail]);
+                s.push('.');
+            }
+        }
+        s
+    }
+
+    /// Exactly `n` bytes of page text: `<p>` paragraphs of 60–260
+    /// characters, now and then an `<h2>`; spaces when too short for a `<p>`.
+    fn text(&mut self, n: usize) -> String {
+        let mut out = String::with_capacity(n);
+        let mut left = n;
+        let mut heading = false;
+        loop {
+            if left < 9 {
+                out.push_str(&" ".repeat(left));
+                return out;
+            }
+            // A heading now and then, never two in a row.
+            heading = !heading && self.next().is_multiple_of(6) && left >= 10 + 40 + 80;
+            if heading {
+                let k = self.range(16, 24);
+                let mut heading = self.sentences(k);
+                if heading.ends_with('.') {
+                    heading.pop();
+                    heading.push(' ');
+                }
+                out.push_str("<h2>");
+                out.push_str(&heading);
+                out.push_str("</h2>\n");
+                left -= k + 10;
+                continue;
+            }
+            let mut k = self.range(60, 140);
+            if left < k + 8 + 68 {
+                k = left - 8;
+            }
+            out.push_str("<p>");
+            out.push_str(&self.sentences(k));
+            out.push_str("</p>\n");
+            left -= k + 8;
+        }
     }
 }
 
@@ -127,6 +318,43 @@ fn style_class(css: &Resource) -> String {
     format!("s{:08x}", fnv(reference(css).as_bytes()) as u32)
 }
 
+/// The page's layout (module docs), in the colour `theme` picks.
+fn base_css(theme: u64) -> String {
+    const COLOURS: [&str; 8] = [
+        "#1d4e89", "#b3261e", "#2e7d32", "#6a1b9a", "#00796b", "#c75b12", "#37474f", "#0b72b9",
+    ];
+    let c = COLOURS[(theme % 8) as usize];
+    format!(
+        "html{{background:#eceff3}}body{{margin:0;color:#1f2328;font:15px/22px Arial,Helvetica,sans-serif}}\n\
+header{{background:{c};color:#fff;padding:18px 0 14px}}\n\
+header h1{{width:640px;margin:0 auto;font:bold 36px/44px Arial,Helvetica,sans-serif}}\n\
+main{{display:block;width:640px;margin:0 auto;padding:12px 24px 24px;background:#fff}}\n\
+p{{margin:0 0 12px}}.lede{{font-size:17px;color:#57606a}}\n\
+h2{{font-size:20px;line-height:28px;margin:20px 0 8px;color:{c}}}\n\
+main img{{display:block;margin:12px 0}}iframe{{border:0}}\n"
+    )
+}
+
+/// The tag by which an HTML page references `c`.
+fn html_tag(c: &Resource) -> String {
+    match c.kind {
+        Kind::Css => format!("<link rel=\"stylesheet\" href=\"{}\">\n", reference(c)),
+        Kind::Js => format!("<script src=\"{}\"></script>\n", reference(c)),
+        // Flash as an image: today's browsers fetch nothing for <embed> or
+        // <object> without the plugin; an <img> makes them fetch the bytes.
+        Kind::Flash => format!("<img src=\"{}\" alt=\"flash\">\n", reference(c)),
+        Kind::Html => format!("<iframe src=\"{}\"></iframe>\n", reference(c)),
+        Kind::Png => {
+            let (w, h) = png_size(c.size);
+            format!(
+                "<img src=\"{}\" width=\"{w}\" height=\"{h}\" alt=\"\">\n",
+                reference(c)
+            )
+        }
+        _ => format!("<img src=\"{}\" alt=\"\">\n", reference(c)),
+    }
+}
+
 fn html(
     r: &Resource,
     children: &[&Resource],
@@ -134,36 +362,25 @@ fn html(
     size: usize,
     seed: u64,
 ) -> String {
+    let rich = rich_html(r, children, grandchildren, seed);
+    let fixed: usize = rich.iter().map(String::len).sum();
+    if size > 0 && fixed <= size {
+        return pad_between(&rich, size, seed, |f, n| f.text(n));
+    }
+    // The bare page: the tags, and filler paragraphs between them.
     let mut head = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}{}</title>\n",
         r.host, r.path
     );
-    let tag = |c: &Resource| match c.kind {
-        Kind::Css => format!("<link rel=\"stylesheet\" href=\"{}\">\n", reference(c)),
-        Kind::Js => format!("<script src=\"{}\"></script>\n", reference(c)),
-        // Flash as an image: today's browsers fetch nothing for <embed> or
-        // <object> without the plugin; an <img> makes them fetch the bytes.
-        Kind::Flash => format!("<img src=\"{}\" alt=\"flash\">\n", reference(c)),
-        Kind::Html => format!("<iframe src=\"{}\"></iframe>\n", reference(c)),
-        _ => format!("<img src=\"{}\" alt=\"\">\n", reference(c)),
-    };
     for c in children.iter().filter(|c| c.reveal == Reveal::Head) {
-        head += &tag(c);
+        head += &html_tag(c);
     }
     head += "</head><body>\n";
     let mut parts = vec![head];
     for c in children.iter().filter(|c| c.reveal == Reveal::Body) {
-        parts.push(tag(c));
+        parts.push(html_tag(c));
     }
-    for (c, n) in children.iter().zip(grandchildren) {
-        if c.kind == Kind::Css && *n > 0 {
-            parts.push(format!(
-                "<div class=\"{}\">{}</div>\n",
-                style_class(c),
-                "<i>x</i>".repeat(*n)
-            ));
-        }
-    }
+    parts.extend(style_divs(children, grandchildren));
     parts.push("</body></html>\n".into());
     // Filler paragraphs: "<p>" + words + "</p>\n" (8 bytes of markup), or spaces if shorter.
     pad_between(&parts, size, seed, |f, n| {
@@ -175,23 +392,108 @@ fn html(
     })
 }
 
+/// One `<div class="sHASH">` per stylesheet child that has children of its own.
+fn style_divs(children: &[&Resource], grandchildren: &[usize]) -> Vec<String> {
+    children
+        .iter()
+        .zip(grandchildren)
+        .filter(|(c, n)| c.kind == Kind::Css && **n > 0)
+        .map(|(c, n)| {
+            format!(
+                "<div class=\"{}\">{}</div>\n",
+                style_class(c),
+                "<i>x</i>".repeat(*n)
+            )
+        })
+        .collect()
+}
+
+/// The parts of a page laid out as the module docs say; text goes between them.
+fn rich_html(
+    r: &Resource,
+    children: &[&Resource],
+    grandchildren: &[usize],
+    seed: u64,
+) -> Vec<String> {
+    let mut words = Filler::new(seed ^ 0x4845_4144);
+    let mut head = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}{}</title>\n\
+<meta name=\"viewport\" content=\"width=device-width\">\n",
+        r.host, r.path
+    );
+    if !children.iter().any(|c| c.kind == Kind::Css) {
+        head += &format!("<style>\n{}</style>\n", base_css(fnv(r.host.as_bytes())));
+    }
+    for c in children.iter().filter(|c| c.reveal == Reveal::Head) {
+        head += &html_tag(c);
+    }
+    let n = words.range(52, 12);
+    let headline = words.sentences(n);
+    let n = words.range(64, 16);
+    let lede = words.sentences(n);
+    head += &format!(
+        "</head><body>\n<header><h1>{}</h1></header>\n<main>\n<p class=\"lede\">{lede}</p>\n",
+        headline.trim_end_matches('.')
+    );
+    let body: Vec<&&Resource> = children
+        .iter()
+        .filter(|c| c.reveal == Reveal::Body)
+        .collect();
+    // The first screen: everything up to the hero, the first PNG, together.
+    let hero = body
+        .iter()
+        .position(|c| c.kind == Kind::Png)
+        .map_or(0, |i| i + 1);
+    for c in &body[..hero] {
+        head += &html_tag(c);
+    }
+    let mut parts = vec![head];
+    parts.extend(body[hero..].iter().map(|c| html_tag(c)));
+    let mut end = "</main>\n".to_string();
+    for div in style_divs(children, grandchildren) {
+        end += &div;
+    }
+    end += "</body></html>\n";
+    parts.push(end);
+    parts
+}
+
 fn css(r: &Resource, children: &[&Resource], size: usize, seed: u64) -> String {
-    let mut parts = vec!["/* spdylab stylesheet */\n".to_string()];
     let class = style_class(r);
-    for (i, c) in children.iter().enumerate() {
-        let rule = match c.kind {
-            Kind::Font => format!(
-                "@font-face{{font-family:{class}f{i};src:url({}) format(\"woff\")}}.{class}>i:nth-child({}){{font-family:{class}f{i}}}\n",
-                reference(c),
-                i + 1
-            ),
-            _ => format!(
-                ".{class}>i:nth-child({}){{background-image:url({})}}\n",
-                i + 1,
-                reference(c)
-            ),
-        };
-        parts.push(rule);
+    let rules = |sized: bool| -> Vec<String> {
+        let mut parts = vec!["/* spdylab stylesheet */\n".to_string()];
+        if sized {
+            parts[0] += &base_css(seed);
+        }
+        for (i, c) in children.iter().enumerate() {
+            let rule = match c.kind {
+                Kind::Font => format!(
+                    "@font-face{{font-family:{class}f{i};src:url({}) format(\"woff\")}}.{class}>i:nth-child({}){{font-family:{class}f{i}}}\n",
+                    reference(c),
+                    i + 1
+                ),
+                // A sprite shown at its size.
+                Kind::Png if sized => {
+                    let (w, h) = png_size(c.size);
+                    format!(
+                        ".{class}>i:nth-child({}){{background-image:url({});display:inline-block;width:{w}px;height:{h}px}}\n",
+                        i + 1,
+                        reference(c)
+                    )
+                }
+                _ => format!(
+                    ".{class}>i:nth-child({}){{background-image:url({})}}\n",
+                    i + 1,
+                    reference(c)
+                ),
+            };
+            parts.push(rule);
+        }
+        parts
+    };
+    let mut parts = rules(true);
+    if size == 0 || parts.iter().map(String::len).sum::<usize>() > size {
+        parts = rules(false);
     }
     pad_between(&parts, size, seed, |f, n| {
         if n >= 5 {
@@ -223,18 +525,31 @@ fn js(children: &[&Resource], size: usize, seed: u64) -> String {
     })
 }
 
+/// CRC-32 (PNG's), a byte at a time from a table.
 fn crc32(parts: &[&[u8]]) -> u32 {
+    const TABLE: [u32; 256] = {
+        let mut t = [0u32; 256];
+        let mut n = 0;
+        while n < 256 {
+            let mut c = n as u32;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 {
+                    (c >> 1) ^ 0xedb8_8320
+                } else {
+                    c >> 1
+                };
+                k += 1;
+            }
+            t[n] = c;
+            n += 1;
+        }
+        t
+    };
     let mut crc = 0xffff_ffffu32;
     for part in parts {
         for &b in *part {
-            crc ^= b as u32;
-            for _ in 0..8 {
-                crc = if crc & 1 != 0 {
-                    (crc >> 1) ^ 0xedb8_8320
-                } else {
-                    crc >> 1
-                };
-            }
+            crc = TABLE[((crc ^ b as u32) & 0xff) as usize] ^ (crc >> 8);
         }
     }
     !crc
@@ -247,9 +562,15 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
     out.extend_from_slice(&crc32(&[kind, data]).to_be_bytes());
 }
 
+/// The number of stored deflate blocks for `raw` bytes.
+fn stored_blocks(raw: usize) -> usize {
+    raw.div_ceil(65_535).max(1)
+}
+
 /// zlib stream with stored (uncompressed) deflate blocks.
 fn zlib_stored(raw: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x78, 0x01];
+    let mut out = Vec::with_capacity(raw.len() + 6 + 5 * stored_blocks(raw.len()));
+    out.extend_from_slice(&[0x78, 0x01]);
     let blocks: Vec<&[u8]> = if raw.is_empty() {
         vec![&[]]
     } else {
@@ -262,73 +583,290 @@ fn zlib_stored(raw: &[u8]) -> Vec<u8> {
         out.extend_from_slice(b);
     }
     let (mut a, mut b) = (1u32, 0u32);
-    for &x in raw {
-        a = (a + x as u32) % 65_521;
-        b = (b + a) % 65_521;
+    for block in raw.chunks(5552) {
+        for &x in block {
+            a += x as u32;
+            b += a;
+        }
+        a %= 65_521;
+        b %= 65_521;
     }
     out.extend_from_slice(&((b << 16) | a).to_be_bytes());
     out
 }
 
-/// An 8-bit greyscale PNG of `side`×`side` pixels, unpadded.
-fn png_image(side: u32, seed: u64) -> Vec<u8> {
-    png_image_wh(side, side, seed)
+/// How a PNG's pixels are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// 8-bit greyscale.
+    Grey,
+    /// A palette of 2^bits colours, `bits` per pixel.
+    Palette(u8),
 }
 
-/// An 8-bit greyscale PNG of `width`×`height` pixels, unpadded (stored
-/// deflate: a pixel more is a byte more).
-fn png_image_wh(width: u32, height: u32, seed: u64) -> Vec<u8> {
-    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-    let mut ihdr = Vec::new();
-    ihdr.extend_from_slice(&width.to_be_bytes());
-    ihdr.extend_from_slice(&height.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 0, 0, 0, 0]); // 8-bit greyscale, deflate, no filter, no interlace
-    chunk(&mut out, b"IHDR", &ihdr);
-    let mut f = Filler::new(seed);
-    let mut raw = Vec::with_capacity(((width + 1) * height) as usize);
-    for _ in 0..height {
-        raw.push(0); // filter: none
-        raw.extend((0..width).map(|_| (f.next() >> 56) as u8));
+impl Format {
+    fn bits(self) -> u32 {
+        match self {
+            Format::Grey => 8,
+            Format::Palette(b) => b as u32,
+        }
     }
-    chunk(&mut out, b"IDAT", &zlib_stored(&raw));
-    out
+
+    /// The PLTE chunk's length, header and CRC included.
+    fn palette_len(self) -> usize {
+        match self {
+            Format::Grey => 0,
+            Format::Palette(b) => 12 + 3 * (1 << b),
+        }
+    }
+}
+
+/// The length of an unpadded PNG (IEND included) of `w`×`h` pixels.
+fn png_len(w: u32, h: u32, f: Format) -> usize {
+    let row = 1 + (w as usize * f.bits() as usize).div_ceil(8);
+    let raw = row * h as usize;
+    8 + 25 + f.palette_len() + 12 + 2 + 5 * stored_blocks(raw) + raw + 4 + PNG_IEND
 }
 
 const PNG_IEND: usize = 12;
 const PNG_PAD_CHUNK: usize = 12;
 
 fn png_min_size() -> usize {
-    png_image(1, 0).len() + PNG_IEND
+    png_len(1, 1, Format::Grey)
 }
 
-/// Side of the square image for a PNG of `size` bytes: icons-sized files get
-/// 32×32 (the icons page, seed 000), larger ones as large as fits.
-fn png_side(size: usize) -> u32 {
-    let fits = |side: u32| {
-        let len = png_image(side, 0).len() + PNG_IEND;
-        len == size || len + PNG_PAD_CHUNK <= size
-    };
+/// Whether an image of `len` bytes can be padded to exactly `size`.
+fn pads_to(len: usize, size: usize) -> bool {
+    len == size || len + PNG_PAD_CHUNK <= size
+}
+
+/// The shape and format of the PNG of `size` bytes (module docs).
+fn png_plan(size: usize) -> (u32, u32, Format) {
+    if size < 4096 && pads_to(png_len(32, 32, Format::Palette(4)), size) {
+        return (32, 32, Format::Palette(4));
+    }
+    if size >= 4096 {
+        // Width : height, as the size picks.
+        let (aw, ah) = [(16, 9), (3, 2), (4, 3)][size % 3];
+        let f = Format::Palette(2);
+        let pixels = (size as f64 - 120.0) * 8.0 / 2.0;
+        let mut h = (pixels * ah as f64 / aw as f64).sqrt() as u32 + 1;
+        while h > 1 {
+            let w = (h * aw / ah).max(1);
+            if pads_to(png_len(w, h, f), size) {
+                return (w, h, f);
+            }
+            h -= 1;
+        }
+    }
+    if size >= 200 {
+        let f = Format::Palette(2);
+        let mut side = ((size as f64 * 2.0).sqrt() as u32).max(1);
+        while side > 8 && !pads_to(png_len(side, side, f), size) {
+            side -= 1;
+        }
+        if side > 8 {
+            return (side, side, f);
+        }
+    }
+    // Grey squares, as large as fit; a 1×1 made wider by the bytes left
+    // when they are fewer than a padding chunk takes.
     let mut side = ((size as f64).sqrt() as u32).max(1);
-    while side > 1 && !fits(side) {
+    while side > 1 && !pads_to(png_len(side, side, Format::Grey), size) {
         side -= 1;
     }
-    if size < 4096 && fits(32) {
-        32
-    } else {
-        side
+    if side == 1 {
+        let pad = size.saturating_sub(png_len(1, 1, Format::Grey));
+        if (1..PNG_PAD_CHUNK).contains(&pad) {
+            return (1 + pad as u32, 1, Format::Grey);
+        }
     }
+    (side, side, Format::Grey)
+}
+
+/// The pixel size (width, height) of the PNG `generate` makes of `size` bytes:
+/// what an HTML page's `<img width height>` says of it (the module docs'
+/// image contract).
+pub fn png_size(size: usize) -> (u32, u32) {
+    let (w, h, _) = png_plan(size);
+    (w, h)
+}
+
+/// A palette of `n` colours: a ramp from a dark colour to a light one of
+/// hues drawn from the seed.
+fn palette(n: usize, f: &mut Filler) -> Vec<u8> {
+    let hue = |f: &mut Filler, lo: u64, span: u64| -> [i32; 3] {
+        let mut c = [0i32; 3];
+        for v in &mut c {
+            *v = (lo + f.next() % span) as i32;
+        }
+        c
+    };
+    let dark = hue(f, 10, 90);
+    let light = hue(f, 150, 106);
+    let mut out = Vec::with_capacity(3 * n);
+    for i in 0..n as i32 {
+        let t = (n as i32 - 1).max(1);
+        for k in 0..3 {
+            out.push((dark[k] + (light[k] - dark[k]) * i / t) as u8);
+        }
+    }
+    out
+}
+
+/// 4×4 ordered dithering thresholds, 0..16.
+const BAYER: [[i32; 4]; 4] = [[0, 8, 2, 10], [12, 4, 14, 6], [3, 11, 1, 9], [15, 7, 13, 5]];
+
+/// The scene of an image: each pixel's brightness, 0..=255, row by row.
+struct Scene {
+    w: i32,
+    h: i32,
+    sky: (i32, i32),
+    sun: (i32, i32, i32, i32),
+    hills: Vec<i32>,
+    hill_level: i32,
+    blocks: Vec<(i32, i32, i32, i32, i32)>,
+    grain: u64,
+}
+
+impl Scene {
+    fn new(w: u32, h: u32, f: &mut Filler) -> Scene {
+        let (w, h) = (w as i32, h as i32);
+        let mut r = |n: i32| (f.next() % n.max(1) as u64) as i32;
+        let sky = (40 + r(90), 150 + r(100));
+        let sun = (
+            w / 5 + r(w * 3 / 5 + 1),
+            h / 8 + r(h / 3 + 1),
+            h / 10 + r(h / 6 + 1),
+            200 + r(56),
+        );
+        let base = h / 2 + r(h / 4 + 1);
+        let (a1, a2) = (h / 12 + r(h / 10 + 1), h / 20 + r(h / 16 + 1));
+        let (p1, p2) = (r(1000) as f64, r(1000) as f64);
+        let (k1, k2) = (1.0 + r(3) as f64, 3.0 + r(5) as f64);
+        let hills = (0..w)
+            .map(|x| {
+                let t = x as f64 / w.max(1) as f64 * std::f64::consts::TAU;
+                base - (a1 as f64 * (k1 * t + p1).sin() + a2 as f64 * (k2 * t + p2).sin()) as i32
+            })
+            .collect();
+        let blocks = (0..r(4))
+            .map(|_| {
+                let bw = w / 8 + r(w / 4 + 1);
+                let bh = h / 8 + r(h / 4 + 1);
+                (r(w - bw + 1), r(h - bh + 1), bw, bh, 30 + r(200))
+            })
+            .collect();
+        let grain = 8 + r(40) as u64;
+        Scene {
+            w,
+            h,
+            sky,
+            sun,
+            hills,
+            hill_level: 20 + r(80),
+            blocks,
+            grain,
+        }
+    }
+
+    /// The palette indices of row `y` into `out`; `scale[v]` is brightness
+    /// `v` in sixteenths of a palette step.
+    fn row(&self, y: i32, scale: &[i32; 256], levels: i32, f: &mut Filler, out: &mut Vec<u8>) {
+        let sky = self.sky.0 + (self.sky.1 - self.sky.0) * y / self.h.max(1);
+        let (sx, sy, sr, sv) = self.sun;
+        let dy = y - sy;
+        // The disc's span on this row.
+        let half = if dy.abs() < sr {
+            ((sr * sr - dy * dy) as f64).sqrt() as i32
+        } else {
+            -1
+        };
+        let (sun0, sun1) = (sx - half, sx + half);
+        let blocks: Vec<_> = self
+            .blocks
+            .iter()
+            .filter(|b| y >= b.1 && y < b.1 + b.3)
+            .collect();
+        let bayer = &BAYER[(y & 3) as usize];
+        let grain = self.grain as i32;
+        let slope = 60 * 65_536 / self.h.max(1);
+        let mut noise = 0u64;
+        for x in 0..self.w {
+            let mut v = sky;
+            if x >= sun0 && x < sun1 {
+                v = sv;
+            }
+            let top = self.hills[x as usize];
+            if y >= top {
+                v = self.hill_level + (((y - top) * slope) >> 16);
+            }
+            for &&(bx, _, bw, _, bv) in &blocks {
+                if x >= bx && x < bx + bw {
+                    v = bv;
+                }
+            }
+            if x & 7 == 0 {
+                noise = f.next();
+            }
+            let g = ((((noise >> ((x & 7) * 8)) & 0xff) as i32 * grain) >> 8) - grain / 2;
+            let t = scale[(v + g).clamp(0, 255) as usize] + bayer[(x & 3) as usize];
+            out.push((t >> 4).min(levels - 1) as u8);
+        }
+    }
+}
+
+/// An unpadded PNG of `w`×`h` pixels in format `f`, without its IEND.
+fn png_image(w: u32, h: u32, fmt: Format, seed: u64) -> Vec<u8> {
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&w.to_be_bytes());
+    ihdr.extend_from_slice(&h.to_be_bytes());
+    let colour_type = if fmt == Format::Grey { 0 } else { 3 };
+    // Bit depth, colour type, deflate, no filter, no interlace.
+    ihdr.extend_from_slice(&[fmt.bits() as u8, colour_type, 0, 0, 0]);
+    chunk(&mut out, b"IHDR", &ihdr);
+    let mut f = Filler::new(seed);
+    let bits = fmt.bits();
+    let row_len = 1 + (w as usize * bits as usize).div_ceil(8);
+    let mut raw = Vec::with_capacity(row_len * h as usize);
+    if fmt == Format::Grey {
+        for _ in 0..h {
+            raw.push(0); // filter: none
+            raw.extend((0..w).map(|_| (f.next() >> 56) as u8));
+        }
+    } else {
+        let levels = 1i32 << bits;
+        chunk(&mut out, b"PLTE", &palette(levels as usize, &mut f));
+        let scene = Scene::new(w, h, &mut f);
+        let mut scale = [0i32; 256];
+        for (v, s) in scale.iter_mut().enumerate() {
+            *s = v as i32 * (levels - 1) * 16 / 255;
+        }
+        let mut px = Vec::with_capacity(w as usize);
+        let per_byte = 8 / bits;
+        for y in 0..h as i32 {
+            px.clear();
+            scene.row(y, &scale, levels, &mut f, &mut px);
+            raw.push(0); // filter: none
+            for group in px.chunks(per_byte as usize) {
+                let mut byte = 0u8;
+                for (k, &p) in group.iter().enumerate() {
+                    byte |= p << (8 - bits * (k as u32 + 1));
+                }
+                raw.push(byte);
+            }
+        }
+    }
+    debug_assert_eq!(raw.len(), row_len * h as usize);
+    chunk(&mut out, b"IDAT", &zlib_stored(&raw));
+    out
 }
 
 fn png(size: usize, seed: u64) -> Vec<u8> {
-    let side = png_side(size);
-    let mut out = png_image(side, seed);
-    let mut pad = size.saturating_sub(out.len() + PNG_IEND);
-    if side == 1 && (1..PNG_PAD_CHUNK).contains(&pad) {
-        // Fewer bytes than a padding chunk takes: the 1×1 image made wider
-        // by them instead.
-        out = png_image_wh(1 + pad as u32, 1, seed);
-        pad = 0;
-    }
+    let (w, h, fmt) = png_plan(size);
+    let mut out = png_image(w, h, fmt, seed);
+    let pad = size.saturating_sub(out.len() + PNG_IEND);
     if pad >= PNG_PAD_CHUNK {
         // A private, ancillary chunk that decoders skip.
         chunk(&mut out, b"spAd", &vec![0u8; pad - PNG_PAD_CHUNK]);
@@ -386,5 +924,42 @@ mod tests {
                 assert_eq!(png_dimensions(&p), Some((32, 32)), "size {size}");
             }
         }
+    }
+
+    #[test]
+    fn every_png_size_is_exact_and_its_header_says_png_size() {
+        let sizes = (png_min_size()..1300)
+            .chain((1300..5000).step_by(7))
+            .chain((5000..300_000).step_by(9973));
+        for size in sizes {
+            let p = png(size, size as u64);
+            assert_eq!(p.len(), size, "size {size}");
+            assert_eq!(png_dimensions(&p), Some(png_size(size)), "size {size}");
+        }
+    }
+
+    #[test]
+    fn text_is_exactly_its_length_and_ends_on_a_word() {
+        let mut f = Filler::new(5);
+        for n in (0..400).chain((0..2000).map(|k| 150 + k % 40)) {
+            let s = f.sentences(n);
+            assert_eq!(s.len(), n, "{s:?}");
+            assert!(n < 2 || s.trim_end().ends_with('.'), "{s:?}");
+            assert_eq!(f.text(n).len(), n);
+        }
+    }
+
+    #[test]
+    fn images_are_about_four_pixels_a_byte() {
+        for size in [4096, 5_000, 16_000, 40_000, 150_000] {
+            let (w, h) = png_size(size);
+            let per_byte = (w * h) as f64 / size as f64;
+            assert!((3.5..=4.0).contains(&per_byte), "{size}: {w}x{h}");
+            assert!(w > h && w <= 2 * h, "{size}: {w}x{h}");
+        }
+        for size in [4096, 5_000, 16_000, 40_000, 150_000] {
+            eprintln!("{size} {:?}", png_size(size));
+        }
+        assert_eq!(png_size(5_000), (158, 119));
     }
 }
