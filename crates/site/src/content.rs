@@ -12,8 +12,8 @@
 //! - below 4 096 bytes, when a 32×32 image fits: an icon of 32×32, 16
 //!   colours (4-bit palette) — the icons page's;
 //! - from 4 096 bytes: about four pixels a byte (2-bit palette, stored
-//!   deflate), the density of a JPEG of 2014 — 5 kB is 192×108, 40 kB
-//!   about 540×300 — in 16:9, 3:2 or 4:3 as `size` picks;
+//!   deflate), the density of a JPEG of 2014 — 5 kB is 158×119, 40 kB
+//!   486×324 — in 16:9, 3:2 or 4:3 as `size` picks;
 //! - the smallest (under 200 bytes, or where nothing else fits): 8-bit grey.
 //!
 //! Each is a scene drawn from the seed (a gradient sky, a disc, hills, blocks,
