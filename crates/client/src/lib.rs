@@ -11,6 +11,7 @@ pub mod discover;
 pub mod headers;
 pub mod page;
 pub mod paint;
+mod style;
 pub mod render;
 pub mod replay;
 pub mod schedule;

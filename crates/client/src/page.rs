@@ -646,7 +646,7 @@ impl<'a> State<'a> {
                 r.head = Some(at);
                 r.status = status;
                 let since = at.saturating_duration_since(self.start);
-                self.paint.head(since, &r.host, &r.path);
+                self.paint.head(since, &r.host, &r.path, &content_type);
                 if let Some(render) = self.render.as_mut() {
                     render.head(&r.host, &r.path, &content_type);
                     r.content_type = content_type;
