@@ -451,7 +451,7 @@ fn paint_domains(screencast: bool) -> Vec<(&'static str, serde_json::Value)> {
             "Page.startScreencast",
             serde_json::json!({"format": "jpeg", "quality": visual::QUALITY,
                 "maxWidth": visual::MAX_WIDTH, "maxHeight": visual::MAX_HEIGHT,
-                "everyNthFrame": 1}),
+                "everyNthFrame": visual::EVERY_NTH_FRAME}),
         ));
     }
     calls

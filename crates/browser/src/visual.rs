@@ -3,7 +3,8 @@
 //!
 //! Frames: `Browser::run` starts `Page.startScreencast` (JPEG, quality
 //! `QUALITY`, at most `MAX_WIDTH`×`MAX_HEIGHT`, i.e. the 1280×800 viewport
-//! halved, every frame) before the navigation and acknowledges each
+//! at 3/8, every second frame: at most 30 a second; the cheaper frames cost
+//! the page less, docs/visual.md, "What it costs") before the navigation and acknowledges each
 //! `Page.screencastFrame` as it comes. Chromium sends a frame when the
 //! compositor produced one that changed the screen, at most one per display
 //! frame (60 Hz), and holds the next until the last two are acknowledged: a
@@ -36,8 +37,12 @@ pub(crate) const WHITE: u8 = 249;
 /// The screencast's JPEG quality (0–100).
 pub(crate) const QUALITY: u32 = 50;
 /// The screencast's largest frame, px: half the viewport in each direction.
-pub(crate) const MAX_WIDTH: u32 = 640;
-pub(crate) const MAX_HEIGHT: u32 = 400;
+pub(crate) const MAX_WIDTH: u32 = 480;
+pub(crate) const MAX_HEIGHT: u32 = 300;
+/// Every how many compositor frames the screencast sends one: 2, at most
+/// 30 a second (a frame 33 ms apart at worst, finer than WebPageTest's
+/// 10 fps video).
+pub(crate) const EVERY_NTH_FRAME: u32 = 2;
 /// At most this many frames kept for the filmstrip.
 pub(crate) const FILMSTRIP_MAX: usize = 20;
 

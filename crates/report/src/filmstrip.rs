@@ -277,7 +277,7 @@ pub(crate) fn section(
     if !first {
         h.p("As for the first site's: one probe per protocol, the median Speed Index of its probes; frames at the same times in every row.");
     } else {
-        h.p("What the screen showed, protocol against protocol (WebPageTest's compare view): per point, one row per protocol — one probe, the one whose Speed Index is the median of its protocol's probes there (PLT's median where a probe has no Speed Index) — and one column per time, the same times in every row, each showing the frame on screen then (the last at or before it; blank: still the white screen). Yellow frames changed since the column before; the FCP, LCP and VC (visually complete) badges mark the column each falls in (the first at or after it). The frames are Chromium's screencast as recorded, 640×400 JPEGs, each embedded once.");
+        h.p("What the screen showed, protocol against protocol (WebPageTest's compare view): per point, one row per protocol — one probe, the one whose Speed Index is the median of its protocol's probes there (PLT's median where a probe has no Speed Index) — and one column per time, the same times in every row, each showing the frame on screen then (the last at or before it; blank: still the white screen). Yellow frames changed since the column before; the FCP, LCP and VC (visually complete) badges mark the column each falls in (the first at or after it). The frames are Chromium's screencast as recorded, 480×300 JPEGs, each embedded once.");
     }
     for (i, (at, rows)) in views.iter().enumerate() {
         let id = format!("filmstrip-{site}-{i}");
