@@ -11,10 +11,10 @@ pub mod discover;
 pub mod headers;
 pub mod page;
 pub mod paint;
-mod style;
 pub mod render;
 pub mod replay;
 pub mod schedule;
+mod style;
 pub mod users;
 
 pub use conn::spdy3::{fetch as fetch_spdy3, FetchError, Fetched};

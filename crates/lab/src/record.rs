@@ -113,7 +113,7 @@ pub fn record(
                 insecure: *insecure,
                 map: map.clone(),
                 cpu_slowdown: 1,
-        screencast: true,
+                screencast: true,
             };
             progress(&format!("chromium: loading {url}"));
             let profile = browser::new_profile().map_err(failed("chromium profile"))?;
