@@ -114,6 +114,8 @@ struct Arrival {
     done: Option<Duration>,
     bytes: usize,
     header: Vec<u8>,
+    /// `header` is complete: it gave an image's size, or is no image's.
+    sized: bool,
     /// A stylesheet's text (its Content-Type said so), for its layout.
     css: Option<Vec<u8>>,
 }
@@ -191,8 +193,18 @@ impl PaintModel {
             .or_default();
         a.first.get_or_insert(now);
         a.bytes += bytes.len();
-        let room = HEADER_BYTES.saturating_sub(a.header.len());
-        a.header.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        if !a.sized {
+            let room = HEADER_BYTES.saturating_sub(a.header.len());
+            a.header.extend_from_slice(&bytes[..room.min(bytes.len())]);
+            // Kept only until it gives an image's size, or shows it is no
+            // image: a page of many large responses holds a few bytes each.
+            if image_size(&a.header).is_some() || (a.header.len() >= 12 && !is_image(&a.header)) {
+                a.sized = true;
+                if !is_image(&a.header) {
+                    a.header = Vec::new();
+                }
+            }
+        }
         if let Some(css) = a.css.as_mut() {
             let room = STYLE_BYTES.saturating_sub(css.len());
             css.extend_from_slice(&bytes[..room.min(bytes.len())]);
@@ -550,6 +562,14 @@ fn first_words(text: &str) -> String {
         s.push('…');
     }
     s
+}
+
+/// Whether the first bytes are an image's that `image_size` reads.
+fn is_image(b: &[u8]) -> bool {
+    b.starts_with(b"\x89PNG")
+        || b.starts_with(b"GIF8")
+        || b.starts_with(&[0xff, 0xd8])
+        || (b.starts_with(b"RIFF") && b.get(8..12) == Some(b"WEBP"))
 }
 
 /// An image's pixel size from its first bytes: PNG, GIF, JPEG (its first
