@@ -5,7 +5,7 @@
 //! the other.
 
 use crate::budget::{self, Budget, Outcome};
-use crate::diff::{check_alpha, diff, Shift};
+use crate::diff::{check_alpha, diff_with, Pairing, Shift};
 use crate::Error;
 use results::ProbeRecord;
 
@@ -19,10 +19,12 @@ pub struct Judgement {
 }
 
 impl Judgement {
-    /// `probes` against `baseline` (if any) at `alpha`, and `budgets`
-    /// checked on them; the outcomes written as JUnit XML to `junit`.
+    /// `probes` against `baseline` (if any) at `alpha`, paired by
+    /// repetition as `pairing` allows, and `budgets` checked on them; the
+    /// outcomes written as JUnit XML to `junit`.
     pub fn of(
         alpha: f64,
+        pairing: Pairing,
         baseline: Option<&[ProbeRecord]>,
         probes: &[ProbeRecord],
         budgets: Option<&[Budget]>,
@@ -30,7 +32,7 @@ impl Judgement {
     ) -> Result<Judgement, Error> {
         check_alpha(alpha)?;
         let shifts = match baseline {
-            Some(a) => diff(a, probes, alpha).map_err(Error::Usage)?,
+            Some(a) => diff_with(a, probes, alpha, pairing).map_err(Error::Usage)?,
             None => Vec::new(),
         };
         let outcomes = budgets.map(|b| budget::check(b, probes));

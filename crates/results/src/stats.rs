@@ -3,7 +3,8 @@
 //! (B − X) / B × 100 %, with a bootstrap CI (seeded with [`BOOTSTRAP_SEED`],
 //! so reproducible); the model-against-Chromium figures: absolute percentage
 //! error and its mean (MAPE), and Spearman's rank correlation with ties;
-//! percentiles by linear interpolation.
+//! percentiles by linear interpolation; two-sample and paired rank tests
+//! (Mann-Whitney U, Wilcoxon signed-rank) with their Hodges–Lehmann shifts.
 //! Nothing is made up for an empty sample: its mean and median are NaN, and
 //! there is no gain of it, nor over it.
 
@@ -599,5 +600,293 @@ mod hodges_lehmann_tests {
         let (nf, mf) = (50.0f64, 50.0f64);
         let approx = nf * mf / 2.0 - 1.959964 * (nf * mf * (nf + mf + 1.0) / 12.0).sqrt();
         assert!((exact - approx).abs() < 2.0, "{exact} vs {approx}");
+    }
+}
+
+/// Paired samples up to this many nonzero differences, none tied in
+/// magnitude, get the exact signed-rank p-value; others the normal
+/// approximation.
+const EXACT_SIGNED_RANK_P: usize = 25;
+
+/// Paired samples up to this many differences get the Hodges–Lehmann
+/// interval from the exact signed-rank distribution; larger ones from its
+/// normal approximation.
+const EXACT_SIGNED_RANK_CI: usize = 50;
+
+/// The two-sided p-value of the Wilcoxon signed-rank test that the paired
+/// differences `diffs` (B − A, one per pair) are symmetric about 0 — the
+/// test of two runs paired by repetition. Zero differences are dropped
+/// first (Wilcoxon's zero handling, R's `wilcox.test` and scipy's default:
+/// a pair that measured the same has no direction, and the p-values are
+/// those two common tools give); the magnitudes of the rest are ranked,
+/// ties averaged, and W⁺ is the sum of the ranks of the positive ones. Up to
+/// 25 nonzero differences, with no zeros and no tied magnitudes: the exact
+/// p-value, 2·min(P(W⁺ ≤ w), P(W⁺ ≥ w)) (at most 1), from the null
+/// distribution of W⁺ enumerated by dynamic programming over the ranks.
+/// Otherwise the normal approximation: mean n(n+1)/4, variance
+/// n(n+1)(2n+1)/24 − Σ(t³ − t)/48 over tied groups of t, and a continuity
+/// correction of ½ (R's default; scipy's `correction=True`). None for no
+/// differences, a NaN, or only zeros.
+pub fn wilcoxon_signed_rank_p(diffs: &[f64]) -> Option<f64> {
+    if diffs.iter().any(|d| d.is_nan()) {
+        return None;
+    }
+    let nonzero: Vec<f64> = diffs.iter().copied().filter(|d| *d != 0.0).collect();
+    if nonzero.is_empty() {
+        return None;
+    }
+    let n = nonzero.len();
+    let magnitudes: Vec<f64> = nonzero.iter().map(|d| d.abs()).collect();
+    let r = ranks(&magnitudes);
+    let w_plus: f64 = r
+        .iter()
+        .zip(&nonzero)
+        .filter(|(_, d)| **d > 0.0)
+        .map(|(r, _)| r)
+        .sum();
+    let ties = tie_term(&magnitudes);
+    let had_zeros = n < diffs.len();
+    if n <= EXACT_SIGNED_RANK_P && ties == 0.0 && !had_zeros {
+        let f = signed_rank_distribution(n);
+        // Without ties every rank is a whole number, and so is W⁺.
+        let w = w_plus.round() as usize;
+        let below: f64 = f[..=w].iter().sum();
+        let above: f64 = f[w..].iter().sum();
+        return Some((2.0 * below.min(above)).min(1.0));
+    }
+    let nf = n as f64;
+    let mean = nf * (nf + 1.0) / 4.0;
+    let var = nf * (nf + 1.0) * (2.0 * nf + 1.0) / 24.0 - ties / 48.0;
+    if var <= 0.0 {
+        return Some(1.0);
+    }
+    let z = ((w_plus - mean).abs() - 0.5).max(0.0) / var.sqrt();
+    Some((2.0 * (1.0 - normal_cdf(z))).min(1.0))
+}
+
+/// Σ(t³ − t) over the groups of t equal values of `xs`: 0 without ties.
+fn tie_term(xs: &[f64]) -> f64 {
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mut ties = 0.0;
+    let mut i = 0;
+    while i < sorted.len() {
+        let t = sorted[i..].iter().take_while(|v| **v == sorted[i]).count();
+        let tf = t as f64;
+        ties += tf * tf * tf - tf;
+        i += t;
+    }
+    ties
+}
+
+/// P(W⁺ = s) for s = 0..=n(n+1)/2 under the null hypothesis (each of the
+/// ranks 1..=n positive with probability ½, independently): rank k added
+/// to half of the ways, f_k(s) = (f_{k−1}(s) + f_{k−1}(s − k)) / 2.
+/// Probabilities rather than counts, so no n overflows.
+fn signed_rank_distribution(n: usize) -> Vec<f64> {
+    let mut f = vec![1.0];
+    for k in 1..=n {
+        let mut g = vec![0.0; f.len() + k];
+        for (s, &p) in f.iter().enumerate() {
+            g[s] += p / 2.0;
+            g[s + k] += p / 2.0;
+        }
+        f = g;
+    }
+    f
+}
+
+/// The largest c with P(W⁺ < c) ≤ `tail` for `n` pairs under the null
+/// hypothesis (no ties); 0 when even W⁺ = 0 is more likely than `tail`
+/// (fewer than 6 pairs at 2.5 %). Exact up to [`EXACT_SIGNED_RANK_CI`]
+/// pairs, beyond that the normal approximation with a continuity correction,
+/// ⌊n(n+1)/4 − z·√(n(n+1)(2n+1)/24) + ½⌋.
+fn signed_rank_lower_critical(n: usize, tail: f64) -> usize {
+    if n > EXACT_SIGNED_RANK_CI {
+        let nf = n as f64;
+        let sd = (nf * (nf + 1.0) * (2.0 * nf + 1.0) / 24.0).sqrt();
+        return (nf * (nf + 1.0) / 4.0 - Z975 * sd + 0.5).floor().max(0.0) as usize;
+    }
+    let f = signed_rank_distribution(n);
+    let mut below = 0.0;
+    let mut c = 0;
+    while c < f.len() && below + f[c] <= tail {
+        below += f[c];
+        c += 1;
+    }
+    c
+}
+
+/// The Hodges–Lehmann estimate of the shift of paired samples from their
+/// differences `diffs` (B − A, one per pair): the median of the Walsh
+/// averages (dᵢ + dⱼ)/2, i ≤ j (R's `wilcox.test(…, paired = TRUE,
+/// conf.int = TRUE)` "(pseudo)median"), and its distribution-free 95 %
+/// interval, the c-th smallest and c-th largest Walsh averages, c the
+/// largest count with P(W⁺ < c) ≤ 2.5 % under the null distribution of the
+/// signed-rank statistic (exact up to 50 pairs, as R's interval without
+/// ties or zeros; the normal approximation beyond). Every difference counts
+/// here, zeros too: they are measurements of no shift. The interval is None
+/// below 6 pairs (5 cannot reach 95 %: P(W⁺ = 0) = 1/32); the estimate None
+/// for no differences or a NaN.
+pub fn hodges_lehmann_paired(diffs: &[f64]) -> Option<(f64, Option<[f64; 2]>)> {
+    if diffs.is_empty() || diffs.iter().any(|d| d.is_nan()) {
+        return None;
+    }
+    let n = diffs.len();
+    let mut walsh: Vec<f64> = (0..n)
+        .flat_map(|i| (i..n).map(move |j| (i, j)))
+        .map(|(i, j)| (diffs[i] + diffs[j]) / 2.0)
+        .collect();
+    walsh.sort_by(f64::total_cmp);
+    let total = walsh.len();
+    let estimate = median(&walsh);
+    let c = signed_rank_lower_critical(n, 0.025);
+    let ci = (c >= 1 && c <= total / 2).then(|| [walsh[c - 1], walsh[total - c]]);
+    Some((estimate, ci))
+}
+
+#[cfg(test)]
+mod wilcoxon_tests {
+    use super::*;
+
+    fn close(got: f64, want: f64, tol: f64) {
+        assert!((got - want).abs() < tol, "{got} should be {want}");
+    }
+
+    /// R's `?wilcox.test` example (Hollander & Wolfe, depression scale
+    /// before and after): x − y.
+    #[allow(clippy::approx_constant)] // 3.14 is a measurement, not π
+    fn depression() -> Vec<f64> {
+        let x = [1.83, 0.50, 1.62, 2.48, 1.68, 1.88, 1.55, 3.06, 1.30];
+        let y = [0.878, 0.647, 0.598, 2.05, 1.06, 1.29, 1.06, 3.14, 1.29];
+        x.iter().zip(&y).map(|(a, b)| a - b).collect()
+    }
+
+    /// Two-sided p-values from scipy 1.17.1,
+    /// `scipy.stats.wilcoxon(d, zero_method='wilcox', correction=True,
+    /// method=…)`.
+    #[test]
+    fn p_values_match_scipy() {
+        // Exact, n = 9 (R prints 0.01953 one-sided, "greater").
+        close(
+            wilcoxon_signed_rank_p(&depression()).unwrap(),
+            0.0390625,
+            1e-12,
+        );
+        // Exact, n = 25, mixed signs, no ties.
+        let d25 = [
+            3.0, -1.0, 4.0, 1.5, -5.0, 9.0, 2.5, -6.0, 5.5, 3.5, 8.0, -9.5, 7.0, 10.5, 11.0, -12.0,
+            13.0, 14.5, 15.0, 16.0, -17.5, 18.0, 19.0, 20.5, 21.5,
+        ];
+        close(
+            wilcoxon_signed_rank_p(&d25).unwrap(),
+            0.008822321891784668,
+            1e-12,
+        );
+        // n = 30: the normal approximation (scipy 'approx'; exact 0.1706).
+        let d30: Vec<f64> = (1..=30)
+            .map(|i| {
+                let f = i as f64;
+                if i % 3 != 0 {
+                    f + 0.5
+                } else {
+                    -f - 0.25
+                }
+            })
+            .collect();
+        close(
+            wilcoxon_signed_rank_p(&d30).unwrap(),
+            0.1681789797233525,
+            1e-6,
+        );
+        // Ties and zeros, n = 11 (9 nonzero): the approximation with the
+        // tie correction, zeros dropped.
+        let d = [2.0, -1.0, 2.0, 0.0, 3.0, 3.0, -2.0, 4.0, 0.0, 5.0, 1.0];
+        close(
+            wilcoxon_signed_rank_p(&d).unwrap(),
+            0.04940018799120368,
+            1e-6,
+        );
+        // All of one sign: 2/2ⁿ, so 6 pairs reach 0.05 and 5 cannot.
+        close(
+            wilcoxon_signed_rank_p(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap(),
+            0.03125,
+            1e-12,
+        );
+        close(
+            wilcoxon_signed_rank_p(&[-1.0, -2.0, -3.0, -4.0, -5.0]).unwrap(),
+            0.0625,
+            1e-12,
+        );
+    }
+
+    #[test]
+    fn degenerate_samples() {
+        assert_eq!(wilcoxon_signed_rank_p(&[]), None);
+        assert_eq!(wilcoxon_signed_rank_p(&[0.0, 0.0, 0.0]), None);
+        assert_eq!(wilcoxon_signed_rank_p(&[1.0, f64::NAN]), None);
+        // One pair: W⁺ is 0 or 1 with ½ each: p = 1.
+        assert_eq!(wilcoxon_signed_rank_p(&[3.0]), Some(1.0));
+        // W⁺ at its mean: p = 1, exactly; with ties, by the approximation.
+        assert_eq!(wilcoxon_signed_rank_p(&[1.0, -2.0, -3.0, 4.0]), Some(1.0));
+        close(
+            wilcoxon_signed_rank_p(&[-2.0, -1.0, 1.0, 2.0, 3.0, -3.0]).unwrap(),
+            1.0,
+            1e-6,
+        );
+        assert!(hodges_lehmann_paired(&[]).is_none());
+        assert!(hodges_lehmann_paired(&[1.0, f64::NAN]).is_none());
+        assert_eq!(
+            hodges_lehmann_paired(&[0.0; 8]),
+            Some((0.0, Some([0.0; 2])))
+        );
+    }
+
+    #[test]
+    fn the_null_distribution_and_its_critical_values() {
+        // n = 3: W⁺ ∈ 0..=6 with counts 1 1 1 2 1 1 1.
+        let f = signed_rank_distribution(3);
+        let counts: Vec<f64> = f.iter().map(|p| p * 8.0).collect();
+        assert_eq!(counts, [1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 1.0]);
+        // Two-sided 5 % critical values of the signed-rank statistic (the
+        // largest still significant; tables, e.g. Hollander & Wolfe A.4):
+        // c is that + 1.
+        for (n, t) in [(6, 0), (7, 2), (8, 3), (9, 5), (10, 8), (15, 25), (20, 52)] {
+            assert_eq!(signed_rank_lower_critical(n, 0.025), t + 1, "n = {n}");
+        }
+        assert_eq!(signed_rank_lower_critical(5, 0.025), 0);
+        // The approximation beyond 50 is within one of the exact value.
+        let nf = 50.0f64;
+        let approx =
+            nf * (nf + 1.0) / 4.0 - Z975 * (nf * (nf + 1.0) * (2.0 * nf + 1.0) / 24.0).sqrt() + 0.5;
+        let exact = signed_rank_lower_critical(50, 0.025) as f64;
+        assert!((exact - approx.floor()).abs() <= 1.0, "{exact} vs {approx}");
+    }
+
+    /// The estimate and interval R's `wilcox.test(x, y, paired = TRUE,
+    /// conf.int = TRUE)` prints for its example: (pseudo)median 0.46, 95 %
+    /// interval 0.010 to 0.786 (checked by enumerating the 2⁹ sign vectors
+    /// in Python).
+    #[test]
+    fn hodges_lehmann_paired_matches_r() {
+        let (est, ci) = hodges_lehmann_paired(&depression()).unwrap();
+        close(est, 0.46, 1e-12);
+        let [lo, hi] = ci.unwrap();
+        close(lo, 0.01, 1e-12);
+        close(hi, 0.786, 1e-12);
+        // Fewer than 6 pairs: no 95 % interval.
+        assert_eq!(
+            hodges_lehmann_paired(&[1.0, 2.0, 3.0, 4.0, 5.0]),
+            Some((3.0, None))
+        );
+        // 6 pairs: the extremes (P(W⁺ = 0) = 1/64 ≤ 2.5 % < 2/64).
+        let (est, ci) = hodges_lehmann_paired(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        assert_eq!(est, 3.5);
+        assert_eq!(ci, Some([1.0, 6.0]));
+        // An outlier moves it little; zeros count as no shift.
+        let (est, _) = hodges_lehmann_paired(&[10.0, 11.0, 12.0, 13.0, 400.0]).unwrap();
+        assert!(est <= 13.0, "{est}");
+        let (est, _) = hodges_lehmann_paired(&[0.0, 0.0, 0.0, 0.0, 10.0]).unwrap();
+        assert_eq!(est, 0.0);
     }
 }

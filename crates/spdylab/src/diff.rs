@@ -15,9 +15,13 @@ use std::path::PathBuf;
   spdylab diff before.json after.json
   spdylab diff results/main results/branch --budget budgets.toml --junit budgets.xml
 
-Shift: Hodges-Lehmann (median pairwise difference B - A) with its 95 % interval; p: two-sided
-Mann-Whitney U; verdict faster/slower when p < --alpha. Budgets (docs/decisions.md) are checked
-on B; the exit status is 1 when one fails.")]
+Where A and B pair by repetition (the same repetition numbers, one loaded probe each, per point,
+protocol and metric) p is the two-sided Wilcoxon signed-rank test of the differences B - A and the
+shift their Hodges-Lehmann estimate (median of Walsh averages), with its 95 % interval (from 6
+pairs); otherwise, or with --unpaired, p is the two-sided Mann-Whitney U and the shift the median
+pairwise difference (interval from 4 a side). The column `test` says which. Verdict faster/slower
+when p < --alpha. Budgets (docs/decisions.md) are checked on B; the exit status is 1 when one
+fails.")]
 pub struct DiffArgs {
     /// The baseline: what `compare --out FILE` wrote, or a campaign directory
     pub a: PathBuf,
@@ -42,6 +46,9 @@ pub struct Decide {
     /// The significance level of the verdicts against a baseline
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
+    /// Test against the baseline as independent samples (Mann-Whitney U) even where the runs pair by repetition (Wilcoxon signed-rank)
+    #[arg(long)]
+    pub unpaired: bool,
 }
 
 impl Decide {
@@ -58,7 +65,18 @@ impl Decide {
         probes: &[ProbeRecord],
         budgets: Option<&[lab::budget::Budget]>,
     ) -> Result<lab::judge::Judgement, Failure> {
-        lab::judge::Judgement::of(self.alpha, baseline, probes, budgets, self.junit.as_deref())
+        let pairing = match self.unpaired {
+            true => lab::diff::Pairing::Unpaired,
+            false => lab::diff::Pairing::ByRepetition,
+        };
+        lab::judge::Judgement::of(
+            self.alpha,
+            pairing,
+            baseline,
+            probes,
+            budgets,
+            self.junit.as_deref(),
+        )
     }
 }
 

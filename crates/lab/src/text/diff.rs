@@ -1,9 +1,10 @@
 //! The text of `spdylab diff`: per point a table of protocol and metric,
-//! A's and B's medians, the shift with its interval, p and the verdict; then
-//! the budgets, each PASS or FAIL with what was measured.
+//! A's and B's medians, the shift with its interval, p, its test (wilcoxon
+//! or mann-whitney) and the verdict; then the budgets, each PASS or FAIL
+//! with what was measured.
 
 use crate::budget::Outcome;
-use crate::diff::Shift;
+use crate::diff::{Shift, Test};
 
 /// The lines of a diff and, if given, of its budgets.
 /// `with_baseline`: the shifts' note is printed (a run judged by budgets
@@ -27,7 +28,7 @@ pub fn lines(
                 out.push(format!("point {}", points.shown(&s.point)));
             }
             out.push(format!(
-                "{:<10} {:<6} {:>7} {:>10} {:>10} {:>10} {:>21} {:>7} {:>7}  verdict",
+                "{:<10} {:<6} {:>7} {:>10} {:>10} {:>10} {:>21} {:>7} {:>7}  {:<12}  verdict",
                 "protocol",
                 "metric",
                 "n A/B",
@@ -36,16 +37,19 @@ pub fn lines(
                 "shift",
                 "shift 95% CI",
                 "shift%",
-                "p"
+                "p",
+                "test"
             ));
         }
-        let ci = s
-            .shift_ci95_ms
-            .map_or("n/a (< 4 a side)".to_string(), |[lo, hi]| {
-                format!("{lo:.0} – {hi:.0} ms")
-            });
+        let too_few = match s.test {
+            Test::Wilcoxon => "n/a (< 6 pairs)",
+            Test::MannWhitney => "n/a (< 4 a side)",
+        };
+        let ci = s.shift_ci95_ms.map_or(too_few.to_string(), |[lo, hi]| {
+            format!("{lo:.0} – {hi:.0} ms")
+        });
         out.push(format!(
-            "{:<10} {:<6} {:>7} {:>7.0} ms {:>7.0} ms {:>+7.0} ms {:>21} {:>+6.1}% {:>7.3}  {}",
+            "{:<10} {:<6} {:>7} {:>7.0} ms {:>7.0} ms {:>+7.0} ms {:>21} {:>+6.1}% {:>7.3}  {:<12}  {}",
             s.protocol.name(),
             s.metric.label(),
             format!("{}/{}", s.a_n, s.b_n),
@@ -55,13 +59,26 @@ pub fn lines(
             ci,
             s.shift_pct,
             s.p_value,
+            s.test.name(),
             s.verdict.words()
         ));
     }
     if with_baseline {
         out.push(format!(
-        "B against A: shift = Hodges-Lehmann median pairwise difference B - A (negative: B faster); p = two-sided Mann-Whitney U; a verdict when p < {alpha}."
-    ));
+            "B against A: shift = Hodges-Lehmann estimate of B - A (negative: B faster), p two-sided; a verdict when p < {alpha}."
+        ));
+        if shifts.iter().any(|s| s.test == Test::Wilcoxon) {
+            out.push(
+                "wilcoxon: paired by repetition (the same repetitions, one probe each): signed-rank test of the differences B - A, shift the median of their Walsh averages (--unpaired: Mann-Whitney)."
+                    .into(),
+            );
+        }
+        if shifts.iter().any(|s| s.test == Test::MannWhitney) {
+            out.push(
+                "mann-whitney: independent samples: rank-sum test, shift the median pairwise difference."
+                    .into(),
+            );
+        }
     }
     if let Some(outcomes) = budgets {
         let failed = outcomes.iter().filter(|o| !o.pass).count();

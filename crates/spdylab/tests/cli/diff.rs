@@ -1,5 +1,7 @@
 //! `spdylab diff A B` and budgets (issue 38) on real compares: a run at a
-//! longer RTT is called slower with p < 0.05, a run against itself is no
+//! longer RTT is called slower with p < 0.05 as independent samples
+//! (`--unpaired`: 4 pairs by repetition cannot reach 0.05), a run against
+//! itself is no
 //! difference, a failed budget is exit 1 with JUnit XML naming it (for
 //! `compare --baseline --budget` too), and bad input is exit 2 naming the
 //! file and line.
@@ -28,16 +30,42 @@ fn compare(dir: &TempDir, name: &str, rtt: &str) -> String {
     out
 }
 
+/// Shifts of PLT and ToW for https and h2 (and of the model's paint
+/// metrics, which it estimates since issue 35).
+fn both_protocols_plt_and_tow(shifts: &[serde_json::Value]) -> bool {
+    ["https", "h2"].iter().all(|p| {
+        ["plt", "tow"].iter().all(|m| {
+            shifts
+                .iter()
+                .any(|s| s["protocol"] == *p && s["metric"] == *m)
+        })
+    })
+}
+
 #[test]
 fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
     let dir = TempDir::new("diff");
     let fast = compare(&dir, "fast.json", "20ms");
     let slow = compare(&dir, "slow.json", "60ms");
+    // Paired by repetition (4 each, repetitions 0 to 3): Wilcoxon, whose
+    // smallest p with 4 pairs is 2/16; no interval below 6 pairs.
     let doc = run_json(&["diff", &fast, &slow, "--json"]);
     assert_eq!(doc["schema"], 1, "{doc}");
     let shifts = doc["shifts"].as_array().unwrap();
-    assert_eq!(shifts.len(), 4, "https and h2, PLT and ToW: {doc}");
+    assert!(both_protocols_plt_and_tow(shifts), "{doc}");
     for s in shifts {
+        assert_eq!(s["test"], "wilcoxon", "{s}");
+        assert!(s["shift_ms"].as_f64().unwrap() >= 40.0, "{s}");
+        assert!(s["p_value"].as_f64().unwrap() > 0.05, "{s}");
+        assert_eq!(s["verdict"], "no_difference", "{s}");
+        assert!(s["shift_ci95_ms"].is_null(), "{s}");
+    }
+    // As independent samples: Mann-Whitney, 4 a side reach 2/70.
+    let doc = run_json(&["diff", &fast, &slow, "--json", "--unpaired"]);
+    let shifts = doc["shifts"].as_array().unwrap();
+    assert!(both_protocols_plt_and_tow(shifts), "{doc}");
+    for s in shifts {
+        assert_eq!(s["test"], "mann-whitney", "{s}");
         // Every load pays the longer RTT several times: at least 40 ms more.
         assert_eq!(s["verdict"], "slower", "{s}");
         assert!(s["shift_ms"].as_f64().unwrap() >= 40.0, "{s}");
@@ -51,6 +79,8 @@ fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
     // Against itself: no difference, whatever the noise.
     let same = run_json(&["diff", &slow, &slow, "--json"]);
     for s in same["shifts"].as_array().unwrap() {
+        assert_eq!(s["test"], "wilcoxon", "{s}");
+        assert_eq!(s["p_value"], 1.0, "{s}");
         assert_eq!(s["verdict"], "no_difference", "{s}");
         assert_eq!(s["shift_ms"], 0.0, "{s}");
     }
@@ -95,6 +125,7 @@ fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
         "0",
         "--baseline",
         &fast,
+        "--unpaired",
         "--budget",
         budgets.to_str().unwrap(),
     ]);
