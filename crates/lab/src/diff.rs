@@ -1,11 +1,12 @@
 //! `spdylab diff A B` (issue 38): did B move against A? Per point, protocol
 //! and metric, the shift of B from A (Hodges–Lehmann, with its
 //! distribution-free 95 % interval), a two-sided p-value, and a verdict at
-//! α: faster, slower, or no difference. Where A and B pair by repetition
-//! (the same repetition numbers, one loaded probe each) the test is
-//! Wilcoxon's signed-rank on the per-repetition differences B − A and the
-//! shift the median of their Walsh averages; otherwise, or with
-//! [`Pairing::Unpaired`], Mann-Whitney U and the median pairwise difference. A and B are what `compare --out FILE` wrote or campaign
+//! α: faster, slower, or no difference. By default (independent samples,
+//! [`Pairing::Unpaired`]) the test is Mann-Whitney U and the shift the
+//! median pairwise difference; with [`Pairing::ByRepetition`] (`--paired`),
+//! where A and B pair by repetition (the same repetition numbers, one loaded
+//! probe each), Wilcoxon's signed-rank on the per-repetition differences
+//! B − A and the median of their Walsh averages. A and B are what `compare --out FILE` wrote or campaign
 //! directories; their probes are matched by point (the Trial's settings but
 //! its protocol and repetition) and protocol, so two runs of one experiment
 //! compare point by point and two compares compare as wholes. Budgets
@@ -68,10 +69,10 @@ impl Test {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Pairing {
     /// Paired where both sides have the same repetition numbers, one value
-    /// each (per point, protocol and metric); unpaired elsewhere.
-    #[default]
+    /// each (per point, protocol and metric); unpaired elsewhere (`--paired`).
     ByRepetition,
-    /// Never paired (`--unpaired`): always Mann-Whitney.
+    /// Never paired (the default): always Mann-Whitney.
+    #[default]
     Unpaired,
 }
 
@@ -112,11 +113,11 @@ pub fn grouped(probes: &[ProbeRecord]) -> Vec<((String, Protocol), Vec<&ProbeRec
     out
 }
 
-/// B against A for every point and protocol both have, per metric, paired
-/// by repetition where they can be. An error when they share none
-/// (different experiments, or sites).
+/// B against A for every point and protocol both have, per metric, as
+/// independent samples. An error when they share none (different
+/// experiments, or sites).
 pub fn diff(a: &[ProbeRecord], b: &[ProbeRecord], alpha: f64) -> Result<Vec<Shift>, String> {
-    diff_with(a, b, alpha, Pairing::ByRepetition)
+    diff_with(a, b, alpha, Pairing::Unpaired)
 }
 
 /// The values of `metric` of `probes`, each with its repetition number.
@@ -300,11 +301,16 @@ pub(crate) mod tests {
     const A: [f64; 8] = [1000.0, 1300.0, 900.0, 1600.0, 1100.0, 1450.0, 1200.0, 950.0];
     const B_MINUS_A: [f64; 8] = [5.0, 3.0, 6.0, 4.0, 7.0, 5.5, 4.5, 6.5];
 
+    /// `diff --paired`.
+    fn paired(a: &[ProbeRecord], b: &[ProbeRecord], alpha: f64) -> Result<Vec<Shift>, String> {
+        diff_with(a, b, alpha, Pairing::ByRepetition)
+    }
+
     #[test]
     fn paired_by_repetition_a_small_consistent_shift_is_seen() {
         let a = run(&A);
         let b = run(&std::array::from_fn::<f64, 8, _>(|i| A[i] + B_MINUS_A[i]));
-        let d = diff(&a, &b, 0.05).unwrap();
+        let d = paired(&a, &b, 0.05).unwrap();
         assert_eq!(d.len(), 2); // plt and tow
         let s = &d[0];
         assert_eq!((s.metric, s.test), (Metric::Plt, Test::Wilcoxon));
@@ -316,8 +322,8 @@ pub(crate) mod tests {
         assert_eq!(s.shift_ms, 5.25);
         assert_eq!(s.shift_ci95_ms, Some([4.0, 6.5]));
         assert_eq!(serde_json::to_value(s).unwrap()["test"], "wilcoxon");
-        // As independent samples the shift drowns in the spread.
-        let u = diff_with(&a, &b, 0.05, Pairing::Unpaired).unwrap();
+        // As independent samples (the default) the shift drowns in the spread.
+        let u = diff(&a, &b, 0.05).unwrap();
         assert_eq!(u[0].test, Test::MannWhitney);
         assert!(u[0].p_value > 0.5, "{}", u[0].p_value);
         assert_eq!(u[0].verdict, Verdict::NoDifference);
@@ -326,14 +332,14 @@ pub(crate) mod tests {
         let text = crate::text::diff::lines(0.05, &d, None, true).join("\n");
         assert!(text.contains("wilcoxon      slower"), "{text}");
         assert!(text.contains("signed-rank test"), "{text}");
-        let few = diff(&run(&A[..4]), &run(&[1.0, 2.0, 3.0, 4.0]), 0.05).unwrap();
+        let few = paired(&run(&A[..4]), &run(&[1.0, 2.0, 3.0, 4.0]), 0.05).unwrap();
         let text = crate::text::diff::lines(0.05, &few, None, true).join("\n");
         assert!(text.contains("n/a (< 6 pairs)"), "{text}");
         let text = crate::text::diff::lines(0.05, &u, None, true).join("\n");
         assert!(text.contains("mann-whitney  no difference"), "{text}");
         assert!(!text.contains("signed-rank"), "{text}");
         // Against itself: every pair the same, p = 1.
-        let same = diff(&a, &a, 0.05).unwrap();
+        let same = paired(&a, &a, 0.05).unwrap();
         assert_eq!(same[0].test, Test::Wilcoxon);
         assert_eq!(
             (same[0].shift_ms, same[0].p_value, same[0].verdict),
@@ -349,22 +355,22 @@ pub(crate) mod tests {
             .enumerate()
             .map(|(rep, &t)| probe_rep("youtube", "h2", rep + 1, t + 5.0))
             .collect();
-        assert!(diff(&a, &b, 0.05)
+        assert!(paired(&a, &b, 0.05)
             .unwrap()
             .iter()
             .all(|s| s.test == Test::MannWhitney));
         // One repetition failed on B (left out as not loaded): the sets differ.
         let mut b = run(&A.map(|t| t + 5.0));
         b[3].error = Some("timeout".into());
-        let d = diff(&a, &b, 0.05).unwrap();
+        let d = paired(&a, &b, 0.05).unwrap();
         assert_eq!((d[0].test, d[0].a_n, d[0].b_n), (Test::MannWhitney, 8, 7));
         // A repetition twice on one side: not one pair per repetition.
         let mut a2 = run(&A);
         a2.push(probe_rep("youtube", "h2", 0, 990.0));
         let b = run(&A.map(|t| t + 5.0));
-        assert_eq!(diff(&a2, &b, 0.05).unwrap()[0].test, Test::MannWhitney);
+        assert_eq!(paired(&a2, &b, 0.05).unwrap()[0].test, Test::MannWhitney);
         // Pairing is per metric: the same probes pair for PLT and ToW alike.
-        let d = diff(&a, &b, 0.05).unwrap();
+        let d = paired(&a, &b, 0.05).unwrap();
         assert!(d.iter().all(|s| s.test == Test::Wilcoxon));
     }
 }

@@ -15,11 +15,11 @@ use std::path::PathBuf;
   spdylab diff before.json after.json
   spdylab diff results/main results/branch --budget budgets.toml --junit budgets.xml
 
-Where A and B pair by repetition (the same repetition numbers, one loaded probe each, per point,
-protocol and metric) p is the two-sided Wilcoxon signed-rank test of the differences B - A and the
-shift their Hodges-Lehmann estimate (median of Walsh averages), with its 95 % interval (from 6
-pairs); otherwise, or with --unpaired, p is the two-sided Mann-Whitney U and the shift the median
-pairwise difference (interval from 4 a side). The column `test` says which. Verdict faster/slower
+p is the two-sided Mann-Whitney U of the two samples and the shift the median pairwise difference
+(Hodges-Lehmann, 95 % interval from 4 a side). With --paired, where A and B pair by repetition (the
+same repetition numbers, one loaded probe each, per point, protocol and metric), p is the two-sided
+Wilcoxon signed-rank test of the differences B - A and the shift the median of their Walsh averages
+(interval from 6 pairs); for runs whose repetitions share something by position. The column `test` says which. Verdict faster/slower
 when p < --alpha. Budgets (docs/decisions.md) are checked on B; the exit status is 1 when one
 fails.")]
 pub struct DiffArgs {
@@ -46,9 +46,9 @@ pub struct Decide {
     /// The significance level of the verdicts against a baseline
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
-    /// Test against the baseline as independent samples (Mann-Whitney U) even where the runs pair by repetition (Wilcoxon signed-rank)
+    /// Test the differences of repetitions paired by number (Wilcoxon signed-rank) where the runs pair so, instead of independent samples (Mann-Whitney U)
     #[arg(long)]
-    pub unpaired: bool,
+    pub paired: bool,
 }
 
 impl Decide {
@@ -65,9 +65,9 @@ impl Decide {
         probes: &[ProbeRecord],
         budgets: Option<&[lab::budget::Budget]>,
     ) -> Result<lab::judge::Judgement, Failure> {
-        let pairing = match self.unpaired {
-            true => lab::diff::Pairing::Unpaired,
-            false => lab::diff::Pairing::ByRepetition,
+        let pairing = match self.paired {
+            true => lab::diff::Pairing::ByRepetition,
+            false => lab::diff::Pairing::Unpaired,
         };
         lab::judge::Judgement::of(
             self.alpha,

@@ -69,7 +69,7 @@ pub fn lines(
         ));
         if shifts.iter().any(|s| s.test == Test::Wilcoxon) {
             out.push(
-                "wilcoxon: paired by repetition (the same repetitions, one probe each): signed-rank test of the differences B - A, shift the median of their Walsh averages (--unpaired: Mann-Whitney)."
+                "wilcoxon: paired by repetition (the same repetitions, one probe each): signed-rank test of the differences B - A, shift the median of their Walsh averages (--paired)."
                     .into(),
             );
         }

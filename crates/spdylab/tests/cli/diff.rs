@@ -1,6 +1,6 @@
 //! `spdylab diff A B` and budgets (issue 38) on real compares: a run at a
 //! longer RTT is called slower with p < 0.05 as independent samples
-//! (`--unpaired`: 4 pairs by repetition cannot reach 0.05), a run against
+//! (`--paired`: 4 pairs by repetition cannot reach 0.05), a run against
 //! itself is no
 //! difference, a failed budget is exit 1 with JUnit XML naming it (for
 //! `compare --baseline --budget` too), and bad input is exit 2 naming the
@@ -49,7 +49,7 @@ fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
     let slow = compare(&dir, "slow.json", "60ms");
     // Paired by repetition (4 each, repetitions 0 to 3): Wilcoxon, whose
     // smallest p with 4 pairs is 2/16; no interval below 6 pairs.
-    let doc = run_json(&["diff", &fast, &slow, "--json"]);
+    let doc = run_json(&["diff", &fast, &slow, "--json", "--paired"]);
     assert_eq!(doc["schema"], 1, "{doc}");
     let shifts = doc["shifts"].as_array().unwrap();
     assert!(both_protocols_plt_and_tow(shifts), "{doc}");
@@ -60,8 +60,8 @@ fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
         assert_eq!(s["verdict"], "no_difference", "{s}");
         assert!(s["shift_ci95_ms"].is_null(), "{s}");
     }
-    // As independent samples: Mann-Whitney, 4 a side reach 2/70.
-    let doc = run_json(&["diff", &fast, &slow, "--json", "--unpaired"]);
+    // As independent samples (the default): Mann-Whitney, 4 a side reach 2/70.
+    let doc = run_json(&["diff", &fast, &slow, "--json"]);
     let shifts = doc["shifts"].as_array().unwrap();
     assert!(both_protocols_plt_and_tow(shifts), "{doc}");
     for s in shifts {
@@ -77,7 +77,7 @@ fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
         );
     }
     // Against itself: no difference, whatever the noise.
-    let same = run_json(&["diff", &slow, &slow, "--json"]);
+    let same = run_json(&["diff", &slow, &slow, "--json", "--paired"]);
     for s in same["shifts"].as_array().unwrap() {
         assert_eq!(s["test"], "wilcoxon", "{s}");
         assert_eq!(s["p_value"], 1.0, "{s}");
@@ -125,7 +125,6 @@ fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
         "0",
         "--baseline",
         &fast,
-        "--unpaired",
         "--budget",
         budgets.to_str().unwrap(),
     ]);
