@@ -483,6 +483,8 @@ fn chromium_probes_carry_speed_index_and_a_filmstrip_the_model_estimates_it() {
         let mut frames: Vec<(f64, std::path::PathBuf)> = std::fs::read_dir(&strip)
             .unwrap_or_else(|e| panic!("{}: {e}", strip.display()))
             .map(|e| e.unwrap().path())
+            // Beside the frames, their visual progress (the report's curves).
+            .filter(|f| f.file_name().is_some_and(|n| n != "progress.json"))
             .map(|f| {
                 let name = f.file_name().unwrap().to_string_lossy().into_owned();
                 let ms = name
@@ -493,6 +495,7 @@ fn chromium_probes_carry_speed_index_and_a_filmstrip_the_model_estimates_it() {
             .collect();
         frames.sort_by(|a, b| a.0.total_cmp(&b.0));
         assert!(!frames.is_empty() && frames.len() <= 20, "{frames:?}");
+        assert!(strip.join("progress.json").is_file(), "{}", strip.display());
         for (_, f) in &frames {
             let bytes = std::fs::read(f).unwrap();
             let mut d = jpeg_decoder::Decoder::new(&bytes[..]);
