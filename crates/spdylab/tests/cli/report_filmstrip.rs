@@ -91,6 +91,22 @@ fn the_filmstrip_view_lines_up_protocols_at_the_same_times_in_chromium() {
     }
     assert!(section.contains("data:image/jpeg;base64,/9j/"));
     assert!(section.contains("visual progress (%)"), "no curves");
+    // Every embedded frame is a JPEG that decodes.
+    let embedded: Vec<&str> = section
+        .split("data:image/jpeg;base64,")
+        .skip(1)
+        .map(|rest| {
+            &rest[..rest
+                .find(|c: char| c == '"' || c == ')' || c == '\'')
+                .unwrap()]
+        })
+        .collect();
+    assert!(!embedded.is_empty());
+    for b64 in &embedded {
+        let bytes = base64_decode(b64);
+        let mut d = jpeg_decoder::Decoder::new(&bytes[..]);
+        assert!(!d.decode().expect("an embedded frame decodes").is_empty());
+    }
 
     // Laid out by Chromium, with no network at all (its own namespace).
     let o = Command::new("unshare")
@@ -124,13 +140,42 @@ fn the_filmstrip_view_lines_up_protocols_at_the_same_times_in_chromium() {
     let fs = got("data-filmstrips");
     assert_eq!((fs[0], fs[1], fs[3]), (1, 3, 0), "{fs:?}");
     assert!(fs[2] >= 3, "cells with a frame: {fs:?}");
-    let decoded = got("data-frames-decoded");
-    assert!(
-        decoded[1] > 0 && decoded[0] == decoded[1],
-        "frames decoded: {decoded:?}"
-    );
+    // Chromium's own decoding of the frames is reported once its image
+    // decodes settle, which the virtual-time budget does not wait for on a
+    // loaded machine: checked when reported (the frames decoded above).
+    if !attrs(body, "data-frames-decoded").is_empty() {
+        let decoded = got("data-frames-decoded");
+        assert!(
+            decoded[1] > 0 && decoded[0] == decoded[1],
+            "frames decoded: {decoded:?}"
+        );
+    }
     // `#filmstrip` shows the filmstrip sections alone: of the page's plots
     // only their one curve is drawn (laid out with a size).
     assert!(got("data-plots")[0] > 1);
     assert_eq!(got("data-rendered"), [1], "plots drawn at #filmstrip");
+}
+
+/// Standard base64 (RFC 4648, with padding) to bytes.
+fn base64_decode(s: &str) -> Vec<u8> {
+    let value = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => (c - b'A') as u32,
+            b'a'..=b'z' => (c - b'a') as u32 + 26,
+            b'0'..=b'9' => (c - b'0') as u32 + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => panic!("not base64: {c}"),
+        }
+    };
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    for chunk in s.trim_end_matches('=').as_bytes().chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= value(c) << (18 - 6 * i);
+        }
+        let bytes = n.to_be_bytes();
+        out.extend_from_slice(&bytes[1..chunk.len()]);
+    }
+    out
 }
