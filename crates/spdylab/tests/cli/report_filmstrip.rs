@@ -95,11 +95,7 @@ fn the_filmstrip_view_lines_up_protocols_at_the_same_times_in_chromium() {
     let embedded: Vec<&str> = section
         .split("data:image/jpeg;base64,")
         .skip(1)
-        .map(|rest| {
-            &rest[..rest
-                .find(|c: char| c == '"' || c == ')' || c == '\'')
-                .unwrap()]
-        })
+        .map(|rest| &rest[..rest.find(['"', ')', '\'']).unwrap()])
         .collect();
     assert!(!embedded.is_empty());
     for b64 in &embedded {
