@@ -131,6 +131,8 @@ pub struct PaintModel {
     nodes: Vec<Parsed>,
     arrivals: HashMap<Key, Arrival>,
     ttfb: Option<Duration>,
+    /// When the page's first body bytes came.
+    first_bytes: Option<Duration>,
 }
 
 /// What the model estimates the user saw (ms from navigation start).
@@ -169,6 +171,7 @@ impl PaintModel {
             nodes: Vec::new(),
             arrivals: HashMap::new(),
             ttfb: None,
+            first_bytes: None,
         }
     }
 
@@ -210,6 +213,7 @@ impl PaintModel {
             css.extend_from_slice(&bytes[..room.min(bytes.len())]);
         }
         if self.is_root(host, path) {
+            self.first_bytes.get_or_insert(now);
             let at = self.parse_free.max(now) + per_kb(self.cost.parse_per_kb, bytes.len());
             self.parse_free = at;
             let (h, p) = (self.root.0.clone(), self.root.1.clone());
@@ -295,6 +299,11 @@ impl PaintModel {
         // complete so far (render-blocking), in document order.
         let mut parser_gate = Duration::ZERO;
         let mut css_gate = Duration::ZERO;
+        // Nothing paints before Blink's first frame after the page's first
+        // bytes (the tight mode's end, `BrowserCost::first_frame`).
+        let frame_gate = self
+            .first_bytes
+            .map_or(Duration::ZERO, |t| t + self.cost.first_frame);
         let mut out = Vec::new();
         for Parsed { node, at } in &self.nodes {
             let reached = (*at).max(parser_gate);
@@ -318,7 +327,7 @@ impl PaintModel {
                     text,
                 } => {
                     let area = layout.text(container.as_deref(), tag, text.chars().count());
-                    let t = reached.max(css_gate);
+                    let t = reached.max(css_gate).max(frame_gate);
                     out.push(Painted {
                         label: format!("{tag} \"{}\"", first_words(text)),
                         area,
@@ -340,7 +349,7 @@ impl PaintModel {
                     let (w, h) = size.unwrap_or((0.0, 0.0));
                     let area = layout.image(container.as_deref(), w, h);
                     let first = a.and_then(|a| a.first).unwrap_or(done);
-                    let ready = reached.max(css_gate);
+                    let ready = reached.max(css_gate).max(frame_gate);
                     out.push(Painted {
                         label: format!("img {}{}", key.0, key.1),
                         area,
@@ -1018,6 +1027,21 @@ mod tests {
         // The 2 kB script runs 100 ms before the parser goes on.
         assert_eq!(slow.fcp_ms.unwrap() - fast.fcp_ms.unwrap(), 100.0);
         assert_eq!(slow.lcp_ms, fast.lcp_ms);
+    }
+
+    /// Blink paints nothing before its first frame after the page's first
+    /// bytes (`first_frame`, 80 ms fitted): text parsed at once waits for it.
+    #[test]
+    fn nothing_paints_before_the_first_frame_after_the_first_bytes() {
+        let cost = BrowserCost {
+            first_frame: ms_(80),
+            ..BrowserCost::NONE
+        };
+        let mut m = PaintModel::new("a.test", "/", cost);
+        m.data(ms_(200), "a.test", "/", b"<body><p>hello</p></body>");
+        m.done(ms_(200), "a.test", "/");
+        let e = m.estimate(ms_(300));
+        assert_eq!(e.fcp_ms, Some(280.0 + ms(FRAME)));
     }
 
     #[test]
