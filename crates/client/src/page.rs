@@ -841,19 +841,7 @@ impl<'a> State<'a> {
         // for one that failed either).
         let paint = error
             .is_none()
-            .then(|| {
-                let e = self.paint.estimate(Duration::from_secs_f64(plt_ms / 1e3));
-                Paint {
-                    ttfb_ms: e.ttfb_ms,
-                    fcp_ms: e.fcp_ms,
-                    lcp_ms: e.lcp_ms,
-                    lcp_element: e.lcp_element,
-                    lcp_size: e.lcp_size,
-                    speed_index_ms: e.speed_index_ms,
-                    visually_complete_ms: e.visually_complete_ms,
-                    filmstrip: Vec::new(),
-                }
-            })
+            .then(|| self.paint.estimate(Duration::from_secs_f64(plt_ms / 1e3)))
             .filter(|p| p.ttfb_ms.is_some() || p.fcp_ms.is_some());
         PageResult {
             protocol: self.cfg.protocol,

@@ -47,6 +47,7 @@
 //! web fonts are not laid out: the built-in sites paint their content from
 //! the HTML (docs/visual.md).
 
+use crate::page::Paint;
 use crate::render::BrowserCost;
 use crate::style::{Rule, Style};
 use std::collections::HashMap;
@@ -133,18 +134,6 @@ pub struct PaintModel {
     ttfb: Option<Duration>,
     /// When the page's first body bytes came.
     first_bytes: Option<Duration>,
-}
-
-/// What the model estimates the user saw (ms from navigation start).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Estimate {
-    pub ttfb_ms: Option<f64>,
-    pub fcp_ms: Option<f64>,
-    pub lcp_ms: Option<f64>,
-    pub lcp_element: Option<String>,
-    pub lcp_size: Option<f64>,
-    pub speed_index_ms: Option<f64>,
-    pub visually_complete_ms: Option<f64>,
 }
 
 /// A visible element and when it paints.
@@ -237,11 +226,12 @@ impl PaintModel {
         self.root.0 == host && self.root.1 == path
     }
 
-    /// The estimate, for a load whose onload (PLT) came at `onload`.
-    pub fn estimate(&self, onload: Duration) -> Estimate {
+    /// The estimate, for a load whose onload (PLT) came at `onload` (no
+    /// filmstrip: the model has no screen).
+    pub fn estimate(&self, onload: Duration) -> Paint {
         let ttfb_ms = self.ttfb.map(ms);
         let painted = self.painted();
-        let mut e = Estimate {
+        let mut e = Paint {
             ttfb_ms,
             ..Default::default()
         };
