@@ -291,3 +291,29 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid(2) has no arguments and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// A campaign of `experiment` (TOML) swept into a fresh directory named
+/// after `name`, for the report tests that render it in Chromium: the
+/// directory and the campaign's; None (the test says why it cannot run)
+/// without root or Chromium.
+pub fn chromium_campaign(name: &str, experiment: &str) -> Option<(TempDir, PathBuf)> {
+    if !is_root() {
+        cannot_run("a campaign needs root (its testbed's namespaces)");
+        return None;
+    }
+    if !installed("chromium") {
+        cannot_run("chromium is not installed (`make deps` installs it)");
+        return None;
+    }
+    let dir = TempDir::new(name);
+    let exp = dir.join("exp.toml");
+    std::fs::write(&exp, experiment).unwrap();
+    let out = dir.join("out");
+    ok(&spdylab(&[
+        "sweep",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    Some((dir, out))
+}

@@ -7,7 +7,7 @@
 //! row, every embedded frame decoding as a JPEG, the rest of the page
 //! hidden. Nothing here depends on how long anything took.
 
-use crate::common::{self, ok, spdylab, TempDir};
+use crate::common::{self, ok, spdylab};
 use std::collections::BTreeSet;
 use std::process::Command;
 
@@ -34,22 +34,9 @@ fn attrs<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
 
 #[test]
 fn the_filmstrip_view_lines_up_protocols_at_the_same_times_in_chromium() {
-    if !common::is_root() {
-        return common::cannot_run("a campaign needs root (its testbed's namespaces)");
-    }
-    if !common::installed("chromium") {
-        return common::cannot_run("chromium is not installed (`make deps` installs it)");
-    }
-    let dir = TempDir::new("report-filmstrip");
-    let exp = dir.join("exp.toml");
-    std::fs::write(&exp, EXPERIMENT).unwrap();
-    let out = dir.join("out");
-    ok(&spdylab(&[
-        "sweep",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let Some((dir, out)) = common::chromium_campaign("report-filmstrip", EXPERIMENT) else {
+        return;
+    };
     // Beside each HAR its filmstrip, with each frame's visual progress.
     let films: Vec<_> = std::fs::read_dir(out.join("har"))
         .unwrap()

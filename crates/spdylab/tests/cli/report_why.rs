@@ -6,7 +6,7 @@
 //! `#why` hides (the HAR phases) must not show. Nothing here depends on
 //! how long anything took.
 
-use crate::common::{self, ok, spdylab, TempDir};
+use crate::common::{self, ok, spdylab};
 use std::path::Path;
 use std::process::Command;
 
@@ -59,22 +59,9 @@ fn count(pixels: &[[u8; 3]], colour: [u8; 3]) -> usize {
 
 #[test]
 fn the_why_section_renders_its_stacked_components_in_chromium() {
-    if !common::is_root() {
-        return common::cannot_run("a campaign needs root (its testbed's namespaces)");
-    }
-    if !common::installed("chromium") {
-        return common::cannot_run("chromium is not installed (`make deps` installs it)");
-    }
-    let dir = TempDir::new("report-why");
-    let exp = dir.join("exp.toml");
-    std::fs::write(&exp, EXPERIMENT).unwrap();
-    let out = dir.join("out");
-    ok(&spdylab(&[
-        "sweep",
-        exp.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    let Some((dir, out)) = common::chromium_campaign("report-why", EXPERIMENT) else {
+        return;
+    };
     ok(&spdylab(&["report", out.to_str().unwrap()]));
     let html = out.join("report.html");
     let page = std::fs::read_to_string(&html).unwrap();
