@@ -20,8 +20,9 @@ pub mod users;
 pub use conn::spdy3::{fetch as fetch_spdy3, FetchError, Fetched};
 pub use headers::{HeaderSet, RequestHeaders};
 pub use page::{
-    load_page, load_page_keeping_connections, Entry, FilmFrame, Knobs, OpenConnections, PageConfig,
-    PageResult, Paint, Timings,
+    load_page, load_page_keeping_connections, Entry, Knobs, OpenConnections, PageConfig,
+    PageResult, Timings,
 };
+pub use paint::{FilmFrame, Paint};
 pub use render::BrowserCost;
 pub use schedule::Pool;

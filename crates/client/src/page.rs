@@ -11,7 +11,7 @@
 use crate::conn::{self, client_tls_resuming, Event, RequestSender};
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
 use crate::headers::RequestHeaders;
-use crate::paint::PaintModel;
+use crate::paint::{Paint, PaintModel};
 use crate::render::{BrowserCost, Renderer};
 use crate::replay::{ReplayTree, Upload};
 use crate::schedule::{Action, Class, ConnId, Join, Policy, Pool, ReqId, Scheduler};
@@ -176,41 +176,6 @@ pub struct PageResult {
     /// What the user saw: TTFB, first and largest contentful paint, Speed
     /// Index (Chromium's measured; the model's estimated by `paint`).
     pub paint: Option<Paint>,
-}
-
-/// What the user saw of a page load, each in ms from navigation start (the
-/// document's request, PLT's start); a figure the browser did not report is
-/// None.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Paint {
-    /// The document's first response byte.
-    pub ttfb_ms: Option<f64>,
-    /// First contentful paint: the first frame with text, an image or a canvas.
-    pub fcp_ms: Option<f64>,
-    /// Largest contentful paint as of onload: when the largest text block
-    /// or image painted by then was painted.
-    pub lcp_ms: Option<f64>,
-    /// That element: its tag, then its id, image URL or the start of its text.
-    pub lcp_element: Option<String>,
-    /// Its painted area in the viewport, in CSS px².
-    pub lcp_size: Option<f64>,
-    /// Speed Index: ∫ (1 − visual progress) dt from navigation start, visual
-    /// progress by colour histograms of the screen's frames (docs/visual.md).
-    pub speed_index_ms: Option<f64>,
-    /// Visually complete: the first frame that looks as the final one does.
-    pub visually_complete_ms: Option<f64>,
-    /// A few of the frames seen, at their visual changes (not serialized:
-    /// written beside the probe's HAR when HARs are kept).
-    #[serde(skip)]
-    pub filmstrip: Vec<FilmFrame>,
-}
-
-/// One frame of the screen as the browser showed it: a JPEG, and when, in
-/// ms from navigation start.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FilmFrame {
-    pub ms: f64,
-    pub jpeg: Vec<u8>,
 }
 
 #[derive(Default)]

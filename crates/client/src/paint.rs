@@ -1,5 +1,6 @@
-//! What the user would see, estimated by the model client, sans-I/O: first
-//! contentful paint, largest contentful paint (with its element and area),
+//! What the user saw of a page load (`Paint`: Chromium's measured figures
+//! and the model's estimates share it), and the model's estimate of it,
+//! sans-I/O: first contentful paint, largest contentful paint (with its element and area),
 //! Speed Index and visually complete, from the page's HTML as it arrived and
 //! when each resource's bytes came. Fed the same events as the page load
 //! (a response's bytes and its end, with the time since navigation start);
@@ -47,11 +48,46 @@
 //! web fonts are not laid out: the built-in sites paint their content from
 //! the HTML (docs/visual.md).
 
-use crate::page::Paint;
 use crate::render::BrowserCost;
 use crate::style::{Rule, Style};
+use serde::Serialize;
 use std::collections::HashMap;
 use std::time::Duration;
+
+/// What the user saw of a page load, each in ms from navigation start (the
+/// document's request, PLT's start); a figure the browser did not report is
+/// None.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Paint {
+    /// The document's first response byte.
+    pub ttfb_ms: Option<f64>,
+    /// First contentful paint: the first frame with text, an image or a canvas.
+    pub fcp_ms: Option<f64>,
+    /// Largest contentful paint as of onload: when the largest text block
+    /// or image painted by then was painted.
+    pub lcp_ms: Option<f64>,
+    /// That element: its tag, then its id, image URL or the start of its text.
+    pub lcp_element: Option<String>,
+    /// Its painted area in the viewport, in CSS px².
+    pub lcp_size: Option<f64>,
+    /// Speed Index: ∫ (1 − visual progress) dt from navigation start, visual
+    /// progress by colour histograms of the screen's frames (docs/visual.md).
+    pub speed_index_ms: Option<f64>,
+    /// Visually complete: the first frame that looks as the final one does.
+    pub visually_complete_ms: Option<f64>,
+    /// A few of the frames seen, at their visual changes (not serialized:
+    /// written beside the probe's HAR when HARs are kept).
+    #[serde(skip)]
+    pub filmstrip: Vec<FilmFrame>,
+}
+
+/// One frame of the screen as the browser showed it: a JPEG, and when, in
+/// ms from navigation start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FilmFrame {
+    pub ms: f64,
+    pub jpeg: Vec<u8>,
+}
 
 /// The viewport, CSS px: the Chromium client's window.
 pub const VIEWPORT: (f64, f64) = (1280.0, 800.0);
