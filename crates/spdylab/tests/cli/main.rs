@@ -22,6 +22,7 @@ mod explain;
 mod h3;
 mod har_import;
 mod hostile;
+mod hostile_h3;
 mod k8s;
 mod layout;
 mod link_flags;
