@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Fits the model's browser costs (`--browser-cost`) against Chromium.
 
-Input: one or more `spdylab crosscheck --json` documents run with every cost 0
-but scripts in order (`--browser-cost navigation=0ms`), so that each row's
-Chromium − model median PLT is what the costs must explain. Per Trial of the
+Input: one or more `spdylab crosscheck --json` documents. Run with every cost
+0 but scripts in order (`--browser-cost navigation=0ms`), each row's Chromium −
+model median PLT is what the costs must explain. Run with other costs (the
+default, `fitted`: give its values with --base-cost), the model's median is
+taken back to zero cost first by subtracting those costs' work, as the fit
+assumes costs add (exact for the navigation, close for the rest); then a
+refit needs only the model's half of a crosscheck, with Chromium's loads from
+earlier runs (`crosscheck --reference`). Per Trial of the
 fit sites, that difference is regressed on the page's work: 1 (navigation),
 requests, kB of script and kB of HTML (from `spdylab sites NAME --json`), by
 weighted least squares of the residuals relative to Chromium's PLT (weights
@@ -16,6 +21,9 @@ measures it.
 The baseline may keep a first frame (`--browser-cost navigation=0ms,frame=80ms`,
 the value `scripts/held-images.sh` measures): it is not fitted, and the
 printed `--browser-cost` carries it.
+
+Sites not built in are looked up as DIR/NAME.har (--sites-dir, default
+tests/data): the crosscheck names an imported HAR by its stem.
 
 Rows whose Chromium probes all failed (e.g. plain http on a host Chromium's
 HSTS preload list upgrades) are left out; so are Trials named by --exclude.
@@ -35,10 +43,13 @@ import sys
 TERMS = ["navigation", "request", "script", "parse"]
 
 
-def page_work(spdylab, site):
-    """(1, requests, script kB, HTML kB) of a built-in site or site file."""
-    out = subprocess.run([spdylab, "sites", site, "--json"], check=True,
-                         capture_output=True, text=True).stdout
+def page_work(spdylab, site, sites_dir):
+    """(1, requests, script kB, HTML kB) of a built-in site or DIR/SITE.har."""
+    run = subprocess.run([spdylab, "sites", site, "--json"], capture_output=True, text=True)
+    if run.returncode != 0:
+        run = subprocess.run([spdylab, "sites", f"{sites_dir}/{site}.har", "--json"],
+                             check=True, capture_output=True, text=True)
+    out = run.stdout
     res = json.loads(out)["site"]["resources"]
     script = sum(r["size"] for r in res if r["kind"] == "js") / 1000
     html = sum(r["size"] for r in res if r["kind"] == "html") / 1000
@@ -82,12 +93,38 @@ def nnls_subsets(xs, ys, ws):
     return best
 
 
+UNITS = {"ms": 1.0, "us": 1e-3, "s": 1e3}
+
+
+def parse_cost(text):
+    """The additive part of a --browser-cost string: [navigation ms, request ms,
+    script ms/kB, parse ms/kB] (TERMS order), and the frame as written."""
+    values = {"navigation": 0.0, "request": 0.0, "script": 0.0, "parse": 0.0}
+    frame = ""
+    for part in filter(None, text.split(",")):
+        key, _, value = part.partition("=")
+        if key == "frame":
+            frame = value
+            continue
+        if key not in values:
+            sys.exit(f"--browser-cost {text}: unknown key {key}")
+        number = value.removesuffix("/kB")
+        unit = next((u for u in ("ms", "us", "s") if number.endswith(u)), None)
+        if unit is None:
+            sys.exit(f"--browser-cost {text}: {part} has no unit (ms, us, s)")
+        values[key] = float(number[: -len(unit)]) * UNITS[unit]
+    return [values[t] for t in TERMS], frame
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--spdylab", default="spdylab", help="the spdylab binary")
     ap.add_argument("--fit", required=True, help="fit sites, comma-separated")
     ap.add_argument("--exclude", default="", help="Trials left out: site/link/protocol,…")
-    ap.add_argument("runs", nargs="+", help="crosscheck --json files (zero-cost, ordered)")
+    ap.add_argument("--base-cost", default="",
+                    help="the costs of runs written as `fitted` (e.g. navigation=38ms,request=1180us,frame=80ms)")
+    ap.add_argument("--sites-dir", default="tests/data", help="where NAME.har of imported sites are")
+    ap.add_argument("runs", nargs="+", help="crosscheck --json files")
     args = ap.parse_args()
     fit_sites = set(args.fit.split(","))
     excluded = set(filter(None, args.exclude.split(",")))
@@ -96,9 +133,14 @@ def main():
     for path in args.runs:
         doc = json.load(open(path))
         cost = doc["browser_cost"]
-        if not cost.startswith("navigation=0ms,parse=0ms/kB,script=0ms/kB,request=0ms"):
-            sys.exit(f"{path}: run with --browser-cost navigation=0ms[,frame=DUR] (got {cost})")
-        frames.add(next((p[len("frame="):] for p in cost.split(",") if p.startswith("frame=")), ""))
+        if cost == "fitted":
+            if not args.base_cost:
+                sys.exit(f"{path}: run with the default costs: give their values with --base-cost")
+            cost = args.base_cost
+        if cost == "none":
+            sys.exit(f"{path}: run without costs and without scripts in order: run with --browser-cost navigation=0ms")
+        base, frame = parse_cost(cost)
+        frames.add(frame)
         for r in doc["rows"]:
             if r["chromium_failed"] >= doc["reps"] or r["model_failed"] >= doc["reps"]:
                 continue
@@ -108,14 +150,18 @@ def main():
                 continue
             if f"{r['site']}/{r['link']}/{r['protocol']}" in excluded:
                 continue
+            r["base"] = base
             rows.append(r)
     if len(frames) > 1:
         sys.exit(f"the runs have different frames ({', '.join(sorted(f or 'none' for f in frames))}): fit one")
     frame = frames.pop() if frames else ""
-    work = {s: page_work(args.spdylab, s) for s in sorted({r["site"] for r in rows})}
+    work = {s: page_work(args.spdylab, s, args.sites_dir) for s in sorted({r["site"] for r in rows})}
+    for r in rows:
+        # The model's median at zero cost: the run's own costs' work taken off.
+        r["model_zero"] = r["model"]["median"] - sum(c * x for c, x in zip(r["base"], work[r["site"]]))
     fit = [r for r in rows if r["site"] in fit_sites]
     xs = [work[r["site"]] for r in fit]
-    ys = [r["chromium"]["median"] - r["model"]["median"] for r in fit]
+    ys = [r["chromium"]["median"] - r["model_zero"] for r in fit]
     ws = [1 / r["chromium"]["median"] ** 2 for r in fit]
     rss, coef = nnls_subsets(xs, ys, ws)
     print(f"fit on {','.join(sorted(fit_sites))}: {len(fit)} Trials; "
@@ -135,7 +181,7 @@ def main():
         for r in rows:
             if r["site"] != site:
                 continue
-            pred = r["model"]["median"] + sum(c * x for c, x in zip(coef, work[site]))
+            pred = r["model_zero"] + sum(c * x for c, x in zip(coef, work[site]))
             errs.append(abs(pred - r["chromium"]["median"]) / r["chromium"]["median"])
         tag = "fit" if site in fit_sites else "held out"
         print(f"  {site:18} {tag:8} Trials {len(errs):2}  MAPE {100 * sum(errs) / len(errs):5.1f}%"

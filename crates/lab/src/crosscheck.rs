@@ -11,9 +11,11 @@
 
 pub mod gains;
 pub mod metrics;
+pub mod reference;
 
 pub use gains::{Axes, Axis, GainAgreement, GainPoint};
 pub use metrics::{Cell, Figure, MetricAgreement};
+pub use reference::Reference;
 
 use crate::probe::{Probe, ProbeRecord, ProbeSpec};
 use crate::trial::{ClientKind, Refusal, Trial};
@@ -57,6 +59,9 @@ pub struct Row {
     /// Per metric, in `Figure::ALL` order: each client's values, medians,
     /// APE and Chromium's spread.
     pub metrics: Vec<Cell>,
+    /// Whether Chromium's loads came from a reference (`--reference`), not
+    /// from this run.
+    pub chromium_reference: bool,
 }
 
 /// HAR phases of one load summed over its resources, in ms; `discovery` is
@@ -265,19 +270,70 @@ pub fn row(
     model: &[Probe],
     chromium: &[Probe],
 ) -> Row {
-    let ok = |ps: &[Probe], f: &dyn Fn(&ProbeRecord) -> f64| -> Vec<f64> {
-        ps.iter()
-            .map(|p| &p.record)
-            .filter(|p| p.protocol == protocol && p.error.is_none())
-            .map(f)
-            .collect()
-    };
-    let failed = |ps: &[Probe]| {
-        ps.iter()
-            .filter(|p| p.record.protocol == protocol && p.record.error.is_some())
-            .count()
-    };
-    let (m, c) = (ok(model, &|p| p.plt_ms), ok(chromium, &|p| p.plt_ms));
+    let (model, chromium) = (Loads::of(model, protocol), Loads::of(chromium, protocol));
+    row_of(site, link, rate, rtt, protocol, &model, &chromium)
+}
+
+/// One client's loads of one Trial, as much of them as a row keeps: each
+/// figure's values, the medians of resources, connections and phases, and
+/// the failures. From probes (`of`), or from an earlier crosscheck's row
+/// (`reference`).
+#[derive(Debug, Clone, Default)]
+pub struct Loads {
+    /// Per figure, in `Figure::ALL` order, its values over the loads that
+    /// loaded the page and reported it.
+    pub values: Vec<(Figure, Vec<f64>)>,
+    pub resources: f64,
+    pub connections: f64,
+    pub phases: Phases,
+    pub failed: usize,
+}
+
+impl Loads {
+    /// The loads of `protocol` among `probes` (failed ones counted, not used).
+    pub fn of(probes: &[Probe], protocol: Protocol) -> Loads {
+        let ok: Vec<&Probe> = probes
+            .iter()
+            .filter(|p| p.record.protocol == protocol && p.record.error.is_none())
+            .collect();
+        let med = |f: &dyn Fn(&ProbeRecord) -> f64| {
+            median(&ok.iter().map(|p| f(&p.record)).collect::<Vec<_>>())
+        };
+        Loads {
+            values: Figure::ALL
+                .into_iter()
+                .map(|f| (f, ok.iter().filter_map(|p| f.of(&p.record)).collect()))
+                .collect(),
+            resources: med(&|p| p.resources as f64),
+            connections: med(&|p| p.connections as f64),
+            phases: Phases::median(&ok.iter().map(|p| Phases::of(p)).collect::<Vec<_>>()),
+            failed: probes
+                .iter()
+                .filter(|p| p.record.protocol == protocol && p.record.error.is_some())
+                .count(),
+        }
+    }
+
+    /// The values of `figure` (none when not reported).
+    pub fn values(&self, figure: Figure) -> Vec<f64> {
+        self.values
+            .iter()
+            .find(|(f, _)| *f == figure)
+            .map_or_else(Vec::new, |(_, v)| v.clone())
+    }
+}
+
+/// The row of one Trial from each client's loads.
+pub fn row_of(
+    site: &str,
+    link: &str,
+    rate: &str,
+    rtt: &str,
+    protocol: Protocol,
+    model: &Loads,
+    chromium: &Loads,
+) -> Row {
+    let (m, c) = (model.values(Figure::Plt), chromium.values(Figure::Plt));
     let (ms, cs) = (summarize(&m), summarize(&c));
     let (ratio, ape_pct) = if m.is_empty() || c.is_empty() || cs.median <= 0.0 {
         (f64::NAN, f64::NAN)
@@ -287,26 +343,11 @@ pub fn row(
             results::stats::ape(ms.median, cs.median),
         )
     };
-    let phases = |ps: &[Probe]| -> Phases {
-        let loads: Vec<Phases> = ps
-            .iter()
-            .filter(|p| p.record.protocol == protocol && p.record.error.is_none())
-            .map(Phases::of)
-            .collect();
-        Phases::median(&loads)
-    };
-    let values = |ps: &[Probe], f: Figure| -> Vec<f64> {
-        ps.iter()
-            .map(|p| &p.record)
-            .filter(|p| p.protocol == protocol && p.error.is_none())
-            .filter_map(|p| f.of(p))
-            .collect()
-    };
     Row {
         axes: Axes::default(),
         metrics: Figure::ALL
             .into_iter()
-            .map(|f| Cell::new(f, values(model, f), values(chromium, f)))
+            .map(|f| Cell::new(f, model.values(f), chromium.values(f)))
             .collect(),
         site: site.to_string(),
         link: link.to_string(),
@@ -315,16 +356,17 @@ pub fn row(
         chromium: cs,
         ratio,
         ape_pct,
-        model_resources: median(&ok(model, &|p| p.resources as f64)),
-        chromium_resources: median(&ok(chromium, &|p| p.resources as f64)),
-        model_connections: median(&ok(model, &|p| p.connections as f64)),
-        chromium_connections: median(&ok(chromium, &|p| p.connections as f64)),
-        model_failed: failed(model),
-        chromium_failed: failed(chromium),
+        model_resources: model.resources,
+        chromium_resources: chromium.resources,
+        model_connections: model.connections,
+        chromium_connections: chromium.connections,
+        model_failed: model.failed,
+        chromium_failed: chromium.failed,
         rate: rate.to_string(),
         rtt: rtt.to_string(),
-        model_phases: phases(model),
-        chromium_phases: phases(chromium),
+        model_phases: model.phases,
+        chromium_phases: chromium.phases,
+        chromium_reference: false,
     }
 }
 
@@ -430,6 +472,9 @@ pub struct CrosscheckSpec {
     /// The knobs of every Trial (its `client` is set per run: the model's
     /// probes, then Chromium's; Chromium pools and computes as it does).
     pub trial: Trial,
+    /// Chromium's loads of earlier crosschecks: a Trial there is not loaded
+    /// in Chromium again.
+    pub reference: Reference,
 }
 
 /// One link of a crosscheck: its label, rate and RTT (for grouping), testbed.
@@ -470,12 +515,46 @@ impl CrosscheckSpec {
         self.protocols.len() * (self.reps + self.warmup)
     }
 
-    /// All probes, both clients.
+    /// All probes to run: the model's everywhere, Chromium's where no
+    /// reference has its loads.
     pub fn total_probes(&self) -> usize {
-        self.sites.len() * self.links.len() * 2 * self.probes_per_run()
+        let per_protocol = self.reps + self.warmup;
+        let run = |site: &Site, link: &Link| {
+            self.probes_per_run() + self.unreferenced(site, link).len() * per_protocol
+        };
+        let per_site = |site| self.links.iter().map(|l| run(site, l)).sum::<usize>();
+        self.sites.iter().map(per_site).sum()
     }
 
-    fn probe_spec(&self, site: &Site, testbed: &TestbedSpec, client: ClientKind) -> ProbeSpec {
+    /// Chromium's loads of `protocol` on (site, link) from the reference.
+    fn referenced(&self, site: &Site, link: &Link, protocol: Protocol) -> Option<&Loads> {
+        let described = crate::text::link::describe(&link.testbed);
+        self.reference.get(&site.name, &described, protocol)
+    }
+
+    /// The protocols Chromium must load on (site, link): those the
+    /// reference lacks.
+    pub fn unreferenced(&self, site: &Site, link: &Link) -> Vec<Protocol> {
+        let lacks = |p: &&Protocol| self.referenced(site, link, **p).is_none();
+        self.protocols.iter().filter(lacks).copied().collect()
+    }
+
+    /// Trials whose Chromium loads come from the reference.
+    pub fn referenced_trials(&self) -> usize {
+        let on = |site| {
+            let referenced = |l| self.protocols.len() - self.unreferenced(site, l).len();
+            self.links.iter().map(referenced).sum::<usize>()
+        };
+        self.sites.iter().map(on).sum()
+    }
+
+    fn probe_spec(
+        &self,
+        site: &Site,
+        testbed: &TestbedSpec,
+        client: ClientKind,
+        protocols: &[Protocol],
+    ) -> ProbeSpec {
         let mut trial = Trial {
             client,
             ..self.trial.clone()
@@ -486,7 +565,7 @@ impl CrosscheckSpec {
         }
         ProbeSpec {
             site: site.clone(),
-            protocols: self.protocols.clone(),
+            protocols: protocols.to_vec(),
             testbed: testbed.clone(),
             reps: self.reps,
             warmup: self.warmup,
@@ -497,49 +576,60 @@ impl CrosscheckSpec {
 }
 
 /// Runs the crosscheck: per (site, link), the model's probes then Chromium's
-/// (a fresh browser and profile per probe). `on_probe` hears of each probe
-/// with its site, link label and client.
+/// (a fresh browser and profile per probe) of the protocols whose loads the
+/// reference lacks. `on_probe` hears of each probe with its site,
+/// link label and client.
 pub fn run(
     spec: &CrosscheckSpec,
     on_probe: &mut dyn FnMut(&ProbeRecord, &Site, &str, ClientKind),
 ) -> Result<Vec<Row>, CrosscheckError> {
-    browser::find().map_err(CrosscheckError::NoBrowser)?;
+    let all = spec.sites.len() * spec.links.len() * spec.protocols.len();
+    if spec.referenced_trials() < all {
+        browser::find().map_err(CrosscheckError::NoBrowser)?;
+    }
     let mut rows = Vec::new();
     for site in &spec.sites {
-        for Link {
-            label,
-            rate,
-            rtt,
-            axes,
-            testbed,
-        } in &spec.links
-        {
-            for client in [ClientKind::Model, ClientKind::Chromium] {
-                if let Some(r) = spec.probe_spec(site, testbed, client).refusal() {
+        for link in &spec.links {
+            let unreferenced = spec.unreferenced(site, link);
+            let runs = [
+                (ClientKind::Model, spec.protocols.clone()),
+                (ClientKind::Chromium, unreferenced),
+            ];
+            for (client, protocols) in &runs {
+                let probe = spec.probe_spec(site, &link.testbed, *client, protocols);
+                if let Some(r) = probe.refusal() {
                     return Err(CrosscheckError::Refused(r));
                 }
             }
             let mut by_client = Vec::new();
-            for client in [ClientKind::Model, ClientKind::Chromium] {
-                let probes =
-                    crate::compare::run(&spec.probe_spec(site, testbed, client), &mut |p, _, _| {
-                        on_probe(&p.record, site, label, client)
-                    })
-                    .map_err(CrosscheckError::Setup)?;
+            for (client, protocols) in &runs {
+                if protocols.is_empty() {
+                    by_client.push(Vec::new());
+                    continue;
+                }
+                let probe = spec.probe_spec(site, &link.testbed, *client, protocols);
+                let probes = crate::compare::run(&probe, &mut |p, _, _| {
+                    on_probe(&p.record, site, &link.label, *client)
+                })
+                .map_err(CrosscheckError::Setup)?;
                 by_client.push(probes);
             }
             for p in &spec.protocols {
+                let referenced = spec.referenced(site, link, *p);
+                let loaded = Loads::of(&by_client[1], *p);
+                let row = row_of(
+                    &site.name,
+                    &link.label,
+                    &link.rate,
+                    &link.rtt,
+                    *p,
+                    &Loads::of(&by_client[0], *p),
+                    referenced.unwrap_or(&loaded),
+                );
                 rows.push(Row {
-                    axes: *axes,
-                    ..row(
-                        &site.name,
-                        label,
-                        rate,
-                        rtt,
-                        *p,
-                        &by_client[0],
-                        &by_client[1],
-                    )
+                    axes: link.axes,
+                    chromium_reference: referenced.is_some(),
+                    ..row
                 });
             }
         }
@@ -561,6 +651,8 @@ pub struct Request {
     pub reps: usize,
     pub warmup: usize,
     pub trial: Trial,
+    /// Earlier crosschecks' `--json` documents whose Chromium loads to reuse.
+    pub reference: Vec<std::path::PathBuf>,
 }
 
 /// The request's crosscheck: its sites resolved and laid out, then a link
@@ -575,6 +667,7 @@ pub fn spec(
     let (sites, addresses) =
         crate::sites::laid_out_all(&req.sites, site::DEFAULT_SEED, layout, shards)?;
     let choice = link()?;
+    let reference = Reference::load(&req.reference, req.reps, req.trial.server.name())?;
     let flag = |k: &str| format!("--{}", k.replace('_', "-"));
     let rtts: Vec<_> = match req.rtts.is_empty() {
         true => vec![choice.rtt],
@@ -631,6 +724,7 @@ pub fn spec(
         reps: req.reps,
         warmup: req.warmup,
         trial: req.trial,
+        reference,
     })
 }
 
@@ -667,6 +761,8 @@ pub fn document(spec: &CrosscheckSpec, rows: &[Row], figures: &Figures) -> serde
            "mape_pct": groups.first().map_or(f64::NAN, |g| g.mape_pct), "agreement": groups,
            "metrics": figures.metrics, "gains": figures.gains, "gain_agreement": figures.gain_agreement,
            "pool": spec.trial.model.pool.name(), "browser_cost": spec.trial.model.browser_cost.to_string(),
+           "server": spec.trial.server.name(),
+           "reference": spec.reference.files(),
            "testbeds": spec.links.iter().map(|l| &l.testbed).collect::<Vec<_>>(),
            "links": spec.links.iter().map(|l| json!({"label": l.label, "link": describe(&l.testbed), "axes": l.axes})).collect::<Vec<_>>()})
 }

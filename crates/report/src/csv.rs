@@ -34,6 +34,14 @@ pub const SUMMARY_COLUMNS: &[&str] = &[
     "plt_gain_pct",
     "tow_gain_ci_lo",
     "tow_gain_ci_hi",
+    "metric_mean_ms",
+    "metric_median_ms",
+    "metric_ci_lo_ms",
+    "metric_ci_hi_ms",
+    "ttfb_mean_ms",
+    "fcp_mean_ms",
+    "lcp_mean_ms",
+    "si_mean_ms",
 ];
 
 pub(crate) fn csv_field(s: &str) -> String {
@@ -92,7 +100,12 @@ pub(crate) fn summary_csv(exp: &Experiment, rows: &[Row]) -> String {
             num(r.plt_gain),
             num(r.tow_gain_ci[0]),
             num(r.tow_gain_ci[1]),
+            num(r.headline.mean),
+            num(r.headline.median),
+            num(r.headline.ci95[0]),
+            num(r.headline.ci95[1]),
         ]);
+        fields.extend(r.paint_means.iter().map(|&m| num(m)));
         out.push_str(&fields.join(","));
         out.push('\n');
     }

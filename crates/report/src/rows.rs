@@ -54,6 +54,12 @@ pub struct Row {
     pub tow_gain_ci: [f64; 2],
     /// The error of the group's first failed probe.
     pub first_error: Option<String>,
+    /// The headline metric's summary (PLT's, ToW's, or a paint metric's
+    /// over the probes that have it).
+    pub headline: Summary,
+    /// Mean TTFB, FCP, LCP and Speed Index over the probes that have them
+    /// (None where none has).
+    pub paint_means: [Option<f64>; 4],
 }
 
 /// Groups the probes by point and protocol, in the experiment's order: each
@@ -115,6 +121,9 @@ pub fn aggregate(exp: &Experiment, probes: &[ProbeRecord]) -> Vec<Row> {
                 plt_gain,
                 tow_gain_ci,
                 first_error: s.first_error.clone(),
+                headline: *exp.metric.summary(s),
+                paint_means: [&s.ttfb_ms, &s.fcp_ms, &s.lcp_ms, &s.speed_index_ms]
+                    .map(|p| p.as_ref().map(|p| p.summary.mean)),
             });
         }
     }

@@ -43,6 +43,50 @@ pub fn iso8601(t: SystemTime) -> String {
     )
 }
 
+/// Milliseconds since the epoch of an ISO 8601 date and time with a zone
+/// (`Z` or `±hh:mm`); None if it is not one.
+fn iso8601_ms(s: &str) -> Option<f64> {
+    let (date, time) = s.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let (clock, zone_ms) = match time.find(['Z', 'z', '+', '-']) {
+        Some(at) => {
+            let (c, z) = time.split_at(at);
+            let zone = match z {
+                "Z" | "z" => 0.0,
+                _ => {
+                    let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
+                    let (h, mi) = z[1..].split_once(':').unwrap_or((&z[1..], "0"));
+                    sign * (h.parse::<f64>().ok()? * 60.0 + mi.parse::<f64>().ok()?) * 60_000.0
+                }
+            };
+            (c, zone)
+        }
+        None => return None,
+    };
+    let mut c = clock.splitn(3, ':');
+    let (h, mi, sec) = (c.next()?, c.next()?, c.next()?);
+    let (h, mi, sec) = (
+        h.parse::<f64>().ok()?,
+        mi.parse::<f64>().ok()?,
+        sec.parse::<f64>().ok()?,
+    );
+    if !(sec.is_finite() && (0.0..24.0).contains(&h) && (0.0..60.0).contains(&mi)) {
+        return None;
+    }
+    // Days from 1970-01-01 (H. Hinnant's algorithm, `iso8601`'s inverse).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 * 86_400_000.0 + ((h * 60.0 + mi) * 60.0 + sec) * 1000.0 - zone_ms)
+}
+
 /// HAR files larger than this are refused before they are read.
 pub const MAX_HAR_BYTES: u64 = 128 << 20;
 
@@ -59,6 +103,7 @@ pub const MAX_WAIT_MS: f64 = 3_600_000.0;
 #[serde(rename_all = "lowercase")]
 pub enum ParentSource {
     Document,
+    Timing,
     Initiator,
     Discovery,
     Redirect,
@@ -88,6 +133,10 @@ pub struct ImportReport {
     pub parents_discovery: usize,
     pub parents_document: usize,
     pub parents_redirect: usize,
+    /// Requests no body names, hung under the script that had just been
+    /// received when they started (a beacon, what a script builds).
+    #[serde(default)]
+    pub parents_timing: usize,
     pub hosts: usize,
     /// The `httpVersion` values seen, with their counts.
     pub http_versions: Vec<(String, usize)>,
@@ -140,6 +189,12 @@ struct Entry {
     initiator_detail: Option<Value>,
     #[serde(default, rename = "_resourceType")]
     resource_type: Option<String>,
+    /// When the request started (ISO 8601) and how long it took in all (ms):
+    /// what places a request no body names after the script that made it.
+    #[serde(default, rename = "startedDateTime")]
+    started: Option<String>,
+    #[serde(default)]
+    time: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -402,6 +457,21 @@ struct Kept {
     size: usize,
     location: Option<Url>,
     initiator: Option<String>,
+    /// Its start and end on the recording's clock (ms since the epoch).
+    span: Option<(f64, f64)>,
+}
+
+/// An entry's start and end in ms since the epoch, from `startedDateTime`
+/// (ISO 8601 with a zone: `2016-01-24T14:41:46.288Z`, `…+01:00`) and
+/// `time`; None when either is missing or unreadable.
+fn span_of(e: &Entry) -> Option<(f64, f64)> {
+    let start = iso8601_ms(e.started.as_deref()?)?;
+    let time = e
+        .time
+        .as_ref()?
+        .as_f64()
+        .filter(|t| t.is_finite() && *t >= 0.0)?;
+    Some((start, start + time))
 }
 
 fn reveal_for(parent: Kind, child: Kind) -> Option<Reveal> {
@@ -698,6 +768,7 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             size,
             location: target,
             initiator: initiator_url(e),
+            span: span_of(e),
         });
     }
     report.http_versions = versions;
@@ -804,7 +875,24 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
                 Some((j, rv)) => Some((j, rv, ParentSource::Initiator)),
                 None => by_discovery().map(|(j, rv)| (j, rv, ParentSource::Discovery)),
             };
-            match found {
+            let by_timing = || {
+                // What no body names, on a page whose body was recorded, and
+                // not the favicon (the browser's own, after the page): the
+                // script received last before it started made it (its
+                // recorded source computes the URL, as analytics beacons do).
+                let start = k.span?.0;
+                let favicon = k.url.path.split('?').next()?.ends_with(".ico");
+                if texts[document].is_none() || favicon {
+                    return None;
+                }
+                (0..i)
+                    .filter(|&j| kept[j].kind == Kind::Js)
+                    .filter_map(|j| Some((j, kept[j].span?.1)))
+                    .filter(|&(_, end)| end <= start)
+                    .max_by(|a, b| a.1.total_cmp(&b.1))
+                    .and_then(|(j, _)| Some((j, reveal_for(Kind::Js, k.kind)?)))
+            };
+            match found.or_else(|| by_timing().map(|(j, rv)| (j, rv, ParentSource::Timing))) {
                 Some((j, rv, source)) => (Some(j), reveal(j, rv), Some(source)),
                 None => {
                     // The page the chain led to, if it is one (a chain may end on
@@ -827,6 +915,7 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             Some(ParentSource::Discovery) => report.parents_discovery += 1,
             Some(ParentSource::Document) => report.parents_document += 1,
             Some(ParentSource::Redirect) => report.parents_redirect += 1,
+            Some(ParentSource::Timing) => report.parents_timing += 1,
             None => {}
         }
         resources.push(Resource {
@@ -1223,6 +1312,121 @@ mod tests {
         assert_eq!(iso8601(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
         let t = UNIX_EPOCH + Duration::from_millis(1_795_392_000_123);
         assert_eq!(iso8601(t), "2026-11-23T00:00:00.123Z");
+        for ms in [0, 951_782_400_000, 1_453_646_506_288, 1_795_392_000_123] {
+            let t = UNIX_EPOCH + Duration::from_millis(ms);
+            assert_eq!(iso8601_ms(&iso8601(t)), Some(ms as f64), "{}", iso8601(t));
+        }
+        let z = iso8601_ms("2016-01-24T14:41:46.288Z").unwrap();
+        assert_eq!(iso8601_ms("2016-01-24T15:41:46.288+01:00"), Some(z));
+        assert_eq!(iso8601_ms("2016-01-24T09:11:46.288-05:30"), Some(z));
+        for bad in [
+            "",
+            "2016-01-24",
+            "2016-13-24T00:00:00Z",
+            "2016-01-24T25:00:00Z",
+            "2016-01-24T14:41:46.288",
+            "x-y-zT1:2:3Z",
+        ] {
+            assert_eq!(iso8601_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn what_no_body_names_hangs_under_the_script_received_last_before_it() {
+        // A beacon the analytics script builds starts after the script came;
+        // the favicon, which no body names either, stays under the page.
+        let at = |mut e: Value, start: &str, time: f64| {
+            e["startedDateTime"] = format!("2016-01-24T14:41:{start}Z").into();
+            e["time"] = time.into();
+            e
+        };
+        let page = r#"<html><script async src="https://ga.test/a.js"></script><script src="/b.js"></script><img src="/x.png"></html>"#;
+        let h = har(vec![
+            at(
+                entry("https://p.test/", "text/html", Some(page), Value::Null),
+                "45.818",
+                456.0,
+            ),
+            at(
+                entry(
+                    "https://ga.test/a.js",
+                    "text/javascript",
+                    Some("var u='/collect';"),
+                    Value::Null,
+                ),
+                "46.288",
+                39.0,
+            ),
+            at(
+                entry(
+                    "https://p.test/b.js",
+                    "text/javascript",
+                    Some("1"),
+                    Value::Null,
+                ),
+                "46.289",
+                10.0,
+            ),
+            at(
+                entry("https://p.test/x.png", "image/png", None, Value::Null),
+                "46.290",
+                100.0,
+            ),
+            at(
+                entry(
+                    "https://ga.test/collect?v=1&a=2",
+                    "image/gif",
+                    None,
+                    Value::Null,
+                ),
+                "46.352",
+                19.0,
+            ),
+            at(
+                entry(
+                    "https://p.test/favicon.ico",
+                    "image/x-icon",
+                    None,
+                    Value::Null,
+                ),
+                "46.530",
+                10.0,
+            ),
+            entry("https://p.test/late.png", "image/png", None, Value::Null),
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        let parents: Vec<_> = site.resources.iter().map(|r| r.parent).collect();
+        assert_eq!(
+            parents,
+            [None, Some(0), Some(0), Some(0), Some(1), Some(0), Some(0)]
+        );
+        assert_eq!(site.resources[4].reveal, Reveal::Script);
+        assert_eq!(
+            (rep.parents_timing, rep.parents_document),
+            (1, 2),
+            "{rep:?}"
+        );
+        // Without the page's body nothing is known to be missing from it.
+        let h = har(vec![
+            at(
+                entry("https://p.test/", "text/html", None, Value::Null),
+                "45.818",
+                456.0,
+            ),
+            at(
+                entry("https://ga.test/a.js", "text/javascript", None, Value::Null),
+                "46.288",
+                39.0,
+            ),
+            at(
+                entry("https://ga.test/collect", "image/gif", None, Value::Null),
+                "46.352",
+                19.0,
+            ),
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        assert_eq!(site.resources[2].parent, Some(0));
+        assert_eq!(rep.parents_timing, 0);
     }
 
     #[test]

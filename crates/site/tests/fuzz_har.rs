@@ -169,7 +169,8 @@ fn check_site(bytes: &[u8], site: &Site, report: &ImportReport) {
         report.parents_initiator
             + report.parents_discovery
             + report.parents_document
-            + report.parents_redirect,
+            + report.parents_redirect
+            + report.parents_timing,
         n - 1
     );
     // Sizes: bounded, the report's total theirs, recorded bodies as long.

@@ -24,6 +24,12 @@ use std::time::Duration;
       --rtts 20ms,150ms --rates 1mbit,8mbit --pool per-host
   spdylab crosscheck --sites icons --protocols http,h2 --rtt 50ms --rate 1mbit --reps 5 --json
   spdylab crosscheck --sites icons --protocols https,h2 --rtt 50ms --rate 8mbit --losses 0%,1%,3%
+  spdylab crosscheck --sites youtube,icons --protocols https,h2 --rtts 20ms,150ms --rate 8mbit \\
+      --reps 2 --browser-cost navigation=50ms,request=1ms --reference before.json
+
+--reference takes Chromium's loads from earlier --json outputs, so a change of the
+model (its costs, its code) is measured against the same reference loads in the
+model's time only; Trials the files lack are loaded in Chromium as usual.
 
 Each (site, link) runs twice on its own testbed: the model's probes, then Chromium's
 (a fresh browser and profile per probe). Ratio = model median PLT / Chromium median
@@ -80,6 +86,11 @@ pub struct CrosscheckArgs {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
+    /// Earlier `crosscheck --json` outputs, comma-separated: their Chromium
+    /// loads are used again for the Trials they have (same site, link,
+    /// protocol, repetitions and server); only the model runs there
+    #[arg(long, value_delimiter = ',', value_name = "FILE")]
+    pub reference: Vec<std::path::PathBuf>,
     #[command(flatten)]
     pub trial: crate::trial_args::TrialArgs,
 }
@@ -97,10 +108,25 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         reps: args.reps as usize,
         warmup: args.warmup as usize,
         trial,
+        reference: args.reference,
     };
     let link = || args.link.choice().map_err(|e| e.to_string());
     let spec = lab::crosscheck::spec(req, link).map_err(Failure::Usage)?;
     let total = spec.total_probes();
+    if !spec.reference.is_empty() {
+        let files: Vec<String> = spec
+            .reference
+            .files()
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        eprintln!(
+            "crosscheck: Chromium's loads of {} of {} Trials from {} (not loaded again)",
+            spec.referenced_trials(),
+            spec.sites.len() * spec.links.len() * spec.protocols.len(),
+            files.join(", ")
+        );
+    }
     let progress = CountProgress::new("crosscheck", total);
     let mut done = 0;
     let rows = lab::crosscheck::run(&spec, &mut |p, site, label, client| {

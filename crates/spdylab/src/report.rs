@@ -15,7 +15,8 @@ summary.csv has one row per point and protocol: site, point, protocol, n, failed
 plt_mean_ms, plt_median_ms, plt_ci_lo_ms, plt_ci_hi_ms, tow_mean_ms, tow_median_ms,
 gain_pct, gain_ci_lo, gain_ci_hi, tow_gain_pct, connect_ms, ssl_ms, send_ms, wait_ms,
 receive_ms, connections, bytes_down, metric, plt_gain_pct, tow_gain_ci_lo,
-tow_gain_ci_hi (see docs/experiments.md). gain_pct is the experiment's headline
+tow_gain_ci_hi, metric_mean_ms, metric_median_ms, metric_ci_lo_ms, metric_ci_hi_ms,
+ttfb_mean_ms, fcp_mean_ms, lcp_mean_ms, si_mean_ms (see docs/experiments.md). gain_pct is the experiment's headline
 metric's gain (metric = \"plt\", \"tow\", \"ttfb\", \"fcp\", \"lcp\" or \"si\";
 default plt).")]
 pub struct ReportArgs {

@@ -102,8 +102,12 @@ pub fn imported(imported: &[Imported], out: Option<&Path>) -> Vec<String> {
             r.bodies_recorded, r.bodies_generated, r.bodies_enlarged
         ));
         lines.push(format!(
-            "  parents: {} initiator, {} discovery, {} document, {} redirect",
-            r.parents_initiator, r.parents_discovery, r.parents_document, r.parents_redirect
+            "  parents: {} initiator, {} discovery, {} after a script, {} document, {} redirect",
+            r.parents_initiator,
+            r.parents_discovery,
+            r.parents_timing,
+            r.parents_document,
+            r.parents_redirect
         ));
         lines.push(format!("  httpVersion: {}", versions.join(", ")));
         lines.push(format!("  skipped: {}", r.skipped.len()));

@@ -53,6 +53,7 @@ fn every_fixture_imports_and_loads_back() {
                 + n("parents_discovery")
                 + n("parents_document")
                 + n("parents_redirect")
+                + n("parents_timing")
                 + 1,
             n("resources"),
             "{name}: {r}"

@@ -230,6 +230,14 @@ fn slices_merge_and_the_report_renders_in_chromium() {
         "plt_gain_pct",
         "tow_gain_ci_lo",
         "tow_gain_ci_hi",
+        "metric_mean_ms",
+        "metric_median_ms",
+        "metric_ci_lo_ms",
+        "metric_ci_hi_ms",
+        "ttfb_mean_ms",
+        "fcp_mean_ms",
+        "lcp_mean_ms",
+        "si_mean_ms",
     ];
     assert_eq!(header, documented);
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
