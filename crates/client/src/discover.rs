@@ -20,12 +20,14 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
     Some(&tag[at..end])
 }
 
-/// Which tag named a reference: a stylesheet, a script, or anything else (an
-/// image, an embed, a frame).
+/// Which tag named a reference: a stylesheet, a script, an image (with the
+/// area its `width` and `height` attributes give, in CSS px², when both do),
+/// or anything else (an embed, a frame).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tag {
     Stylesheet,
     Script,
+    Image { area: Option<u64> },
     Other,
 }
 
@@ -66,10 +68,13 @@ impl HtmlScanner {
                 attr(&tag, "href").map(|u| (Tag::Stylesheet, u))
             } else if lower.starts_with("<script") {
                 attr(&tag, "src").map(|u| (Tag::Script, u))
-            } else if ["<img", "<embed", "<iframe"]
-                .iter()
-                .any(|t| lower.starts_with(t))
-            {
+            } else if lower.starts_with("<img") {
+                let side = |name| attr(&tag, name).and_then(|v| v.trim().parse::<u64>().ok());
+                let area = side("width")
+                    .zip(side("height"))
+                    .map(|(w, h)| w.saturating_mul(h));
+                attr(&tag, "src").map(|u| (Tag::Image { area }, u))
+            } else if ["<embed", "<iframe"].iter().any(|t| lower.starts_with(t)) {
                 attr(&tag, "src").map(|u| (Tag::Other, u))
             } else {
                 None
@@ -134,6 +139,24 @@ mod tests {
             .map(|f| format!("{}{}", f.host, f.path))
             .collect();
         assert_eq!(paths, ["a.test/s.css", "b.test/x.js", "c.test/i.png"]);
+    }
+
+    #[test]
+    fn an_images_area_comes_from_its_width_and_height() {
+        let html = br#"<img src="//c.test/a.png" width="313" height="235"><img src="//c.test/b.png" width="32"><iframe src="//d.test/f.html"></iframe>"#;
+        let tags: Vec<Tag> = HtmlScanner::default()
+            .feed_tagged(html)
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(
+            tags,
+            [
+                Tag::Image { area: Some(73_555) },
+                Tag::Image { area: None },
+                Tag::Other
+            ]
+        );
     }
 
     #[test]

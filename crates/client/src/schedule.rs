@@ -95,6 +95,18 @@ pub enum Class {
     Delayable,
 }
 
+/// A request Blink holds: its id, pool, host, class and where it may join.
+type Held = (ReqId, String, String, Class, Option<Join>);
+
+/// The order of classes in both schedulers' queues: HIGH, MEDIUM, LOW.
+fn rank(class: Class) -> u8 {
+    match class {
+        Class::LayoutBlocking => 0,
+        Class::Normal => 1,
+        Class::Delayable => 2,
+    }
+}
+
 /// Blink's kTightLimitForRendererSideResourceScheduler.
 const TIGHT_LIMIT: usize = 2;
 /// Blink's kLimitForRendererSideResourceScheduler.
@@ -154,7 +166,7 @@ pub struct Scheduler {
     pending: VecDeque<(ReqId, String)>,
     actions: VecDeque<Action>,
     /// Requests Blink holds: (req, pool, host, class, a session it may join).
-    held: VecDeque<(ReqId, String, String, Class, Option<Join>)>,
+    held: VecDeque<Held>,
     /// Requests started and not finished: their host and class.
     in_flight: HashMap<ReqId, (String, Class)>,
     /// Blink's tight mode: the body or the first frame is not reached yet.
@@ -264,23 +276,33 @@ impl Scheduler {
     }
 
     /// Starts what Blink lets go: every HIGH request at once, the others
-    /// under its limit, in discovery order.
+    /// under its limit, MEDIUM before LOW (Blink's scheduler keeps its pending
+    /// requests by priority, then in discovery order).
     fn admit(&mut self) {
-        let mut i = 0;
-        while i < self.held.len() {
-            let start = self.held[i].3 == Class::LayoutBlocking || self.blink_allows();
-            if start {
-                let (req, pool, host, class, join) = self.held.remove(i).expect("held");
-                let pool = match (&self.policy, join) {
-                    (Policy::Multiplexed, Some(j)) => self.joinable(&j).unwrap_or(pool),
-                    _ => pool,
-                };
-                self.in_flight.insert(req, (host, class));
-                self.pending.push_back((req, pool));
-            } else {
-                i += 1;
+        let mut by_class: Vec<usize> = (0..self.held.len()).collect();
+        by_class.sort_by_key(|&i| rank(self.held[i].3));
+        let mut go = Vec::new();
+        for i in by_class {
+            let (req, _, host, class, _) = &self.held[i];
+            if *class == Class::LayoutBlocking || self.blink_allows() {
+                // In flight from now: the limit holds for the next one.
+                self.in_flight.insert(*req, (host.clone(), *class));
+                go.push(i);
             }
         }
+        let mut held: Vec<Option<Held>> = std::mem::take(&mut self.held)
+            .into_iter()
+            .map(Some)
+            .collect();
+        for i in go {
+            let (req, pool, _, _, join) = held[i].take().expect("each goes once");
+            let pool = match (&self.policy, join) {
+                (Policy::Multiplexed, Some(j)) => self.joinable(&j).unwrap_or(pool),
+                _ => pool,
+            };
+            self.pending.push_back((req, pool));
+        }
+        self.held = held.into_iter().flatten().collect();
     }
 
     /// Connection `conn` is up; `limit` is what the server allows in flight on it
@@ -327,7 +349,18 @@ impl Scheduler {
             Policy::PerHost { conns, depth } => (conns.max(1), depth.max(1)),
             Policy::Multiplexed => (1, usize::MAX),
         };
-        // Send what can be sent, in discovery order.
+        // Send what can be sent, by priority (Chromium's socket pools and
+        // sessions take their waiting requests so), then in discovery order;
+        // a request without a class (no scheduler) counts as MEDIUM.
+        let class = |req: &ReqId| self.in_flight.get(req).map_or(Class::Normal, |(_, c)| *c);
+        let ranks: HashMap<ReqId, u8> = self
+            .pending
+            .iter()
+            .map(|(r, _)| (*r, rank(class(r))))
+            .collect();
+        self.pending
+            .make_contiguous()
+            .sort_by_key(|(r, _)| ranks[r]);
         let mut waiting = VecDeque::new();
         while let Some((req, pool)) = self.pending.pop_front() {
             // Only pipelining changes anything: without it, every request
@@ -596,6 +629,55 @@ mod tests {
         s.connected(5, None);
         acts.extend(drain(&mut s));
         assert_eq!(sent(&acts), vec![6, 7], "{acts:?}");
+    }
+
+    /// Both queues are by priority: held MEDIUM images go before LOW ones
+    /// found earlier, and on HTTP/1.1 a stylesheet found late goes before the
+    /// images waiting for a connection.
+    #[test]
+    fn medium_goes_before_low_and_high_before_both_on_a_busy_host() {
+        let mut s = Scheduler::new(Policy::PerHost { conns: 1, depth: 1 });
+        let h = "a.test";
+        s.discovered_as(0, h, h, Class::LayoutBlocking, None);
+        drain(&mut s);
+        s.connected(0, None);
+        assert_eq!(sent(&drain(&mut s)), vec![0]);
+        s.tight_mode_over();
+        for img in 1..4 {
+            s.discovered_as(img, h, h, Class::Delayable, None);
+        }
+        s.discovered_as(4, h, h, Class::Normal, None);
+        s.discovered_as(5, h, h, Class::LayoutBlocking, None);
+        let mut order = Vec::new();
+        for done in [0, 5, 4, 1, 2] {
+            s.completed(done);
+            s.finished(0);
+            order.extend(sent(&drain(&mut s)));
+        }
+        assert_eq!(order, vec![5, 4, 1, 2, 3]);
+    }
+
+    /// In tight mode the two requests Blink lets go are its MEDIUM ones.
+    #[test]
+    fn in_tight_mode_the_medium_images_take_the_two_places() {
+        let mut s = Scheduler::new(Policy::Multiplexed);
+        s.discovered_as(0, "a.test", "a.test", Class::LayoutBlocking, None);
+        drain(&mut s);
+        s.connected(0, Some(100));
+        drain(&mut s);
+        for img in 1..5 {
+            s.discovered_as(img, "a.test", "a.test", Class::Delayable, None);
+        }
+        assert_eq!(sent(&drain(&mut s)), vec![1, 2]);
+        s.discovered_as(5, "a.test", "a.test", Class::Normal, None);
+        s.discovered_as(6, "a.test", "a.test", Class::Normal, None);
+        s.completed(1);
+        s.finished(0);
+        assert_eq!(
+            sent(&drain(&mut s)),
+            vec![5],
+            "MEDIUM before the LOW found first"
+        );
     }
 
     /// Blink's tight mode: until the body, 2 requests below HIGH in flight,
