@@ -185,13 +185,15 @@ impl FromStr for BrowserCost {
     }
 }
 
-/// Blink's BoostImagePriority: the first `BOOSTED_IMAGES` images of a
-/// document whose `width` × `height` attributes reach `BOOSTED_AREA` px² are
-/// fetched at MEDIUM, not LOW — ahead of the page's other images in Blink's
-/// scheduler and, on HTTP/1.1, in the socket pool (Chromium's features
-/// `kBoostImagePriority`, image_count 5, image_size 10 000).
+/// Blink's BoostImagePriority (`ResourceFetcher`, on by default): the first
+/// `BOOSTED_IMAGES` images of a document's markup that are not small — no
+/// `width` and `height` in the tag, or their product above
+/// `SMALL_IMAGE_AREA` px² — are fetched at MEDIUM, not LOW: ahead of the
+/// page's other images in Blink's scheduler and, on HTTP/1.1, in the socket
+/// pool, and two of them beside tight mode's two (`TIGHT_MEDIUM_LIMIT`).
+/// (Chromium's `kBoostImagePriority`: image_count 5, image_size 10 000.)
 const BOOSTED_IMAGES: usize = 5;
-const BOOSTED_AREA: u64 = 10_000;
+const SMALL_IMAGE_AREA: u64 = 10_000;
 
 /// The class of a resource named by a URL alone (a tag that is neither
 /// script nor stylesheet, a style sheet's url(), an injection): fonts are
@@ -469,7 +471,7 @@ impl Renderer {
                             Tag::Script => Class::LayoutBlocking,
                             Tag::Image { area } => match self.docs.get_mut(&doc) {
                                 Some(d)
-                                    if area.is_some_and(|a| a >= BOOSTED_AREA)
+                                    if area.is_none_or(|a| a > SMALL_IMAGE_AREA)
                                         && d.boosted < BOOSTED_IMAGES
                                         && url_class(&f) == Class::Delayable =>
                                 {
@@ -822,21 +824,22 @@ mod tests {
         assert_eq!(drain(&mut r), ["a.test/bg.png"]);
         assert!(r.idle());
         // Their classes in Chromium's ResourceScheduler: the document, the
-        // stylesheet and the head script are layout-blocking; the images
-        // (in the body, in the stylesheet, injected) are delayable.
+        // stylesheet and the head script are layout-blocking; the body's
+        // image, of no size given, is boosted to MEDIUM; the stylesheet's and
+        // the injected ones are delayable.
         let class = |h: &str, p: &str| r.class_of(&f(h, p));
         assert_eq!(class("a.test", "/"), Class::LayoutBlocking);
         assert_eq!(class("a.test", "/s.css"), Class::LayoutBlocking);
         assert_eq!(class("a.test", "/x.js"), Class::LayoutBlocking);
-        assert_eq!(class("a.test", "/i.png"), Class::Delayable);
+        assert_eq!(class("a.test", "/i.png"), Class::Normal, "no size: boosted");
         assert_eq!(class("a.test", "/bg.png"), Class::Delayable);
         assert_eq!(class("b.test", "/j.png"), Class::Delayable);
         assert_eq!(r.busy_until(), ms(414));
     }
 
-    /// Blink's BoostImagePriority: the first five images of at least
-    /// 10 000 px² by their attributes are MEDIUM; smaller ones, those without
-    /// a size and the sixth large one stay LOW.
+    /// Blink's BoostImagePriority: the first five images above 10 000 px² by
+    /// their attributes (or without them) are MEDIUM; small ones and the
+    /// sixth large one stay LOW.
     #[test]
     fn the_first_five_large_images_are_medium() {
         let mut r = Renderer::new(BrowserCost::NONE, f("a.test", "/"));
@@ -844,19 +847,22 @@ mod tests {
         drain(&mut r);
         r.head("a.test", "/", "text/html");
         let mut html = String::from(
-            r#"<img src="//a.test/small.png" width="32" height="32"><img src="//a.test/none.png">"#,
+            r#"<img src="//a.test/small.png" width="32" height="32"><img src="//a.test/edge.png" width="100" height="100">"#,
         );
         for i in 1..=6 {
-            html.push_str(&format!(
-                r#"<img src="//a.test/{i}.png" width="200" height="50">"#
-            ));
+            let size = if i == 3 {
+                ""
+            } else {
+                r#" width="200" height="51""#
+            };
+            html.push_str(&format!(r#"<img src="//a.test/{i}.png"{size}>"#));
         }
         r.data(ms(10), "a.test", "/", html.as_bytes());
         r.done(ms(10), "a.test", "/");
         r.advance(ms(10));
         let class = |p: &str| r.class_of(&f("a.test", p));
         assert_eq!(class("/small.png"), Class::Delayable);
-        assert_eq!(class("/none.png"), Class::Delayable);
+        assert_eq!(class("/edge.png"), Class::Delayable, "10 000 px² is small");
         for i in 1..=5 {
             assert_eq!(class(&format!("/{i}.png")), Class::Normal, "{i}");
         }

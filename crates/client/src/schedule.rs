@@ -109,6 +109,9 @@ fn rank(class: Class) -> u8 {
 
 /// Blink's kTightLimitForRendererSideResourceScheduler.
 const TIGHT_LIMIT: usize = 2;
+/// Blink's BoostImagePriority `tight_medium_limit`: MEDIUM requests in
+/// flight whatever the others.
+const TIGHT_MEDIUM_LIMIT: usize = 2;
 /// Blink's kLimitForRendererSideResourceScheduler.
 const NORMAL_LIMIT: usize = 1024;
 pub type ConnId = usize;
@@ -205,19 +208,20 @@ impl Scheduler {
         }
     }
 
-    /// Whether Blink's ResourceLoadScheduler lets a request below HIGH
-    /// priority go to the network now.
-    fn blink_allows(&self) -> bool {
+    /// Whether Blink's ResourceLoadScheduler lets a request of `class`
+    /// below HIGH priority go to the network now: under the limit of those in
+    /// flight, or, for MEDIUM, while fewer than `TIGHT_MEDIUM_LIMIT` MEDIUM
+    /// ones are (`IsRunningThrottleableRequestsLessThanOutStandingLimit`).
+    fn blink_allows(&self, class: Class) -> bool {
         let limit = if self.tight {
             TIGHT_LIMIT
         } else {
             NORMAL_LIMIT
         };
-        self.in_flight
-            .values()
-            .filter(|(_, c)| *c != Class::LayoutBlocking)
-            .count()
-            < limit
+        let running =
+            |of: &dyn Fn(Class) -> bool| self.in_flight.values().filter(|(_, c)| of(*c)).count();
+        (class == Class::Normal && running(&|c| c == Class::Normal) < TIGHT_MEDIUM_LIMIT)
+            || running(&|c| c != Class::LayoutBlocking) < limit
     }
 
     /// A request was discovered; `pool` is its host (h1) or its server address (h2).
@@ -284,7 +288,7 @@ impl Scheduler {
         let mut go = Vec::new();
         for i in by_class {
             let (req, _, host, class, _) = &self.held[i];
-            if *class == Class::LayoutBlocking || self.blink_allows() {
+            if *class == Class::LayoutBlocking || self.blink_allows(*class) {
                 // In flight from now: the limit holds for the next one.
                 self.in_flight.insert(*req, (host.clone(), *class));
                 go.push(i);
@@ -657,9 +661,11 @@ mod tests {
         assert_eq!(order, vec![5, 4, 1, 2, 3]);
     }
 
-    /// In tight mode the two requests Blink lets go are its MEDIUM ones.
+    /// In tight mode two MEDIUM requests go whatever else is in flight; a
+    /// third waits for one of theirs, and the LOW ones for fewer than two in
+    /// flight of any kind.
     #[test]
-    fn in_tight_mode_the_medium_images_take_the_two_places() {
+    fn in_tight_mode_two_medium_go_beside_the_two_low_then_medium_first() {
         let mut s = Scheduler::new(Policy::Multiplexed);
         s.discovered_as(0, "a.test", "a.test", Class::LayoutBlocking, None);
         drain(&mut s);
@@ -669,15 +675,23 @@ mod tests {
             s.discovered_as(img, "a.test", "a.test", Class::Delayable, None);
         }
         assert_eq!(sent(&drain(&mut s)), vec![1, 2]);
-        s.discovered_as(5, "a.test", "a.test", Class::Normal, None);
-        s.discovered_as(6, "a.test", "a.test", Class::Normal, None);
-        s.completed(1);
+        for medium in 5..8 {
+            s.discovered_as(medium, "a.test", "a.test", Class::Normal, None);
+        }
+        assert_eq!(sent(&drain(&mut s)), vec![5, 6]);
+        // A MEDIUM place frees: the third MEDIUM takes it, not a LOW.
+        s.completed(5);
         s.finished(0);
-        assert_eq!(
-            sent(&drain(&mut s)),
-            vec![5],
-            "MEDIUM before the LOW found first"
-        );
+        assert_eq!(sent(&drain(&mut s)), vec![7]);
+        // Two LOW done: the four in flight are now two MEDIUM, at the limit.
+        for low in [1, 2] {
+            s.completed(low);
+            s.finished(0);
+        }
+        assert!(sent(&drain(&mut s)).is_empty());
+        s.completed(6);
+        s.finished(0);
+        assert_eq!(sent(&drain(&mut s)), vec![3]);
     }
 
     /// Blink's tight mode: until the body, 2 requests below HIGH in flight,
