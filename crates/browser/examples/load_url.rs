@@ -26,7 +26,7 @@ fn main() {
         resolve,
         spki,
         timeout: std::time::Duration::from_secs(30),
-        other_hosts: false,
+        allow: Vec::new(),
         insecure: false,
         map: Vec::new(),
         cpu_slowdown: 1,

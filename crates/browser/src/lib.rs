@@ -6,12 +6,16 @@
 //! on the page's origins, QUIC off otherwise), and its
 //! Network events become the same `PageResult` the model produces, with what
 //! the user saw (TTFB, FCP, LCP: `paint`; Speed Index, visually complete and
-//! a filmstrip from the screencast's frames: `visual`) beside it.
+//! a filmstrip from the screencast's frames: `visual`) beside it. It never
+//! runs as root, and with its sandbox where it can start (`sandbox`); on this
+//! host it reaches only the hosts allowed (`allow`).
 
+pub mod allow;
 /// The DevTools pipe; public for the fuzz target that feeds it hostile bytes.
 pub mod cdp;
 mod paint;
 mod recorder;
+pub mod sandbox;
 mod visual;
 
 pub use recorder::{devtools_protocol, Body, RecordSummary, Recorder};
@@ -33,20 +37,23 @@ pub struct ChromiumOptions {
     pub protocol: Protocol,
     /// The page's URL.
     pub url: String,
-    /// Each host of the page and its address (everything else resolves to nothing).
+    /// Each host of the page and its address (in a testbed).
     pub resolve: Vec<(String, IpAddr)>,
     /// base64(SHA-256(SubjectPublicKeyInfo)) of the certificates to trust.
     pub spki: Vec<String>,
     /// The whole load must end within this.
     pub timeout: Duration,
-    /// Whether hosts not in `resolve` resolve through the system's resolver
-    /// (`spdylab record URL` on the host); false in a testbed, where every
-    /// other name resolves to nothing.
-    pub other_hosts: bool,
+    /// Hosts (and ports) reached through the system's resolver, or where
+    /// `map` sends them (`spdylab record URL --allow-host`; `allow`'s module
+    /// doc); empty in a testbed. Every name and address neither here nor in
+    /// `resolve` resolves to nothing.
+    pub allow: Vec<allow::Reach>,
     /// Accept any certificate (`spdylab record --insecure`).
     pub insecure: bool,
-    /// More host rules: a name and what it maps to, an address with a port
-    /// if given (`spdylab record --map`).
+    /// More host rules: a name (`*` for any characters) and what it maps
+    /// to, an address with a port if given. With `allow` empty (a testbed)
+    /// each is a rule as given; with `allow` (`spdylab record --map`), where
+    /// the allowed hosts it matches go, and nothing more.
     pub map: Vec<(String, String)>,
     /// The renderer's CPU throttled this many times (DevTools'
     /// `Emulation.setCPUThrottlingRate`; 1: not throttled).
@@ -56,6 +63,17 @@ pub struct ChromiumOptions {
     /// renderer the JPEG encoding of every changed frame (docs/visual.md,
     /// "What it costs").
     pub screencast: bool,
+}
+
+impl ChromiumOptions {
+    /// Whether Chromium may reach `url`'s host and port (`resolve` or `allow`).
+    pub fn reaches(&self, url: &str) -> bool {
+        let in_testbed = allow::authority(url).is_some_and(|(h, _)| {
+            self.resolve.iter().any(|(r, _)| r.eq_ignore_ascii_case(&h))
+                || (self.allow.is_empty() && self.map.iter().any(|(m, _)| allow::glob(m, &h)))
+        });
+        in_testbed || allow::allows(&self.allow, url)
+    }
 }
 
 /// One page load recorded as a HAR 1.2 document with bodies and initiators.
@@ -101,14 +119,17 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
         .iter()
         .map(|(h, a)| format!("MAP {h} {a}"))
         .collect();
-    rules.extend(o.map.iter().map(|(h, t)| format!("MAP {h} {t}")));
-    if !o.other_hosts {
-        rules.push("MAP * ~NOTFOUND".into());
+    match o.allow.is_empty() {
+        true => rules.extend(o.map.iter().map(|(h, t)| format!("MAP {h} {t}"))),
+        false => rules.extend(allow::rules(&o.allow, &o.map)),
     }
+    rules.push("MAP * ~NOTFOUND".into());
     let mut cmd = Command::new(find()?);
+    if sandbox::policy().sandbox.is_err() {
+        cmd.arg("--no-sandbox");
+    }
     cmd.args([
         "--headless=new",
-        "--no-sandbox",
         "--remote-debugging-pipe",
         "--no-first-run",
         "--no-default-browser-check",
@@ -137,15 +158,16 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
         "--disable-backgrounding-occluded-windows",
         "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying,IsolateOrigins,site-per-process",
         "--window-size=1280,800",
+        // WebRTC's UDP would not ask the resolver: no UDP but through a proxy
+        // (there is none), so that its TCP goes through the host rules too.
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
     ])
     .arg(format!("--user-data-dir={}", profile.0.display()))
     .arg(format!(
         "--ignore-certificate-errors-spki-list={}",
         o.spki.join(",")
     ));
-    if !rules.is_empty() {
-        cmd.arg(format!("--host-resolver-rules={}", rules.join(", ")));
-    }
+    cmd.arg(format!("--host-resolver-rules={}", rules.join(", ")));
     if o.insecure {
         cmd.arg("--ignore-certificate-errors");
     }
@@ -181,13 +203,24 @@ pub fn new_profile() -> io::Result<Scratch> {
 
 impl Browser {
     /// Starts `cmd` (from `command`, already confined where it should run by
-    /// the caller) with the DevTools pipe on its fds 3 and 4.
+    /// the caller) with the DevTools pipe on its fds 3 and 4, as the user
+    /// `sandbox::policy` names (the profile then that user's, and its home).
     pub fn spawn(mut cmd: Command, profile: Scratch) -> io::Result<Browser> {
         let (to_read, to_write) = pipe()?;
         let (from_read, from_write) = pipe()?;
         // Chromium's --remote-debugging-pipe: it reads fd 3, writes fd 4.
         sys::fds_from_3_on_exec(&mut cmd, [to_read.as_raw_fd(), from_write.as_raw_fd()]);
         let log = std::fs::File::create(profile.0.join("chromium.log"))?;
+        if let Some(user) = &sandbox::policy().user {
+            use std::os::unix::fs::PermissionsExt;
+            std::os::unix::fs::chown(&profile.0, Some(user.uid), Some(user.gid))?;
+            std::fs::set_permissions(&profile.0, std::fs::Permissions::from_mode(0o700))?;
+            // Its home (caches, NSS database) in the profile too, not root's.
+            cmd.env("HOME", &profile.0);
+            // After everything registered before (entering the testbed's
+            // namespaces needs root).
+            sys::run_as_on_exec(&mut cmd, user.uid, user.gid);
+        }
         // Its temporary files in the profile, not in the host's /tmp.
         cmd.env("TMPDIR", &profile.0)
             .stdin(Stdio::null())
@@ -255,6 +288,8 @@ impl Browser {
         }
         let (har, mut summary) = recorder.har(&bodies, env!("CARGO_PKG_VERSION"));
         summary.bodies_missing += missing;
+        (summary.blocked, summary.blocked_hosts, summary.blocked_urls) =
+            allow::blocked(|u| o.reaches(u), recorder.requested_urls());
         Ok(Recording { har, summary })
     }
 

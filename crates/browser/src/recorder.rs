@@ -77,6 +77,13 @@ pub struct RecordSummary {
     pub protocols: Vec<(String, usize)>,
     /// Onload, ms after the document's request.
     pub onload_ms: f64,
+    /// Requests (and WebSockets) to a host:port Chromium was not allowed to
+    /// reach (`allow`): they failed before any packet.
+    pub blocked: usize,
+    /// Those per host:port, with their counts, in the order first seen.
+    pub blocked_hosts: Vec<(String, usize)>,
+    /// Their URLs, each once.
+    pub blocked_urls: Vec<String>,
 }
 
 /// Collects one navigation's events; `finish` turns them into a load.
@@ -97,6 +104,8 @@ pub struct Recorder {
     frames: Vec<(f64, String)>,
     /// The screencast frames to acknowledge (`take_acks`).
     acks: Vec<i64>,
+    /// The URLs of the page's WebSockets (`Network.webSocketCreated`).
+    sockets: Vec<String>,
 }
 
 /// How long (s) after onload, or after a later first contentful paint, a
@@ -127,6 +136,11 @@ impl Recorder {
     pub fn on_event(&mut self, method: &str, p: &Value) {
         let id = p.get("requestId").and_then(Value::as_str).unwrap_or("");
         match method {
+            "Network.webSocketCreated" => {
+                if let Some(url) = p["url"].as_str() {
+                    self.sockets.push(url.to_string());
+                }
+            }
             "Network.requestWillBeSent" => {
                 let url = p["request"]["url"].as_str().unwrap_or("").to_string();
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -511,6 +525,21 @@ impl Recorder {
             .collect()
     }
 
+    /// Every URL the page asked for: each request and each hop of a redirect
+    /// chain, in order, then its WebSockets; failed ones too, and those after onload.
+    pub fn requested_urls(&self) -> impl Iterator<Item = &str> {
+        self.order
+            .iter()
+            .flat_map(|id| {
+                self.hops
+                    .iter()
+                    .filter(move |(h, _)| h == id)
+                    .map(|(_, r)| r.url.as_str())
+                    .chain(self.requests.get(id).map(|r| r.url.as_str()))
+            })
+            .chain(self.sockets.iter().map(String::as_str))
+    }
+
     /// Whether a request ended by onload (so belongs to the page load).
     fn in_page(&self, r: &Request) -> bool {
         r.finished
@@ -534,9 +563,15 @@ impl Recorder {
                 .or(epoch_wall.map(|e| e + r.hop_issued))
                 .unwrap_or(0.0)
         };
+        // A wall time the system clock cannot hold (DevTools sends any
+        // number) is written as the epoch, not a panic.
         let date = |secs: f64| {
+            let epoch = std::time::UNIX_EPOCH;
             site::har::iso8601(
-                std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(secs.max(0.0)),
+                std::time::Duration::try_from_secs_f64(secs.max(0.0))
+                    .ok()
+                    .and_then(|d| epoch.checked_add(d))
+                    .unwrap_or(epoch),
             )
         };
         let mut entries = Vec::new();
@@ -1009,6 +1044,21 @@ mod tests {
             (3, 2, 1, 2)
         );
         assert_eq!(s.protocols, vec![("h2".to_string(), 3)]);
+        // Every URL asked for, the redirect's hops in order, then sockets.
+        r2.on_event(
+            "Network.webSocketCreated",
+            &json!({"requestId": "9", "url": "wss://c.test/s"}),
+        );
+        let urls: Vec<&str> = r2.requested_urls().collect();
+        assert_eq!(
+            urls,
+            [
+                "https://a.test/",
+                "https://a.test/old.png?x=1",
+                "https://b.test/new.png",
+                "wss://c.test/s"
+            ]
+        );
         assert!((s.onload_ms - 500.0).abs() < 1e-6);
         let log = &har["log"];
         assert!(

@@ -172,7 +172,7 @@ pub fn run_plan(
         resolve: hosts.iter().map(|(h, a)| (h.clone(), *a)).collect(),
         spki: spki.clone(),
         timeout,
-        other_hosts: false,
+        allow: Vec::new(),
         insecure: false,
         map: unknown_hosts.clone(),
         cpu_slowdown: spec.trial.model.cpu_slowdown,

@@ -2,8 +2,10 @@
 //! as a HAR 1.2 file with bodies and initiators, ready for `spdylab import`.
 //! Either a site served by the built-in server inside a testbed (Chromium in
 //! the client namespace, as `--client chromium`), or a URL of a server the
-//! user runs, loaded by Chromium on this host. The HAR is written whole or not
-//! at all (`durable::write_whole`).
+//! user runs, loaded by Chromium on this host, which then reaches only the
+//! page's own host and port and the hosts allowed (`--allow-host`; the rest
+//! is blocked, counted and named: `browser::allow`). The HAR is written whole
+//! or not at all (`durable::write_whole`).
 
 use crate::testbed_server::{self, Placement, ServerSetup};
 use netns::{Side, Testbed, TestbedSpec};
@@ -14,7 +16,13 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use browser::allow::Reach as AllowHost;
 pub use browser::{RecordSummary, Recording};
+
+/// An `--allow-host` entry: HOST or HOST:PORT.
+pub fn parse_allow_host(s: &str) -> Result<AllowHost, String> {
+    browser::allow::parse_reach(s)
+}
 
 /// Where the page comes from.
 pub enum Source {
@@ -37,6 +45,8 @@ pub enum Source {
         spki: Vec<String>,
         /// Names mapped to an address (and port): Chromium's host rules (`--map`).
         map: Vec<(String, String)>,
+        /// What Chromium may reach: the page's host and port, and `--allow-host`.
+        allow: Vec<AllowHost>,
     },
 }
 
@@ -102,6 +112,7 @@ pub fn record(
             insecure,
             spki,
             map,
+            allow,
         } => {
             let opts = browser::ChromiumOptions {
                 protocol: *protocol,
@@ -109,15 +120,21 @@ pub fn record(
                 resolve: Vec::new(),
                 spki: spki.clone(),
                 timeout,
-                other_hosts: true,
+                allow: allow.clone(),
                 insecure: *insecure,
                 map: map.clone(),
                 cpu_slowdown: 1,
                 screencast: true,
             };
-            progress(&format!("chromium: loading {url}"));
+            let allowed: Vec<String> = allow.iter().map(|a| a.to_string()).collect();
+            progress(&format!(
+                "chromium: loading {url}, reaching only {}",
+                allowed.join(", ")
+            ));
             let profile = browser::new_profile().map_err(failed("chromium profile"))?;
-            let cmd = browser::command(&opts, &profile).map_err(failed("chromium"))?;
+            let mut cmd = browser::command(&opts, &profile).map_err(failed("chromium"))?;
+            // Not confined in a testbed: tied to us by its death signal alone.
+            sys::die_with_parent_on_exec(&mut cmd);
             let mut b = browser::Browser::spawn(cmd, profile).map_err(failed("chromium"))?;
             b.record_page(&opts)
                 .map_err(|e| RecordError::Failed(format!("chromium: {e}")))
@@ -166,7 +183,7 @@ fn in_testbed(
         resolve: resolve.iter().map(|(h, a)| (h.clone(), *a)).collect(),
         spki: ca.spki_list(),
         timeout,
-        other_hosts: false,
+        allow: Vec::new(),
         insecure: false,
         map: Vec::new(),
         cpu_slowdown: 1,
@@ -224,6 +241,8 @@ pub struct Request {
     pub ca: Option<PathBuf>,
     pub insecure: bool,
     pub map: Vec<(String, String)>,
+    /// With a URL: hosts Chromium may reach besides the page's own (`--allow-host`).
+    pub allow: Vec<AllowHost>,
 }
 
 /// `--map HOST=ADDR[:PORT]`: a host name and where Chromium connects for it.
@@ -279,18 +298,26 @@ pub fn source<E: From<RecordError>>(
                     .and_then(|pem| spki_of_pem(&pem))
                     .map_err(|e| usage(format!("--ca {}: {e}", f.display())))?,
             };
+            let page = browser::allow::page_reach(url).map_err(usage)?;
+            let mut allow = vec![page];
+            for a in &req.allow {
+                if !allow.contains(a) {
+                    allow.push(a.clone());
+                }
+            }
             Ok(Source::Host {
                 url: url.clone(),
                 protocol,
                 insecure: req.insecure,
                 spki,
                 map: req.map.clone(),
+                allow,
             })
         }
         (None, Some(name)) => {
-            if req.ca.is_some() || req.insecure || !req.map.is_empty() {
+            if req.ca.is_some() || req.insecure || !req.map.is_empty() || !req.allow.is_empty() {
                 return Err(usage(
-                    "--ca, --insecure and --map go with a URL (with --site the testbed's CA is trusted and its hosts resolved)"
+                    "--ca, --insecure, --map and --allow-host go with a URL (with --site the testbed's CA is trusted and only its hosts resolved)"
                         .into(),
                 ));
             }

@@ -18,12 +18,18 @@ use std::time::Duration;
   sudo spdylab record --site icons --protocol https --rtt 50ms --rate 8mbit --out icons.har
   spdylab record http://127.0.0.1:8080/ --out rec         # a server you run, Chromium on this host
   spdylab record https://www.example.test/ --map www.example.test=127.0.0.1:8443 --ca ca.pem --out rec
+  spdylab record https://www.example.test/ --allow-host cdn.example.test,127.0.0.1:9000 --out rec
   spdylab import rec/page.har --out sites/rec && sudo spdylab compare --site sites/rec --protocols https,h2
 
 With --site, the built-in server serves the site in a testbed (every host on its
 address, the link flags as compare's) and Chromium loads it from the client
-namespace. With a URL, Chromium runs on this host, resolves names through the
-system and loads whatever the page references: name only servers you run.
+namespace. With a URL, Chromium runs on this host and reaches only the page's
+own host at its port (and 80/443 if on one of them) and the hosts of
+--allow-host (HOST: its ports 80 and 443; HOST:PORT: that port), resolved through
+the system or --map. Every other name and address — other ports of loopback
+too — resolves to nothing: those requests fail before any packet and are counted
+and named in the output (blocked). As root, Chromium runs as the user
+spdylab-chromium if it exists, else nobody; never as root.
 For https with a private CA give --ca FILE (its PEM certificates are trusted by
 their public keys), or --insecure (any certificate).
 
@@ -67,6 +73,11 @@ pub struct RecordArgs {
     /// repeatable), e.g. www.example.test=127.0.0.1:8443
     #[arg(long, value_name = "HOST=ADDR[:PORT]", value_parser = lab::record::parse_map)]
     pub map: Vec<(String, String)>,
+    /// With a URL: hosts Chromium may reach besides the page's own host and
+    /// port (comma-separated or repeated): HOST (ports 80 and 443) or
+    /// HOST:PORT; requests to any other host are blocked and named
+    #[arg(long, value_name = "HOST[:PORT],...", value_delimiter = ',', value_parser = lab::record::parse_allow_host)]
+    pub allow_host: Vec<lab::record::AllowHost>,
     /// The load must reach onload (and its bodies be read) within this
     #[arg(long, value_parser = parse_duration, default_value = "60s", value_name = "DURATION")]
     pub timeout: Duration,
@@ -86,6 +97,7 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         ca: args.ca,
         insecure: args.insecure,
         map: args.map,
+        allow: args.allow_host,
     };
     let source = lab::record::source(&req, || args.link.choice())?;
     let (path, summary) = lab::record::record_to(&source, &args.out, args.timeout, &mut |line| {

@@ -511,10 +511,111 @@ pub fn fds_from_3_on_exec<const N: usize>(cmd: &mut Command, fds: [RawFd; N]) {
     }
 }
 
+/// Makes the program `cmd` starts run as `uid`:`gid` with no supplementary
+/// groups (setgroups, setgid, setuid), after every pre-exec step registered
+/// before this one (entering namespaces needs root). The death signal that
+/// a step before armed (PR_SET_PDEATHSIG) survives: the kernel clears it on
+/// the change of user, so it is set again, and the spawn fails if the parent
+/// died in between.
+pub fn run_as_on_exec(cmd: &mut Command, uid: u32, gid: u32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls (getppid, prctl, setgroups,
+    // setgid, setuid) between fork and exec, on stack values.
+    unsafe {
+        cmd.pre_exec(move || {
+            let parent = libc::getppid();
+            let mut death: libc::c_int = 0;
+            if libc::prctl(libc::PR_GET_PDEATHSIG, &mut death as *mut libc::c_int) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            cvt(libc::setgroups(0, std::ptr::null()))?;
+            cvt(libc::setgid(gid))?;
+            cvt(libc::setuid(uid))?;
+            if death != 0 {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, death as libc::c_ulong) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    return Err(io::Error::other("parent already gone"));
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Whether a process running as `user` (uid, gid; None: as we are) may make
+/// the namespaces `flags` (`CLONE_NEWUSER | ...`): a child is forked, takes
+/// that user and calls unshare(flags); its errno, if it failed.
+pub fn try_unshare_as(user: Option<(u32, u32)>, flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: the child makes only async-signal-safe calls (setgroups,
+    // setgid, setuid, unshare, _exit) and never returns; the parent reaps it.
+    let pid = cvt(unsafe { libc::fork() })?;
+    if pid == 0 {
+        // SAFETY: as above: the forked child of a possibly multi-threaded process.
+        unsafe {
+            let errno = || *libc::__errno_location();
+            if let Some((uid, gid)) = user {
+                if libc::setgroups(0, std::ptr::null()) != 0
+                    || libc::setgid(gid) != 0
+                    || libc::setuid(uid) != 0
+                {
+                    libc::_exit(errno().clamp(1, 255));
+                }
+            }
+            if libc::unshare(flags) != 0 {
+                libc::_exit(errno().clamp(1, 255));
+            }
+            libc::_exit(0);
+        }
+    }
+    let mut status = 0;
+    loop {
+        // SAFETY: waits for the child just forked; status is a valid pointer.
+        if unsafe { libc::waitpid(pid, &mut status, 0) } >= 0 {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    match (libc::WIFEXITED(status), libc::WEXITSTATUS(status)) {
+        (true, 0) => Ok(()),
+        (true, errno) => Err(io::Error::from_raw_os_error(errno)),
+        _ => Err(io::Error::other("the probe was killed")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::net::{TcpListener, TcpStream};
+
+    #[test]
+    fn a_program_runs_as_the_user_given_and_namespaces_are_tried_in_a_child() {
+        // Nothing to unshare always works; as root, so does taking another user.
+        assert!(try_unshare_as(None, 0).is_ok());
+        if geteuid() != 0 || rootless() {
+            return;
+        }
+        assert!(try_unshare_as(Some((65534, 65534)), 0).is_ok());
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "id -u; id -g; id -G"]);
+        die_with_parent_on_exec(&mut cmd);
+        run_as_on_exec(&mut cmd, 65534, 65534);
+        let out = cmd.output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "65534\n65534\n65534\n"
+        );
+    }
+
+    /// Whether this process is in a user namespace that maps one uid alone.
+    fn rootless() -> bool {
+        std::fs::read_to_string("/proc/self/uid_map")
+            .is_ok_and(|m| !m.split_whitespace().eq(["0", "0", "4294967295"]))
+    }
 
     #[test]
     fn flock_is_exclusive_between_open_files() {

@@ -1,10 +1,11 @@
 //! `--client chromium`: headless Chromium in the testbed's client namespace
 //! loads every resource of a site over http, https and h2 (the recorder fails a
 //! probe whose responses came over another protocol than asked); what it cannot
-//! speak is refused up front; `crosscheck` pairs it with the model; and no
-//! Chromium process outlives the run.
+//! speak is refused up front; `crosscheck` pairs it with the model; no
+//! Chromium process outlives the run; and, as root, none runs as root.
 
 use crate::common;
+use std::collections::BTreeMap;
 
 use crate::common::{
     assert_loaded_whole, connections_per_host, entries, fails, hars, json_of, ok, probes, run_json,
@@ -548,4 +549,77 @@ fn chromium_probes_carry_speed_index_and_a_filmstrip_the_model_estimates_it() {
         let f = f.unwrap().path();
         assert!(f.extension().is_some_and(|x| x == "har"), "{}", f.display());
     }
+}
+
+/// The uids of a process (real, effective, saved, filesystem), from /proc.
+fn uids_of(pid: u32) -> Option<Vec<u32>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    Some(
+        line[4..]
+            .split_whitespace()
+            .filter_map(|u| u.parse().ok())
+            .collect(),
+    )
+}
+
+/// Whether a process runs Chromium's binary (not a keeper or init: those
+/// are forks of spdylab, whose command line names chromium too).
+fn is_chromium(pid: u32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .is_ok_and(|e| e.to_string_lossy().starts_with("/usr/lib/chromium/"))
+}
+
+/// As root, `compare --client chromium` runs every Chromium process as an
+/// unprivileged user: read from /proc while the run goes on, until it ends.
+/// Whether its sandbox is on is said at most once (one line, when it is off).
+#[test]
+fn chromium_never_runs_as_root() {
+    if !common::is_root() {
+        return common::cannot_run("Chromium's user is switched only when spdylab is root");
+    }
+    let tmp = TempDir::new("chromium-user");
+    let (out, err) = (tmp.join("stdout"), tmp.join("stderr"));
+    let mut child = common::command(&["compare", "--site", "youtube", "--client", "chromium"])
+        .args([
+            "--protocols",
+            "https,h2",
+            "--rtt",
+            "100ms",
+            "--rate",
+            "2mbit",
+        ])
+        .args(["--reps", "2", "--warmup", "0", "--json"])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut seen: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    let status = loop {
+        for (p, _) in tree_of(pid) {
+            if is_chromium(p) {
+                if let Some(uids) = uids_of(p) {
+                    seen.insert(p, uids);
+                }
+            }
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let stderr = std::fs::read_to_string(&err).unwrap();
+    assert!(status.success(), "{stderr}");
+    for p in probes(&serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()) {
+        assert_eq!(p["error"], serde_json::Value::Null, "{p}");
+    }
+    assert!(!seen.is_empty(), "no Chromium process seen");
+    for (p, uids) in &seen {
+        assert!(
+            uids.len() == 4 && !uids.contains(&0),
+            "process {p}: uids {uids:?}"
+        );
+    }
+    assert!(stderr.matches("with --no-sandbox").count() <= 1, "{stderr}");
 }

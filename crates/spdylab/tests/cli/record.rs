@@ -1,12 +1,18 @@
 //! `spdylab record` end to end with real Chromium: a built-in site served by
 //! our own server in a testbed is recorded, imported, and its tree — every
 //! resource's URL, parent, size, kind and how the parent reveals it — equals
-//! the original site's; the recording replays with no miss. Bad input and an
-//! unreachable URL are one line with exit 2 and 1, and nothing is written.
+//! the original site's; the recording replays with no miss. A page on
+//! loopback reaches only its own host and port and the hosts allowed: a
+//! second host and another loopback port are blocked, counted and named,
+//! and get no request. Bad input and an unreachable URL are one line with
+//! exit 2 and 1, and nothing is written.
 
-use crate::common::{fails, probes, run_json, serve, TempDir};
+use crate::common::{fails, probes, run_json, serve, spdylab, TempDir};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
 
 /// A site's tree from `spdylab sites X --json`: URL → (parent URL, size, kind, reveal).
 fn tree(site: &str) -> BTreeMap<String, (Option<String>, u64, String, String)> {
@@ -172,6 +178,31 @@ fn bad_input_and_unreachable_pages_are_one_line() {
         &[
             "record",
             "http://127.0.0.1:1/",
+            "--allow-host",
+            "*.test",
+            "--out",
+            &out,
+        ],
+        2,
+        "--allow-host",
+    );
+    fails(
+        &[
+            "record",
+            "--site",
+            "youtube",
+            "--allow-host",
+            "a.test",
+            "--out",
+            &out,
+        ],
+        2,
+        "--allow-host go with a URL",
+    );
+    fails(
+        &[
+            "record",
+            "http://127.0.0.1:1/",
             "--rtt",
             "50ms",
             "--out",
@@ -220,4 +251,138 @@ fn bad_input_and_unreachable_pages_are_one_line() {
     let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("record: ")).collect();
     assert_eq!(lines.len(), 1, "{err}");
     assert!(!tmp.join("x").exists());
+}
+
+/// A bare HTTP/1.1 server on 127.0.0.1 (port from the kernel) answering
+/// every request with `body` as `content_type`, one connection a thread,
+/// `Connection: close`; the request lines it was sent are kept. Its threads
+/// end with the test binary.
+struct Bare {
+    port: u16,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+fn bare(content_type: &'static str, body: Vec<u8>) -> Bare {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let log = asked.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let (log, body) = (log.clone(), body.clone());
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(&conn);
+                let mut first = String::new();
+                if reader.read_line(&mut first).unwrap_or(0) == 0 {
+                    return; // a preconnect that asked nothing
+                }
+                let mut line = String::new();
+                while reader.read_line(&mut line).unwrap_or(0) > 2 {
+                    line.clear();
+                }
+                log.lock().unwrap().push(first.trim_end().to_string());
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let mut w = &conn;
+                let _ = w
+                    .write_all(head.as_bytes())
+                    .and_then(|_| w.write_all(&body));
+            });
+        }
+    });
+    Bare { port, asked }
+}
+
+#[test]
+fn a_page_reaches_only_the_hosts_allowed_and_the_rest_is_blocked_and_named() {
+    // Another service on loopback (another port), also the address --map
+    // gives a second host name: the page references both.
+    let other = bare("text/plain", b"secret".to_vec());
+    let o = other.port;
+    let page = format!(
+        "<!doctype html><html><body><p>page</p>\
+         <img src=\"http://127.0.0.1:{o}/other-port.png\">\
+         <img src=\"http://second.test/second-host.png\"></body></html>"
+    );
+    let served = bare("text/html", page.into_bytes());
+    let url = format!("http://127.0.0.1:{}/", served.port);
+    let map = format!("second.test=127.0.0.1:{o}");
+    let tmp = TempDir::new("record-allow");
+    let har = tmp.arg("page.har");
+    let blocked_urls = [
+        format!("http://127.0.0.1:{o}/other-port.png"),
+        "http://second.test/second-host.png".to_string(),
+    ];
+
+    // Default: the page's own host and port alone.
+    let rec = run_json(&["record", &url, "--map", &map, "--out", &har, "--json"]);
+    let s = &rec["summary"];
+    assert_eq!(s["blocked"], 2, "{s}");
+    let hosts: Vec<(String, u64)> = serde_json::from_value(s["blocked_hosts"].clone()).unwrap();
+    assert_eq!(
+        hosts,
+        [
+            (format!("127.0.0.1:{o}"), 1),
+            ("second.test:80".to_string(), 1)
+        ],
+        "{s}"
+    );
+    let named: Vec<String> = serde_json::from_value(s["blocked_urls"].clone()).unwrap();
+    assert_eq!(named, blocked_urls, "{s}");
+    assert_eq!(
+        *other.asked.lock().unwrap(),
+        Vec::<String>::new(),
+        "reached"
+    );
+    assert!(served
+        .asked
+        .lock()
+        .unwrap()
+        .contains(&"GET / HTTP/1.1".to_string()));
+    // The text names them too.
+    let out = spdylab(&["record", &url, "--map", &map, "--out", &har]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", crate::common::describe(&out));
+    assert!(
+        text.contains(&format!(
+            "blocked: 2 request(s) to hosts not allowed (--allow-host): 127.0.0.1:{o} x1, second.test:80 x1"
+        )),
+        "{text}"
+    );
+    for u in &blocked_urls {
+        assert!(text.contains(&format!("    {u}\n")), "{text}");
+    }
+    assert_eq!(
+        *other.asked.lock().unwrap(),
+        Vec::<String>::new(),
+        "reached"
+    );
+
+    // Allowed: both reach the other server, nothing is blocked.
+    let allow = format!("127.0.0.1:{o},second.test");
+    let rec = run_json(&[
+        "record",
+        &url,
+        "--map",
+        &map,
+        "--allow-host",
+        &allow,
+        "--out",
+        &har,
+        "--json",
+    ]);
+    let s = &rec["summary"];
+    assert_eq!(s["blocked"], 0, "{s}");
+    assert_eq!(s["blocked_urls"], serde_json::json!([]), "{s}");
+    let mut asked = other.asked.lock().unwrap().clone();
+    asked.sort();
+    assert_eq!(
+        asked,
+        [
+            "GET /other-port.png HTTP/1.1",
+            "GET /second-host.png HTTP/1.1"
+        ]
+    );
 }
