@@ -3,9 +3,10 @@
 //! error percentiles, buckets and Chromium's own spread, and per pair of
 //! protocols both clients' gains, the gain error and the trend along a
 //! swept axis — in JSON (schema 2, null for what is not a number) and in
-//! text; `--losses` takes independent losses only.
+//! text; `--losses` takes independent losses only; `--reference` takes
+//! Chromium's loads from an earlier run's output and loads the rest.
 
-use crate::common::{fails, ok, run_json, spdylab};
+use crate::common::{fails, ok, run_json, spdylab, TempDir};
 
 #[test]
 fn crosscheck_gives_each_metric_and_the_gain_error_of_each_pair() {
@@ -106,6 +107,73 @@ fn crosscheck_gives_each_metric_and_the_gain_error_of_each_pair() {
         (Some("rtt"), Some(1))
     );
     assert!(["agree", "disagree"].contains(&trends[0]["verdict"].as_str().unwrap()));
+    reference_reuses_chromiums_loads_and_loads_the_rest(&v);
+}
+
+/// The output above as `--reference` of a crosscheck that adds plain http:
+/// its https and h2 Trials keep Chromium's loads as they were (not loaded
+/// again), http's are loaded; a reference of other repetitions is refused.
+fn reference_reuses_chromiums_loads_and_loads_the_rest(before: &serde_json::Value) {
+    let dir = TempDir::new("crosscheck-reference");
+    std::fs::write(dir.join("before.json"), before.to_string()).unwrap();
+    let reference = dir.arg("before.json");
+    let args = |reps: &'static str| {
+        vec![
+            "crosscheck",
+            "--sites",
+            "icons",
+            "--protocols",
+            "http,https,h2",
+            "--rtts",
+            "20ms,100ms",
+            "--rate",
+            "20mbit",
+            "--reps",
+            reps,
+            "--warmup",
+            "0",
+            "--reference",
+            &reference,
+            "--json",
+        ]
+    };
+    let o = spdylab(&args("2"));
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("Chromium's loads of 4 of 6 Trials from"),
+        "{err}"
+    );
+    let after: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(after["reference"][0].as_str(), Some(reference.as_str()));
+    let key = |r: &serde_json::Value| format!("{} {}", r["link"], r["protocol"]);
+    let old: std::collections::HashMap<String, &serde_json::Value> = before["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (key(r), r))
+        .collect();
+    let rows = after["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for r in rows {
+        let plt = &r["metrics"][0];
+        match old.get(&key(r)) {
+            Some(o) => {
+                assert_eq!(r["chromium_reference"], true, "{r}");
+                assert_eq!(plt["chromium"], o["metrics"][0]["chromium"], "{r}");
+                assert_eq!(r["chromium_phases"], o["chromium_phases"], "{r}");
+            }
+            None => {
+                assert_eq!(
+                    (r["protocol"].as_str(), &r["chromium_reference"]),
+                    (Some("http"), &serde_json::json!(false))
+                );
+                assert_eq!(plt["chromium"].as_array().unwrap().len(), 2, "loaded: {r}");
+            }
+        }
+        assert_eq!(plt["model"].as_array().unwrap().len(), 2, "{r}");
+    }
+    fails(&args("3"), 2, "--reference");
 }
 
 #[test]
