@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+pub use server::quic::RETRY_ABOVE as QUIC_RETRY_ABOVE;
 pub use server::Offer;
 
 /// One server, as asked.
@@ -32,6 +33,9 @@ pub struct ServeRequest {
     pub ca: Option<PathBuf>,
     /// The certificate chain's kind (RSA 2048 with an intermediate, or ECDSA).
     pub cert: crate::trial::CertKind,
+    /// h3: QUIC handshakes under way above which a new client address must
+    /// first answer a Retry (`server::quic::RETRY_ABOVE`; 0: always).
+    pub quic_retry_above: usize,
 }
 
 /// Why the server did not start or stopped with an error.
@@ -185,7 +189,8 @@ pub fn bind(request: ServeRequest) -> Result<Serving, ServeError> {
     let map = request.site.shard_map(shards);
     let server = Server::new(request.site, opts, &ca, &addresses)
         .map_err(ServeError::Setup)?
-        .with_quic(quic);
+        .with_quic(quic)
+        .with_quic_retry_above(request.quic_retry_above);
     // A port of 0 picks a free one: say the address actually bound.
     let bound =
         |ls: &[TcpListener], shard: usize| ls.get(shard - 1).and_then(|l| l.local_addr().ok());

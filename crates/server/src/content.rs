@@ -54,7 +54,7 @@ pub type RequestLog = Arc<Mutex<Vec<Seen>>>;
 
 pub const SERVER_NAME: &str = "spdylab";
 /// Request bodies larger than this are refused (the site has nothing to upload to).
-const MAX_REQUEST_BODY: usize = 1 << 20;
+pub(crate) const MAX_REQUEST_BODY: usize = 1 << 20;
 
 impl Content {
     pub fn new(site: Site, delay: crate::ServerDelay) -> Content {
@@ -99,7 +99,13 @@ impl Content {
                 )
             }
         };
-        let req = Request::from_parts(parts, ());
+        self.respond_read(Request::from_parts(parts, ()), body_bytes)
+            .await
+    }
+
+    /// The response to `req`, whose body (read, and dropped, by the caller)
+    /// was `body_bytes` long: h3 counts a request body instead of holding it.
+    pub async fn respond_read(&self, req: Request<()>, body_bytes: usize) -> Response<Full<Bytes>> {
         let resp = self.answer(&req).await;
         if let Some(log) = &self.log {
             if let Ok(mut log) = log.lock() {

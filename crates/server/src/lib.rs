@@ -221,6 +221,8 @@ pub struct Server {
     /// h3: the QUIC configuration, and the UDP sockets given by `with_quic`.
     quic: Option<quinn::ServerConfig>,
     quic_sockets: Vec<std::net::UdpSocket>,
+    /// QUIC handshakes under way above which new addresses get a Retry.
+    quic_retry_above: usize,
 }
 
 impl Server {
@@ -291,6 +293,7 @@ impl Server {
             tls,
             quic,
             quic_sockets: Vec::new(),
+            quic_retry_above: quic::RETRY_ABOVE,
         })
     }
 
@@ -306,6 +309,13 @@ impl Server {
                     .ok();
         }
         self.quic_sockets = sockets;
+        self
+    }
+
+    /// h3: above `n` QUIC handshakes under way, a new client address must
+    /// prove itself with a Retry first (0: always; see [`quic::RETRY_ABOVE`]).
+    pub fn with_quic_retry_above(mut self, n: usize) -> Server {
+        self.quic_retry_above = n;
         self
     }
 
@@ -340,7 +350,12 @@ impl Server {
         if let Some(config) = &self.quic {
             for s in self.quic_sockets {
                 s.set_nonblocking(true)?;
-                tasks.spawn(quic::serve(s, config.clone(), self.ctx.clone()));
+                tasks.spawn(quic::serve(
+                    s,
+                    config.clone(),
+                    self.ctx.clone(),
+                    self.quic_retry_above,
+                ));
             }
         }
         if let Some(acceptor) = &self.tls {

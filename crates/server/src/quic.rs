@@ -5,10 +5,19 @@
 //! controller's initial window of `iw × QUIC_MSS` bytes, `cc` → quinn's
 //! Cubic, NewReno or BBR — TLS 1.3 only, and no segmentation offload (GSO),
 //! so the link sees every datagram at its real size.
+//!
+//! Against hostile peers (tests/cli/hostile_h3.rs): the datagrams to an
+//! address not yet validated are kept to 3× what it sent ([`amplification`]);
+//! above [`RETRY_ABOVE`] handshakes under way new addresses must answer a
+//! Retry; h3's buffering of a frame is bounded by [`guard`] and header
+//! sections by [`MAX_FIELD_SECTION`]; request bodies are counted, not held.
+
+pub mod amplification;
+pub mod guard;
 
 use crate::Ctx;
 use bytes::{Buf, Bytes};
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
 use std::io;
 use std::sync::Arc;
@@ -21,6 +30,17 @@ pub const QUIC_MSS: u64 = 1448;
 
 /// The ALPN of HTTP/3.
 pub const ALPN: &[u8] = b"h3";
+
+/// The largest request header section taken (RFC 9114 §4.2.2
+/// SETTINGS_MAX_FIELD_SECTION_SIZE, counted as HPACK and QPACK count: name +
+/// value + 32 per field), as hyper's HTTP/2 `max_header_list_size` (16 KiB):
+/// h3's own default is unlimited. A larger one is answered 431.
+pub const MAX_FIELD_SECTION: u64 = 16 << 10;
+
+/// The longest frame other than DATA that h3 may buffer ([`guard`]): a
+/// whole field section of [`MAX_FIELD_SECTION`] (its encoding is no longer
+/// than its QPACK size but for odd Huffman strings), with a margin.
+pub const MAX_FRAME: u64 = MAX_FIELD_SECTION + 1024;
 
 /// QUIC's knobs, from the server's options.
 #[derive(Debug, Clone)]
@@ -38,10 +58,14 @@ pub fn transport(knobs: &QuicKnobs) -> Result<quinn::TransportConfig, String> {
     let mut t = quinn::TransportConfig::default();
     t.max_concurrent_bidi_streams(knobs.max_streams.into())
         .enable_segmentation_offload(false)
+        // A connection silent this long is dropped, handshakes included. The
+        // server sends no keep-alive PINGs of its own (it did, every 10 s,
+        // which kept any client that merely acknowledges them, such as 1 000
+        // idle ones at 57 KiB each, forever): keeping a connection is the
+        // client's choice, as Chrome's and our model's PINGs make it.
         .max_idle_timeout(Some(
-            quinn::IdleTimeout::try_from(Duration::from_secs(30)).expect("30 s is a valid timeout"),
-        ))
-        .keep_alive_interval(Some(Duration::from_secs(10)));
+            quinn::IdleTimeout::try_from(IDLE_TIMEOUT).expect("30 s is a valid timeout"),
+        ));
     let iw = knobs.iw.map(|s| s as u64 * QUIC_MSS);
     match knobs.cc.as_deref().unwrap_or("cubic") {
         "cubic" => {
@@ -92,21 +116,79 @@ pub fn server_config(
     Ok(config)
 }
 
-/// Serves HTTP/3 on `socket` until the task is aborted.
-pub async fn serve(socket: std::net::UdpSocket, config: quinn::ServerConfig, ctx: Arc<Ctx>) {
-    let Ok(endpoint) = quinn::Endpoint::new(
+/// A QUIC connection (or handshake) silent this long is dropped (RFC 9308
+/// §3.2's recommendation; quinn's default).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// QUIC handshakes under way above which the server answers the Initial of
+/// an address it has not validated with a Retry (RFC 9000 §8.1.2): stateless,
+/// so a flood of Initials from addresses that never answer costs a small
+/// packet each instead of a connection's state (about 12 KiB) for the 30 s
+/// until its handshake times out; a real client echoes the token and pays
+/// one round trip. Below it no Retry is sent, so the lab's h3 handshakes are
+/// one round trip as on most servers. `spdylab serve --h3-retry-above`.
+pub const RETRY_ABOVE: usize = 1024;
+
+/// Handshakes under way beyond which Initials are refused (CONNECTION_CLOSE
+/// CONNECTION_REFUSED), even from validated addresses: about 100 MiB of
+/// handshake state at most.
+pub const MAX_HANDSHAKES: usize = 8192;
+
+/// Counts a handshake under way while it lives.
+struct Handshaking(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Handshaking {
+    fn start(n: &Arc<std::sync::atomic::AtomicUsize>) -> Handshaking {
+        n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Handshaking(n.clone())
+    }
+}
+
+impl Drop for Handshaking {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Serves HTTP/3 on `socket` until the task is aborted; above `retry_above`
+/// handshakes under way, new addresses get a Retry ([`RETRY_ABOVE`]).
+pub async fn serve(
+    socket: std::net::UdpSocket,
+    config: quinn::ServerConfig,
+    ctx: Arc<Ctx>,
+    retry_above: usize,
+) {
+    use quinn::Runtime;
+    let Ok(inner) = quinn::TokioRuntime.wrap_udp_socket(socket) else {
+        return;
+    };
+    let Ok(endpoint) = quinn::Endpoint::new_with_abstract_socket(
         quinn::EndpointConfig::default(),
         Some(config),
-        socket,
+        Arc::new(amplification::Limited::new(inner)),
         Arc::new(quinn::TokioRuntime),
     ) else {
         return;
     };
     let mut conns = tokio::task::JoinSet::new();
+    let handshaking = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     while let Some(incoming) = endpoint.accept().await {
+        let under_way = handshaking.load(std::sync::atomic::Ordering::Relaxed);
+        if under_way >= retry_above && !incoming.remote_address_validated() && incoming.may_retry()
+        {
+            let _ = incoming.retry();
+            continue;
+        }
+        if under_way >= MAX_HANDSHAKES {
+            incoming.refuse();
+            continue;
+        }
         let ctx = ctx.clone();
+        let counted = Handshaking::start(&handshaking);
         conns.spawn(async move {
-            let Ok(conn) = incoming.await else { return };
+            let conn = incoming.await;
+            drop(counted);
+            let Ok(conn) = conn else { return };
             serve_connection(conn, ctx).await;
         });
         while conns.try_join_next().is_some() {}
@@ -115,7 +197,8 @@ pub async fn serve(socket: std::net::UdpSocket, config: quinn::ServerConfig, ctx
 
 async fn serve_connection(conn: quinn::Connection, ctx: Arc<Ctx>) {
     let Ok(mut h3) = h3::server::builder()
-        .build::<_, Bytes>(h3_quinn::Connection::new(conn))
+        .max_field_section_size(MAX_FIELD_SECTION)
+        .build::<_, Bytes>(guard::Guarded::new(conn, MAX_FRAME))
         .await
     else {
         return;
@@ -126,19 +209,20 @@ async fn serve_connection(conn: quinn::Connection, ctx: Arc<Ctx>) {
             let Ok((req, mut stream)) = resolver.resolve_request().await else {
                 return;
             };
-            // The sites take no uploads: a request body is read whole (for
-            // the content's request log) and dropped there.
-            let mut body = bytes::BytesMut::new();
+            // The sites take no uploads: a request body is read whole and
+            // counted (for the content's request log), never held: a hundred
+            // streams of a megabyte each would otherwise be 100 MiB a
+            // connection.
+            let mut body_bytes = 0;
             while let Ok(Some(mut chunk)) = stream.recv_data().await {
-                if body.len() + chunk.remaining() > 1 << 20 {
+                body_bytes += chunk.remaining();
+                if body_bytes > crate::content::MAX_REQUEST_BODY {
                     stream.stop_sending(h3::error::Code::H3_REQUEST_REJECTED);
                     return;
                 }
-                body.extend_from_slice(&chunk.copy_to_bytes(chunk.remaining()));
+                chunk.advance(chunk.remaining());
             }
-            let (parts, ()) = req.into_parts();
-            let req = http::Request::from_parts(parts, Full::new(body.freeze()));
-            let resp = ctx.content.respond(req).await;
+            let resp = ctx.content.respond_read(req, body_bytes).await;
             let (mut head, body) = resp.into_parts();
             // Alt-Svc advertises h3 on TCP; on h3 itself it says nothing new.
             head.headers.remove(http::header::ALT_SVC);

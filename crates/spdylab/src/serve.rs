@@ -65,6 +65,11 @@ pub struct ServeArgs {
     /// (default: no tickets; a session-ID cache still resumes TLS 1.2 clients)
     #[arg(long)]
     pub tls_resume: bool,
+    /// h3: with more QUIC handshakes than this under way, a new client address
+    /// must first answer a Retry (one more round trip; an Initial flood from
+    /// addresses that never answer then costs no state). 0: always Retry
+    #[arg(long, default_value_t = lab::serve::QUIC_RETRY_ABOVE, value_name = "N")]
+    pub h3_retry_above: usize,
 }
 
 pub fn run(args: ServeArgs) -> Result<i32, Failure> {
@@ -85,6 +90,7 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
         },
         ca: args.ca.clone(),
         cert: args.cert,
+        quic_retry_above: args.h3_retry_above,
     })?;
 
     // A closed stdout must not stop the server: write errors are ignored.
