@@ -25,28 +25,35 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The server's peak resident set must stay below this (KiB).
-const RSS_BOUND_KIB: u64 = 512 * 1024;
+pub(crate) const RSS_BOUND_KIB: u64 = 512 * 1024;
 /// The legitimate client makes at least this many requests per attack.
-const LEGIT_MIN: usize = 5;
-const HOST: &str = "icons.spdylab.test";
+pub(crate) const LEGIT_MIN: usize = 5;
+pub(crate) const HOST: &str = "icons.spdylab.test";
 
 /// One attack at a time: the figures are the attack's own, and two sieges do
-/// not share the machine's two cores.
-static SERIAL: Mutex<()> = Mutex::new(());
+/// not share the machine's two cores (`hostile_h3` takes it too).
+pub(crate) static SERIAL: Mutex<()> = Mutex::new(());
 
 /// A server under test, its CA written where the clients can trust it.
-struct Lab {
-    served: common::Served,
-    ca: PathBuf,
+pub(crate) struct Lab {
+    pub(crate) served: common::Served,
+    pub(crate) ca: PathBuf,
     _dir: TempDir,
 }
 
 impl Lab {
     fn start() -> Lab {
+        Lab::start_with("icons", &[])
+    }
+    /// A server of `site` (built-in or a file; its page on HOST) with
+    /// `extra` arguments (`--proto …`).
+    pub(crate) fn start_with(site: &str, extra: &[&str]) -> Lab {
         let dir = TempDir::new("hostile");
         let ca = dir.join("ca.pem");
         let ca_arg = ca.display().to_string();
-        let served = common::serve(&["--site", "icons", "--ca", ca_arg.as_str()]);
+        let mut args = vec!["--site", site, "--ca", ca_arg.as_str()];
+        args.extend_from_slice(extra);
+        let served = common::serve(&args);
         Lab {
             served,
             ca,
@@ -56,22 +63,22 @@ impl Lab {
     fn http(&self) -> SocketAddr {
         self.served.http.unwrap()
     }
-    fn https(&self) -> SocketAddr {
+    pub(crate) fn https(&self) -> SocketAddr {
         self.served.https.unwrap()
     }
-    fn status_field(&self, field: &str) -> Option<String> {
+    pub(crate) fn status_field(&self, field: &str) -> Option<String> {
         let s = std::fs::read_to_string(format!("/proc/{}/status", self.served.pid())).ok()?;
         s.lines()
             .find(|l| l.starts_with(field))
             .map(|l| l[field.len()..].trim().to_string())
     }
     /// Peak resident set so far, KiB.
-    fn peak_rss_kib(&self) -> u64 {
+    pub(crate) fn peak_rss_kib(&self) -> u64 {
         let v = self.status_field("VmHWM:").expect("the server is running");
         v.trim_end_matches("kB").trim().parse().unwrap()
     }
     /// Running (not exited, not a zombie).
-    fn alive(&self) -> bool {
+    pub(crate) fn alive(&self) -> bool {
         self.status_field("State:")
             .is_some_and(|s| !s.starts_with('Z') && !s.starts_with('X'))
     }
@@ -103,14 +110,14 @@ type Tls = rustls::StreamOwned<rustls::ClientConnection, TcpStream>;
 
 /// What the legitimate client saw.
 #[derive(Default)]
-struct Legit {
-    ok: usize,
-    failed: Vec<String>,
-    ms: Vec<f64>,
+pub(crate) struct Legit {
+    pub(crate) ok: usize,
+    pub(crate) failed: Vec<String>,
+    pub(crate) ms: Vec<f64>,
 }
 
 impl Legit {
-    fn p99(&self) -> f64 {
+    pub(crate) fn p99(&self) -> f64 {
         let mut v = self.ms.clone();
         v.sort_by(|a, b| a.total_cmp(b));
         v.get((v.len() * 99).div_ceil(100).saturating_sub(1))
@@ -190,22 +197,22 @@ fn one_request(lab: &Lab, client: Client, i: usize) -> Result<(), String> {
 /// What attacks achieved and what the server answered, counted by outcome
 /// (in the order first seen).
 #[derive(Default, Clone)]
-struct Tally(Vec<(String, u64)>);
+pub(crate) struct Tally(pub(crate) Vec<(String, u64)>);
 
 impl Tally {
-    fn add(&mut self, what: impl Into<String>, n: u64) {
+    pub(crate) fn add(&mut self, what: impl Into<String>, n: u64) {
         let what = what.into();
         match self.0.iter_mut().find(|(w, _)| *w == what) {
             Some((_, m)) => *m += n,
             None => self.0.push((what, n)),
         }
     }
-    fn merge(&mut self, other: Tally) {
+    pub(crate) fn merge(&mut self, other: Tally) {
         for (w, n) in other.0 {
             self.add(w, n);
         }
     }
-    fn words(&self) -> String {
+    pub(crate) fn words(&self) -> String {
         let v: Vec<String> = self.0.iter().map(|(w, n)| format!("{w}: {n}")).collect();
         v.join("; ")
     }
