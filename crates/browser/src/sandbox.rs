@@ -23,7 +23,8 @@
 //! that is checked once, by trying (`sys::try_unshare_as`). Chromium refuses
 //! its sandbox as uid 0, so rootless (where Chromium is uid 0 of our user
 //! namespace) it stays off. Where it is off, `--no-sandbox` is passed and one
-//! line on stderr says why, once per run (`policy`).
+//! line on stderr says why, once per run (`policy`). `SPDYLAB_CHROMIUM_SANDBOX=off`
+//! turns it off where it could start (said in that line too).
 
 use std::sync::OnceLock;
 
@@ -42,6 +43,11 @@ pub struct Policy {
     pub user: Option<User>,
     pub sandbox: Result<(), String>,
 }
+
+/// The environment variable that, set to `off`, turns Chromium's sandbox
+/// off where it could start (Chromium still runs as its own user): for a
+/// kernel where the check passes but Chromium's sandbox still fails.
+pub const SANDBOX_OFF: &str = "SPDYLAB_CHROMIUM_SANDBOX";
 
 /// The dedicated system user preferred over `nobody`.
 pub const DEDICATED_USER: &str = "spdylab-chromium";
@@ -98,7 +104,10 @@ fn decide() -> Policy {
             ),
         };
     }
-    let sandbox = sandbox_as(Some((user.uid, user.gid)), &user.name);
+    let sandbox = match std::env::var(SANDBOX_OFF) {
+        Ok(v) if v == "off" => Err(format!("{SANDBOX_OFF}=off")),
+        _ => sandbox_as(Some((user.uid, user.gid)), &user.name),
+    };
     Policy {
         user: Some(user),
         sandbox,
