@@ -27,9 +27,9 @@ pub struct Content {
     /// For an imported page: each response's think time is its recorded
     /// `timings.wait` instead (`--server-delay from-har`).
     pub delay_from_har: bool,
-    /// The `Alt-Svc` header TCP responses carry when h3 is served: the UDP
-    /// port h3 listens on (443 in a testbed; `spdylab serve`'s TLS port). The
-    /// h3 handler drops it from its own responses.
+    /// The `Alt-Svc` header every response carries when h3 is served (on
+    /// TCP and on h3 itself: Chromium's scheduler needs it, `quic.rs`): the
+    /// UDP port h3 listens on (443 in a testbed; `spdylab serve`'s TLS port).
     pub alt_svc: Option<HeaderValue>,
     /// Where every request answered is noted, when kept (`Server::with_request_log`).
     pub log: Option<RequestLog>,
