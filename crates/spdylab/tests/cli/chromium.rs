@@ -510,10 +510,14 @@ fn chromium_probes_carry_speed_index_and_a_filmstrip_the_model_estimates_it() {
             );
             assert!(!pixels.is_empty());
         }
-        let last = frames.last().unwrap().0;
-        // The page is complete no sooner than it first painted text, and
-        // no later than its final frame (by onload, or by a later FCP).
-        assert!(fcp <= vc + FRAME, "{p}");
+        let (first, last) = (frames[0].0, frames.last().unwrap().0);
+        // Visually complete is one of the screencast's frames (its own
+        // clock): not before the first kept, no later than the final one
+        // (by onload, or by a later paint). FCP comes from another clock
+        // (the lifecycle event), so it is only checked to be there: under
+        // load the two were seen a frame or more apart either way.
+        assert!(fcp > 0.0, "{p}");
+        assert!(first <= vc + FRAME, "{p} {frames:?}");
         assert!(vc <= plt.max(last) + FRAME, "{p} {frames:?}");
         // Incomplete for some of the time from navigation start, at most all of it.
         assert!(0.0 < si && si <= vc, "{p}");
