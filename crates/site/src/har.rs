@@ -49,7 +49,9 @@ fn iso8601_ms(s: &str) -> Option<f64> {
     let (date, time) = s.split_once('T')?;
     let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
     let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+    // Years within a million of ours: the day count below stays an i64.
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || !(-1_000_000..=1_000_000).contains(&y)
+    {
         return None;
     }
     let (clock, zone_ms) = match time.find(['Z', 'z', '+', '-']) {
@@ -1329,6 +1331,22 @@ mod tests {
         ] {
             assert_eq!(iso8601_ms(bad), None, "{bad}");
         }
+    }
+
+    /// Issue 36, found reading the new date reader and confirmed on the `har`
+    /// fuzz target (built with overflow checks: it crashed): a
+    /// `startedDateTime` in the year 9223372036854775807 overflowed the day
+    /// count (a wrong time in release); a year that far is not read.
+    #[test]
+    fn fuzz_regression_a_year_beyond_i64_days_is_not_read() {
+        for bad in [
+            "9223372036854775807-01-01T00:00:00Z",
+            "-9223372036854775808-01-01T00:00:00Z",
+            "1000001-06-01T00:00:00Z",
+        ] {
+            assert_eq!(iso8601_ms(bad), None, "{bad}");
+        }
+        assert!(iso8601_ms("999999-06-01T00:00:00Z").is_some());
     }
 
     #[test]
