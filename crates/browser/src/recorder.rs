@@ -200,8 +200,10 @@ impl Recorder {
             }
             "Network.dataReceived" => {
                 if let Some(r) = self.requests.get_mut(id) {
-                    r.body_bytes += p["dataLength"].as_u64().unwrap_or(0);
-                    r.encoded_body += p["encodedDataLength"].as_u64().unwrap_or(0);
+                    // Any numbers (DevTools' are u64): at most u64::MAX, not a wrap.
+                    let (data, encoded) = (&p["dataLength"], &p["encodedDataLength"]);
+                    r.body_bytes = r.body_bytes.saturating_add(data.as_u64().unwrap_or(0));
+                    r.encoded_body = r.encoded_body.saturating_add(encoded.as_u64().unwrap_or(0));
                 }
             }
             "Network.loadingFinished" => {
@@ -599,7 +601,8 @@ impl Recorder {
                 }
                 let e = self.entry(r, body, redirect_to, date(wall_of(r)));
                 summary.entries += 1;
-                summary.bytes += e["response"]["content"]["size"].as_u64().unwrap_or(0);
+                let size = e["response"]["content"]["size"].as_u64().unwrap_or(0);
+                summary.bytes = summary.bytes.saturating_add(size);
                 summary.bodies_recorded += usize::from(body.is_some());
                 summary.redirects += usize::from(redirect_to.is_some());
                 summary.failed += usize::from(r.failed.is_some());

@@ -147,20 +147,41 @@ fn stem(path: &Path) -> String {
 
 /// Imports one HAR file (errors name the file).
 pub fn import_har(path: &Path) -> Result<(Site, ImportReport), SiteError> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| SiteError::Read(path.to_path_buf(), e))?
-        .len();
-    if len > site::har::MAX_HAR_BYTES {
-        return Err(SiteError::Invalid(format!(
-            "{}: the HAR is {} MB; spdylab imports HARs of at most {} MB (one page)",
-            path.display(),
-            len >> 20,
-            site::har::MAX_HAR_BYTES >> 20
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|e| SiteError::Read(path.to_path_buf(), e))?;
+    let bytes = read_limited(path, site::har::MAX_HAR_BYTES)?;
     site::har::import(&stem(path), &bytes)
         .map_err(|e| SiteError::Invalid(format!("{}: {e}", path.display())))
+}
+
+/// The bytes of the file at `path`, refused when it holds more than `limit`:
+/// by its size before it is read, and while it is read, for what has no size
+/// (a pipe, `/dev/stdin`, `/proc`, `/dev/zero`) or grows meanwhile.
+fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, SiteError> {
+    use std::io::Read;
+    let too_big = |len: Option<u64>| {
+        SiteError::Invalid(format!(
+            "{}: the HAR is {}; spdylab imports HARs of at most {} MB (one page)",
+            path.display(),
+            len.map_or_else(
+                || format!("more than {} MB", limit >> 20),
+                |l| format!("{} MB", l >> 20)
+            ),
+            limit >> 20
+        ))
+    };
+    let read_err = |e| SiteError::Read(path.to_path_buf(), e);
+    let file = std::fs::File::open(path).map_err(read_err)?;
+    let len = file.metadata().map_err(read_err)?.len();
+    if len > limit {
+        return Err(too_big(Some(len)));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(None));
+    }
+    Ok(bytes)
 }
 
 /// Reads an imported directory (DIR/site.json and DIR/bodies/).
@@ -364,6 +385,36 @@ fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
 #[cfg(test)]
 mod glob_tests {
     use super::*;
+
+    /// Issue 36: a HAR without a size (a pipe, `/dev/stdin`, `/dev/zero`)
+    /// was read whole before its size was checked, without an end for
+    /// `/dev/zero`: it is now cut at the limit and refused.
+    #[test]
+    fn fuzz_regression_a_har_without_a_size_is_refused_past_the_limit() {
+        let e = read_limited(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.starts_with(
+                "/dev/zero: the HAR is more than 1 MB; spdylab imports HARs of at most 1 MB"
+            ),
+            "{e}"
+        );
+        let dir = std::env::temp_dir().join(format!("spdylab-limit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("big.har");
+        std::fs::File::create(&f).unwrap().set_len(3 << 20).unwrap();
+        let e = read_limited(&f, 1 << 20).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "big.har: the HAR is 3 MB; spdylab imports HARs of at most 1 MB (one page)"
+            ),
+            "{e}"
+        );
+        std::fs::write(&f, b"{}").unwrap();
+        assert_eq!(read_limited(&f, 2).unwrap(), b"{}");
+        assert!(read_limited(&f, 1).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn globs_expand_sorted_and_unmatched_is_an_error() {
