@@ -116,6 +116,10 @@ pub fn server_config(
     Ok(config)
 }
 
+/// A request's HEADERS frame must arrive whole within this after its stream
+/// opens: 75 s, as HTTP/1.1's header read timeout (`protocols::http1`).
+pub const HEADERS_TIMEOUT: Duration = Duration::from_secs(75);
+
 /// A QUIC connection (or handshake) silent this long is dropped (RFC 9308
 /// §3.2's recommendation; quinn's default).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -123,16 +127,16 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// QUIC handshakes under way above which the server answers the Initial of
 /// an address it has not validated with a Retry (RFC 9000 §8.1.2): stateless,
 /// so a flood of Initials from addresses that never answer costs a small
-/// packet each instead of a connection's state (about 12 KiB) for the 30 s
-/// until its handshake times out; a real client echoes the token and pays
+/// packet each instead of a connection's state (about 65 KiB, measured) for
+/// the 30 s until its handshake times out; a real client echoes the token and pays
 /// one round trip. Below it no Retry is sent, so the lab's h3 handshakes are
 /// one round trip as on most servers. `spdylab serve --h3-retry-above`.
 pub const RETRY_ABOVE: usize = 1024;
 
 /// Handshakes under way beyond which Initials are refused (CONNECTION_CLOSE
-/// CONNECTION_REFUSED), even from validated addresses: about 100 MiB of
-/// handshake state at most.
-pub const MAX_HANDSHAKES: usize = 8192;
+/// CONNECTION_REFUSED), even from validated addresses (a client that answers
+/// the Retry and then stalls): about 260 MiB of handshake state at most.
+pub const MAX_HANDSHAKES: usize = 4096;
 
 /// Counts a handshake under way while it lives.
 struct Handshaking(Arc<std::sync::atomic::AtomicUsize>);
@@ -206,7 +210,11 @@ async fn serve_connection(conn: quinn::Connection, ctx: Arc<Ctx>) {
     while let Ok(Some(resolver)) = h3.accept().await {
         let ctx = ctx.clone();
         tokio::spawn(async move {
-            let Ok((req, mut stream)) = resolver.resolve_request().await else {
+            // A request's HEADERS must be whole within this; a client that
+            // trickles them holds a stream slot no longer.
+            let Ok(Ok((req, mut stream))) =
+                tokio::time::timeout(HEADERS_TIMEOUT, resolver.resolve_request()).await
+            else {
                 return;
             };
             // The sites take no uploads: a request body is read whole and
