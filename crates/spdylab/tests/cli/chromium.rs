@@ -129,8 +129,12 @@ fn chromium_loads_every_resource_over_the_protocol_asked() {
             let plt = p["plt_ms"].as_f64().unwrap();
             assert!(plt >= 20.0, "{p}");
             // Time on wire ends with the page (onload): nothing the tab
-            // sends after it, such as its favicon, counts.
-            assert!(p["tow_ms"].as_f64().unwrap() <= plt, "{p}");
+            // sends after it, such as its favicon, counts (it added a round
+            // trip and more: +96 ms). The two figures are on two clocks (the
+            // link's log, Chromium's DevTools time mapped onto it), seen
+            // 8.5 ms apart on a loaded machine: one RTT of slack (20 ms).
+            let rtt = 20.0;
+            assert!(p["tow_ms"].as_f64().unwrap() <= plt + rtt, "{p}");
             // Explained from Chromium's HAR and the link's log like the
             // model's: the components partition the PLT, the page's bytes
             // crossed the downlink, each connection the HAR has is a flow.
