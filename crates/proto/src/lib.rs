@@ -11,6 +11,7 @@
 pub mod flow;
 pub mod h1;
 pub mod h2;
+pub mod priority;
 mod protocol;
 pub mod spdy3;
 

@@ -16,6 +16,7 @@
 //! indexed), so the server's decoder never needs our table.
 
 mod hpack;
+pub mod signals;
 
 pub use hpack::HpackError;
 
