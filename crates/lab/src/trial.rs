@@ -437,6 +437,12 @@ impl Trial {
             "browser_cost" => self.model.browser_cost = v.parse()?,
             "cpu_slowdown" => self.model.cpu_slowdown = int() as u32,
             "notsent_lowat" => self.served.notsent_lowat = (v != "default").then(|| int() as u32),
+            "server_priorities" => {
+                self.served.priorities = match on {
+                    true => proto::priority::Policy::Honour,
+                    false => proto::priority::Policy::Ignore,
+                }
+            }
             _ => return Err(format!("knob '{key}' is in FIELDS but not in Trial::set")),
         }
         Ok(())

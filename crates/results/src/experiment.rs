@@ -468,6 +468,14 @@ pub const FIELDS: &[Field] = &[
         help: "the built-in server's TCP_NOTSENT_LOWAT in bytes on each TCP connection (default: the kernel's, no limit): unsent bytes the kernel may hold, so that the server's stream priorities, not its send buffer, decide what goes next",
         only: Only::BuiltinServer("a real server here has no setting for TCP_NOTSENT_LOWAT"),
     },
+    Field {
+        section: "knobs",
+        name: "server_priorities",
+        kind: Kind::Choice(&["on", "off"]),
+        default: "on",
+        help: "whether the built-in server schedules responses by the client's priorities (h2: RFC 7540's tree as Chrome sends it, or RFC 9218's priority header and PRIORITY_UPDATE; SPDY/3.1: its priorities; h3: not yet, quinn sends its streams round robin either way); off: round robin over the responses with data, one 16 KiB chunk each, in the order the requests came",
+        only: Only::BuiltinServer("a real server's scheduling is its own (the priorities command measures it)"),
+    },
 ];
 
 pub fn field(name: &str) -> Option<&'static Field> {

@@ -176,6 +176,9 @@ pub struct Knobs {
     /// stream scheduler (not the send buffer) decides what goes next. None:
     /// Linux's default (no limit). TCP only; h3's sending is quinn's.
     pub notsent_lowat: Option<u32>,
+    /// Whether responses are scheduled by the client's priorities
+    /// (`proto::priority`), or round robin by arrival (`--server-priorities off`).
+    pub priorities: proto::priority::Policy,
 }
 
 impl Default for Knobs {
@@ -186,6 +189,7 @@ impl Default for Knobs {
             delay: ServerDelay::None,
             tickets: false,
             notsent_lowat: None,
+            priorities: proto::priority::Policy::Honour,
         }
     }
 }

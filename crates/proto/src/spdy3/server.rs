@@ -80,6 +80,9 @@ pub struct ServerSession {
     last_stream: u32,
     going_away: bool,
     failed: Option<String>,
+    /// Every stream at one priority: round robin by arrival
+    /// (`--server-priorities off`).
+    ignore_priorities: bool,
 }
 
 impl ServerSession {
@@ -100,6 +103,7 @@ impl ServerSession {
             last_stream: 0,
             going_away: false,
             failed: None,
+            ignore_priorities: false,
         };
         s.enc.encode(
             &Frame::Settings {
@@ -109,6 +113,12 @@ impl ServerSession {
             &mut s.out,
         );
         s
+    }
+
+    /// Schedules every response at one priority, round robin by arrival, as
+    /// a server that ignores SPDY's priorities (`--server-priorities off`).
+    pub fn ignore_priorities(&mut self) {
+        self.ignore_priorities = true;
     }
 
     /// Bytes to write to the client; the caller clears it once written.
@@ -359,7 +369,12 @@ impl ServerSession {
             sent: 0,
         });
         self.turn += 1;
-        self.queue.insert((s.priority, self.turn), stream_id);
+        let priority = if self.ignore_priorities {
+            0
+        } else {
+            s.priority
+        };
+        self.queue.insert((priority, self.turn), stream_id);
     }
 
     /// Whether `write` would produce frames now.

@@ -37,6 +37,16 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
     let (mut rd, mut wr) = tokio::io::split(io);
     let mut session = ServerSession::new(ctx.knobs.max_streams);
+    if ctx.knobs.priorities == proto::priority::Policy::Ignore {
+        session.ignore_priorities();
+    }
+    // What one turn of the loop writes: with TCP_NOTSENT_LOWAT set, a chunk
+    // (the socket takes little at a time, and the session's priorities decide
+    // each chunk as late as h2's scheduler does); else 256 KiB.
+    let budget = match ctx.knobs.notsent_lowat {
+        Some(_) => super::h2::CHUNK,
+        None => 256 * 1024,
+    };
     let (ready_tx, mut ready_rx) = mpsc::unbounded_channel::<Ready>();
     let mut buf = vec![0u8; 64 * 1024];
     // Content tasks spawned whose response has not come back. A client that
@@ -46,7 +56,7 @@ async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
     let mut in_flight = 0usize;
     let mut busy_at = Instant::now();
     loop {
-        session.write(256 * 1024);
+        session.write(budget);
         let out = session.output();
         if !out.is_empty() {
             // TLS holds what the socket did not take yet until flushed.
