@@ -350,7 +350,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
     fn poll_streams(&mut self, cx: &mut Context<'_>) {
         let mut gone = Vec::new();
         for (&id, s) in self.sending.iter_mut() {
-            if let Poll::Ready(_) = s.send.poll_reset(cx) {
+            if s.send.poll_reset(cx).is_ready() {
                 gone.push(id);
                 continue;
             }
