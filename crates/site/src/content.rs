@@ -504,6 +504,13 @@ fn css(r: &Resource, children: &[&Resource], size: usize, seed: u64) -> String {
     })
 }
 
+/// The `<meta name>` by which a page declares that it is done only when it
+/// sets a performance mark, named in its `content` (`performance.mark(NAME)`):
+/// its load event comes before its scripts have fetched everything (the
+/// prioritization test's chain of images, `crate::priorities`). Chromium's
+/// probe then waits for the mark, not for onload alone (crates/browser).
+pub const DONE_MARK_META: &str = "spdylab-done-mark";
+
 /// What a script runs to inject one child: the browser model looks for these calls.
 pub const INJECT_CALL: &str = "__spdylab_inject(";
 

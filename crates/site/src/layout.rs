@@ -4,7 +4,8 @@
 //! (resources spread round-robin over N host names, as 004's Fig. 8). A layout
 //! is a pure transform of the tree: each resource keeps its kind, size, parent
 //! and reveal; only its host (and, on a clash, its path) changes, and the
-//! bodies follow because content is generated from the tree.
+//! bodies follow because content is generated from the tree (a page written by
+//! hand, `Site::with_page`, only where its URLs stay).
 
 use crate::model::{Resource, SiteError};
 use crate::tree::Site;
@@ -94,6 +95,7 @@ impl Layout {
             });
         }
         Site::new(&site.name, &site.about, site.seed, resources)
+            .and_then(|laid| site.carry_page(laid))
             .map_err(|e| SiteError(format!("layout {self}: {e}")))
     }
 }

@@ -1,7 +1,8 @@
 //! Sites for spdylab: a page as a tree of Resources — built-in profiles from the
-//! source studies, user sites in TOML, content generated deterministically in
-//! real formats, layouts (origin, mirror, shards:N) and the mapping of hosts
-//! onto shards. No I/O.
+//! source studies, built-in test pages (`priorities`: the HTTP/2
+//! prioritization test), user sites in TOML, content generated
+//! deterministically in real formats, layouts (origin, mirror, shards:N) and
+//! the mapping of hosts onto shards. No I/O.
 
 #![forbid(unsafe_code)]
 
@@ -10,6 +11,7 @@ mod file;
 pub mod har;
 mod layout;
 mod model;
+pub mod priorities;
 mod profiles;
 mod recorded;
 mod tree;
@@ -17,6 +19,6 @@ mod tree;
 pub use file::parse as parse_toml;
 pub use layout::{Layout, MAX_SHARDS};
 pub use model::{Kind, Resource, Reveal, SiteError};
-pub use profiles::{builtin, BUILTIN, DEFAULT_SEED};
+pub use profiles::{builtin, builtin_names, BUILTIN, DEFAULT_SEED, TESTS};
 pub use recorded::Recorded;
 pub use tree::Site;

@@ -28,9 +28,23 @@ use std::ops::Range;
 /// Names of the built-in sites.
 pub const BUILTIN: [&str; 5] = ["twitter", "youtube", "imgur", "icons", "http-archive-2014"];
 
+/// Names of the built-in test pages: written by hand, not drawn from a
+/// profile, so not among the studied pages that `BUILTIN` lists (presets and
+/// checks of "every built-in site" mean those). `builtin` resolves them too.
+/// - `priorities`: the HTTP/2 prioritization test (`crate::priorities`),
+///   its image 100 kB (`crate::priorities::site` for another size).
+pub const TESTS: [&str; 1] = [crate::priorities::NAME];
+
+/// Every built-in name `builtin` resolves: the studied pages, then the tests.
+pub fn builtin_names() -> impl Iterator<Item = &'static str> {
+    BUILTIN.into_iter().chain(TESTS)
+}
+
 /// Default seed for content and size splits.
 pub const DEFAULT_SEED: u64 = 2014;
 
+/// The built-in site `name` (a studied page of `BUILTIN` or a test of
+/// `TESTS`) with content from `seed` (the tests' bytes are fixed).
 pub fn builtin(name: &str, seed: u64) -> Option<Site> {
     let site = match name {
         "twitter" => twitter(seed),
@@ -38,6 +52,7 @@ pub fn builtin(name: &str, seed: u64) -> Option<Site> {
         "imgur" => imgur(seed),
         "icons" => icons(seed),
         "http-archive-2014" => http_archive_2014(seed),
+        crate::priorities::NAME => crate::priorities::builtin(),
         _ => return None,
     };
     Some(site)

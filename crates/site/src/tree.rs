@@ -23,6 +23,10 @@ pub struct Site {
     /// generated sites (built-in profiles and TOML files).
     #[serde(skip)]
     recorded: Option<Arc<Vec<Recorded>>>,
+    /// A page written by hand rather than generated (the prioritization
+    /// test's, `crate::priorities`): the root's body, exactly its size.
+    #[serde(skip)]
+    page: Option<Arc<Vec<u8>>>,
 }
 
 impl Site {
@@ -81,12 +85,77 @@ impl Site {
         Site::build(name, about, seed, resources, Some(Arc::new(recorded)))
     }
 
+    /// A generated site whose page (the root) is `page` as written, not
+    /// generated: the root's size must be `page`'s length. Its other
+    /// resources are generated as usual. The page names its resources as it
+    /// likes (a script may ask for them with queries): nothing checks that
+    /// it references its children.
+    pub fn with_page(
+        name: &str,
+        about: &str,
+        seed: u64,
+        resources: Vec<Resource>,
+        page: Vec<u8>,
+    ) -> Result<Site, SiteError> {
+        match resources.first() {
+            Some(root) if root.size != page.len() => {
+                return Err(SiteError(format!(
+                    "resource 1 (//{}{}): size {} but the page has {} bytes",
+                    root.host,
+                    root.path,
+                    root.size,
+                    page.len()
+                )))
+            }
+            _ => {}
+        }
+        Site::build_with(name, about, seed, resources, None, Some(Arc::new(page)))
+    }
+
+    /// The page written by hand, if this site has one (`with_page`).
+    pub fn authored_page(&self) -> Option<&[u8]> {
+        self.page.as_deref().map(Vec::as_slice)
+    }
+
+    /// `self`'s hand-written page carried over to `other` (a layout of it),
+    /// which must keep the page's URL and size; Err when it does not.
+    pub(crate) fn carry_page(&self, mut other: Site) -> Result<Site, SiteError> {
+        let Some(page) = &self.page else {
+            return Ok(other);
+        };
+        let moved = other.resources.len() != self.resources.len()
+            || other
+                .resources
+                .iter()
+                .zip(&self.resources)
+                .any(|(a, b)| a.host != b.host || a.path != b.path);
+        if moved {
+            return Err(SiteError(format!(
+                "site {}: its page is written for its own hosts and paths (a layout that keeps them: origin, or mirror of a one-host site)",
+                self.name
+            )));
+        }
+        other.page = Some(page.clone());
+        Ok(other)
+    }
+
     fn build(
         name: &str,
         about: &str,
         seed: u64,
         resources: Vec<Resource>,
         recorded: Option<Arc<Vec<Recorded>>>,
+    ) -> Result<Site, SiteError> {
+        Site::build_with(name, about, seed, resources, recorded, None)
+    }
+
+    fn build_with(
+        name: &str,
+        about: &str,
+        seed: u64,
+        resources: Vec<Resource>,
+        recorded: Option<Arc<Vec<Recorded>>>,
+        page: Option<Arc<Vec<u8>>>,
     ) -> Result<Site, SiteError> {
         let err = |i: usize, r: &Resource, msg: String| {
             SiteError(format!(
@@ -156,9 +225,10 @@ impl Site {
             resources,
             index,
             recorded,
+            page,
         };
         for (i, r) in site.resources.iter().enumerate() {
-            if site.recorded_body(i).is_some() {
+            if site.recorded_body(i).is_some() || (i == 0 && site.page.is_some()) {
                 continue;
             }
             let min = content::min_size(r, &site.children(i), &site.grandchildren(i));
@@ -262,10 +332,14 @@ impl Site {
     }
 
     /// The body of resource `i`: recorded bytes for an imported page that has
-    /// them, else generated from the seed (the same bytes every time).
+    /// them, the page as written for a site made `with_page`, else generated
+    /// from the seed (the same bytes every time).
     pub fn body(&self, i: usize) -> Vec<u8> {
         if let Some(b) = self.recorded_body(i) {
             return b.to_vec();
+        }
+        if let (0, Some(page)) = (i, &self.page) {
+            return page.to_vec();
         }
         content::generate(
             &self.resources[i],
