@@ -20,6 +20,7 @@ pub mod link_flags;
 pub mod loadtest;
 pub mod peers;
 pub mod presets;
+pub mod priorities;
 pub mod probe;
 pub mod procstat;
 pub mod record;
