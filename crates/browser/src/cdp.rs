@@ -13,6 +13,14 @@ use std::io::{self, Read, Write};
 use std::os::fd::OwnedFd;
 use std::time::Instant;
 
+/// What came over the pipe: an event (its method and params), or the answer
+/// to a command (its id, and its result or DevTools' error message).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    Event(String, Value),
+    Answer(u64, Result<Value, String>),
+}
+
 pub struct Pipe {
     to: File,
     from: File,
@@ -78,11 +86,30 @@ impl Pipe {
     /// The next event, or None at the deadline.
     pub fn next_event(&mut self, deadline: Instant) -> io::Result<Option<(String, Value)>> {
         loop {
+            match self.next_message(deadline)? {
+                None => return Ok(None),
+                Some(Message::Event(method, params)) => return Ok(Some((method, params))),
+                Some(Message::Answer(..)) => {}
+            }
+        }
+    }
+
+    /// The next event or answer (to a command `send` sent), or None at the
+    /// deadline.
+    pub fn next_message(&mut self, deadline: Instant) -> io::Result<Option<Message>> {
+        loop {
             let Some(m) = self.read_message(deadline)? else {
                 return Ok(None);
             };
             if let Some(ev) = m["method"].as_str() {
-                return Ok(Some((ev.to_string(), m["params"].clone())));
+                return Ok(Some(Message::Event(ev.to_string(), m["params"].clone())));
+            }
+            if let Some(id) = m["id"].as_u64() {
+                let answer = match m.get("error") {
+                    Some(e) => Err(e["message"].as_str().unwrap_or("error").to_string()),
+                    None => Ok(m["result"].clone()),
+                };
+                return Ok(Some(Message::Answer(id, answer)));
             }
         }
     }

@@ -242,7 +242,8 @@ impl Browser {
         lines[lines.len().saturating_sub(20)..].join("\n")
     }
 
-    /// Loads `url` in a new tab and records it until onload (or the deadline).
+    /// Loads `url` in a new tab and records it until onload (or the deadline;
+    /// a page that declares its own end, `DONE_PROBE`, until that end).
     pub fn load_page(&mut self, o: &ChromiumOptions) -> PageResult {
         let deadline = Instant::now() + o.timeout;
         match self.navigate(o, deadline) {
@@ -299,7 +300,9 @@ impl Browser {
     }
 
     /// Opens a tab, navigates it to `o.url` with the cache off and records
-    /// its events until onload; the recorder and the tab's DevTools session.
+    /// its events until onload, and for a page that declares an end of its
+    /// own (`DONE_PROBE`) until that end; the recorder and the tab's
+    /// DevTools session.
     /// `keep_bodies`: Chromium keeps every body for `Network.getResponseBody`.
     fn run(
         &mut self,
@@ -360,14 +363,51 @@ impl Browser {
             }
         }
         self.ack_frames(&mut recorder, &session)?;
-        while !recorder.loaded() {
-            let Some((method, params)) = self.pipe.next_event(deadline)? else {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("no onload within {:?}", o.timeout),
-                ));
-            };
-            recorder.on_event(&method, &params);
+        // Whether the page declared an end of its own (`DONE_PROBE`): None
+        // until asked (at DOMContentLoaded) and answered; Some(mark) once
+        // it set the mark it declared, or Some("") for a page that declared none.
+        let mut probe: Option<u64> = None;
+        let mut declared: Option<String> = None;
+        while !(recorder.loaded() && declared.is_some()) {
+            if probe.is_none() && (recorder.dom_content_loaded() || recorder.loaded()) {
+                probe = Some(self.pipe.send(
+                    "Runtime.evaluate",
+                    serde_json::json!({"expression": DONE_PROBE, "awaitPromise": true, "returnByValue": true}),
+                    Some(&session),
+                )?);
+            }
+            match self.pipe.next_message(deadline)? {
+                None if !recorder.loaded() => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no onload within {:?}", o.timeout),
+                    ))
+                }
+                None => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!(
+                            "the page declares its end (a performance mark in <meta name=\"{}\">) and did not reach it within {:?}",
+                            site::content::DONE_MARK_META,
+                            o.timeout
+                        ),
+                    ))
+                }
+                Some(cdp::Message::Event(method, params)) => recorder.on_event(&method, &params),
+                Some(cdp::Message::Answer(id, answer)) if Some(id) == probe => {
+                    // A page that cannot be asked (its context gone, an
+                    // exception) declared nothing: done at onload.
+                    let mark = answer
+                        .ok()
+                        .and_then(|v| v["result"]["value"].as_str().map(String::from))
+                        .unwrap_or_default();
+                    if !mark.is_empty() {
+                        recorder.page_done();
+                    }
+                    declared = Some(mark);
+                }
+                Some(cdp::Message::Answer(..)) => {}
+            }
             self.ack_frames(&mut recorder, &session)?;
         }
         self.settle_paints(&mut recorder, &session, deadline);
@@ -459,6 +499,28 @@ impl Browser {
     }
 }
 
+/// What Chromium's probe asks a page at DOMContentLoaded: whether it declares
+/// an end of its own — a performance mark named in `<meta
+/// name="spdylab-done-mark" content="MARK">` (`site::content::DONE_MARK_META`;
+/// the prioritization test's page, whose script fetches its images after
+/// onload) — and if it does, waits (a promise) until the page has set that
+/// mark. The answer: the mark's name once set, or false for a page that
+/// declares none (at once: it costs other pages nothing but this call).
+const DONE_PROBE: &str = r#"(() => {
+  const meta = document.querySelector('meta[name="spdylab-done-mark"]');
+  const mark = meta && meta.getAttribute("content");
+  if (!mark) return false;
+  return new Promise((resolve) => {
+    if (performance.getEntriesByName(mark, "mark").length > 0) return resolve(mark);
+    new PerformanceObserver((list, observer) => {
+      if (list.getEntriesByName(mark, "mark").length > 0) {
+        observer.disconnect();
+        resolve(mark);
+      }
+    }).observe({ type: "mark" });
+  });
+})()"#;
+
 /// How long to listen after onload at most for the first contentful paint
 /// (a page with nothing to paint never reports one).
 const PAINT_SETTLE: Duration = Duration::from_secs(1);
@@ -502,4 +564,20 @@ impl Drop for Browser {
 
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     sys::pipe()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_done_probe_reads_the_meta_the_site_crate_names() {
+        let meta = format!("meta[name=\"{}\"]", site::content::DONE_MARK_META);
+        assert!(super::DONE_PROBE.contains(&meta));
+        // The prioritization test's page declares it.
+        let page = site::priorities::page(site::priorities::IMAGE_PATH);
+        assert!(page.contains(&format!(
+            "<meta name=\"{}\" content=\"{}\">",
+            site::content::DONE_MARK_META,
+            site::priorities::DONE_MARK
+        )));
+    }
 }

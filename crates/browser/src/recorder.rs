@@ -106,6 +106,9 @@ pub struct Recorder {
     acks: Vec<i64>,
     /// The URLs of the page's WebSockets (`Network.webSocketCreated`).
     sockets: Vec<String>,
+    /// When the page said it was done (`page_done`): how many requests it
+    /// had issued by then. None: the page is done at onload.
+    done_at: Option<usize>,
 }
 
 /// How long (s) after onload, or after a later first contentful paint, a
@@ -262,6 +265,37 @@ impl Recorder {
         self.onload.is_some()
     }
 
+    /// Whether the page's DOMContentLoaded has fired.
+    pub fn dom_content_loaded(&self) -> bool {
+        self.dom_content.is_some()
+    }
+
+    /// The page said it is done (a page that declares a performance mark as
+    /// its end, `site::content::DONE_MARK_META`, has set it): its load ends
+    /// with the last of the requests it had issued by now to complete, or at
+    /// onload if that is later — not at onload alone.
+    pub fn page_done(&mut self) {
+        self.done_at = Some(self.order.len());
+    }
+
+    /// When the page's load ended (monotonic s): onload, or for a page that
+    /// said when it was done (`page_done`) the last completion of a request
+    /// it had issued by then, if later.
+    fn end(&self) -> Option<f64> {
+        let onload = self.onload?;
+        let Some(n) = self.done_at else {
+            return Some(onload);
+        };
+        let last = self.order[..n.min(self.order.len())]
+            .iter()
+            .filter_map(|id| self.requests.get(id))
+            .filter(|r| r.failed.is_none())
+            .filter_map(|r| r.finished)
+            .filter(|t| t.is_finite())
+            .fold(onload, f64::max);
+        Some(last)
+    }
+
     /// Whether the page's first contentful paint has been reported.
     pub fn painted(&self) -> bool {
         self.paints.fcp.is_some()
@@ -276,9 +310,10 @@ impl Recorder {
     }
 
     /// The page load as recorded: entries for the requests that ended by
-    /// onload, PLT = onload − the document's request. An error when onload
-    /// did not fire, a request failed, or a response came over another
-    /// protocol than `asked` (never measured as something else).
+    /// onload, PLT = onload − the document's request (for a page that said
+    /// when it was done, `page_done`, its end instead of onload: `end`). An
+    /// error when onload did not fire, a request failed, or a response came
+    /// over another protocol than `asked` (never measured as something else).
     pub fn finish(&self, asked: Protocol) -> PageResult {
         let mut errors = Vec::new();
         let start = self
@@ -286,7 +321,8 @@ impl Recorder {
             .as_ref()
             .and_then(|d| self.requests.get(d))
             .map(|r| r.issued);
-        let plt_ms = match (start, self.onload) {
+        let end = self.end();
+        let plt_ms = match (start, end) {
             (Some(s), Some(l)) => (l - s) * 1e3,
             _ => {
                 errors.push("the page did not fire onload".to_string());
@@ -299,9 +335,10 @@ impl Recorder {
         let mut upgraded: Vec<&str> = Vec::new();
         for id in &self.order {
             let r = &self.requests[id];
-            // Issued after onload: not the page's (Chromium's favicon, which
-            // `Browser::settle_paints` blocks: a failure that is none of its).
-            if self.onload.is_some_and(|l| r.issued > l) {
+            // Issued after onload (or the page's end): not the page's
+            // (Chromium's favicon, which `Browser::settle_paints` blocks: a
+            // failure that is none of its).
+            if end.is_some_and(|l| r.issued > l) {
                 continue;
             }
             if let Some(e) = &r.failed {
@@ -314,7 +351,7 @@ impl Recorder {
                 continue;
             }
             let Some(done) = r.finished else { continue };
-            if self.onload.is_some_and(|l| done > l) {
+            if end.is_some_and(|l| done > l) {
                 continue;
             }
             // Each redirect hop is a request and a response of its own (the
@@ -542,10 +579,11 @@ impl Recorder {
             .chain(self.sockets.iter().map(String::as_str))
     }
 
-    /// Whether a request ended by onload (so belongs to the page load).
+    /// Whether a request ended by onload, or the page's end (`end`), so
+    /// belongs to the page load.
     fn in_page(&self, r: &Request) -> bool {
-        r.finished
-            .is_some_and(|done| self.onload.is_none_or(|l| done <= l))
+        let end = self.end();
+        r.finished.is_some_and(|done| end.is_none_or(|l| done <= l))
     }
 
     /// The load as a HAR 1.2 document, as Chrome's DevTools exports it: one
@@ -934,6 +972,65 @@ mod tests {
             &json!({"requestId": "3", "timestamp": 100.9}),
         );
         r
+    }
+
+    /// `page`, then a script's image issued after onload and done later.
+    fn page_with_late_image() -> Recorder {
+        let mut r = page("h2");
+        r.on_event(
+            "Network.requestWillBeSent",
+            &json!({"requestId": "4", "type": "Image", "timestamp": 100.76,
+                    "request": {"url": "https://a.test/i.png?high=2"}}),
+        );
+        r.on_event(
+            "Network.responseReceived",
+            &json!({"requestId": "4", "response": {"status": 200, "mimeType": "image/png",
+                "protocol": "h2", "connectionId": 7}}),
+        );
+        r.on_event(
+            "Network.loadingFinished",
+            &json!({"requestId": "4", "timestamp": 101.25}),
+        );
+        r
+    }
+
+    #[test]
+    fn a_page_that_says_when_it_is_done_ends_there_not_at_onload() {
+        // Not said: onload ends it, the late image is not the page's.
+        let r = page_with_late_image();
+        let load = r.finish(Protocol::H2);
+        assert!((load.plt_ms - 750.0).abs() < 1e-6, "{}", load.plt_ms);
+        assert_eq!(load.entries.len(), 2);
+        // Said after the late image: the page ends with the last completion
+        // of a request it had issued by then (the late image, 1250 ms after
+        // the document's request; what it issues after is not the page's).
+        let mut r = page_with_late_image();
+        r.page_done();
+        r.on_event(
+            "Network.requestWillBeSent",
+            &json!({"requestId": "5", "type": "Other", "timestamp": 101.3,
+                    "request": {"url": "https://a.test/after.png"}}),
+        );
+        r.on_event(
+            "Network.loadingFinished",
+            &json!({"requestId": "5", "timestamp": 101.4}),
+        );
+        let load = r.finish(Protocol::H2);
+        assert!((load.plt_ms - 1250.0).abs() < 1e-6, "{}", load.plt_ms);
+        let paths: Vec<&str> = load.entries.iter().map(|e| e.path.as_str()).collect();
+        assert!(paths.contains(&"/i.png?high=2"), "{paths:?}");
+        assert!(!paths.contains(&"/after.png"), "{paths:?}");
+        let (har, summary) = r.har(&HashMap::new(), "test");
+        assert_eq!(summary.entries, load.entries.len());
+        assert_eq!(
+            har["log"]["entries"].as_array().unwrap().len(),
+            load.entries.len()
+        );
+        // No onload, no end, whatever the page said.
+        let mut r = Recorder::new();
+        r.page_done();
+        assert!(r.end().is_none());
+        assert!(r.finish(Protocol::H2).error.is_some());
     }
 
     #[test]
