@@ -2,7 +2,9 @@
 //! discovering resources from the bytes that arrive, scheduling them on
 //! connections per protocol — over real TCP and TLS, and reports timings
 //! (`page`); virtual users for load tests (`users`); the connections both use
-//! (`conn`); for imported pages, discovery from the import's tree (`replay`).
+//! (`conn`); for imported pages, discovery from the import's tree (`replay`);
+//! Chrome's request priorities and their signals on the wire (`priority`);
+//! the HTTP/2 prioritization test driven by the model (`priority_test`).
 
 #![forbid(unsafe_code)]
 
@@ -11,6 +13,8 @@ pub mod discover;
 pub mod headers;
 pub mod page;
 pub mod paint;
+pub mod priority;
+pub mod priority_test;
 pub mod render;
 pub mod replay;
 pub mod schedule;
@@ -24,5 +28,6 @@ pub use page::{
     PageResult, Timings,
 };
 pub use paint::{FilmFrame, Paint};
+pub use priority::{Priority, RequestPriority};
 pub use render::BrowserCost;
 pub use schedule::Pool;

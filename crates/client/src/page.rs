@@ -6,12 +6,21 @@
 //! the document or style sheet that named them; an imported page's requests
 //! their recorded method and body (`replay::Upload`), never pipelined.
 //! With browser costs (`render`), discovery goes through the renderer's main
-//! thread, woken at its virtual times; without, as bytes arrive.
+//! thread, woken at its virtual times; without, as bytes arrive. A scripted
+//! page (a [`Script`]: the prioritization test, `crate::priority_test`) is
+//! not discovered from its bytes: the script says what to request after each
+//! completion, and at which priority.
+//!
+//! Every request carries Chrome's priority signals on h2, SPDY and h3
+//! (`conn`) for its `Priority`: Blink's, from the renderer, or, without one,
+//! what its path suggests (`Priority::from_path`; the page's own document
+//! HIGHEST).
 
 use crate::conn::{self, client_tls_resuming, Event, RequestSender};
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
 use crate::headers::RequestHeaders;
 use crate::paint::{Paint, PaintModel};
+use crate::priority::Priority;
 use crate::render::{BrowserCost, Renderer};
 use crate::replay::{ReplayTree, Upload};
 use crate::schedule::{Action, Class, ConnId, Join, Policy, Pool, ReqId, Scheduler};
@@ -201,6 +210,8 @@ struct Req {
     body: Vec<u8>,
     /// The URL of the document or style sheet that named it (None: the page).
     referer: Option<String>,
+    /// Its priority (set when discovered).
+    priority: Option<Priority>,
 }
 
 struct Conn {
@@ -232,8 +243,37 @@ pub async fn load_page(cfg: &PageConfig) -> PageResult {
 /// must not include the close, and the next page must not share the link
 /// with this one's close_notify and FIN).
 pub async fn load_page_keeping_connections(cfg: &PageConfig) -> (PageResult, OpenConnections) {
+    load(cfg, None).await
+}
+
+/// A page whose requests a script makes, instead of discovery from its
+/// bytes: after the page's own document (requested first, as a page's),
+/// each completion is told, and what the script then asks for is requested
+/// at the priority it gives (Blink's tight mode is over once the document is
+/// complete). Sans-I/O.
+pub trait Script: Send {
+    /// The response of `host` `path` is complete (the document's too).
+    fn completed(&mut self, host: &str, path: &str);
+    /// The next request to make now, with its priority (None: none now).
+    fn next(&mut self) -> Option<(Found, Priority)>;
+    /// Whether it has nothing more to ask for.
+    fn finished(&self) -> bool;
+}
+
+/// Loads `cfg`'s page as `script` says (browser costs not modelled: the
+/// script stands for the page's own), keeping its connections as
+/// [`load_page_keeping_connections`].
+pub async fn load_scripted_keeping_connections(
+    cfg: &PageConfig,
+    script: Box<dyn Script>,
+) -> (PageResult, OpenConnections) {
+    load(cfg, Some(script)).await
+}
+
+async fn load(cfg: &PageConfig, script: Option<Box<dyn Script>>) -> (PageResult, OpenConnections) {
     let start = Instant::now();
     let mut state = State::new(cfg, start);
+    state.script = script;
     let outcome = tokio::time::timeout(cfg.timeout, state.run()).await;
     let error = match outcome {
         Ok(Ok(())) => None,
@@ -284,6 +324,8 @@ struct State<'a> {
     paint: PaintModel,
     /// The connection and request tasks spawned, closed after the page.
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// A scripted page's script (then nothing is discovered from bytes).
+    script: Option<Box<dyn Script>>,
 }
 
 impl<'a> State<'a> {
@@ -318,6 +360,7 @@ impl<'a> State<'a> {
                 cfg.knobs.browser_cost.slowed(cfg.knobs.cpu_slowdown),
             ),
             tasks: Vec::new(),
+            script: None,
         }
     }
 
@@ -335,16 +378,16 @@ impl<'a> State<'a> {
         if r.tight_mode_over() {
             self.sched.tight_mode_over();
         }
-        let mut found: Vec<(Found, Class)> = Vec::new();
+        let mut found: Vec<(Found, Priority)> = Vec::new();
         while let Some(f) = r.poll() {
-            let class = r.class_of(&f);
-            found.push((f, class));
+            let priority = r.priority_of(&f);
+            found.push((f, priority));
         }
-        for (f, class) in found {
+        for (f, priority) in found {
             // The renderer does not say which document or style sheet named a
             // resource: the page's own URL is its referer (the root has none).
             let referer = (!self.reqs.is_empty()).then(|| self.url_of(0));
-            self.discover_as(f, referer, Some(class))?;
+            self.discover_as(f, referer, Some(priority))?;
         }
         Ok(())
     }
@@ -386,18 +429,25 @@ impl<'a> State<'a> {
         self.discover_as(found, referer, None)
     }
 
-    /// Discovers `found`; with a class, Chromium's ResourceScheduler holds it.
+    /// Discovers `found`; with a priority (Blink's), Chromium's
+    /// ResourceScheduler holds it by its class; without, it goes at once, at
+    /// the priority its path suggests (the page's document: HIGHEST).
     fn discover_as(
         &mut self,
         found: Found,
         referer: Option<String>,
-        class: Option<Class>,
+        blink: Option<Priority>,
     ) -> Result<(), Error> {
+        let class: Option<Class> = blink.map(Priority::class);
         let key = (found.host.clone(), found.path.clone());
         if self.seen.contains_key(&key) {
             return Ok(());
         }
         let id = self.reqs.len();
+        let priority = blink.unwrap_or_else(|| match id {
+            0 => Priority::DOCUMENT,
+            _ => Priority::from_path(&found.path),
+        });
         self.seen.insert(key, id);
         let pool = self.pool_of(&found.host)?;
         let host = found.host.clone();
@@ -417,6 +467,7 @@ impl<'a> State<'a> {
             upload,
             discovered: Some(Instant::now()),
             referer,
+            priority: Some(priority),
             ..Default::default()
         });
         // Chromium picks the session as the request starts: one held by
@@ -432,8 +483,10 @@ impl<'a> State<'a> {
     async fn run(&mut self) -> Result<(), Error> {
         let (host, path) = self.cfg.root.clone();
         // An imported page is discovered from its tree (the renderer reads
-        // bytes): browser costs are not modelled on it.
-        if self.cfg.knobs.browser_cost.is_none() || self.cfg.replay.is_some() {
+        // bytes): browser costs are not modelled on it, nor on a scripted one.
+        if self.script.is_some() {
+            self.discover_as(Found { host, path }, None, Some(Priority::DOCUMENT))?;
+        } else if self.cfg.knobs.browser_cost.is_none() || self.cfg.replay.is_some() {
             self.discover(Found { host, path }, None)?;
         } else {
             self.render = Some(Renderer::new(
@@ -447,7 +500,8 @@ impl<'a> State<'a> {
         loop {
             self.render_advance()?;
             self.act()?;
-            let idle = self.render.as_ref().is_none_or(|r| r.idle());
+            let idle = self.render.as_ref().is_none_or(|r| r.idle())
+                && self.script.as_ref().is_none_or(|s| s.finished());
             if idle && self.reqs.iter().all(|r| r.done.is_some()) {
                 return Ok(());
             }
@@ -526,6 +580,7 @@ impl<'a> State<'a> {
                     c.first_req.get_or_insert(req);
                     let (host, path) = (r.host.clone(), r.path.clone());
                     let upload = r.upload.clone();
+                    let priority = r.priority.unwrap_or_else(|| Priority::from_path(&path));
                     let headers = self.cfg.knobs.headers.for_request(
                         self.cfg.protocol,
                         &path,
@@ -542,15 +597,17 @@ impl<'a> State<'a> {
                                 path,
                                 headers,
                                 upload,
+                                priority,
                             });
                         }
                         Some(RequestSender::H3(send)) => {
-                            let task = tokio::spawn(conn::h3::request(
+                            let task = tokio::spawn(conn::h3::request_prioritized(
                                 send.clone(),
                                 req,
                                 conn,
                                 host,
                                 path,
+                                priority,
                                 self.tx.clone(),
                                 upload,
                             ));
@@ -567,6 +624,7 @@ impl<'a> State<'a> {
                                 self.tx.clone(),
                                 headers,
                                 upload,
+                                priority,
                             ));
                             self.tasks.push(task);
                         }
@@ -617,6 +675,10 @@ impl<'a> State<'a> {
                     r.content_type = content_type;
                     return Ok(());
                 }
+                if self.script.is_some() {
+                    r.content_type = content_type;
+                    return Ok(());
+                }
                 if content_type.starts_with("text/html") && self.cfg.replay.is_none() {
                     r.html = Some(HtmlScanner::default());
                 }
@@ -638,6 +700,9 @@ impl<'a> State<'a> {
                 self.paint.data(now, &r.host, &r.path, &data);
                 if let Some(render) = self.render.as_mut() {
                     render.data(now, &r.host, &r.path, &data);
+                    return Ok(());
+                }
+                if self.script.is_some() {
                     return Ok(());
                 }
                 let cfg = self.cfg;
@@ -674,6 +739,24 @@ impl<'a> State<'a> {
                 if let Some(render) = self.render.as_mut() {
                     render.done(now, &r.host, &r.path);
                     self.sched.finished(conn);
+                    return Ok(());
+                }
+                if let Some(script) = self.script.as_mut() {
+                    script.completed(&r.host, &r.path);
+                    if req == 0 {
+                        // The document is parsed: Blink's tight mode is over.
+                        self.sched.tight_mode_over();
+                    }
+                    self.sched.finished(conn);
+                    let mut asked = Vec::new();
+                    while let Some(next) = script.next() {
+                        asked.push(next);
+                    }
+                    // The page's script asks: the page is the referer.
+                    let page = self.url_of(0);
+                    for (f, priority) in asked {
+                        self.discover_as(f, Some(page.clone()), Some(priority))?;
+                    }
                     return Ok(());
                 }
                 let body = std::mem::take(&mut r.body);

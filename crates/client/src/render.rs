@@ -13,8 +13,15 @@
 //! virtual times give the same requests at the same times (the unit tests
 //! drive it so). [`BrowserCost::NONE`] is the pure network model, which the
 //! page load runs without this module.
+//!
+//! Each found resource gets Blink's priority as the network stack has it
+//! (`crate::priority::Priority`: the document and stylesheets HIGHEST, head
+//! scripts MEDIUM, later scripts and the first five large images LOW, other
+//! images and injected scripts LOWEST), whence its scheduling class and the
+//! protocols' priority signals ([`Renderer::priority_of`]).
 
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner, Tag};
+use crate::priority::Priority;
 use crate::schedule::Class;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -195,17 +202,17 @@ impl FromStr for BrowserCost {
 const BOOSTED_IMAGES: usize = 5;
 const SMALL_IMAGE_AREA: u64 = 10_000;
 
-/// The class of a resource named by a URL alone (a tag that is neither
+/// The priority of a resource named by a URL alone (a tag that is neither
 /// script nor stylesheet, a style sheet's url(), an injection): fonts are
 /// HIGH (layout-blocking), anything else an image (LOW, delayable).
-fn url_class(f: &Found) -> Class {
+fn url_priority(f: &Found) -> Priority {
     let path = f.path.split(['?', '#']).next().unwrap_or("");
     let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
     match ext.to_ascii_lowercase().as_str() {
-        "woff" | "woff2" | "ttf" | "otf" | "eot" => Class::LayoutBlocking,
-        "css" => Class::LayoutBlocking,
-        "js" => Class::Normal,
-        _ => Class::Delayable,
+        "woff" | "woff2" | "ttf" | "otf" | "eot" => Priority::FONT,
+        "css" => Priority::STYLESHEET,
+        "js" => Priority::LATE_SCRIPT,
+        _ => Priority::IMAGE,
     }
 }
 
@@ -244,8 +251,9 @@ struct Doc {
 
 #[derive(Debug, Default)]
 struct Res {
-    /// Its class in Chromium's ResourceScheduler (from Blink's priority).
-    class: Option<Class>,
+    /// Its priority (Blink's, as the network stack has it), whence its
+    /// class in Chromium's schedulers.
+    priority: Option<Priority>,
     /// The document that named it in a tag, if any.
     doc: Option<Key>,
     done: bool,
@@ -302,7 +310,7 @@ impl Renderer {
             now: Duration::ZERO,
         };
         r.run(Duration::ZERO, cost.navigation, None);
-        r.found(Duration::ZERO, root, None, Class::LayoutBlocking);
+        r.found(Duration::ZERO, root, None, Priority::DOCUMENT);
         r
     }
 
@@ -315,7 +323,7 @@ impl Renderer {
         }
     }
 
-    fn found(&mut self, now: Duration, f: Found, doc: Option<Key>, class: Class) {
+    fn found(&mut self, now: Duration, f: Found, doc: Option<Key>, priority: Priority) {
         let k = key(&f);
         if self.res.contains_key(&k) {
             return;
@@ -323,7 +331,7 @@ impl Renderer {
         self.res.insert(
             k,
             Res {
-                class: Some(class),
+                priority: Some(priority),
                 doc,
                 ..Default::default()
             },
@@ -376,8 +384,8 @@ impl Renderer {
                 if !self.cost.ordered || r.doc.is_none() {
                     let children = std::mem::take(&mut r.css_children);
                     for c in children {
-                        let class = url_class(&c);
-                        self.found(now, c, None, class);
+                        let priority = url_priority(&c);
+                        self.found(now, c, None, priority);
                     }
                 }
             }
@@ -410,10 +418,15 @@ impl Renderer {
 
     /// A found resource's class in Chromium's ResourceScheduler.
     pub fn class_of(&self, f: &Found) -> Class {
+        self.priority_of(f).class()
+    }
+
+    /// A found resource's priority (LOW, as Blink's Medium, if not found).
+    pub fn priority_of(&self, f: &Found) -> Priority {
         self.res
             .get(&key(f))
-            .and_then(|r| r.class)
-            .unwrap_or(Class::Normal)
+            .and_then(|r| r.priority)
+            .unwrap_or(Priority::OTHER)
     }
 
     /// What to request now (after `advance`).
@@ -465,24 +478,25 @@ impl Renderer {
                         }
                         let known = self.res.contains_key(&k);
                         let late = self.docs.get(&doc).is_some_and(|d| d.image_seen);
-                        let class = match tag {
-                            Tag::Stylesheet => Class::LayoutBlocking,
-                            Tag::Script if late => Class::Normal,
-                            Tag::Script => Class::LayoutBlocking,
+                        let priority = match tag {
+                            Tag::Stylesheet => Priority::STYLESHEET,
+                            Tag::Script if late => Priority::LATE_SCRIPT,
+                            Tag::Script => Priority::SCRIPT,
                             Tag::Image { area } => match self.docs.get_mut(&doc) {
                                 Some(d)
                                     if area.is_none_or(|a| a > SMALL_IMAGE_AREA)
                                         && d.boosted < BOOSTED_IMAGES
-                                        && url_class(&f) == Class::Delayable =>
+                                        && url_priority(&f) == Priority::IMAGE =>
                                 {
                                     d.boosted += 1;
-                                    Class::Normal
+                                    Priority::BOOSTED_IMAGE
                                 }
-                                _ => url_class(&f),
+                                _ => url_priority(&f),
                             },
-                            Tag::Other => url_class(&f),
+                            Tag::Other => url_priority(&f),
                         };
-                        if class == Class::Delayable || matches!(tag, Tag::Image { .. }) {
+                        if priority.class() == Class::Delayable || matches!(tag, Tag::Image { .. })
+                        {
                             if let Some(d) = self.docs.get_mut(&doc) {
                                 if !d.image_seen {
                                     d.image_seen = true;
@@ -492,7 +506,7 @@ impl Renderer {
                                 }
                             }
                         }
-                        self.found(t, f, Some(doc.clone()), class);
+                        self.found(t, f, Some(doc.clone()), priority);
                         if !known && tag == Tag::Script {
                             if let Some(r) = self.res.get_mut(&k) {
                                 r.in_order = self.cost.ordered;
@@ -514,11 +528,12 @@ impl Renderer {
                     };
                     // Script-inserted scripts are async (LOW), as are images.
                     for f in script_injections(&body) {
-                        let class = match url_class(&f) {
-                            Class::LayoutBlocking => Class::LayoutBlocking,
-                            _ => Class::Delayable,
+                        let priority = match url_priority(&f) {
+                            p if p.class() == Class::LayoutBlocking => p,
+                            Priority::LATE_SCRIPT => Priority::ASYNC_SCRIPT,
+                            p => p,
                         };
-                        self.found(t, f, None, class);
+                        self.found(t, f, None, priority);
                     }
                 }
             }
@@ -640,8 +655,8 @@ impl Renderer {
             .map(|r| std::mem::take(&mut r.css_children))
             .unwrap_or_default();
         for c in children {
-            let class = url_class(&c);
-            self.found(now, c, None, class);
+            let priority = url_priority(&c);
+            self.found(now, c, None, priority);
         }
     }
 
@@ -834,6 +849,14 @@ mod tests {
         assert_eq!(class("a.test", "/i.png"), Class::Normal, "no size: boosted");
         assert_eq!(class("a.test", "/bg.png"), Class::Delayable);
         assert_eq!(class("b.test", "/j.png"), Class::Delayable);
+        // Their priorities, which the protocols' signals come from.
+        let priority = |h: &str, p: &str| r.priority_of(&f(h, p));
+        assert_eq!(priority("a.test", "/"), Priority::DOCUMENT);
+        assert_eq!(priority("a.test", "/s.css"), Priority::STYLESHEET);
+        assert_eq!(priority("a.test", "/x.js"), Priority::SCRIPT);
+        assert_eq!(priority("a.test", "/i.png"), Priority::BOOSTED_IMAGE);
+        assert_eq!(priority("a.test", "/bg.png"), Priority::IMAGE);
+        assert_eq!(priority("b.test", "/j.png"), Priority::IMAGE);
         assert_eq!(r.busy_until(), ms(414));
     }
 

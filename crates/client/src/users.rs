@@ -403,6 +403,7 @@ impl User {
         while let Some(i) = pending.pop_front() {
             let host = self.cfg.page[i].host.clone();
             let path = self.cfg.page[i].path.clone();
+            let priority = crate::priority::Priority::from_path(&path);
             let upload = self.cfg.page[i].upload.clone();
             let req = base + i;
             let ready = self.conns.iter_mut().find(|(_, c)| {
@@ -428,6 +429,7 @@ impl User {
                             path,
                             headers: crate::headers::minimal(self.cfg.protocol),
                             upload,
+                            priority,
                         };
                         if tx.send(job).is_err() {
                             // The session has ended: a new one takes it.
@@ -460,6 +462,7 @@ impl User {
                             self.tx.clone(),
                             crate::headers::minimal(self.cfg.protocol),
                             upload,
+                            priority,
                         ));
                         c.extra.retain(|h| !h.is_finished());
                         c.extra.push(t);

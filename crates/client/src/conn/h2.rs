@@ -1,25 +1,38 @@
 //! HTTP/2 on the `h2` crate: the handshake with Chrome's large windows, and
 //! one request (waiting for a stream slot under the server's limit, sending,
 //! reading the body and giving its flow-control capacity back).
+//!
+//! Priorities as Chrome sends them (`crate::priority`), for servers that
+//! honour them: each HEADERS frame carries RFC 7540's PRIORITY fields —
+//! Chromium's exclusive dependency chain and weight, written into the frames
+//! on their way out by `h2_priority::PriorityIo`, since the `h2` crate has
+//! no API for them — and the request carries the RFC 9218 `priority` header
+//! (current Chromium sends both on every HTTP/2 request).
 
+use super::h2_priority::{PriorityIo, Signals};
 use super::{Error, Event, Io};
+use crate::priority::Priority;
 use crate::schedule::{ConnId, ReqId};
 use bytes::Bytes;
 use proto::{Protocol, MAX_REFUSED_RETRIES};
 use std::time::Instant;
 use tokio::sync::mpsc;
 
-/// The client side of the handshake: the request sender and the connection
-/// future, which the caller drives.
+/// What sends requests on an open HTTP/2 connection: the `h2` crate's
+/// sender and the connection's priority signals.
+#[derive(Clone)]
+pub struct Sender {
+    pub send: h2::client::SendRequest<Bytes>,
+    pub signals: Signals,
+}
+
+/// The client side of the handshake, writing through `PriorityIo`: the
+/// request sender and the connection future, which the caller drives.
 pub async fn handshake(
     io: Box<dyn Io>,
-) -> Result<
-    (
-        h2::client::SendRequest<Bytes>,
-        h2::client::Connection<Box<dyn Io>, Bytes>,
-    ),
-    h2::Error,
-> {
+) -> Result<(Sender, h2::client::Connection<Box<dyn Io>, Bytes>), h2::Error> {
+    let signals = Signals::default();
+    let io: Box<dyn Io> = Box::new(PriorityIo::new(io, signals.clone()));
     let mut builder = h2::client::Builder::new();
     // As Chrome: large stream and connection windows.
     builder
@@ -28,7 +41,21 @@ pub async fn handshake(
         // Until the server's SETTINGS arrive, at most 100 streams, as Chrome
         // (`kDefaultInitialMaxConcurrentStreams`); then the server's limit.
         .initial_max_send_streams(100);
-    builder.handshake::<_, Bytes>(io).await
+    let (send, connection) = builder.handshake::<_, Bytes>(io).await?;
+    Ok((Sender { send, signals }, connection))
+}
+
+/// A stream in the connection's dependency chain until dropped (its
+/// response complete, failed, or its task aborted).
+struct OpenStream<'a> {
+    signals: &'a Signals,
+    id: u32,
+}
+
+impl Drop for OpenStream<'_> {
+    fn drop(&mut self) {
+        self.signals.closed(self.id);
+    }
 }
 
 /// The server reset the stream with REFUSED_STREAM: it did not process it.
@@ -36,11 +63,12 @@ fn refused(e: &h2::Error) -> bool {
     e.is_reset() && e.is_remote() && e.reason() == Some(h2::Reason::REFUSED_STREAM)
 }
 
-/// One HTTP/2 request with `headers` besides the pseudo-headers: waits for a
-/// stream slot (the server's limit), sends, reads.
+/// One HTTP/2 request with `headers` besides the pseudo-headers and its
+/// `priority` (the `priority` header, the HEADERS frame's fields): waits for
+/// a stream slot (the server's limit), sends, reads.
 #[allow(clippy::too_many_arguments)]
 pub async fn request(
-    mut send: h2::client::SendRequest<Bytes>,
+    sender: Sender,
     req: ReqId,
     conn: ConnId,
     host: String,
@@ -49,7 +77,10 @@ pub async fn request(
     events: mpsc::UnboundedSender<Event>,
     headers: crate::headers::HeaderList,
     upload: Option<crate::replay::Upload>,
+    priority: Priority,
 ) {
+    let Sender { mut send, signals } = sender;
+    let priority_header = priority.header();
     let fail = |error: Error| {
         let _ = events.send(Event::Failed { req, error });
     };
@@ -69,9 +100,15 @@ pub async fn request(
         {
             builder = builder.header("content-length", u.body.len());
         }
+        // Chromium adds it after the others (`CreateSpdyHeadersFromHttpRequest`).
+        if let Some(p) = &priority_header {
+            builder = builder.header("priority", p.as_str());
+        }
         builder.body(())
     };
     let mut refusals = 0;
+    // The stream in the dependency chain (each refused one leaves it).
+    let mut open: Option<OpenStream>;
     let response = loop {
         let request = match build() {
             Ok(r) => r,
@@ -89,6 +126,13 @@ pub async fn request(
             .filter(|b| !b.is_empty());
         let response = match send.send_request(request, body.is_none()) {
             Ok((response, mut stream)) => {
+                // Registered before any await: the writer may be waiting for it.
+                let id = u32::from(response.stream_id());
+                signals.opened(id, priority);
+                open = Some(OpenStream {
+                    signals: &signals,
+                    id,
+                });
                 if let Some(body) = body {
                     if let Err(e) = stream.send_data(body, true) {
                         return fail(h2("send body")(e));
@@ -122,6 +166,9 @@ pub async fn request(
             Err(e) => return fail(h2("body")(e)),
         }
     }
+    // The stream is closed (as Chromium's once END_STREAM is read) before
+    // the owner hears of it and makes its next requests.
+    drop(open.take());
     let _ = events.send(Event::Done {
         req,
         at: Instant::now(),

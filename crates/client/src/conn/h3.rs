@@ -5,16 +5,17 @@
 //! until the server's `max_concurrent_bidi_streams` lets a stream open, so the
 //! server's stream limit is honoured as h2's SETTINGS are.
 //!
-//! Priorities are sent as Chrome sends them over h3: an RFC 9218 `priority`
-//! header from the resource's Chrome priority (HIGHEST → u=0, MEDIUM → u=1,
-//! LOW → u=2, LOWEST → u=3), the document and images incremental. The model
-//! knows a resource's type before the response only by its path, so: the
-//! document (no extension, `.html`) `u=0, i`; CSS and fonts `u=0`; scripts
-//! `u=1`; images `u=3, i`; anything else `u=2`. (Our server, like most,
-//! schedules streams without reading it; the header is on the wire for servers
-//! that do.)
+//! Priorities are sent as Chrome sends them over h3, for servers that honour
+//! them: an RFC 9218 `priority` header from the request's priority
+//! (`crate::priority::Priority::header`: HIGHEST → u=0, MEDIUM → u=1, LOW →
+//! u=2, LOWEST → u=3 (left out, the default), IDLE → u=4; `i` for the
+//! document and images), which the page load takes from Blink's priority for
+//! the resource ([`request_prioritized`]); [`request`] guesses it from the
+//! path (`Priority::from_path`). Chromium sends no PRIORITY_UPDATE unless a
+//! priority changes, which the model's never do.
 
 use super::{Error, Event};
+use crate::priority::Priority;
 use crate::replay::Upload;
 use crate::schedule::{ConnId, ReqId};
 use bytes::{Buf, Bytes};
@@ -113,32 +114,32 @@ pub async fn drive(mut c: h3::client::Connection<h3_quinn::Connection, Bytes>) {
     let _ = std::future::poll_fn(|cx| c.poll_close(cx)).await;
 }
 
-/// The RFC 9218 `priority` header Chrome would send for `path` (see the module doc).
-pub fn priority(path: &str) -> &'static str {
-    let name = path.split(['?', '#']).next().unwrap_or("");
-    let ext = name
-        .rsplit('/')
-        .next()
-        .and_then(|f| f.rsplit_once('.'))
-        .map(|(_, e)| e.to_ascii_lowercase());
-    match ext.as_deref() {
-        None | Some("html" | "htm") => "u=0, i",
-        Some("css" | "woff" | "woff2" | "ttf" | "otf") => "u=0",
-        Some("js" | "mjs") => "u=1",
-        Some("png" | "jpg" | "jpeg" | "gif" | "webp" | "svg" | "ico" | "avif") => "u=3, i",
-        Some(_) => "u=2",
-    }
+/// One HTTP/3 request at the priority its path suggests
+/// (`Priority::from_path`); see [`request_prioritized`].
+pub async fn request(
+    send: SendRequest,
+    req: ReqId,
+    conn: ConnId,
+    host: String,
+    path: String,
+    events: mpsc::UnboundedSender<Event>,
+    upload: Option<Upload>,
+) {
+    let priority = Priority::from_path(&path);
+    request_prioritized(send, req, conn, host, path, priority, events, upload).await
 }
 
-/// One HTTP/3 request on a stream of its own: opens it (waiting for the
-/// server's stream limit), sends the headers, the body of an `upload` and
-/// FIN, reads the response.
-pub async fn request(
+/// One HTTP/3 request on a stream of its own, with Chrome's `priority`
+/// header for `priority`: opens it (waiting for the server's stream limit),
+/// sends the headers, the body of an `upload` and FIN, reads the response.
+#[allow(clippy::too_many_arguments)]
+pub async fn request_prioritized(
     mut send: SendRequest,
     req: ReqId,
     conn: ConnId,
     host: String,
     path: String,
+    priority: Priority,
     events: mpsc::UnboundedSender<Event>,
     upload: Option<Upload>,
 ) {
@@ -155,8 +156,10 @@ pub async fn request(
     let mut builder = http::Request::builder()
         .method(method)
         .uri(format!("https://{host}{path}"))
-        .header("user-agent", "spdylab/0.1")
-        .header("priority", priority(&path));
+        .header("user-agent", "spdylab/0.1");
+    if let Some(p) = priority.header() {
+        builder = builder.header("priority", p);
+    }
     if let Some(u) = upload
         .as_ref()
         .filter(|u| !u.body.is_empty() || u.expects_body())
@@ -203,20 +206,4 @@ pub async fn request(
         at: Instant::now(),
         conn,
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::priority;
-
-    #[test]
-    fn priorities_follow_chromes_by_type() {
-        assert_eq!(priority("/"), "u=0, i");
-        assert_eq!(priority("/index.html"), "u=0, i");
-        assert_eq!(priority("/s/site.css"), "u=0");
-        assert_eq!(priority("/f/a.woff2"), "u=0");
-        assert_eq!(priority("/js/app.js?v=2"), "u=1");
-        assert_eq!(priority("/img/a.PNG"), "u=3, i");
-        assert_eq!(priority("/data.json"), "u=2");
-    }
 }

@@ -4,10 +4,13 @@
 //! (`h1`), HTTP/2 (`h2`), SPDY/3.1 (`spdy3`) or HTTP/3 over QUIC (`h3`) until the connection ends. A
 //! connection reports to its owner by `Event`s; what went wrong is an `Error`,
 //! whose variant says what kind of failure it is (callers classify by variant,
-//! never by message text).
+//! never by message text). Requests on h2, SPDY and h3 carry Chrome's
+//! priority signals for their `crate::priority::Priority` (`h2_priority`
+//! writes HTTP/2's into the `h2` crate's HEADERS frames).
 
 pub mod h1;
 pub mod h2;
+pub mod h2_priority;
 pub mod h3;
 pub mod spdy3;
 
@@ -165,7 +168,7 @@ impl Event {
 /// What an owner holds to send requests on an open connection.
 pub enum RequestSender {
     H1(mpsc::UnboundedSender<h1::Job>),
-    H2(::h2::client::SendRequest<Bytes>),
+    H2(h2::Sender),
     Spdy3(mpsc::UnboundedSender<spdy3::Job>),
     H3(h3::SendRequest),
 }

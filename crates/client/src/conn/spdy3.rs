@@ -1,11 +1,15 @@
 //! The client's SPDY/3.1 connection: the async shell of proto's sans-I/O
 //! `ClientSession` (stream limit, refusals, windows and GOAWAY are there).
-//! Requests carry Chrome's priorities by resource type; the receive windows
+//! Each request's SYN_STREAM carries Chrome's SPDY priority for its
+//! `crate::priority::Priority` (HIGHEST 0, MEDIUM 1, LOW 2, LOWEST 3, IDLE
+//! 4: `ConvertRequestPriorityToSpdyPriority`), for servers that honour it,
+//! and a free stream goes to the most urgent request waiting; the receive windows
 //! are Chrome's 10 MiB in page loads, or what `fetch_spdy3` asks for. A
 //! request with a body (an imported page's POST) goes as a SYN_STREAM
 //! without FIN, then DATA frames, the last with FIN.
 
 use super::{client_tls, dial, Error, Event, Io};
+use crate::priority::Priority;
 use crate::replay::Upload;
 use crate::schedule::{ConnId, ReqId};
 use proto::spdy3::client::Event as SessionEvent;
@@ -26,20 +30,8 @@ pub struct Job {
     pub headers: crate::headers::HeaderList,
     /// The method and body, when it is not a GET.
     pub upload: Option<Upload>,
-}
-
-/// Chrome's SPDY priority for a resource, from what its URL says it is:
-/// the document highest (0), then style sheets and scripts (1), fonts and
-/// other subresources (2), images lowest (3).
-pub fn priority_for(path: &str) -> u8 {
-    let file = path.split(['?', '#']).next().unwrap_or("");
-    let ext = file.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
-    match ext.as_deref() {
-        None | Some("html" | "htm") => 0,
-        Some("css" | "js") => 1,
-        Some("png" | "gif" | "jpg" | "jpeg" | "webp" | "ico" | "svg") => 3,
-        _ => 2,
-    }
+    /// Its priority (the SYN_STREAM's from it).
+    pub priority: Priority,
 }
 
 /// The receive window Chrome announced for SPDY/3.1 streams and sessions (10 MiB).
@@ -164,7 +156,7 @@ pub async fn connection(
             biased;
             job = jobs.recv(), if jobs_open => match job {
                 Some(j) => {
-                    let priority = priority_for(&j.path);
+                    let priority = j.priority.spdy3();
                     let headers = headers_of(&j);
                     match j.upload {
                         Some(u) => session.request_with_body(j.req, priority, headers, u.body.to_vec()),
@@ -223,6 +215,7 @@ pub async fn fetch(
             path: path.clone(),
             headers: crate::headers::minimal(Protocol::Spdy3),
             upload: None,
+            priority: Priority::from_path(path),
         });
     }
     drop(jobs_tx);
@@ -416,6 +409,7 @@ mod tests {
                     path: path.into(),
                     headers: crate::headers::minimal(Protocol::Spdy3),
                     upload: None,
+                    priority: Priority::from_path(path),
                 })
                 .unwrap();
         }
@@ -432,20 +426,21 @@ mod tests {
         assert_eq!(srv.next().await, Frame::Ping { id: 4 });
         assert!(srv.updates.0 >= 32_768 && srv.updates.1[&1] >= 32_768);
         srv.send(&[data(1, true, 90_000 - 65_536)]).await;
-        // Then the highest priority waiting: the document, then the script
-        // (refused once, and asked again), then the style sheet.
+        // Then the most urgent waiting: the document and the style sheet
+        // (HIGHEST, in arrival order), then the script (MEDIUM; refused once,
+        // and asked again).
         assert_eq!(srv.syn().await, (3, 0, "/".into()));
         srv.send(&[reply(3, false), data(3, true, 2)]).await;
-        assert_eq!(srv.syn().await, (5, 1, "/b.js".into()));
+        assert_eq!(srv.syn().await, (5, 0, "/c.css".into()));
+        srv.send(&[reply(5, false), data(5, true, 5)]).await;
+        assert_eq!(srv.syn().await, (7, 1, "/b.js".into()));
         srv.send(&[Frame::RstStream {
-            stream_id: 5,
+            stream_id: 7,
             status: rst::REFUSED_STREAM,
         }])
         .await;
-        assert_eq!(srv.syn().await, (7, 1, "/b.js".into()));
-        srv.send(&[reply(7, true)]).await;
-        assert_eq!(srv.syn().await, (9, 1, "/c.css".into()));
-        srv.send(&[reply(9, false), data(9, true, 5)]).await;
+        assert_eq!(srv.syn().await, (9, 1, "/b.js".into()));
+        srv.send(&[reply(9, true)]).await;
         client.await.unwrap();
         let mut bytes = [0usize; 4];
         let mut done = [false; 4];
@@ -489,6 +484,7 @@ mod tests {
                 path: "/".into(),
                 headers: crate::headers::minimal(Protocol::Spdy3),
                 upload: None,
+                priority: Priority::DOCUMENT,
             })
             .unwrap();
         drop(jobs_tx);
@@ -510,6 +506,7 @@ mod tests {
             path: "/t".into(),
             headers: Vec::new(),
             upload,
+            priority: Priority::OTHER,
         };
         let get = |h: &Headers, n: &str| h.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
         let h = headers_of(&job(None));
@@ -521,15 +518,5 @@ mod tests {
         })));
         assert_eq!(get(&h, ":method").as_deref(), Some("POST"));
         assert_eq!(get(&h, "content-length").as_deref(), Some("5"));
-    }
-
-    #[test]
-    fn priorities_by_resource_type_as_chrome() {
-        assert_eq!(priority_for("/"), 0);
-        assert_eq!(priority_for("/index.html"), 0);
-        assert_eq!(priority_for("/css/a.css?v=1"), 1);
-        assert_eq!(priority_for("/js/app.js"), 1);
-        assert_eq!(priority_for("/font/x.woff"), 2);
-        assert_eq!(priority_for("/png/png1.png"), 3);
     }
 }
