@@ -21,6 +21,7 @@ pub mod loadtest;
 pub mod peers;
 pub mod presets;
 pub mod priorities;
+pub mod priority_matrix;
 pub mod probe;
 pub mod procstat;
 pub mod record;

@@ -221,12 +221,18 @@ pub fn run_plan(
                 let mut open = None;
                 let load = match browser.as_mut() {
                     None => {
-                        let (load, conns) =
-                            rt.block_on(client::load_page_keeping_connections(&PageConfig {
-                                protocol,
-                                tls_sessions: tls_sessions.get(&protocol).cloned(),
-                                ..base.clone()
-                            }));
+                        let cfg = PageConfig {
+                            protocol,
+                            tls_sessions: tls_sessions.get(&protocol).cloned(),
+                            ..base.clone()
+                        };
+                        // The prioritization test's page runs a script the
+                        // model cannot: the model plays its sequence.
+                        let (load, conns) = if spec.site.name == site::priorities::NAME {
+                            rt.block_on(client::priority_test::run_keeping_connections(&cfg))
+                        } else {
+                            rt.block_on(client::load_page_keeping_connections(&cfg))
+                        };
                         open = Some(conns);
                         load
                     }

@@ -28,7 +28,7 @@ impl fmt::Display for SiteError {
             SiteError::Unknown(name) => write!(
                 f,
                 "no built-in site '{name}' (built-in: {}); a site file ends in .toml, a recorded page in .har",
-                site::BUILTIN.join(", ")
+                site::builtin_names().collect::<Vec<_>>().join(", ")
             ),
             SiteError::Read(path, e) => write!(f, "{}: {e}", path.display()),
             SiteError::Invalid(m) => f.write_str(m),
@@ -117,10 +117,9 @@ pub fn laid_out_all(
     Ok((sites, addresses))
 }
 
-/// The built-in sites, in their order.
+/// The built-in sites, in their order, the test pages (`site::TESTS`) last.
 pub fn builtin(seed: u64) -> Vec<Site> {
-    site::BUILTIN
-        .iter()
+    site::builtin_names()
         .filter_map(|n| site::builtin(n, seed))
         .collect()
 }

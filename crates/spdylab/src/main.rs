@@ -12,6 +12,7 @@ mod link_args;
 mod loadtest;
 mod paper;
 mod peer_table;
+mod priorities;
 mod profiles;
 mod progress;
 mod record;
@@ -66,6 +67,7 @@ enum Cmd {
     Load(loadtest::LoadArgs),
     Peers(peer_table::PeersArgs),
     Probe(survey::SurveyArgs),
+    Priorities(priorities::PrioritiesArgs),
 }
 
 /// Why a command failed: lab's one error, with its one mapping to exit
@@ -140,6 +142,7 @@ fn main() -> ExitCode {
         Cmd::Load(args) => loadtest::run(args),
         Cmd::Peers(args) => peer_table::run(args),
         Cmd::Probe(args) => survey::run(args),
+        Cmd::Priorities(args) => priorities::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),

@@ -11,6 +11,7 @@ pub mod explain;
 pub mod link;
 pub mod loadtest;
 pub mod peers;
+pub mod priorities;
 pub mod record;
 pub mod serve;
 pub mod sites;

@@ -1,0 +1,361 @@
+//! `spdylab priorities`: the HTTP/2 prioritization test (`site::priorities`,
+//! scored by `lab::priorities`) run on every server that speaks the
+//! protocol — the built-in one with its priorities on and off, with and
+//! without TCP_NOTSENT_LOWAT, and nginx, Apache, h2o, caddy — × protocol ×
+//! client × link, each cell on a testbed of its own with its repetitions: a
+//! matrix like the QUIC interop runner's, each cell pass/fail with its score
+//! and CI, or the reason it cannot run (the one `Trial::refusal`).
+
+use crate::priorities::{score, summarize, Score, Summary};
+use crate::probe::ProbeSpec;
+use crate::trial::{ClientKind, LinkChoice, PeerKind, ServerKind, Trial};
+use crate::Error;
+use proto::Protocol;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// A server as a row of the matrix: its kind and the knobs set for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub name: String,
+    #[serde(skip)]
+    pub server: ServerKind,
+    /// Knobs set away from their defaults (`Trial::set`'s keys and values).
+    pub knobs: Vec<(String, String)>,
+}
+
+/// TCP_NOTSENT_LOWAT of the built-in server's `+lowat` rows when none is
+/// given: 16 KiB, as Cloudflare's and the 2019 fix's.
+pub const DEFAULT_LOWAT: u32 = 16 * 1024;
+
+/// The rows by name: `builtin`, `builtin+lowat`, `builtin-off`,
+/// `builtin-off+lowat`, `nginx`, `apache`, `h2o`, `caddy`.
+pub fn row(name: &str, lowat: u32) -> Result<Row, String> {
+    let builtin = |priorities: &str, lowat: Option<u32>| {
+        let mut knobs = vec![("server_priorities".to_string(), priorities.to_string())];
+        if let Some(l) = lowat {
+            knobs.push(("notsent_lowat".into(), l.to_string()));
+        }
+        (ServerKind::Builtin, knobs)
+    };
+    let (server, knobs) = match name {
+        "builtin" => builtin("on", None),
+        "builtin+lowat" => builtin("on", Some(lowat)),
+        "builtin-off" => builtin("off", None),
+        "builtin-off+lowat" => builtin("off", Some(lowat)),
+        "nginx" => (ServerKind::Peer(PeerKind::Nginx), vec![]),
+        "apache" => (ServerKind::Peer(PeerKind::Apache), vec![]),
+        "h2o" => (ServerKind::Peer(PeerKind::H2o), vec![]),
+        "caddy" => (ServerKind::Peer(PeerKind::Caddy), vec![]),
+        other => {
+            return Err(format!(
+                "'{other}' is not a server of the matrix ({})",
+                ROWS.join(", ")
+            ))
+        }
+    };
+    Ok(Row {
+        name: name.to_string(),
+        server,
+        knobs,
+    })
+}
+
+/// Every row, in the matrix's order.
+pub const ROWS: [&str; 8] = [
+    "builtin",
+    "builtin+lowat",
+    "builtin-off",
+    "builtin-off+lowat",
+    "nginx",
+    "apache",
+    "h2o",
+    "caddy",
+];
+
+/// What `spdylab priorities` asks for.
+pub struct Request {
+    pub image_bytes: usize,
+    pub rows: Vec<Row>,
+    pub protocols: Vec<Protocol>,
+    pub clients: Vec<ClientKind>,
+    /// Each link with its name (a profile's, or `custom`).
+    pub links: Vec<(String, LinkChoice)>,
+    pub reps: usize,
+    pub warmup: usize,
+    pub timeout: Duration,
+    /// Each probe's HAR is written here (`LINK/ROW-PROTOCOL-CLIENT-NNN.har`).
+    pub har_dir: Option<PathBuf>,
+}
+
+impl Request {
+    /// Probes in all, warm-ups too (for the progress bar).
+    pub fn probes(&self) -> usize {
+        self.links.len()
+            * self.rows.len()
+            * self.protocols.len()
+            * self.clients.len()
+            * (self.reps + self.warmup)
+    }
+}
+
+/// One cell: a server, protocol, client and link.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub link: String,
+    pub row: String,
+    pub protocol: String,
+    pub client: String,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// The cell ran: its scores (one per repetition that completed the
+    /// test), their summary, the errors of the others, and each probe's HAR
+    /// (the median score's first).
+    Ran {
+        summary: Option<Summary>,
+        scores: Vec<Score>,
+        errors: Vec<String>,
+        hars: Vec<String>,
+        median_har: Option<String>,
+    },
+    /// The server or client cannot run it: why.
+    Refused { why: String },
+    /// Its testbed or server could not start.
+    Failed { error: String },
+}
+
+fn client_name(c: ClientKind) -> &'static str {
+    match c {
+        ClientKind::Model => "model",
+        ClientKind::Chromium => "chromium",
+    }
+}
+
+/// The Trial of a cell, or why a knob does not apply.
+pub fn trial_of(req: &Request, row: &Row, client: ClientKind) -> Result<Trial, String> {
+    let mut trial = Trial {
+        server: row.server,
+        client,
+        timeout: req.timeout,
+        ..Trial::default()
+    };
+    for (k, v) in &row.knobs {
+        trial.set(k, v).map_err(|e| format!("{}: {e}", row.name))?;
+    }
+    Ok(trial)
+}
+
+/// Runs every cell in order (link, row, protocol, client); `on_probe` hears
+/// of each probe (done, total); `stop` ends it after the probe under way,
+/// keeping the cells finished.
+pub fn run(
+    req: &Request,
+    stop: &AtomicBool,
+    on_probe: &mut dyn FnMut(&str, usize, usize),
+) -> Result<Vec<Cell>, Error> {
+    let site = site::priorities::site(req.image_bytes)
+        .map_err(|e| Error::Usage(format!("--image-size: {e}")))?;
+    let total = req.probes();
+    let mut done = 0;
+    let mut cells = Vec::new();
+    for (link_name, choice) in &req.links {
+        let testbed = crate::link_flags::testbed_spec(choice, 1)?;
+        for row in &req.rows {
+            for &protocol in &req.protocols {
+                for &client in &req.clients {
+                    if stop.load(Ordering::Relaxed) {
+                        return Ok(cells);
+                    }
+                    let cell = |outcome| Cell {
+                        link: link_name.clone(),
+                        row: row.name.clone(),
+                        protocol: protocol.name().to_string(),
+                        client: client_name(client).to_string(),
+                        outcome,
+                    };
+                    let trial = trial_of(req, row, client).map_err(Error::Usage)?;
+                    let spec = ProbeSpec {
+                        site: site.clone(),
+                        protocols: vec![protocol],
+                        testbed: testbed.clone(),
+                        reps: req.reps,
+                        warmup: req.warmup,
+                        trial,
+                        keep_server_log: None,
+                    };
+                    if let Some(why) = spec.refusal() {
+                        done += req.reps + req.warmup;
+                        on_probe(
+                            &format!(
+                                "{link_name} {} {protocol} {}: refused",
+                                row.name,
+                                client_name(client)
+                            ),
+                            done,
+                            total,
+                        );
+                        cells.push(cell(Outcome::Refused {
+                            why: why.to_string(),
+                        }));
+                        continue;
+                    }
+                    let label = format!(
+                        "{link_name} {} {protocol} {}",
+                        row.name,
+                        client_name(client)
+                    );
+                    let mut hars = Vec::new();
+                    let mut scored: Vec<(Score, Option<String>)> = Vec::new();
+                    let mut errors = Vec::new();
+                    let ran = crate::compare::run(&spec, &mut |p, _, _| {
+                        done += 1;
+                        let mut line = label.clone();
+                        if p.warmup {
+                            line.push_str(" (warm-up)");
+                            on_probe(&line, done, total);
+                            return;
+                        }
+                        let har = p.load.as_ref().and_then(|load| {
+                            let dir = req.har_dir.as_ref()?.join(link_name);
+                            let name = format!(
+                                "{}-{}-{}-{:03}.har",
+                                row.name,
+                                protocol,
+                                client_name(client),
+                                p.record.rep + 1
+                            );
+                            let doc = crate::har::har(load, p.started, &spec.site.name);
+                            std::fs::create_dir_all(&dir).ok()?;
+                            crate::durable::write_whole(
+                                &dir.join(&name),
+                                format!("{doc:#}").as_bytes(),
+                            )
+                            .ok()?;
+                            Some(format!("{link_name}/{name}"))
+                        });
+                        if let Some(h) = &har {
+                            hars.push(h.clone());
+                        }
+                        match (&p.record.error, &p.load) {
+                            (Some(e), _) => errors.push(e.clone()),
+                            (None, Some(load)) => match score(&load.entries) {
+                                Ok(s) => {
+                                    line.push_str(&format!(" score {:.2}", s.score));
+                                    scored.push((s, har));
+                                }
+                                Err(e) => errors.push(e.to_string()),
+                            },
+                            (None, None) => errors.push("no page load".into()),
+                        }
+                        on_probe(&line, done, total);
+                    });
+                    match ran {
+                        Ok(_) => {
+                            let scores: Vec<Score> = scored.iter().map(|s| s.0.clone()).collect();
+                            let summary = summarize(&scores);
+                            let median_har = summary.as_ref().and_then(|s| {
+                                scored
+                                    .iter()
+                                    .min_by(|a, b| {
+                                        (a.0.score - s.median)
+                                            .abs()
+                                            .total_cmp(&(b.0.score - s.median).abs())
+                                    })
+                                    .and_then(|m| m.1.clone())
+                            });
+                            cells.push(cell(Outcome::Ran {
+                                summary,
+                                scores,
+                                errors,
+                                hars,
+                                median_har,
+                            }));
+                        }
+                        Err(e) => cells.push(cell(Outcome::Failed {
+                            error: e.to_string(),
+                        })),
+                    }
+                }
+            }
+        }
+    }
+    Ok(cells)
+}
+
+/// The matrix as one JSON document (`--json`, `--out`).
+pub fn document(req: &Request, cells: &[Cell], interrupted: bool) -> serde_json::Value {
+    serde_json::json!({
+        "schema": 1,
+        "test": "priorities",
+        "image_bytes": req.image_bytes,
+        "threshold": crate::priorities::PASS_THRESHOLD,
+        "reps": req.reps,
+        "links": req.links.iter().map(|(name, choice)| serde_json::json!({
+            "name": name,
+            "link": crate::link_flags::testbed_spec(choice, 1)
+                .map(|t| crate::text::link::describe(&t))
+                .unwrap_or_default(),
+        })).collect::<Vec<_>>(),
+        "rows": req.rows,
+        "protocols": req.protocols.iter().map(|p| p.name()).collect::<Vec<_>>(),
+        "clients": req.clients.iter().map(|&c| client_name(c)).collect::<Vec<_>>(),
+        "interrupted": interrupted,
+        "cells": cells,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_is_known_and_an_unknown_one_is_named() {
+        for name in ROWS {
+            let r = row(name, 4096).unwrap();
+            assert_eq!(r.name, name);
+        }
+        let lowat = row("builtin-off+lowat", 4096).unwrap();
+        assert_eq!(
+            lowat.knobs,
+            vec![
+                ("server_priorities".to_string(), "off".to_string()),
+                ("notsent_lowat".to_string(), "4096".to_string())
+            ]
+        );
+        let e = row("iis", 1).unwrap_err();
+        assert!(e.contains("'iis'") && e.contains("builtin+lowat"), "{e}");
+    }
+
+    #[test]
+    fn a_row_s_knobs_reach_the_trial_and_real_servers_keep_theirs() {
+        let req = Request {
+            image_bytes: 100_000,
+            rows: vec![],
+            protocols: vec![Protocol::H2],
+            clients: vec![ClientKind::Model],
+            links: vec![],
+            reps: 1,
+            warmup: 0,
+            timeout: Duration::from_secs(60),
+            har_dir: None,
+        };
+        let t = trial_of(
+            &req,
+            &row("builtin-off+lowat", 16384).unwrap(),
+            ClientKind::Model,
+        )
+        .unwrap();
+        assert_eq!(t.served.notsent_lowat, Some(16384));
+        assert_eq!(t.served.priorities, proto::priority::Policy::Ignore);
+        let n = trial_of(&req, &row("nginx", 16384).unwrap(), ClientKind::Chromium).unwrap();
+        assert_eq!(n.served, server::Knobs::default());
+        assert!(n.refusal(&[Protocol::H3], 2).is_some());
+    }
+}
