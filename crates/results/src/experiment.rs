@@ -473,7 +473,7 @@ pub const FIELDS: &[Field] = &[
         name: "server_priorities",
         kind: Kind::Choice(&["on", "off"]),
         default: "on",
-        help: "whether the built-in server schedules responses by the client's priorities (h2: RFC 7540's tree as Chrome sends it, or RFC 9218's priority header and PRIORITY_UPDATE; SPDY/3.1: its priorities; h3: not yet, quinn sends its streams round robin either way); off: round robin over the responses with data, one 16 KiB chunk each, in the order the requests came",
+        help: "whether the built-in server schedules responses by the client's priorities (h2: RFC 7540's tree as Chrome sends it, or RFC 9218's priority header and PRIORITY_UPDATE; h3: RFC 9218 on quinn's stream priorities; SPDY/3.1: its priorities); off: round robin over the responses with data, one 16 KiB chunk each, in the order the requests came",
         only: Only::BuiltinServer("a real server's scheduling is its own (the priorities command measures it)"),
     },
 ];

@@ -200,15 +200,16 @@ pub async fn serve(
 }
 
 async fn serve_connection(conn: quinn::Connection, ctx: Arc<Ctx>) {
+    let priorities = Arc::new(guard::Priorities::new(ctx.knobs.priorities));
     let Ok(mut h3) = h3::server::builder()
         .max_field_section_size(MAX_FIELD_SECTION)
-        .build::<_, Bytes>(guard::Guarded::new(conn, MAX_FRAME))
+        .build::<_, Bytes>(guard::Guarded::new(conn, MAX_FRAME, priorities.clone()))
         .await
     else {
         return;
     };
     while let Ok(Some(resolver)) = h3.accept().await {
-        let ctx = ctx.clone();
+        let (ctx, priorities) = (ctx.clone(), priorities.clone());
         tokio::spawn(async move {
             // A request's HEADERS must be whole within this; a client that
             // trickles them holds a stream slot no longer.
@@ -217,6 +218,14 @@ async fn serve_connection(conn: quinn::Connection, ctx: Arc<Ctx>) {
             else {
                 return;
             };
+            // RFC 9218: the response's priority from the request's header
+            // (a PRIORITY_UPDATE may change it later: `guard::Priorities`).
+            if let Some(value) = req.headers().get("priority").and_then(|v| v.to_str().ok()) {
+                priorities.signal(
+                    stream.id().into_inner(),
+                    proto::priority::parse_priority_field(value),
+                );
+            }
             // The sites take no uploads: a request body is read whole and
             // counted (for the content's request log), never held: a hundred
             // streams of a megabyte each would otherwise be 100 MiB a
