@@ -223,7 +223,7 @@ fn priority_update(payload: &[u8]) -> Option<(u64, proto::priority::Signal)> {
 /// stream at quinn's default, round robin.
 pub struct Priorities {
     policy: proto::priority::Policy,
-    streams: Mutex<HashMap<u64, (Arc<Mutex<quinn::SendStream>>, u32)>>,
+    streams: Mutex<HashMap<u64, (Shared, u32)>>,
     seq: AtomicU32,
 }
 
@@ -257,6 +257,9 @@ impl Priorities {
         }
     }
 }
+
+/// A request stream's send half, shared by h3's writer and [`Priorities`].
+type Shared = Arc<Mutex<quinn::SendStream>>;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
