@@ -31,6 +31,7 @@ mod filmstrip;
 mod html;
 pub mod loadtest;
 pub mod loss;
+mod priorities;
 mod rows;
 mod sections;
 mod svg;
@@ -46,6 +47,7 @@ use std::path::{Path, PathBuf};
 
 pub use bench::write_bench;
 pub use csv::SUMMARY_COLUMNS;
+pub use priorities::{write_priorities, MATRIX_FILE, MATRIX_PAGE};
 pub use results::{BenchRow, BENCH_FILE, REPORT_FILE, SUMMARY_FILE};
 pub use rows::{aggregate, Row};
 

@@ -32,6 +32,41 @@ fn har_ms(s: &str) -> Option<f64> {
     Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) as f64 + frac) * 1e3)
 }
 
+/// A HAR document's requests as waterfall bars, times from the page's start.
+pub(crate) fn bars_of_har(doc: &Value) -> Vec<Bar> {
+    let page_start = doc["log"]["pages"][0]["startedDateTime"]
+        .as_str()
+        .and_then(har_ms)
+        .unwrap_or(0.0);
+    doc["log"]["entries"]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .map(|e| {
+                    let start = e["_startedMs"].as_f64().unwrap_or_else(|| {
+                        e["startedDateTime"]
+                            .as_str()
+                            .and_then(har_ms)
+                            .map_or(0.0, |t| t - page_start)
+                    });
+                    let t = &e["timings"];
+                    let get = |k: &str| t[k].as_f64().unwrap_or(-1.0);
+                    let phases = PHASES
+                        .iter()
+                        .map(|(name, _)| (name.to_string(), phase_ms(name, get)))
+                        .collect();
+                    Bar {
+                        label: e["request"]["url"].as_str().unwrap_or("").to_string(),
+                        start,
+                        phases,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 pub(crate) fn waterfalls(
     h: &mut Html,
     dir: &Path,
@@ -87,37 +122,7 @@ pub(crate) fn waterfalls(
             h.p(&format!("{}: {har} is missing or unreadable.", p.trial));
             continue;
         };
-        let page_start = doc["log"]["pages"][0]["startedDateTime"]
-            .as_str()
-            .and_then(har_ms)
-            .unwrap_or(0.0);
-        let bars: Vec<Bar> = doc["log"]["entries"]
-            .as_array()
-            .map(|entries| {
-                entries
-                    .iter()
-                    .map(|e| {
-                        let start = e["_startedMs"].as_f64().unwrap_or_else(|| {
-                            e["startedDateTime"]
-                                .as_str()
-                                .and_then(har_ms)
-                                .map_or(0.0, |t| t - page_start)
-                        });
-                        let t = &e["timings"];
-                        let get = |k: &str| t[k].as_f64().unwrap_or(-1.0);
-                        let phases = PHASES
-                            .iter()
-                            .map(|(name, _)| (name.to_string(), phase_ms(name, get)))
-                            .collect();
-                        Bar {
-                            label: e["request"]["url"].as_str().unwrap_or("").to_string(),
-                            start,
-                            phases,
-                        }
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let bars = bars_of_har(&doc);
         h.figure(
             svg::waterfall(
                 &format!("{} — PLT {:.0} ms", p.trial, p.plt_ms),

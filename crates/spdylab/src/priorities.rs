@@ -39,7 +39,8 @@ builtin-off+lowat, nginx, apache, h2o, caddy. A cell a server or client cannot
 run says why (n/a). The bottleneck queue is 50 packets (dummynet's default, as
 WebPageTest's shaper) unless --queue is given; other link flags, when given,
 replace --profiles with one link.
-With --out DIR: DIR/priorities.json and every probe's HAR under DIR/LINK/.")]
+With --out DIR: DIR/priorities.json, every probe's HAR under DIR/LINK/, and
+DIR/priorities.html, the matrix with each cell linked to its median probe's waterfall.")]
 pub struct PrioritiesArgs {
     /// Servers (rows), comma-separated: builtin, builtin+lowat, builtin-off,
     /// builtin-off+lowat, nginx, apache, h2o, caddy
@@ -77,7 +78,8 @@ pub struct PrioritiesArgs {
     /// Print one JSON object
     #[arg(long)]
     pub json: bool,
-    /// Write priorities.json and every probe's HAR into DIR
+    /// Write priorities.json, priorities.html (the matrix, each cell linked to
+    /// its median probe's waterfall) and every probe's HAR into DIR
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
@@ -179,7 +181,9 @@ pub fn run(args: PrioritiesArgs) -> Result<i32, Failure> {
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     let doc = lab::priority_matrix::document(&req, &cells, interrupted);
     if let Some(dir) = &args.out {
-        lab::compare::write_document(Some(&dir.join("priorities.json")), &doc)?;
+        lab::compare::write_document(Some(&dir.join(report::MATRIX_FILE)), &doc)?;
+        report::write_priorities(dir)
+            .map_err(|e| usage(format!("--out {}: {e}", dir.display())))?;
     }
     match args.json {
         true => println!("{doc}"),
