@@ -410,11 +410,21 @@ async fn accept_loop(l: TcpListener, ctx: Arc<Ctx>, tls: Option<tokio_rustls::Tl
         tokio::spawn(async move {
             match tls {
                 Some(acceptor) => {
-                    let Ok(Ok(stream)) =
+                    let Ok(Ok(mut stream)) =
                         tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(sock)).await
                     else {
                         return;
                     };
+                    // With TCP_NOTSENT_LOWAT, TLS holds no more than the
+                    // kernel may: rustls's own buffer of records not yet
+                    // written (64 KiB by default) would otherwise be a
+                    // second send buffer ahead of the stream scheduler.
+                    if let Some(bytes) = ctx.knobs.notsent_lowat {
+                        stream
+                            .get_mut()
+                            .1
+                            .set_buffer_limit(Some((bytes as usize).max(TLS_RECORD)));
+                    }
                     let protocol = protocols::by_alpn(stream.get_ref().1.alpn_protocol());
                     protocol.serve(Box::new(stream), ctx).await;
                 }
@@ -423,6 +433,9 @@ async fn accept_loop(l: TcpListener, ctx: Arc<Ctx>, tls: Option<tokio_rustls::Tl
         });
     }
 }
+
+/// The largest TLS record's plaintext: rustls's buffer must take one.
+const TLS_RECORD: usize = 16 * 1024;
 
 /// Sets an accepted TCP connection's options as the server's knobs say:
 /// no Nagle, the congestion control, TCP_NOTSENT_LOWAT. Best effort: a kernel
