@@ -11,6 +11,16 @@
 //! overruns them gets RST_STREAM or GOAWAY with FLOW_CONTROL_ERROR. The
 //! session has no timers (timeouts are the caller's), so it takes no `now`.
 //! One session for the browser model, the load users, `fetch_spdy3` and bench.
+//!
+//! Server push (SPDY/3 §3.3), for a caller that asks for it
+//! (`accept_pushes`; otherwise a server's SYN_STREAM is ignored, as
+//! before): a unidirectional SYN_STREAM on an even stream, associated to a
+//! request's stream still open, naming `:scheme`, `:host` and `:path`, is
+//! told as `PushEvent::Promised`; its `:status` (in the SYN_STREAM or a later
+//! HEADERS frame), body and end follow as `PushEvent`s, under the receive
+//! window of any stream. One without a valid associated stream is reset
+//! (INVALID_STREAM, as Chromium), one without its URL or not unidirectional
+//! too (PROTOCOL_ERROR); `cancel_push` resets one with CANCEL.
 
 use super::{rst, settings, Decoder, Encoder, Error, Frame, Headers, Limits, INITIAL_WINDOW};
 use crate::flow::{FlowError, RecvWindow, SendWindow};
@@ -49,6 +59,32 @@ pub enum Event<T> {
     },
 }
 
+/// What the session tells of a server's pushes (`accept_pushes`): each by
+/// the server's stream id. `T` is the tag of the request it is associated to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushEvent<T> {
+    /// A push on `assoc`'s stream: its SYN_STREAM's headers (`:scheme`,
+    /// `:host`, `:path` among them).
+    Promised {
+        assoc: T,
+        stream_id: u32,
+        headers: Headers,
+    },
+    /// Its response's status (0 if none came before its body) and headers.
+    Head {
+        stream_id: u32,
+        status: u16,
+        headers: Headers,
+    },
+    /// Body bytes (never empty).
+    Data { stream_id: u32, data: Vec<u8> },
+    /// It is complete.
+    Done(u32),
+    /// The server reset it (with this status), or it overran its window
+    /// (FLOW_CONTROL_ERROR, we reset it).
+    Reset { stream_id: u32, status: u32 },
+}
+
 /// Why a request failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamError {
@@ -64,6 +100,14 @@ pub enum StreamError {
     /// The server refused the stream this many times (REFUSED_STREAM), or
     /// allows no stream at all (MAX_CONCURRENT_STREAMS 0).
     Refused(u32),
+}
+
+/// The status code of a `:status` header (`200` or `200 OK`).
+fn status_of(headers: &Headers) -> Option<u16> {
+    headers
+        .iter()
+        .find(|(k, _)| k == ":status")
+        .and_then(|(_, v)| v.split(' ').next().and_then(|c| c.parse().ok()))
 }
 
 /// Why a session failed.
@@ -120,6 +164,13 @@ struct Queued<T> {
     body: Option<Vec<u8>>,
 }
 
+/// A pushed stream, once promised.
+struct Pushed {
+    window: RecvWindow,
+    /// Its status was told.
+    head: bool,
+}
+
 struct Stream<T> {
     req: T,
     priority: u8,
@@ -163,6 +214,10 @@ pub struct ClientSession<T> {
     next_seq: u64,
     going_away: bool,
     failed: Option<SessionError>,
+    /// Pushes are accepted (`accept_pushes`).
+    push: bool,
+    pushed: HashMap<u32, Pushed>,
+    push_events: VecDeque<PushEvent<T>>,
 }
 
 impl<T: Copy> ClientSession<T> {
@@ -212,6 +267,144 @@ impl<T: Copy> ClientSession<T> {
             next_seq: 0,
             going_away: false,
             failed: None,
+            push: false,
+            pushed: HashMap::new(),
+            push_events: VecDeque::new(),
+        }
+    }
+
+    /// A server's pushes are accepted and told (`poll_push_event`);
+    /// without, its SYN_STREAMs are ignored.
+    pub fn accept_pushes(mut self) -> Self {
+        self.push = true;
+        self
+    }
+
+    /// The next event of a push, if any.
+    pub fn poll_push_event(&mut self) -> Option<PushEvent<T>> {
+        self.push_events.pop_front()
+    }
+
+    /// Pushed streams open now.
+    pub fn pushed_streams(&self) -> usize {
+        self.pushed.len()
+    }
+
+    /// Cancels a push (RST_STREAM CANCEL), if it is still open.
+    pub fn cancel_push(&mut self, stream_id: u32) {
+        if self.failed.is_none() && self.pushed.remove(&stream_id).is_some() {
+            self.enc.encode(
+                &Frame::RstStream {
+                    stream_id,
+                    status: rst::CANCEL,
+                },
+                &mut self.out,
+            );
+        }
+    }
+
+    /// A server's SYN_STREAM (`accept_pushes`): a push, or reset.
+    fn syn_stream(
+        &mut self,
+        stream_id: u32,
+        associated_to: u32,
+        fin: bool,
+        unidirectional: bool,
+        headers: Headers,
+    ) {
+        let reset = |session: &mut Self, status| {
+            session
+                .enc
+                .encode(&Frame::RstStream { stream_id, status }, &mut session.out)
+        };
+        if stream_id == 0 || stream_id % 2 == 1 || self.pushed.contains_key(&stream_id) {
+            return reset(self, rst::PROTOCOL_ERROR);
+        }
+        let Some(assoc) = self.open.get(&associated_to).map(|s| s.req) else {
+            return reset(self, rst::INVALID_STREAM);
+        };
+        let has = |name: &str| headers.iter().any(|(k, v)| k == name && !v.is_empty());
+        if !unidirectional || !has(":scheme") || !has(":host") || !has(":path") {
+            return reset(self, rst::PROTOCOL_ERROR);
+        }
+        let status = status_of(&headers);
+        self.pushed.insert(
+            stream_id,
+            Pushed {
+                window: RecvWindow::new(self.window),
+                head: status.is_some(),
+            },
+        );
+        self.push_events.push_back(PushEvent::Promised {
+            assoc,
+            stream_id,
+            headers: headers.clone(),
+        });
+        if let Some(status) = status {
+            self.push_events.push_back(PushEvent::Head {
+                stream_id,
+                status,
+                headers,
+            });
+        }
+        if fin {
+            self.push_done(stream_id);
+        }
+    }
+
+    fn push_done(&mut self, stream_id: u32) {
+        if let Some(p) = self.pushed.remove(&stream_id) {
+            if !p.head {
+                self.push_events.push_back(PushEvent::Head {
+                    stream_id,
+                    status: 0,
+                    headers: Vec::new(),
+                });
+            }
+            self.push_events.push_back(PushEvent::Done(stream_id));
+        }
+    }
+
+    /// A pushed stream's DATA (the session's window already counted).
+    fn push_data(&mut self, stream_id: u32, fin: bool, data: Vec<u8>) {
+        let Some(p) = self.pushed.get_mut(&stream_id) else {
+            return;
+        };
+        match p.window.received(data.len()) {
+            Ok(Some(delta)) if !fin => self
+                .enc
+                .encode(&Frame::WindowUpdate { stream_id, delta }, &mut self.out),
+            Ok(_) => {}
+            Err(_) => {
+                self.pushed.remove(&stream_id);
+                self.enc.encode(
+                    &Frame::RstStream {
+                        stream_id,
+                        status: rst::FLOW_CONTROL_ERROR,
+                    },
+                    &mut self.out,
+                );
+                self.push_events.push_back(PushEvent::Reset {
+                    stream_id,
+                    status: rst::FLOW_CONTROL_ERROR,
+                });
+                return;
+            }
+        }
+        if !p.head {
+            p.head = true;
+            self.push_events.push_back(PushEvent::Head {
+                stream_id,
+                status: 0,
+                headers: Vec::new(),
+            });
+        }
+        if !data.is_empty() {
+            self.push_events
+                .push_back(PushEvent::Data { stream_id, data });
+        }
+        if fin {
+            self.push_done(stream_id);
         }
     }
 
@@ -388,6 +581,7 @@ impl<T: Copy> ClientSession<T> {
     /// Every request queued or open, which the caller fails when the
     /// connection ends under them; the session is left empty.
     pub fn abandon(&mut self) -> Vec<T> {
+        self.pushed.clear();
         let mut reqs: Vec<T> = self.open.drain().map(|(_, s)| s.req).collect();
         reqs.extend(self.queue.drain(..).map(|q| q.req));
         reqs
@@ -442,11 +636,7 @@ impl<T: Copy> ClientSession<T> {
                 let Some(s) = self.open.get(&stream_id) else {
                     return;
                 };
-                let status = headers
-                    .iter()
-                    .find(|(k, _)| k == ":status")
-                    .and_then(|(_, v)| v.split(' ').next().and_then(|c| c.parse().ok()))
-                    .unwrap_or(0);
+                let status = status_of(&headers).unwrap_or(0);
                 self.events.push_back(Event::Head {
                     req: s.req,
                     status,
@@ -471,6 +661,9 @@ impl<T: Copy> ClientSession<T> {
                     ),
                     Ok(None) => {}
                     Err(e) => return self.session_error(SessionError::Window(e)),
+                }
+                if self.pushed.contains_key(&stream_id) {
+                    return self.push_data(stream_id, fin, data);
                 }
                 let Some(s) = self.open.get_mut(&stream_id) else {
                     return;
@@ -500,12 +693,48 @@ impl<T: Copy> ClientSession<T> {
                     self.finish(stream_id);
                 }
             }
+            Frame::SynStream {
+                stream_id,
+                associated_to,
+                fin,
+                unidirectional,
+                headers,
+                ..
+            } if self.push => {
+                self.syn_stream(stream_id, associated_to, fin, unidirectional, headers)
+            }
+            // A pushed stream's response headers (its status), or its end.
+            Frame::Headers {
+                stream_id,
+                fin,
+                headers,
+            } if self.pushed.contains_key(&stream_id) => {
+                let status = status_of(&headers);
+                if let (Some(p), Some(status)) = (self.pushed.get_mut(&stream_id), status) {
+                    if !p.head {
+                        p.head = true;
+                        self.push_events.push_back(PushEvent::Head {
+                            stream_id,
+                            status,
+                            headers,
+                        });
+                    }
+                }
+                if fin {
+                    self.push_done(stream_id);
+                }
+            }
             // Trailing headers that end the stream.
             Frame::Headers {
                 stream_id,
                 fin: true,
                 ..
             } => self.finish(stream_id),
+            Frame::RstStream { stream_id, status } if self.pushed.contains_key(&stream_id) => {
+                self.pushed.remove(&stream_id);
+                self.push_events
+                    .push_back(PushEvent::Reset { stream_id, status });
+            }
             Frame::RstStream { stream_id, status } => {
                 let Some(s) = self.open.remove(&stream_id) else {
                     return;
@@ -1024,5 +1253,126 @@ mod tests {
         let mut c = ClientSession::<usize>::new(INITIAL_WINDOW);
         c.receive(&[0x80, 9, 0, 1, 0, 0, 0, 0]);
         assert!(matches!(c.failure(), Some(SessionError::Frame(_))));
+    }
+
+    fn push_syn(stream_id: u32, assoc: u32, path: &str, unidirectional: bool) -> Frame {
+        Frame::SynStream {
+            stream_id,
+            associated_to: assoc,
+            priority: 0,
+            fin: false,
+            unidirectional,
+            headers: vec![
+                (":scheme".into(), "https".into()),
+                (":host".into(), "a.test".into()),
+                (":path".into(), path.into()),
+            ],
+        }
+    }
+
+    fn pushes(c: &mut ClientSession<usize>) -> Vec<PushEvent<usize>> {
+        std::iter::from_fn(|| c.poll_push_event()).collect()
+    }
+
+    /// A push on an open request's stream: promised, its status from a
+    /// HEADERS frame, its body within the stream window, its end; then one
+    /// the client cancels gets RST_STREAM CANCEL and nothing more is told.
+    #[test]
+    fn a_push_is_told_from_its_syn_stream_to_its_end_and_can_be_cancelled() {
+        let mut c = ClientSession::<usize>::new(INITIAL_WINDOW).accept_pushes();
+        let mut s = Server::new();
+        c.request(7, 0, get("/"));
+        c.start();
+        s.frames(&mut c);
+        s.send(&mut c, &[reply(1, false), push_syn(2, 1, "/s.css", true)]);
+        s.send(
+            &mut c,
+            &[
+                Frame::Headers {
+                    stream_id: 2,
+                    fin: false,
+                    headers: vec![(":status".into(), "200".into())],
+                },
+                data(2, false, 40_000),
+                data(2, true, 100),
+            ],
+        );
+        let p = pushes(&mut c);
+        assert!(
+            matches!(&p[0], PushEvent::Promised { assoc: 7, stream_id: 2, headers } if headers[2].1 == "/s.css"),
+            "{p:?}"
+        );
+        assert!(matches!(
+            p[1],
+            PushEvent::Head {
+                stream_id: 2,
+                status: 200,
+                ..
+            }
+        ));
+        assert_eq!(p[4], PushEvent::Done(2));
+        assert_eq!(c.pushed_streams(), 0);
+        // The request's own stream is untouched.
+        assert!(matches!(
+            events(&mut c).last(),
+            Some(Event::Head { req: 7, .. })
+        ));
+        s.send(&mut c, &[push_syn(4, 1, "/x.js", true)]);
+        pushes(&mut c);
+        c.cancel_push(4);
+        assert_eq!(
+            s.frames(&mut c),
+            vec![Frame::RstStream {
+                stream_id: 4,
+                status: rst::CANCEL
+            }]
+        );
+        s.send(&mut c, &[data(4, true, 10)]);
+        assert!(pushes(&mut c).is_empty());
+    }
+
+    /// Bad pushes are reset: no open associated stream (INVALID_STREAM),
+    /// not unidirectional or an odd id (PROTOCOL_ERROR); without
+    /// `accept_pushes` a SYN_STREAM is ignored, as before.
+    #[test]
+    fn a_push_without_an_open_associated_stream_is_reset_and_off_it_is_ignored() {
+        let mut c = ClientSession::<usize>::new(INITIAL_WINDOW).accept_pushes();
+        let mut s = Server::new();
+        c.request(1, 0, get("/"));
+        c.start();
+        s.frames(&mut c);
+        s.send(
+            &mut c,
+            &[
+                push_syn(2, 9, "/a", true),
+                push_syn(4, 1, "/b", false),
+                push_syn(5, 1, "/c", true),
+            ],
+        );
+        assert!(pushes(&mut c).is_empty());
+        let statuses: Vec<(u32, u32)> = s
+            .frames(&mut c)
+            .into_iter()
+            .filter_map(|f| match f {
+                Frame::RstStream { stream_id, status } => Some((stream_id, status)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            statuses,
+            vec![
+                (2, rst::INVALID_STREAM),
+                (4, rst::PROTOCOL_ERROR),
+                (5, rst::PROTOCOL_ERROR)
+            ]
+        );
+        let mut off = ClientSession::<usize>::new(INITIAL_WINDOW);
+        let mut s = Server::new();
+        off.request(1, 0, get("/"));
+        off.start();
+        s.frames(&mut off);
+        s.send(&mut off, &[push_syn(2, 1, "/a", true), data(2, true, 5)]);
+        assert!(pushes(&mut off).is_empty());
+        assert!(s.frames(&mut off).is_empty());
     }
 }
