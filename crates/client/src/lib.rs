@@ -4,13 +4,15 @@
 //! (`page`); virtual users for load tests (`users`); the connections both use
 //! (`conn`); for imported pages, discovery from the import's tree (`replay`);
 //! Chrome's request priorities and their signals on the wire (`priority`);
-//! the HTTP/2 prioritization test driven by the model (`priority_test`).
+//! the HTTP/2 prioritization test driven by the model (`priority_test`);
+//! 103 Early Hints read as Chromium reads them (`hints`).
 
 #![forbid(unsafe_code)]
 
 pub mod conn;
 pub mod discover;
 pub mod headers;
+pub mod hints;
 pub mod page;
 pub mod paint;
 pub mod priority;
@@ -24,8 +26,8 @@ pub mod users;
 pub use conn::spdy3::{fetch as fetch_spdy3, FetchError, Fetched};
 pub use headers::{HeaderSet, RequestHeaders};
 pub use page::{
-    load_page, load_page_keeping_connections, Entry, Knobs, OpenConnections, PageConfig,
-    PageResult, Timings,
+    load_page, load_page_full, load_page_keeping_connections, Entry, HintsAndPushes, Knobs,
+    OpenConnections, PageConfig, PageResult, Timings,
 };
 pub use paint::{FilmFrame, Paint};
 pub use priority::{Priority, RequestPriority};

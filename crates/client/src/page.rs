@@ -15,19 +15,35 @@
 //! (`conn`) for its `Priority`: Blink's, from the renderer, or, without one,
 //! what its path suggests (`Priority::from_path`; the page's own document
 //! HIGHEST).
+//!
+//! 103 Early Hints, as Chromium (`crate::hints`): the document's first 103,
+//! over h2 and h3 only, starts its `rel=preload`s at once (at the priority
+//! of their `as`, outside Blink's scheduler: they take no tight-mode place)
+//! and opens its `rel=preconnect`s; the page naming the same URL later uses
+//! the request already made (matched by URL). Server push (h2, SPDY/3.1), as
+//! Chrome 2014–2021: a push for a host of the connection's address is kept
+//! unclaimed until the page asks for its URL, which then takes the push (the
+//! request never goes out; its bytes are handed over as they came); a push
+//! of a URL the page already requested (or has), of one pushed before, or
+//! for a host of another address is cancelled (RST_STREAM CANCEL). Pushes
+//! the page never asks for do not hold its end. What hints and pushes did is
+//! a [`HintsAndPushes`] ([`load_page_full`]); a load without either is the
+//! same, event for event, as before.
 
-use crate::conn::{self, client_tls_resuming, Event, RequestSender};
+use crate::conn::{self, client_tls_resuming, Event, PushId, RequestSender};
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
 use crate::headers::RequestHeaders;
+use crate::hints::{self, Hint};
 use crate::paint::{Paint, PaintModel};
 use crate::priority::Priority;
 use crate::render::{BrowserCost, Renderer};
 use crate::replay::{ReplayTree, Upload};
 use crate::schedule::{Action, Class, ConnId, Join, Policy, Pool, ReqId, Scheduler};
+use bytes::Bytes;
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -212,6 +228,64 @@ struct Req {
     referer: Option<String>,
     /// Its priority (set when discovered).
     priority: Option<Priority>,
+    /// Taken from a push (its index in `State::pushes`).
+    pushed: Option<usize>,
+}
+
+/// A pushed response, kept until the page asks for it.
+struct Push {
+    /// Its connection (the entry's, once claimed).
+    conn: ConnId,
+    head: Option<(Instant, u16, String)>,
+    chunks: Vec<Bytes>,
+    bytes: u64,
+    done: Option<Instant>,
+    failed: bool,
+    /// The request that took it, and the connection the scheduler gave it.
+    claimed: Option<(ReqId, ConnId)>,
+}
+
+/// What 103 Early Hints and server pushes did in one load (the model's;
+/// all empty for a load with neither). A HAR marks the entries of
+/// `pushed` as Chrome's did (`_was_pushed: 1`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HintsAndPushes {
+    /// The document's first 103 was acted on (h2 and h3 only).
+    pub early_hints: bool,
+    /// Requests its `rel=preload`s started: host and path, in order.
+    pub hinted: Vec<(String, String)>,
+    /// Hosts its `rel=preconnect`s named (a connection opened for each,
+    /// unless one it may share is up or opening).
+    pub preconnected: Vec<String>,
+    /// Pushes the server promised.
+    pub promised: usize,
+    /// Pushed responses the page used: host and path, in order.
+    pub pushed: Vec<(String, String)>,
+    /// Body bytes of every pushed response received, used or not.
+    pub pushed_bytes: u64,
+    /// Pushes cancelled (RST_STREAM CANCEL): the page had asked for the URL
+    /// already, it was pushed before, or its host is of another address.
+    pub cancelled: usize,
+    /// Pushes never used: not asked for by the page's end.
+    pub unclaimed: usize,
+    /// Body bytes of pushes cancelled or never used.
+    pub wasted_bytes: u64,
+}
+
+impl HintsAndPushes {
+    /// Whether `entry` was taken from a push (HAR `_was_pushed`).
+    pub fn was_pushed(&self, entry: &Entry) -> bool {
+        self.pushed
+            .iter()
+            .any(|(h, p)| *h == entry.host && *p == entry.path)
+    }
+
+    /// Whether `entry` was started by a 103's preload.
+    pub fn was_hinted(&self, entry: &Entry) -> bool {
+        self.hinted
+            .iter()
+            .any(|(h, p)| *h == entry.host && *p == entry.path)
+    }
 }
 
 struct Conn {
@@ -243,6 +317,13 @@ pub async fn load_page(cfg: &PageConfig) -> PageResult {
 /// must not include the close, and the next page must not share the link
 /// with this one's close_notify and FIN).
 pub async fn load_page_keeping_connections(cfg: &PageConfig) -> (PageResult, OpenConnections) {
+    let (result, _, connections) = load(cfg, None).await;
+    (result, connections)
+}
+
+/// Loads the page as [`load_page_keeping_connections`], also telling what
+/// 103 Early Hints and server pushes did.
+pub async fn load_page_full(cfg: &PageConfig) -> (PageResult, HintsAndPushes, OpenConnections) {
     load(cfg, None).await
 }
 
@@ -267,10 +348,14 @@ pub async fn load_scripted_keeping_connections(
     cfg: &PageConfig,
     script: Box<dyn Script>,
 ) -> (PageResult, OpenConnections) {
-    load(cfg, Some(script)).await
+    let (result, _, connections) = load(cfg, Some(script)).await;
+    (result, connections)
 }
 
-async fn load(cfg: &PageConfig, script: Option<Box<dyn Script>>) -> (PageResult, OpenConnections) {
+async fn load(
+    cfg: &PageConfig,
+    script: Option<Box<dyn Script>>,
+) -> (PageResult, HintsAndPushes, OpenConnections) {
     let start = Instant::now();
     let mut state = State::new(cfg, start);
     state.script = script;
@@ -281,7 +366,8 @@ async fn load(cfg: &PageConfig, script: Option<Box<dyn Script>>) -> (PageResult,
         Err(_) => Some(Error::Timeout(cfg.timeout).to_string()),
     };
     let tasks = std::mem::take(&mut state.tasks);
-    (state.result(error), OpenConnections { tasks })
+    let pushes = state.hints_and_pushes();
+    (state.result(error), pushes, OpenConnections { tasks })
 }
 
 /// A loaded page's connection tasks (and any request task still running).
@@ -326,6 +412,15 @@ struct State<'a> {
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// A scripted page's script (then nothing is discovered from bytes).
     script: Option<Box<dyn Script>>,
+    /// What hints and pushes did so far.
+    extras: HintsAndPushes,
+    /// The host each preconnected pool was opened for.
+    preconnects: HashMap<String, String>,
+    /// Pushes kept, by id and by URL; those cancelled.
+    pushes: Vec<Push>,
+    push_ids: HashMap<PushId, usize>,
+    push_urls: HashMap<(String, String), usize>,
+    cancelled: HashSet<PushId>,
 }
 
 impl<'a> State<'a> {
@@ -361,6 +456,232 @@ impl<'a> State<'a> {
             ),
             tasks: Vec::new(),
             script: None,
+            extras: HintsAndPushes::default(),
+            preconnects: HashMap::new(),
+            pushes: Vec::new(),
+            push_ids: HashMap::new(),
+            push_urls: HashMap::new(),
+            cancelled: HashSet::new(),
+        }
+    }
+
+    /// What hints and pushes did, the pushes never used counted.
+    fn hints_and_pushes(&self) -> HintsAndPushes {
+        let mut x = self.extras.clone();
+        for p in self.pushes.iter().filter(|p| p.claimed.is_none()) {
+            x.unclaimed += 1;
+            x.wasted_bytes += p.bytes;
+        }
+        x
+    }
+
+    /// The document's 103 (its first; h2 and h3 only, as Chromium): its
+    /// preloads requested now, outside Blink's scheduler, its preconnects
+    /// opened.
+    fn early_hints(&mut self, req: ReqId, links: &[String]) -> Result<(), Error> {
+        let over = matches!(
+            self.cfg.protocol,
+            Protocol::H2 | Protocol::H2c | Protocol::H3
+        );
+        if req != 0 || !over || self.extras.early_hints {
+            return Ok(());
+        }
+        self.extras.early_hints = true;
+        let referer = self.url_of(0);
+        for hint in hints::parse(&self.reqs[0].host, links) {
+            match hint {
+                Hint::Preload { found, priority } => {
+                    let key = (found.host.clone(), found.path.clone());
+                    if self.seen.contains_key(&key) || !self.cfg.resolve.contains_key(&found.host) {
+                        continue;
+                    }
+                    let id = self.reqs.len();
+                    self.seen.insert(key.clone(), id);
+                    let pool = self.pool_of(&found.host)?;
+                    self.reqs.push(Req {
+                        host: found.host,
+                        path: found.path,
+                        pool: pool.clone(),
+                        discovered: Some(Instant::now()),
+                        referer: Some(referer.clone()),
+                        priority: Some(priority),
+                        ..Default::default()
+                    });
+                    self.extras.hinted.push(key);
+                    self.sched.discovered(id, &pool);
+                }
+                Hint::Preconnect { host } => {
+                    if !self.cfg.resolve.contains_key(&host) {
+                        continue;
+                    }
+                    let pool = self.pool_of(&host)?;
+                    self.preconnects.entry(pool.clone()).or_insert(host.clone());
+                    self.extras.preconnected.push(host);
+                    self.sched.preconnect(&pool);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A push promised on `assoc`'s stream: kept until the page asks for
+    /// it, or cancelled (see the module doc).
+    fn promised(
+        &mut self,
+        assoc: ReqId,
+        push: PushId,
+        host: String,
+        path: String,
+        handle: conn::PushHandle,
+    ) {
+        self.extras.promised += 1;
+        let key = (host, path);
+        let addr = |h: &str| self.cfg.resolve.get(h).copied();
+        let same_address = self
+            .reqs
+            .get(assoc)
+            .is_some_and(|r| addr(&key.0).is_some() && addr(&key.0) == addr(&r.host));
+        let asked = self.seen.get(&key).is_some_and(|&id| {
+            let r = &self.reqs[id];
+            r.assigned.is_some() || r.done.is_some()
+        });
+        if !same_address || asked || self.push_urls.contains_key(&key) {
+            handle.cancel();
+            self.extras.cancelled += 1;
+            self.cancelled.insert(push);
+            return;
+        }
+        if let Some(task) = handle.keep() {
+            self.tasks.push(task);
+        }
+        let i = self.pushes.len();
+        self.pushes.push(Push {
+            conn: push.0,
+            head: None,
+            chunks: Vec::new(),
+            bytes: 0,
+            done: None,
+            failed: false,
+            claimed: None,
+        });
+        self.push_ids.insert(push, i);
+        self.push_urls.insert(key, i);
+    }
+
+    /// Request `req`, let go to connection `conn`, takes the push of its URL
+    /// if one is kept (and has not failed): what came of it so far is
+    /// handed over now, the rest as it comes. False: no push to take.
+    fn claim(&mut self, req: ReqId, conn: ConnId) -> Result<bool, Error> {
+        let r = &self.reqs[req];
+        if r.upload.is_some() {
+            return Ok(false);
+        }
+        let key = (r.host.clone(), r.path.clone());
+        let Some(&i) = self.push_urls.get(&key) else {
+            return Ok(false);
+        };
+        let p = &mut self.pushes[i];
+        if p.claimed.is_some() || p.failed {
+            return Ok(false);
+        }
+        p.claimed = Some((req, conn));
+        let now = Instant::now();
+        let r = &mut self.reqs[req];
+        r.assigned = Some(now);
+        r.sent = Some(now);
+        r.conn = Some(p.conn);
+        r.pushed = Some(i);
+        self.extras.pushed.push(key);
+        let head = p.head.take();
+        let chunks = std::mem::take(&mut p.chunks);
+        let done = p.done;
+        if let Some((at, status, content_type)) = head {
+            self.handle(Event::Head {
+                req,
+                at: at.max(now),
+                status,
+                content_type,
+            })?;
+        }
+        for data in chunks {
+            self.handle(Event::Data { req, data })?;
+        }
+        if let Some(at) = done {
+            self.handle(Event::Done {
+                req,
+                at: at.max(now),
+                conn,
+            })?;
+        }
+        Ok(true)
+    }
+
+    /// An event of a push: kept, or handed to the request that took it.
+    fn push_event(&mut self, push: PushId, ev: Event) -> Result<(), Error> {
+        let Some(&i) = self.push_ids.get(&push) else {
+            if let Event::PushData { data, .. } = &ev {
+                if self.cancelled.contains(&push) {
+                    self.extras.pushed_bytes += data.len() as u64;
+                    self.extras.wasted_bytes += data.len() as u64;
+                }
+            }
+            return Ok(());
+        };
+        let p = &mut self.pushes[i];
+        if let Event::PushData { data, .. } = &ev {
+            p.bytes += data.len() as u64;
+            self.extras.pushed_bytes += data.len() as u64;
+        }
+        match (p.claimed, ev) {
+            (
+                Some((req, _)),
+                Event::PushHead {
+                    at,
+                    status,
+                    content_type,
+                    ..
+                },
+            ) => self.handle(Event::Head {
+                req,
+                at,
+                status,
+                content_type,
+            }),
+            (Some((req, _)), Event::PushData { data, .. }) => {
+                self.handle(Event::Data { req, data })
+            }
+            (Some((req, conn)), Event::PushDone { at, .. }) => {
+                self.handle(Event::Done { req, at, conn })
+            }
+            (Some((req, _)), Event::PushFailed { error, .. }) => {
+                self.handle(Event::Failed { req, error })
+            }
+            (
+                None,
+                Event::PushHead {
+                    at,
+                    status,
+                    content_type,
+                    ..
+                },
+            ) => {
+                p.head = Some((at, status, content_type));
+                Ok(())
+            }
+            (None, Event::PushData { data, .. }) => {
+                p.chunks.push(data);
+                Ok(())
+            }
+            (None, Event::PushDone { at, .. }) => {
+                p.done = Some(at);
+                Ok(())
+            }
+            (None, Event::PushFailed { .. }) => {
+                // The page's request, if it comes, goes to the network.
+                p.failed = true;
+                Ok(())
+            }
+            _ => Ok(()),
         }
     }
 
@@ -534,6 +855,7 @@ impl<'a> State<'a> {
                         .iter()
                         .find(|r| r.conn.is_none() && r.pool == pool)
                         .map(|r| r.host.clone())
+                        .or_else(|| self.preconnects.get(&pool).cloned())
                         .unwrap_or(pool.clone());
                     let addr = self
                         .cfg
@@ -570,6 +892,9 @@ impl<'a> State<'a> {
                     self.tasks.push(task);
                 }
                 Action::Send { conn, req } => {
+                    if !self.pushes.is_empty() && self.claim(req, conn)? {
+                        continue;
+                    }
                     let now = Instant::now();
                     let r = &mut self.reqs[req];
                     r.assigned = Some(now);
@@ -659,6 +984,28 @@ impl<'a> State<'a> {
                 return Err(Error::Connection { conn, error });
             }
             Event::Sent { req, at } => self.reqs[req].sent = Some(at),
+            Event::EarlyHints { req, links, .. } => return self.early_hints(req, &links),
+            Event::Promised {
+                assoc,
+                push,
+                host,
+                path,
+                handle,
+                ..
+            } => self.promised(assoc, push, host, path, handle),
+            ev @ (Event::PushHead { .. }
+            | Event::PushData { .. }
+            | Event::PushDone { .. }
+            | Event::PushFailed { .. }) => {
+                let push = match &ev {
+                    Event::PushHead { push, .. }
+                    | Event::PushData { push, .. }
+                    | Event::PushDone { push, .. }
+                    | Event::PushFailed { push, .. } => *push,
+                    _ => return Ok(()),
+                };
+                return self.push_event(push, ev);
+            }
             Event::Head {
                 req,
                 at,

@@ -338,6 +338,35 @@ impl Scheduler {
         self.plan();
     }
 
+    /// Opens a connection for `pool` now, with no request for it yet, unless
+    /// one is open or opening (a 103's `rel=preconnect`: Chromium's
+    /// PreconnectManager); requests found later take it as any other.
+    pub fn preconnect(&mut self, pool: &str) {
+        if self.conns.iter().any(|c| c.pool == pool && !c.closed) {
+            return;
+        }
+        let limit = match self.policy {
+            Policy::PerHost { depth, .. } => depth.max(1),
+            Policy::Multiplexed => usize::MAX,
+        };
+        let id = self.conns.len();
+        self.conns.push(Conn {
+            id,
+            pool: pool.to_string(),
+            share: None,
+            ready: false,
+            closed: false,
+            in_flight: 0,
+            limit,
+            alone: None,
+            draining: false,
+        });
+        self.actions.push_back(Action::Open {
+            conn: id,
+            pool: pool.to_string(),
+        });
+    }
+
     pub fn poll_action(&mut self) -> Option<Action> {
         self.actions.pop_front()
     }
@@ -460,6 +489,31 @@ mod tests {
 
     fn drain(s: &mut Scheduler) -> Vec<Action> {
         std::iter::from_fn(|| s.poll_action()).collect()
+    }
+
+    /// A preconnect opens one connection for its pool at once (none if one
+    /// is up or opening); the requests found later go on it.
+    #[test]
+    fn a_preconnected_connection_takes_the_requests_found_later() {
+        let mut s = Scheduler::new(Policy::Multiplexed);
+        s.preconnect("img.test");
+        s.preconnect("img.test");
+        assert_eq!(
+            drain(&mut s),
+            vec![Action::Open {
+                conn: 0,
+                pool: "img.test".into()
+            }]
+        );
+        s.connected(0, Some(100));
+        s.discovered(0, "img.test");
+        assert_eq!(drain(&mut s), vec![Action::Send { conn: 0, req: 0 }]);
+        let mut h1 = Scheduler::new(Policy::PerHost { conns: 6, depth: 1 });
+        h1.preconnect("a.test");
+        h1.discovered(0, "a.test");
+        h1.discovered(1, "a.test");
+        // The preconnect is opening: one more for the second request.
+        assert_eq!(drain(&mut h1).len(), 2);
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! with proto's decoder (Content-Length or chunked). A response that announces
 //! `Connection: close` ends the connection gracefully (`Event::Closed` before
 //! its `Done`); requests still in flight then, or sent later, fail as closed.
+//! An interim 1xx response (a 103 Early Hints) is skipped: Chromium acts on
+//! Early Hints over h2 and h3 only.
 
 use super::{Error, Event, Io};
 use crate::replay::Upload;
@@ -97,6 +99,9 @@ pub async fn connection(
         // Requests written, oldest first; whether the oldest's head is in.
         let mut waiting: VecDeque<ReqId> = VecDeque::new();
         let mut head_seen = false;
+        // An interim (1xx) response is being read: skipped, as Chromium
+        // skips a 103 over HTTP/1.1 (it acts on Early Hints on h2 and h3 only).
+        let mut interim = false;
         let fail_all = |waiting: &mut VecDeque<ReqId>,
                         order_rx: &mut mpsc::UnboundedReceiver<ReqId>,
                         first: Error| {
@@ -142,6 +147,10 @@ pub async fn connection(
                     return;
                 };
                 match part {
+                    Part::Head { status, .. } if (100..200).contains(&status) && status != 101 => {
+                        interim = true;
+                    }
+                    Part::End(_) if interim => interim = false,
                     Part::Head { status, headers } => {
                         head_seen = true;
                         let content_type = header(headers, "content-type")
@@ -274,6 +283,18 @@ mod tests {
             names(&events),
             ["head 0 200", "data 0 5", "closed 7", "done 0 on 7"]
         );
+    }
+
+    /// A 103 over HTTP/1.1 is skipped (Chromium acts on Early Hints over h2
+    /// and h3 only): the response after it is the request's.
+    #[tokio::test]
+    async fn an_early_hints_response_over_http1_is_skipped() {
+        let events = run(
+            1,
+            b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload; as=style\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        )
+        .await;
+        assert_eq!(names(&events), ["head 0 200", "data 0 2", "done 0 on 7"]);
     }
 
     #[tokio::test]

@@ -10,11 +10,14 @@
 //! (current Chromium sends both on every HTTP/2 request).
 
 use super::h2_priority::{PriorityIo, Signals};
-use super::{Error, Event, Io};
+use super::{Error, Event, Io, PushHandle, PushId};
 use crate::priority::Priority;
 use crate::schedule::{ConnId, ReqId};
 use bytes::Bytes;
 use proto::{Protocol, MAX_REFUSED_RETRIES};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Instant;
 use tokio::sync::mpsc;
 
@@ -109,6 +112,8 @@ pub async fn request(
     let mut refusals = 0;
     // The stream in the dependency chain (each refused one leaves it).
     let mut open: Option<OpenStream>;
+    // The promises the server makes on the stream (h2 pushes).
+    let mut pushes: Option<h2::client::PushPromises>;
     let response = loop {
         let request = match build() {
             Ok(r) => r,
@@ -124,7 +129,7 @@ pub async fn request(
             .as_ref()
             .map(|u| u.body.clone())
             .filter(|b| !b.is_empty());
-        let response = match send.send_request(request, body.is_none()) {
+        let mut response = match send.send_request(request, body.is_none()) {
             Ok((response, mut stream)) => {
                 // Registered before any await: the writer may be waiting for it.
                 let id = u32::from(response.stream_id());
@@ -146,7 +151,21 @@ pub async fn request(
             req,
             at: Instant::now(),
         });
-        match response.await {
+        pushes = Some(response.push_promises());
+        let mut informational = true;
+        // The response, telling the 103s and the promises before it.
+        let got = loop {
+            let step = std::future::poll_fn(|cx| {
+                poll_head(cx, &mut response, &mut informational, &mut pushes)
+            })
+            .await;
+            match step {
+                Step::Info(r) => early_hints(req, &r, &events),
+                Step::Promise(p) => promised(p, req, conn, &events),
+                Step::Response(r) => break r,
+            }
+        };
+        match got {
             Ok(r) => break r,
             // The server refused the stream before processing it (its limit
             // arrived after the request left, or it still counted a stream
@@ -157,14 +176,26 @@ pub async fn request(
     };
     let _ = events.send(Event::head(req, &response));
     let mut body = response.into_body();
-    while let Some(chunk) = body.data().await {
-        match chunk {
-            Ok(data) => {
+    loop {
+        let step = std::future::poll_fn(|cx| poll_body(cx, &mut body, &mut pushes)).await;
+        match step {
+            BodyStep::Promise(p) => promised(*p, req, conn, &events),
+            BodyStep::Data(data) => {
                 let _ = body.flow_control().release_capacity(data.len());
                 let _ = events.send(Event::Data { req, data });
             }
-            Err(e) => return fail(h2("body")(e)),
+            BodyStep::End => break,
+            BodyStep::Failed(e) => return fail(h2("body")(e)),
         }
+    }
+    // Promises the server made before its END_STREAM are all in by now.
+    while let Some(p) = pushes.as_mut().and_then(|p| {
+        match p.poll_push_promise(&mut std::task::Context::from_waker(std::task::Waker::noop())) {
+            std::task::Poll::Ready(Some(Ok(p))) => Some(p),
+            _ => None,
+        }
+    }) {
+        promised(p, req, conn, &events);
     }
     // The stream is closed (as Chromium's once END_STREAM is read) before
     // the owner hears of it and makes its next requests.
@@ -173,5 +204,179 @@ pub async fn request(
         req,
         at: Instant::now(),
         conn,
+    });
+}
+
+/// What came on a stream before its response.
+enum Step {
+    /// An informational (1xx) response.
+    Info(http::Response<()>),
+    Promise(h2::client::PushPromise),
+    Response(Result<http::Response<h2::RecvStream>, h2::Error>),
+}
+
+/// Polls the 1xx responses first (the `h2` crate's response future drops
+/// those not taken before it), then the promises, then the response.
+fn poll_head(
+    cx: &mut Context<'_>,
+    response: &mut h2::client::ResponseFuture,
+    informational: &mut bool,
+    pushes: &mut Option<h2::client::PushPromises>,
+) -> Poll<Step> {
+    if *informational {
+        match response.poll_informational(cx) {
+            Poll::Ready(Some(Ok(r))) => return Poll::Ready(Step::Info(r)),
+            Poll::Ready(_) => *informational = false,
+            Poll::Pending => {}
+        }
+    }
+    if let Some(p) = poll_promise(cx, pushes) {
+        return Poll::Ready(Step::Promise(p));
+    }
+    Pin::new(response).poll(cx).map(Step::Response)
+}
+
+/// What came on a stream after its response's head.
+enum BodyStep {
+    Promise(Box<h2::client::PushPromise>),
+    Data(Bytes),
+    End,
+    Failed(h2::Error),
+}
+
+fn poll_body(
+    cx: &mut Context<'_>,
+    body: &mut h2::RecvStream,
+    pushes: &mut Option<h2::client::PushPromises>,
+) -> Poll<BodyStep> {
+    if let Some(p) = poll_promise(cx, pushes) {
+        return Poll::Ready(BodyStep::Promise(Box::new(p)));
+    }
+    body.poll_data(cx).map(|d| match d {
+        Some(Ok(data)) => BodyStep::Data(data),
+        Some(Err(e)) => BodyStep::Failed(e),
+        None => BodyStep::End,
+    })
+}
+
+/// The next promise, if one is in; none are polled once they ended.
+fn poll_promise(
+    cx: &mut Context<'_>,
+    pushes: &mut Option<h2::client::PushPromises>,
+) -> Option<h2::client::PushPromise> {
+    let p = pushes.as_mut()?;
+    match p.poll_push_promise(cx) {
+        Poll::Ready(Some(Ok(p))) => Some(p),
+        Poll::Ready(_) => {
+            *pushes = None;
+            None
+        }
+        Poll::Pending => None,
+    }
+}
+
+/// A 103 before `req`'s response: its `Link` values, told to the owner
+/// (another 1xx is not).
+fn early_hints(req: ReqId, r: &http::Response<()>, events: &mpsc::UnboundedSender<Event>) {
+    if r.status().as_u16() != 103 {
+        return;
+    }
+    let links = r
+        .headers()
+        .get_all("link")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(str::to_string)
+        .collect();
+    let _ = events.send(Event::EarlyHints {
+        req,
+        at: Instant::now(),
+        links,
+    });
+}
+
+/// A promise on `assoc`'s stream: its response read by a task of its own,
+/// the owner told with the handle that cancels it.
+fn promised(
+    p: h2::client::PushPromise,
+    assoc: ReqId,
+    conn: ConnId,
+    events: &mpsc::UnboundedSender<Event>,
+) {
+    let (request, response) = p.into_parts();
+    let push = (conn, u32::from(response.stream_id()));
+    let uri = request.uri();
+    let host = uri
+        .host()
+        .map(str::to_ascii_lowercase)
+        .or_else(|| {
+            request
+                .headers()
+                .get("host")
+                .and_then(|h| h.to_str().ok())
+                .map(|h| h.split(':').next().unwrap_or(h).to_ascii_lowercase())
+        })
+        .unwrap_or_default();
+    let path = uri
+        .path_and_query()
+        .map_or("/".to_string(), |p| p.as_str().to_string());
+    let task = tokio::spawn(pushed(push, response, events.clone()));
+    let _ = events.send(Event::Promised {
+        assoc,
+        push,
+        host,
+        path,
+        at: Instant::now(),
+        handle: PushHandle::h2(task),
+    });
+}
+
+/// Reads a pushed response (its capacity given back as it comes).
+async fn pushed(
+    push: PushId,
+    response: h2::client::PushedResponseFuture,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let fail = |source| {
+        let _ = events.send(Event::PushFailed {
+            push,
+            error: Error::H2 {
+                step: "push",
+                source,
+            },
+        });
+    };
+    let response = match response.await {
+        Ok(r) => r,
+        Err(e) => return fail(e),
+    };
+    let Event::Head {
+        at,
+        status,
+        content_type,
+        ..
+    } = Event::head(0, &response)
+    else {
+        return;
+    };
+    let _ = events.send(Event::PushHead {
+        push,
+        at,
+        status,
+        content_type,
+    });
+    let mut body = response.into_body();
+    while let Some(chunk) = body.data().await {
+        match chunk {
+            Ok(data) => {
+                let _ = body.flow_control().release_capacity(data.len());
+                let _ = events.send(Event::PushData { push, data });
+            }
+            Err(e) => return fail(e),
+        }
+    }
+    let _ = events.send(Event::PushDone {
+        push,
+        at: Instant::now(),
     });
 }

@@ -13,6 +13,11 @@
 //! the resource ([`request_prioritized`]); [`request`] guesses it from the
 //! path (`Priority::from_path`). Chromium sends no PRIORITY_UPDATE unless a
 //! priority changes, which the model's never do.
+//!
+//! A 103 Early Hints before a response is told (`Event::EarlyHints`): the h3
+//! crate (0.0.8) hands every HEADERS frame to `recv_response`, so the
+//! request reads on past 1xx ones. No server push over h3 (the h3 crate's
+//! client has none, and Chromium never accepted it).
 
 use super::{Error, Event};
 use crate::priority::Priority;
@@ -186,9 +191,28 @@ pub async fn request_prioritized(
         req,
         at: Instant::now(),
     });
-    let response = match stream.recv_response().await {
-        Ok(r) => r,
-        Err(e) => return fail(h3("h3 response")(e)),
+    // The h3 crate returns each HEADERS frame as a response: a 103 (Early
+    // Hints) is told, any 1xx skipped, until the final one.
+    let response = loop {
+        match stream.recv_response().await {
+            Ok(r) if r.status().is_informational() => {
+                if r.status().as_u16() == 103 {
+                    let _ = events.send(Event::EarlyHints {
+                        req,
+                        at: Instant::now(),
+                        links: r
+                            .headers()
+                            .get_all("link")
+                            .iter()
+                            .filter_map(|v| v.to_str().ok())
+                            .map(str::to_string)
+                            .collect(),
+                    });
+                }
+            }
+            Ok(r) => break r,
+            Err(e) => return fail(h3("h3 response")(e)),
+        }
     };
     let _ = events.send(Event::head(req, &response));
     loop {

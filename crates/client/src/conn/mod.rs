@@ -6,7 +6,10 @@
 //! whose variant says what kind of failure it is (callers classify by variant,
 //! never by message text). Requests on h2, SPDY and h3 carry Chrome's
 //! priority signals for their `crate::priority::Priority` (`h2_priority`
-//! writes HTTP/2's into the `h2` crate's HEADERS frames).
+//! writes HTTP/2's into the `h2` crate's HEADERS frames). A 103 Early Hints
+//! before a response is told (`Event::EarlyHints`, h2 and h3); a server
+//! push (h2, SPDY/3.1) is told as `Event::Promised` and its response as
+//! `Push*` events, until the owner cancels it by its `PushHandle`.
 
 pub mod h1;
 pub mod h2;
@@ -145,6 +148,107 @@ pub enum Event {
     Closed {
         conn: ConnId,
     },
+    /// An informational 103 (Early Hints) before `req`'s response (h2, h3):
+    /// its `Link` header values.
+    EarlyHints {
+        req: ReqId,
+        at: Instant,
+        links: Vec<String>,
+    },
+    /// The server promised a push (h2 PUSH_PROMISE, SPDY/3.1 SYN_STREAM with
+    /// an associated stream) on `assoc`'s stream: the pushed request's host
+    /// and path. Its response comes as `PushHead`, `PushData`, `PushDone` (or
+    /// `PushFailed`) under `push`, until the owner cancels it by `handle`
+    /// (dropping the handle cancels it too: RST_STREAM CANCEL).
+    Promised {
+        assoc: ReqId,
+        push: PushId,
+        host: String,
+        path: String,
+        at: Instant,
+        handle: PushHandle,
+    },
+    PushHead {
+        push: PushId,
+        at: Instant,
+        status: u16,
+        content_type: String,
+    },
+    PushData {
+        push: PushId,
+        data: Bytes,
+    },
+    PushDone {
+        push: PushId,
+        at: Instant,
+    },
+    PushFailed {
+        push: PushId,
+        error: Error,
+    },
+}
+
+/// A pushed stream: its connection and the server's (even) stream id.
+pub type PushId = (ConnId, u32);
+
+/// What cancels a pushed stream, or keeps it: `keep` lets it run; dropped
+/// without `keep`, it is cancelled (h2: the task reading it aborted, which
+/// drops the `h2` crate's stream and sends RST_STREAM CANCEL; SPDY/3.1: the
+/// session told to send RST_STREAM CANCEL).
+pub struct PushHandle {
+    inner: Option<PushInner>,
+}
+
+enum PushInner {
+    H2(tokio::task::JoinHandle<()>),
+    Spdy3 {
+        stream_id: u32,
+        cancel: mpsc::UnboundedSender<u32>,
+    },
+}
+
+impl PushHandle {
+    pub(crate) fn h2(task: tokio::task::JoinHandle<()>) -> PushHandle {
+        PushHandle {
+            inner: Some(PushInner::H2(task)),
+        }
+    }
+
+    pub(crate) fn spdy3(stream_id: u32, cancel: mpsc::UnboundedSender<u32>) -> PushHandle {
+        PushHandle {
+            inner: Some(PushInner::Spdy3 { stream_id, cancel }),
+        }
+    }
+
+    /// Cancels the push now.
+    pub fn cancel(mut self) {
+        self.cancel_now();
+    }
+
+    /// Lets the push run on; the task reading it (h2), to be closed with
+    /// the page's connections.
+    pub fn keep(mut self) -> Option<tokio::task::JoinHandle<()>> {
+        match self.inner.take() {
+            Some(PushInner::H2(task)) => Some(task),
+            _ => None,
+        }
+    }
+
+    fn cancel_now(&mut self) {
+        match self.inner.take() {
+            Some(PushInner::H2(task)) => task.abort(),
+            Some(PushInner::Spdy3 { stream_id, cancel }) => {
+                let _ = cancel.send(stream_id);
+            }
+            None => {}
+        }
+    }
+}
+
+impl Drop for PushHandle {
+    fn drop(&mut self) {
+        self.cancel_now();
+    }
 }
 
 impl Event {

@@ -7,12 +7,17 @@
 //! are Chrome's 10 MiB in page loads, or what `fetch_spdy3` asks for. A
 //! request with a body (an imported page's POST) goes as a SYN_STREAM
 //! without FIN, then DATA frames, the last with FIN.
+//!
+//! Server push: the session accepts pushes (`ClientSession::accept_pushes`)
+//! and each is told as `Event::Promised` with a handle that cancels it
+//! (RST_STREAM CANCEL, sent by this connection's task), its response as
+//! `Push*` events. A server that never pushes sees no difference.
 
-use super::{client_tls, dial, Error, Event, Io};
+use super::{client_tls, dial, Error, Event, Io, PushHandle};
 use crate::priority::Priority;
 use crate::replay::Upload;
 use crate::schedule::{ConnId, ReqId};
-use proto::spdy3::client::Event as SessionEvent;
+use proto::spdy3::client::{Event as SessionEvent, PushEvent};
 use proto::spdy3::{ClientSession, Headers};
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
@@ -65,6 +70,7 @@ fn forward(
     conn: ConnId,
     session: &mut ClientSession<ReqId>,
     events: &mpsc::UnboundedSender<Event>,
+    cancel: &mpsc::UnboundedSender<u32>,
 ) {
     while let Some(e) = session.poll_event() {
         let ev = match e {
@@ -103,6 +109,59 @@ fn forward(
         };
         let _ = events.send(ev);
     }
+    while let Some(e) = session.poll_push_event() {
+        let ev = match e {
+            PushEvent::Promised {
+                assoc,
+                stream_id,
+                headers,
+            } => {
+                let get = |name: &str| {
+                    headers
+                        .iter()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default()
+                };
+                let host = get(":host");
+                Event::Promised {
+                    assoc,
+                    push: (conn, stream_id),
+                    host: host.split(':').next().unwrap_or("").to_ascii_lowercase(),
+                    path: get(":path"),
+                    at: Instant::now(),
+                    handle: PushHandle::spdy3(stream_id, cancel.clone()),
+                }
+            }
+            PushEvent::Head {
+                stream_id,
+                status,
+                headers,
+            } => Event::PushHead {
+                push: (conn, stream_id),
+                at: Instant::now(),
+                status,
+                content_type: headers
+                    .into_iter()
+                    .find(|(k, _)| k == "content-type")
+                    .map(|(_, v)| v)
+                    .unwrap_or_default(),
+            },
+            PushEvent::Data { stream_id, data } => Event::PushData {
+                push: (conn, stream_id),
+                data: data.into(),
+            },
+            PushEvent::Done(stream_id) => Event::PushDone {
+                push: (conn, stream_id),
+                at: Instant::now(),
+            },
+            PushEvent::Reset { stream_id, status } => Event::PushFailed {
+                push: (conn, stream_id),
+                error: Error::Spdy(proto::spdy3::client::StreamError::Reset(status)),
+            },
+        };
+        let _ = events.send(ev);
+    }
 }
 
 /// Runs one session until the jobs end and every stream is done; `window` is
@@ -115,7 +174,9 @@ pub async fn connection(
     window: u32,
 ) {
     let (mut rd, mut wr) = tokio::io::split(io);
-    let mut session = ClientSession::<ReqId>::new(window);
+    let mut session = ClientSession::<ReqId>::new(window).accept_pushes();
+    // Pushes the owner cancels, by stream id.
+    let (cancel_tx, mut cancel_rx) = mpsc::unbounded_channel::<u32>();
     let mut buf = vec![0u8; 64 * 1024];
     let mut jobs_open = true;
     let fail_all = |session: &mut ClientSession<ReqId>, error: &dyn Fn() -> Error| {
@@ -129,7 +190,7 @@ pub async fn connection(
     loop {
         // Start what the server's limit allows, highest priority first.
         session.start();
-        forward(conn, &mut session, &events);
+        forward(conn, &mut session, &events, &cancel_tx);
         let out = session.output();
         if !out.is_empty() {
             // TLS holds what the socket did not take yet until flushed.
@@ -154,6 +215,7 @@ pub async fn connection(
             // Take every request discovered so far before reading on, so
             // that a free stream goes to the highest priority waiting.
             biased;
+            Some(id) = cancel_rx.recv() => session.cancel_push(id),
             job = jobs.recv(), if jobs_open => match job {
                 Some(j) => {
                     let priority = j.priority.spdy3();
