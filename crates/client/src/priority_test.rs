@@ -26,9 +26,8 @@
 //! a document fetches to Blink's Medium; the model gives the test's images
 //! the priorities the test means them to have.)
 //!
-//! The URL scheme lives here, in one place: the built-in site's test page
-//! and the lab's scoring take it from these constants (the site crate,
-//! which cannot depend on this one, copies them). [`Sequence`], the
+//! The URL scheme is the site's (`site::priorities::Tag`), one place for the
+//! test page Chromium runs, this sequence and the lab's scoring. [`Sequence`], the
 //! sequencing rule, is sans-I/O; [`run`] drives it through the page loader
 //! (`page::load_scripted_keeping_connections`), so the connections,
 //! scheduling and timings are the page loader's own.
@@ -38,79 +37,20 @@ use crate::page::{self, OpenConnections, PageConfig, PageResult, Script};
 use crate::priority::Priority;
 use std::collections::VecDeque;
 
-/// The test image's path; each request adds a query naming its role.
-pub const IMAGE_PATH: &str = "/priorities/image.png";
-/// The query key of the reference requests (`?ref=1`, `?ref=2`).
-pub const REFERENCE_KEY: &str = "ref";
-/// The query key of the low-priority requests (`?low=1` … `?low=30`).
-pub const LOW_KEY: &str = "low";
-/// The query key of the high-priority requests (`?high=1`, `?high=2`).
-pub const HIGH_KEY: &str = "high";
-/// Reference requests, one at a time.
-pub const REFERENCES: u32 = 2;
-/// Low-priority requests, all at once.
-pub const LOWS: u32 = 30;
-/// High-priority requests, one after the other.
-pub const HIGHS: u32 = 2;
-/// Low-priority responses complete before the first high-priority request.
-pub const LOWS_BEFORE_HIGH: u32 = 2;
+/// The test's URLs and counts are the site's (`site::priorities`: the page
+/// Chromium runs asks for the same fetches).
+pub use site::priorities::{Tag, FILL, HIGHS, IMAGE_PATH, LOWS, REFS};
 
 /// The references' and the lows' priority: off-screen images.
 pub const LOW_PRIORITY: Priority = Priority::IMAGE;
 /// The highs' priority: images in the viewport.
 pub const HIGH_PRIORITY: Priority = Priority::VISIBLE_IMAGE;
 
-/// A request's role in the test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// `?ref=n`
-    Reference(u32),
-    /// `?low=n`
-    Low(u32),
-    /// `?high=n`
-    High(u32),
-}
-
-impl Role {
-    /// Its query key and number.
-    fn parts(self) -> (&'static str, u32) {
-        match self {
-            Role::Reference(n) => (REFERENCE_KEY, n),
-            Role::Low(n) => (LOW_KEY, n),
-            Role::High(n) => (HIGH_KEY, n),
-        }
-    }
-
-    /// Its path: `/priorities/image.png?low=7`.
-    pub fn path(self) -> String {
-        let (key, n) = self.parts();
-        format!("{IMAGE_PATH}?{key}={n}")
-    }
-
-    /// The role a path names, if it is one of the test's (numbers from 1 to
-    /// their count; anything else, e.g. a second query key, is not).
-    pub fn of_path(path: &str) -> Option<Role> {
-        let query = path.strip_prefix(IMAGE_PATH)?.strip_prefix('?')?;
-        let (key, n) = query.split_once('=')?;
-        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) || n.len() > 3 {
-            return None;
-        }
-        let n: u32 = n.parse().ok()?;
-        let (role, count) = match key {
-            REFERENCE_KEY => (Role::Reference(n), REFERENCES),
-            LOW_KEY => (Role::Low(n), LOWS),
-            HIGH_KEY => (Role::High(n), HIGHS),
-            _ => return None,
-        };
-        (1..=count).contains(&n).then_some(role)
-    }
-
-    /// The priority the test gives it.
-    pub fn priority(self) -> Priority {
-        match self {
-            Role::High(_) => HIGH_PRIORITY,
-            Role::Reference(_) | Role::Low(_) => LOW_PRIORITY,
-        }
+/// The priority the test gives a fetch.
+pub fn priority(tag: Tag) -> Priority {
+    match tag {
+        Tag::High(_) => HIGH_PRIORITY,
+        Tag::Ref(_) | Tag::Low(_) => LOW_PRIORITY,
     }
 }
 
@@ -122,11 +62,11 @@ pub struct Sequence {
     host: String,
     document: String,
     /// Released and not yet taken by `next`.
-    queue: VecDeque<Role>,
-    /// Roles released so far.
-    released: Vec<Role>,
-    /// Roles completed so far.
-    completed: Vec<Role>,
+    queue: VecDeque<Tag>,
+    /// Fetches released so far.
+    released: Vec<Tag>,
+    /// Fetches completed so far.
+    completed: Vec<Tag>,
     document_done: bool,
 }
 
@@ -143,7 +83,7 @@ impl Sequence {
         }
     }
 
-    fn release(&mut self, role: Role) {
+    fn release(&mut self, role: Tag) {
         if !self.released.contains(&role) {
             self.released.push(role);
             self.queue.push_back(role);
@@ -158,11 +98,11 @@ impl Sequence {
         if path == self.document {
             if !self.document_done {
                 self.document_done = true;
-                self.release(Role::Reference(1));
+                self.release(Tag::Ref(1));
             }
             return;
         }
-        let Some(role) = Role::of_path(path) else {
+        let Some(role) = Tag::of_path(path) else {
             return;
         };
         if self.completed.contains(&role) || !self.released.contains(&role) {
@@ -170,35 +110,35 @@ impl Sequence {
         }
         self.completed.push(role);
         match role {
-            Role::Reference(n) if n < REFERENCES => self.release(Role::Reference(n + 1)),
-            Role::Reference(_) => {
+            Tag::Ref(n) if n < REFS => self.release(Tag::Ref(n + 1)),
+            Tag::Ref(_) => {
                 for n in 1..=LOWS {
-                    self.release(Role::Low(n));
+                    self.release(Tag::Low(n));
                 }
             }
-            Role::Low(_) => {
+            Tag::Low(_) => {
                 let lows = self
                     .completed
                     .iter()
-                    .filter(|r| matches!(r, Role::Low(_)))
+                    .filter(|r| matches!(r, Tag::Low(_)))
                     .count();
-                if lows as u32 >= LOWS_BEFORE_HIGH {
-                    self.release(Role::High(1));
+                if lows as u32 >= FILL {
+                    self.release(Tag::High(1));
                 }
             }
-            Role::High(n) if n < HIGHS => self.release(Role::High(n + 1)),
-            Role::High(_) => {}
+            Tag::High(n) if n < HIGHS => self.release(Tag::High(n + 1)),
+            Tag::High(_) => {}
         }
     }
 
     /// The next request released and not yet taken.
-    pub fn next_role(&mut self) -> Option<Role> {
+    pub fn next_role(&mut self) -> Option<Tag> {
         self.queue.pop_front()
     }
 
     /// Every request released and taken (the last high included).
     pub fn all_released(&self) -> bool {
-        self.queue.is_empty() && self.released.contains(&Role::High(HIGHS))
+        self.queue.is_empty() && self.released.contains(&Tag::High(HIGHS))
     }
 }
 
@@ -214,7 +154,7 @@ impl Script for Sequence {
                 host: self.host.clone(),
                 path: role.path(),
             },
-            role.priority(),
+            priority(role),
         ))
     }
 
@@ -245,21 +185,21 @@ pub async fn run_keeping_connections(cfg: &PageConfig) -> (PageResult, OpenConne
 mod tests {
     use super::*;
 
-    fn drain(s: &mut Sequence) -> Vec<Role> {
+    fn drain(s: &mut Sequence) -> Vec<Tag> {
         std::iter::from_fn(|| s.next_role()).collect()
     }
 
     #[test]
     fn paths_and_roles_round_trip() {
-        assert_eq!(Role::Low(7).path(), "/priorities/image.png?low=7");
-        assert_eq!(Role::Reference(2).path(), "/priorities/image.png?ref=2");
-        assert_eq!(Role::High(1).path(), "/priorities/image.png?high=1");
-        for role in (1..=REFERENCES)
-            .map(Role::Reference)
-            .chain((1..=LOWS).map(Role::Low))
-            .chain((1..=HIGHS).map(Role::High))
+        assert_eq!(Tag::Low(7).path(), "/priorities/image.png?low=7");
+        assert_eq!(Tag::Ref(2).path(), "/priorities/image.png?ref=2");
+        assert_eq!(Tag::High(1).path(), "/priorities/image.png?high=1");
+        for role in (1..=REFS)
+            .map(Tag::Ref)
+            .chain((1..=LOWS).map(Tag::Low))
+            .chain((1..=HIGHS).map(Tag::High))
         {
-            assert_eq!(Role::of_path(&role.path()), Some(role));
+            assert_eq!(Tag::of_path(&role.path()), Some(role));
         }
         for bad in [
             "/priorities/image.png",
@@ -273,10 +213,10 @@ mod tests {
             "/priorities/image.pngx?low=1",
             "/priorities/image.png?low=99999999999999999999",
         ] {
-            assert_eq!(Role::of_path(bad), None, "{bad}");
+            assert_eq!(Tag::of_path(bad), None, "{bad}");
         }
-        assert_eq!(Role::High(2).priority(), Priority::VISIBLE_IMAGE);
-        assert_eq!(Role::Low(2).priority(), Priority::IMAGE);
+        assert_eq!(priority(Tag::High(2)), Priority::VISIBLE_IMAGE);
+        assert_eq!(priority(Tag::Low(2)), Priority::IMAGE);
     }
 
     /// Each release at its completion: the document, the references one at
@@ -289,28 +229,28 @@ mod tests {
         s.complete("other.test", "/");
         assert!(drain(&mut s).is_empty(), "another host's document");
         s.complete("t.test", "/");
-        assert_eq!(drain(&mut s), [Role::Reference(1)]);
+        assert_eq!(drain(&mut s), [Tag::Ref(1)]);
         s.complete("t.test", "/");
         assert!(drain(&mut s).is_empty(), "the document once");
-        s.complete("t.test", &Role::Reference(2).path());
+        s.complete("t.test", &Tag::Ref(2).path());
         assert!(drain(&mut s).is_empty(), "not released yet: ignored");
-        s.complete("t.test", &Role::Reference(1).path());
-        assert_eq!(drain(&mut s), [Role::Reference(2)]);
-        s.complete("t.test", &Role::Reference(2).path());
+        s.complete("t.test", &Tag::Ref(1).path());
+        assert_eq!(drain(&mut s), [Tag::Ref(2)]);
+        s.complete("t.test", &Tag::Ref(2).path());
         let lows = drain(&mut s);
-        assert_eq!(lows, (1..=30).map(Role::Low).collect::<Vec<_>>());
-        s.complete("t.test", &Role::Low(17).path());
-        s.complete("t.test", &Role::Low(17).path());
+        assert_eq!(lows, (1..=30).map(Tag::Low).collect::<Vec<_>>());
+        s.complete("t.test", &Tag::Low(17).path());
+        s.complete("t.test", &Tag::Low(17).path());
         assert!(drain(&mut s).is_empty(), "one low, twice");
-        s.complete("t.test", &Role::Low(3).path());
-        assert_eq!(drain(&mut s), [Role::High(1)]);
+        s.complete("t.test", &Tag::Low(3).path());
+        assert_eq!(drain(&mut s), [Tag::High(1)]);
         assert!(!s.all_released());
-        s.complete("t.test", &Role::Low(4).path());
+        s.complete("t.test", &Tag::Low(4).path());
         assert!(drain(&mut s).is_empty());
-        s.complete("t.test", &Role::High(1).path());
-        assert_eq!(drain(&mut s), [Role::High(2)]);
+        s.complete("t.test", &Tag::High(1).path());
+        assert_eq!(drain(&mut s), [Tag::High(2)]);
         assert!(s.all_released());
-        s.complete("t.test", &Role::High(2).path());
+        s.complete("t.test", &Tag::High(2).path());
         s.complete("t.test", "/favicon.ico");
         assert!(drain(&mut s).is_empty());
     }
@@ -319,11 +259,11 @@ mod tests {
     /// link, shared by the responses in flight either in strict priority
     /// order (a server that honours the priorities) or first come first
     /// served (one that does not). Times are ticks of a simulated clock.
-    fn simulate(strict: bool) -> Vec<(Role, u32, u32)> {
+    fn simulate(strict: bool) -> Vec<(Tag, u32, u32)> {
         let mut s = Sequence::new("t.test", "/");
         s.complete("t.test", "/");
         // In flight: (role, released at, ticks of data left).
-        let mut flight: Vec<(Role, u32, u32)> = Vec::new();
+        let mut flight: Vec<(Tag, u32, u32)> = Vec::new();
         let mut done = Vec::new();
         let mut now = 0;
         loop {
@@ -337,12 +277,12 @@ mod tests {
             let at = if strict {
                 let best = flight
                     .iter()
-                    .map(|(r, ..)| r.priority().level)
+                    .map(|(r, ..)| priority(*r).level)
                     .max()
                     .expect("in flight");
                 flight
                     .iter()
-                    .position(|(r, ..)| r.priority().level == best)
+                    .position(|(r, ..)| priority(*r).level == best)
                     .expect("one has it")
             } else {
                 0
@@ -363,15 +303,15 @@ mod tests {
         for strict in [true, false] {
             let done = simulate(strict);
             assert_eq!(done.len(), 34);
-            let of = |role: Role| *done.iter().find(|d| d.0 == role).expect("done");
-            let (_, r2_start, r2_end) = of(Role::Reference(2));
+            let of = |role: Tag| *done.iter().find(|d| d.0 == role).expect("done");
+            let (_, r2_start, r2_end) = of(Tag::Ref(2));
             let reference = r2_end - r2_start;
-            let (_, h1_start, h1_end) = of(Role::High(1));
-            let (_, h2_start, h2_end) = of(Role::High(2));
+            let (_, h1_start, h1_end) = of(Tag::High(1));
+            let (_, h2_start, h2_end) = of(Tag::High(2));
             // Released in order: after two lows, then after the first high.
             let lows_done_by = |t: u32| {
                 done.iter()
-                    .filter(|d| matches!(d.0, Role::Low(_)) && d.2 <= t)
+                    .filter(|d| matches!(d.0, Tag::Low(_)) && d.2 <= t)
                     .count()
             };
             assert_eq!(lows_done_by(h1_start), 2, "strict {strict}");

@@ -8,7 +8,7 @@
 //! completion), never their durations.
 
 use bytes::Bytes;
-use client::priority_test::{Role, HIGHS, LOWS, REFERENCES};
+use client::priority_test::{Tag, HIGHS, LOWS, REFS};
 use client::{PageConfig, PageResult};
 use proto::Protocol;
 use std::collections::{HashMap, HashSet};
@@ -175,7 +175,7 @@ fn config(protocol: Protocol, port: u16) -> PageConfig {
 /// the completion the test names.
 fn check_sequence(result: &PageResult) {
     assert_eq!(result.error, None);
-    let all = 1 + REFERENCES + LOWS + HIGHS;
+    let all = 1 + REFS + LOWS + HIGHS;
     assert_eq!(result.entries.len(), all as usize);
     let at = |path: &str| {
         let e = result
@@ -190,19 +190,19 @@ fn check_sequence(result: &PageResult) {
     // Float sums of the same instants: allow rounding.
     let after = |a: f64, b: f64| a + 1e-6 >= b;
     let (_, doc_end) = at("/");
-    let (r1_start, r1_end) = at(&Role::Reference(1).path());
-    let (r2_start, r2_end) = at(&Role::Reference(2).path());
+    let (r1_start, r1_end) = at(&Tag::Ref(1).path());
+    let (r2_start, r2_end) = at(&Tag::Ref(2).path());
     assert!(after(r1_start, doc_end));
     assert!(after(r2_start, r1_end));
     let mut low_ends = Vec::new();
     for n in 1..=LOWS {
-        let (start, end) = at(&Role::Low(n).path());
+        let (start, end) = at(&Tag::Low(n).path());
         assert!(after(start, r2_end), "low {n}");
         low_ends.push(end);
     }
     low_ends.sort_by(f64::total_cmp);
-    let (h1_start, h1_end) = at(&Role::High(1).path());
-    let (h2_start, _) = at(&Role::High(2).path());
+    let (h1_start, h1_end) = at(&Tag::High(1).path());
+    let (h2_start, _) = at(&Tag::High(2).path());
     assert!(after(h1_start, low_ends[1]), "high 1 after two lows");
     assert!(after(h2_start, h1_end));
     let bytes: u64 = result.entries.iter().map(|e| e.body_bytes).sum();
@@ -260,26 +260,23 @@ async fn h2_run(whole_chain: bool) {
     // The `priority` headers: the document HIGHEST incremental, the
     // references and lows LOWEST (urgency 3 left out), the highs MEDIUM.
     assert_eq!(by_path["/"].1, Some("u=0, i"));
-    for role in (1..=REFERENCES)
-        .map(Role::Reference)
-        .chain((1..=LOWS).map(Role::Low))
-    {
+    for role in (1..=REFS).map(Tag::Ref).chain((1..=LOWS).map(Tag::Low)) {
         assert_eq!(by_path[role.path().as_str()].1, Some("i"), "{role:?}");
     }
     for n in 1..=HIGHS {
-        assert_eq!(by_path[Role::High(n).path().as_str()].1, Some("u=1, i"));
+        assert_eq!(by_path[Tag::High(n).path().as_str()].1, Some("u=1, i"));
     }
     // The PRIORITY fields: every dependency exclusive; the document and the
     // references alone on the root (each ended before the next began).
     assert!(fields.values().all(|f| f.0), "{fields:?}");
     assert_eq!(fields[&stream("/")], (true, 0, 256));
-    for n in 1..=REFERENCES {
-        assert_eq!(fields[&stream(&Role::Reference(n).path())], (true, 0, 147));
+    for n in 1..=REFS {
+        assert_eq!(fields[&stream(&Tag::Ref(n).path())], (true, 0, 147));
     }
     // The lows: one chain in the order their HEADERS went out — when all
     // went out before any ended (`whole_chain`); else each hangs under the
     // last low still open, or the root.
-    let mut lows: Vec<u32> = (1..=LOWS).map(|n| stream(&Role::Low(n).path())).collect();
+    let mut lows: Vec<u32> = (1..=LOWS).map(|n| stream(&Tag::Low(n).path())).collect();
     lows.sort();
     let mut parent = 0;
     for id in &lows {
@@ -298,7 +295,7 @@ async fn h2_run(whole_chain: bool) {
     // The highs: MEDIUM, ahead of every LOWEST stream: on the root (nothing
     // of their band or above open), exclusively — the lows now under them.
     for n in 1..=HIGHS {
-        assert_eq!(fields[&stream(&Role::High(n).path())], (true, 0, 220));
+        assert_eq!(fields[&stream(&Tag::High(n).path())], (true, 0, 220));
     }
     let ids: HashSet<u32> = requests.iter().map(|r| r.0).collect();
     assert_eq!(ids.len(), requests.len());
