@@ -28,6 +28,7 @@ mod layout;
 mod link_flags;
 mod load;
 mod makefile;
+mod priorities;
 mod probe;
 mod record;
 mod replay_peers;
