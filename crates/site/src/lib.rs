@@ -7,10 +7,12 @@
 #![forbid(unsafe_code)]
 
 pub mod content;
+pub mod critical;
 mod file;
 pub mod har;
 mod layout;
 mod model;
+pub mod preload;
 pub mod priorities;
 mod profiles;
 mod recorded;
@@ -19,6 +21,7 @@ mod tree;
 pub use file::parse as parse_toml;
 pub use layout::{Layout, MAX_SHARDS};
 pub use model::{Kind, Resource, Reveal, SiteError};
+pub use preload::Preload;
 pub use profiles::{builtin, builtin_names, BUILTIN, DEFAULT_SEED, TESTS};
 pub use recorded::Recorded;
 pub use tree::Site;
