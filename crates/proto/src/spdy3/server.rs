@@ -7,7 +7,12 @@
 //! as mod_spdy did), round robin within a priority, in DATA frames of at most
 //! 16 KiB, never beyond the stream's or the session's window; gives back the
 //! windows of request bodies; answers hostile input with RST_STREAM or GOAWAY,
-//! never a panic. It has no timers, so it takes no `now`. The built-in server
+//! never a panic. Server push (`push`): a SYN_STREAM of the server's (even
+//! id, unidirectional, associated with the client's stream, carrying the
+//! pushed URL's `:scheme`, `:host` and `:path`), its response headers in a
+//! HEADERS frame and its body scheduled as any response's, as SPDY/3 §3.3
+//! says; the client cancels one with RST_STREAM. Pushed streams do not count
+//! against the client's stream limit. It has no timers, so it takes no `now`. The built-in server
 //! (`server::protocols::spdy3`) runs it over a connection.
 
 use super::{rst, settings, Decoder, Encoder, Frame, Headers, INITIAL_WINDOW};
@@ -48,6 +53,9 @@ struct Stream {
     out: Option<Outgoing>,
     /// A request held until its body has arrived: its headers and the body so far.
     upload: Option<(Headers, Vec<u8>)>,
+    /// A stream the server opened (a push): its response headers go in a
+    /// HEADERS frame, not a SYN_REPLY.
+    pushed: bool,
 }
 
 impl Stream {
@@ -83,6 +91,8 @@ pub struct ServerSession {
     /// Every stream at one priority: round robin by arrival
     /// (`--server-priorities off`).
     ignore_priorities: bool,
+    /// The id of the next pushed stream (even: the server's).
+    next_push: u32,
 }
 
 impl ServerSession {
@@ -104,6 +114,7 @@ impl ServerSession {
             going_away: false,
             failed: None,
             ignore_priorities: false,
+            next_push: 2,
         };
         s.enc.encode(
             &Frame::Settings {
@@ -205,7 +216,8 @@ impl ServerSession {
                     return self.reset(stream_id, rst::PROTOCOL_ERROR);
                 }
                 self.last_stream = stream_id;
-                if self.going_away || self.streams.len() >= self.max_streams as usize {
+                let asked = self.streams.keys().filter(|&&id| id & 1 == 1).count();
+                if self.going_away || asked >= self.max_streams as usize {
                     return self.reset(stream_id, rst::REFUSED_STREAM);
                 }
                 // A request with a body (a POST) waits for its last DATA.
@@ -224,6 +236,7 @@ impl ServerSession {
                         recv: RecvWindow::new(INITIAL_WINDOW),
                         out: None,
                         upload,
+                        pushed: false,
                     },
                 );
                 if let Some(headers) = now {
@@ -377,6 +390,50 @@ impl ServerSession {
         self.queue.insert((priority, self.turn), stream_id);
     }
 
+    /// Promises a push on the client's stream `associated`, still open (its
+    /// response not finished): a SYN_STREAM (even id, unidirectional,
+    /// associated, `priority` 0..=7) carrying `url` — the pushed resource's
+    /// `:scheme`, `:host` and `:path` — goes into the output now. Its
+    /// response comes by `respond` with the id returned, its headers in a
+    /// HEADERS frame. None when the associated stream is gone, the session
+    /// is ending or out of ids.
+    pub fn push(&mut self, associated: u32, priority: u8, url: Headers) -> Option<u32> {
+        if self.failed.is_some()
+            || self.going_away
+            || associated & 1 == 0
+            || !self.streams.contains_key(&associated)
+            || self.next_push > 0x7fff_fffe
+        {
+            return None;
+        }
+        let id = self.next_push;
+        self.next_push += 2;
+        let priority = priority.min(7);
+        self.enc.encode(
+            &Frame::SynStream {
+                stream_id: id,
+                associated_to: associated,
+                priority,
+                fin: false,
+                unidirectional: true,
+                headers: url,
+            },
+            &mut self.out,
+        );
+        self.streams.insert(
+            id,
+            Stream {
+                priority,
+                send: SendWindow::new(self.initial_send),
+                recv: RecvWindow::new(INITIAL_WINDOW),
+                out: None,
+                upload: None,
+                pushed: true,
+            },
+        );
+        Some(id)
+    }
+
     /// Whether `write` would produce frames now.
     pub fn can_write(&self) -> bool {
         self.failed.is_none()
@@ -403,14 +460,19 @@ impl ServerSession {
             let o = s.out.as_mut().expect("queued streams have a response");
             let fin = if let Some(headers) = o.head.take() {
                 let fin = o.body.is_empty();
-                self.enc.encode(
-                    &Frame::SynReply {
+                let frame = match s.pushed {
+                    true => Frame::Headers {
                         stream_id: id,
                         fin,
                         headers,
                     },
-                    &mut self.out,
-                );
+                    false => Frame::SynReply {
+                        stream_id: id,
+                        fin,
+                        headers,
+                    },
+                };
+                self.enc.encode(&frame, &mut self.out);
                 fin
             } else {
                 let n = (o.body.len() - o.sent)
@@ -787,5 +849,87 @@ mod tests {
             }],
         );
         assert!(s.finished(), "DATA beyond the session window");
+    }
+
+    /// A push: SYN_STREAM (even id, unidirectional, associated with the
+    /// page's stream) before the page's reply, its headers in a HEADERS
+    /// frame, its body by priority; the client may cancel it; pushes take no
+    /// slot of the client's stream limit.
+    #[test]
+    fn a_pushed_stream_is_promised_then_answered_with_headers_and_cancellable() {
+        let mut s = ServerSession::new(1);
+        let mut c = Client::new();
+        c.frames(&mut s);
+        let reqs = c.send(&mut s, &[get(1, 0, "/")]);
+        assert_eq!(reqs.len(), 1);
+        let url = |p: &str| -> Headers {
+            vec![
+                (":scheme".into(), "https".into()),
+                (":host".into(), "www.example.test".into()),
+                (":path".into(), p.into()),
+            ]
+        };
+        let a = s.push(1, 0, url("/a.css")).unwrap();
+        let b = s.push(1, 3, url("/b.png")).unwrap();
+        assert_eq!((a, b), (2, 4));
+        assert_eq!(s.push(3, 0, url("/x")), None, "no such stream");
+        assert_eq!(s.push(2, 0, url("/x")), None, "not on a pushed stream");
+        s.respond(1, "200 OK", vec![], Bytes::from_static(b"page"));
+        s.respond(a, "200 OK", vec![], Bytes::from_static(b"css"));
+        s.respond(b, "200 OK", vec![], Bytes::from(vec![7u8; 100]));
+        s.write(1 << 20);
+        let frames = c.frames(&mut s);
+        match &frames[0] {
+            Frame::SynStream {
+                stream_id: 2,
+                associated_to: 1,
+                unidirectional: true,
+                fin: false,
+                headers,
+                ..
+            } => assert!(headers.contains(&(":path".into(), "/a.css".into()))),
+            f => panic!("{f:?}"),
+        }
+        assert!(matches!(
+            frames[1],
+            Frame::SynStream {
+                stream_id: 4,
+                priority: 3,
+                ..
+            }
+        ));
+        assert!(frames
+            .iter()
+            .any(|f| matches!(f, Frame::SynReply { stream_id: 1, .. })));
+        assert!(frames
+            .iter()
+            .any(|f| matches!(f, Frame::Headers { stream_id: 2, .. })));
+        assert!(!frames.iter().any(|f| matches!(
+            f,
+            Frame::SynReply {
+                stream_id: 2 | 4,
+                ..
+            }
+        )));
+        assert_eq!(data_of(&frames, 2), (3, true));
+        assert_eq!(data_of(&frames, 4), (100, true));
+
+        // A cancelled push sends no more; the client's next stream is taken
+        // though pushes are open (the limit is 1).
+        let reqs = c.send(&mut s, &[get(3, 0, "/next")]);
+        assert_eq!(reqs.len(), 1);
+        let p = s.push(3, 3, url("/big.png")).unwrap();
+        s.respond(p, "200 OK", vec![], Bytes::from(vec![1u8; 40_000]));
+        s.write(16 * 1024);
+        c.frames(&mut s);
+        c.send(
+            &mut s,
+            &[Frame::RstStream {
+                stream_id: p,
+                status: rst::CANCEL,
+            }],
+        );
+        s.write(1 << 20);
+        assert_eq!(data_of(&c.frames(&mut s), p), (0, false));
     }
 }
