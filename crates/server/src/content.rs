@@ -33,6 +33,19 @@ pub struct Content {
     pub alt_svc: Option<HeaderValue>,
     /// Where every request answered is noted, when kept (`Server::with_request_log`).
     pub log: Option<RequestLog>,
+    /// Think time before the document's response only, after `delay`
+    /// (`--server-think`).
+    pub think: Duration,
+    /// Whether the document's request is answered first with a 103
+    /// (`--early-hints`; the protocols that can send one ask `early_hints`).
+    pub early_hints: bool,
+    /// What is pushed with the document (`--push`; the protocols that can
+    /// push ask `pushes`).
+    pub push: crate::Push,
+    /// The page's document (`site::critical::document`).
+    document: usize,
+    /// Its critical resources (`site::critical::critical`).
+    critical: Vec<usize>,
 }
 
 /// One request as the server read it, and the status it answered.
@@ -63,7 +76,6 @@ impl Content {
             .collect();
         let hosts = site.hosts().iter().map(|h| (h.to_string(), ())).collect();
         Content {
-            site,
             bodies,
             hosts,
             delay: match delay {
@@ -73,7 +85,100 @@ impl Content {
             delay_from_har: delay == crate::ServerDelay::FromHar,
             alt_svc: None,
             log: None,
+            think: Duration::ZERO,
+            early_hints: false,
+            push: crate::Push::None,
+            document: site::critical::document(&site),
+            critical: site::critical::critical(&site),
+            site,
         }
+    }
+
+    /// Whether `req` asks for the page's document (a GET of it).
+    pub fn is_document(&self, req: &Request<()>) -> bool {
+        req.method() == Method::GET
+            && self
+                .site
+                .find_request(&host_of(req), "GET", path_of(req))
+                .is_some_and(|i| i == self.document)
+    }
+
+    /// The `103 Early Hints` to send before `req`'s response, when hints are
+    /// on and `req` asks for the document: a `Link` header per critical
+    /// resource (`rel=preload` with its `as`; a path on the document's host,
+    /// else an absolute URL on the request's scheme and port), then one per
+    /// other origin they are on (`rel=preconnect`).
+    pub fn early_hints(&self, req: &Request<()>) -> Option<Response<()>> {
+        if !self.early_hints || !self.is_document(req) {
+            return None;
+        }
+        let (scheme, port) = scheme_and_port(req);
+        let doc_host = &self.site.resources[self.document].host;
+        let mut links = Vec::new();
+        let mut origins: Vec<&str> = Vec::new();
+        for &i in &self.critical {
+            let r = &self.site.resources[i];
+            let Some(kind) = site::critical::preload_as(r.kind) else {
+                continue;
+            };
+            let url = if &r.host == doc_host {
+                r.path.clone()
+            } else {
+                if !origins.contains(&r.host.as_str()) {
+                    origins.push(&r.host);
+                }
+                format!("{scheme}://{}{port}{}", r.host, r.path)
+            };
+            let cors = if kind == "font" { "; crossorigin" } else { "" };
+            links.push(format!("<{url}>; rel=preload; as={kind}{cors}"));
+        }
+        for o in origins {
+            links.push(format!("<{scheme}://{o}{port}>; rel=preconnect"));
+        }
+        let mut resp = Response::new(());
+        *resp.status_mut() = StatusCode::EARLY_HINTS;
+        for l in links {
+            if let Ok(v) = HeaderValue::from_str(&l) {
+                resp.headers_mut().append(hyper::header::LINK, v);
+            }
+        }
+        Some(resp)
+    }
+
+    /// What to push with `req`'s response, when push is on and `req` asks
+    /// for the document: a GET of each resource `--push` names on the
+    /// document's host (critical: `site::critical::critical`; all:
+    /// `same_origin_subtree`), on the request's scheme and authority, with
+    /// its kind (for its priority), in that order.
+    pub fn pushes(&self, req: &Request<()>) -> Vec<(Request<()>, site::Kind)> {
+        if self.push == crate::Push::None || !self.is_document(req) {
+            return Vec::new();
+        }
+        let doc_host = &self.site.resources[self.document].host;
+        let list = match self.push {
+            crate::Push::None => Vec::new(),
+            crate::Push::Critical => self
+                .critical
+                .iter()
+                .copied()
+                .filter(|&i| site::critical::fetchable(&self.site, i))
+                .collect(),
+            crate::Push::All => site::critical::same_origin_subtree(&self.site),
+        };
+        let (scheme, port) = scheme_and_port(req);
+        list.into_iter()
+            .filter(|&i| &self.site.resources[i].host == doc_host)
+            .filter_map(|i| {
+                let r = &self.site.resources[i];
+                let uri = format!("{scheme}://{}{port}{}", r.host, r.path);
+                let req = Request::builder()
+                    .method(Method::GET)
+                    .uri(uri)
+                    .body(())
+                    .ok()?;
+                Some((req, r.kind))
+            })
+            .collect()
     }
 
     pub fn site(&self) -> &Site {
@@ -173,6 +278,10 @@ impl Content {
                     .unwrap_or(Duration::ZERO)
             }
             _ => self.delay,
+        };
+        let think = match i == self.document {
+            true => think + self.think,
+            false => think,
         };
         if !think.is_zero() {
             tokio::time::sleep(think).await;
@@ -277,6 +386,29 @@ fn host_of(req: &Request<()>) -> String {
         .to_ascii_lowercase()
 }
 
+/// A request's path with its query.
+fn path_of(req: &Request<()>) -> &str {
+    req.uri()
+        .path_and_query()
+        .map_or(req.uri().path(), |p| p.as_str())
+}
+
+/// The scheme a request came on (its URI's; else https) and the port its
+/// authority names, as `:port` (empty when it names none).
+fn scheme_and_port(req: &Request<()>) -> (String, String) {
+    let scheme = req.uri().scheme_str().unwrap_or("https").to_string();
+    let port = req
+        .uri()
+        .port_u16()
+        .or_else(|| {
+            let h = req.headers().get(hyper::header::HOST)?.to_str().ok()?;
+            let (_, p) = h.rsplit_once(':')?;
+            (!h.ends_with(']')).then(|| p.parse().ok()).flatten()
+        })
+        .map_or(String::new(), |p| format!(":{p}"));
+    (scheme, port)
+}
+
 fn strip_port(host: &str) -> &str {
     if host.starts_with('[') {
         return host.split(']').next().map_or(host, |h| &h[1..]);
@@ -299,6 +431,81 @@ pub fn plain(status: StatusCode, text: String) -> Response<Full<Bytes>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn get(url: &str) -> Request<()> {
+        Request::builder().uri(url).body(()).unwrap()
+    }
+
+    /// 103's links and pushes are for the document alone: its critical
+    /// resources (`site::critical`), pushed only on its own host.
+    #[test]
+    fn hints_and_pushes_name_the_documents_critical_resources() {
+        let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
+        let critical = site::critical::critical(&site);
+        let mut content = Content::new(site.clone(), crate::ServerDelay::None);
+        let doc = get("https://www.youtube.com/");
+        assert!(content.is_document(&doc));
+        assert!(content.early_hints(&doc).is_none(), "off by default");
+        assert!(content.pushes(&doc).is_empty(), "none by default");
+        content.early_hints = true;
+        let hints = content.early_hints(&doc).unwrap();
+        assert_eq!(hints.status(), StatusCode::EARLY_HINTS);
+        let links: Vec<&str> = hints
+            .headers()
+            .get_all(hyper::header::LINK)
+            .iter()
+            .map(|v| v.to_str().unwrap())
+            .collect();
+        let preloads = links.iter().filter(|l| l.contains("rel=preload")).count();
+        assert_eq!(preloads, critical.len());
+        assert!(
+            links.contains(&"<https://s.ytimg.com>; rel=preconnect"),
+            "{links:?}"
+        );
+        let css = &site.resources[critical[0]];
+        let other = get(&format!("https://{}{}", css.host, css.path));
+        assert!(content.early_hints(&other).is_none());
+        // Pushes: youtube's critical resources are on its CDN, not its own
+        // host; mirrored, all are its own.
+        content.push = crate::Push::Critical;
+        assert!(content.pushes(&doc).is_empty());
+        let mirror = site::Layout::Mirror.apply(&site).unwrap();
+        let mut content = Content::new(mirror.clone(), crate::ServerDelay::None);
+        content.push = crate::Push::Critical;
+        let pushed: Vec<String> = content
+            .pushes(&get("http://www.youtube.com:8080/"))
+            .iter()
+            .map(|(r, _)| r.uri().to_string())
+            .collect();
+        let want: Vec<String> = site::critical::critical(&mirror)
+            .iter()
+            .map(|&i| format!("http://www.youtube.com:8080{}", mirror.resources[i].path))
+            .collect();
+        assert_eq!(pushed, want);
+        content.push = crate::Push::All;
+        assert_eq!(
+            content.pushes(&get("https://www.youtube.com/")).len(),
+            mirror.resources.len() - 1
+        );
+    }
+
+    /// `think` delays the document alone, after `delay` (virtual time).
+    #[tokio::test(start_paused = true)]
+    async fn the_think_time_is_the_documents_alone() {
+        let site = site::builtin("icons", site::DEFAULT_SEED).unwrap();
+        let png = format!(
+            "https://{}{}",
+            site.resources[1].host, site.resources[1].path
+        );
+        let mut content = Content::new(site, crate::ServerDelay::Fixed(Duration::from_millis(10)));
+        content.think = Duration::from_millis(300);
+        for (url, wait) in [("https://icons.spdylab.test/", 310), (png.as_str(), 10)] {
+            let start = tokio::time::Instant::now();
+            let r = content.respond_read(get(url), 0).await;
+            assert_eq!(r.status(), 200, "{url}");
+            assert_eq!(start.elapsed(), Duration::from_millis(wait), "{url}");
+        }
+    }
 
     #[tokio::test]
     async fn a_recorded_post_is_answered_to_a_post_and_the_log_has_its_body() {

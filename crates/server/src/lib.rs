@@ -179,6 +179,58 @@ pub struct Knobs {
     /// Whether responses are scheduled by the client's priorities
     /// (`proto::priority`), or round robin by arrival (`--server-priorities off`).
     pub priorities: proto::priority::Policy,
+    /// Think time before the page's document only (`--server-think`): the
+    /// HTML a server has to make, after `delay` (issue 37).
+    pub think: Duration,
+    /// A `103 Early Hints` with `Link: rel=preload` for the document's
+    /// critical resources (`site::critical`), and `rel=preconnect` for the
+    /// other origins they are on, as soon as the document is asked for,
+    /// before the think time (`--early-hints`): h2 only (HTTP/1.1: hyper's
+    /// server cannot send a 1xx; SPDY has none; h3: the lead's `quic`).
+    pub early_hints: bool,
+    /// What the server pushes with the document (`--push`): h2, h2c and
+    /// SPDY/3.1 (HTTP/1.1 has no push; quinn and h3 here have none).
+    pub push: Push,
+}
+
+/// What the built-in server pushes when the page's document is asked for
+/// (`--push none|critical|all`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Push {
+    #[default]
+    None,
+    /// The document's critical resources on its own host (`site::critical`).
+    Critical,
+    /// Every resource under the document on its own host
+    /// (`site::critical::same_origin_subtree`).
+    All,
+}
+
+impl Push {
+    pub const NAMES: [&'static str; 3] = ["none", "critical", "all"];
+}
+
+impl std::fmt::Display for Push {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Push::None => "none",
+            Push::Critical => "critical",
+            Push::All => "all",
+        })
+    }
+}
+
+impl std::str::FromStr for Push {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Push, String> {
+        match s {
+            "none" => Ok(Push::None),
+            "critical" => Ok(Push::Critical),
+            "all" => Ok(Push::All),
+            _ => Err(format!("'{s}' is not a push: none, critical or all")),
+        }
+    }
 }
 
 impl Default for Knobs {
@@ -190,6 +242,9 @@ impl Default for Knobs {
             tickets: false,
             notsent_lowat: None,
             priorities: proto::priority::Policy::Honour,
+            think: Duration::ZERO,
+            early_hints: false,
+            push: Push::None,
         }
     }
 }
@@ -284,7 +339,10 @@ impl Server {
         } else {
             None
         };
-        let content = Content::new(site, opts.knobs.delay);
+        let mut content = Content::new(site, opts.knobs.delay);
+        content.think = opts.knobs.think;
+        content.early_hints = opts.knobs.early_hints;
+        content.push = opts.knobs.push;
         let ctx = Arc::new(Ctx {
             content,
             knobs: opts.knobs,

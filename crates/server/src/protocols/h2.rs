@@ -17,6 +17,16 @@
 //! (megabytes) takes what it is given, and priorities decide only what fills
 //! it — the failure the prioritization test (`spdylab priorities`) shows.
 //!
+//! The page's document may be answered first with a `103 Early Hints`
+//! (`--early-hints`: `Content::early_hints`) and be sent with pushed
+//! responses (`--push`: `Content::pushes`), both as soon as its request is
+//! read, before its think time (`--server-think`): a PUSH_PROMISE each (none
+//! when the client's SETTINGS_ENABLE_PUSH is 0: the `h2` crate refuses),
+//! and each pushed response through the same scheduler as the others, at
+//! the priority RFC 7540 §5.3.5 gives a pushed stream (dependent on the
+//! document's) with the weight and urgency Chrome gives a request of its
+//! kind ([`pushed_priority`]).
+//!
 //! Each stream's `h2` send buffer is [`CHUNK`] (hyper's was 400 KiB), its
 //! receive windows hyper's (1 MiB), and idle connections are pinged every
 //! [`KEEPALIVE`] and closed when a ping goes unanswered for
@@ -25,12 +35,12 @@
 use super::{BoxIo, ServeFuture, ServeProtocol};
 use crate::Ctx;
 use bytes::Bytes;
-use h2::server::SendResponse;
+use h2::server::{SendPushedResponse, SendResponse};
 use h2::SendStream;
 use http::{Request, Response};
 use http_body_util::Full;
 use proto::h2::signals::{DataCounter, SignalTap};
-use proto::priority::{parse_priority_field, Scheduler};
+use proto::priority::{parse_priority_field, Scheduler, Signal};
 use std::collections::HashMap;
 use std::io;
 use std::pin::Pin;
@@ -205,9 +215,51 @@ struct Sending {
     blocked: bool,
 }
 
+/// Where a response goes: the stream of a request, or one the server
+/// promised (a push).
+enum Responder {
+    Asked(SendResponse<Bytes>),
+    Pushed(SendPushedResponse<Bytes>),
+}
+
+impl Responder {
+    fn send_response(
+        &mut self,
+        head: Response<()>,
+        end: bool,
+    ) -> Result<SendStream<Bytes>, h2::Error> {
+        match self {
+            Responder::Asked(r) => r.send_response(head, end),
+            Responder::Pushed(r) => r.send_response(head, end),
+        }
+    }
+}
+
 /// A response made off the connection's task (content that has to wait:
 /// a think time, a request body still coming).
-type Made = (u32, SendResponse<Bytes>, Response<Full<Bytes>>);
+type Made = (u32, Responder, Response<Full<Bytes>>);
+
+/// The priority of a pushed stream of `kind` promised on stream `parent`:
+/// RFC 7540 §5.3.5's place (dependent on the associated stream, not
+/// exclusive) with the weight Chrome gives a request of that kind
+/// (`Spdy3PriorityToHttp2Weight` of its SPDY priority, `super::push_priority`), and the
+/// RFC 9218 urgency Chrome sends for it (the same number; images
+/// incremental).
+fn pushed_priority(parent: u32, kind: site::Kind) -> (Signal, Signal) {
+    let spdy3 = super::push_priority(kind);
+    let weight = ((255.9f32 / 7.0) * (7.0 - f32::from(spdy3))) as u16 + 1;
+    (
+        Signal::Tree {
+            parent,
+            weight,
+            exclusive: false,
+        },
+        Signal::Urgency {
+            urgency: spdy3,
+            incremental: kind == site::Kind::Png,
+        },
+    )
+}
 
 struct Connection<I> {
     h2: h2::server::Connection<Tapped<I>, Bytes>,
@@ -279,24 +331,21 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
             .map(parse_priority_field);
         self.sched.open(id, None, urgency);
         let (parts, mut body) = req.into_parts();
+        let head = Request::from_parts(parts, ());
+        let mut respond = respond;
+        if let Some(hints) = self.ctx.content.early_hints(&head) {
+            let _ = respond.send_informational(hints);
+        }
+        for (pushed, kind) in self.ctx.content.pushes(&head) {
+            if !self.push(id, &mut respond, pushed, kind) {
+                break;
+            }
+        }
+        let respond = Responder::Asked(respond);
+        let (parts, ()) = head.into_parts();
         let ctx = self.ctx.clone();
         if body.is_end_stream() {
-            let mut made = Box::pin(async move {
-                ctx.content
-                    .respond_read(Request::from_parts(parts, ()), 0)
-                    .await
-            });
-            let waker = std::task::Waker::noop();
-            match made
-                .as_mut()
-                .poll(&mut std::task::Context::from_waker(waker))
-            {
-                Poll::Ready(resp) => self.start(id, respond, resp),
-                Poll::Pending => {
-                    self.waiting
-                        .spawn(async move { Some((id, respond, made.await)) });
-                }
-            }
+            self.respond_to(id, respond, Request::from_parts(parts, ()));
             return;
         }
         self.waiting.spawn(async move {
@@ -321,8 +370,53 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
         });
     }
 
+    /// The response to a request without a body (read, or promised): made
+    /// here when the content is at hand, else on a task of its own.
+    fn respond_to(&mut self, id: u32, respond: Responder, req: Request<()>) {
+        let ctx = self.ctx.clone();
+        let mut made = Box::pin(async move { ctx.content.respond_read(req, 0).await });
+        let waker = std::task::Waker::noop();
+        match made
+            .as_mut()
+            .poll(&mut std::task::Context::from_waker(waker))
+        {
+            Poll::Ready(resp) => self.start(id, respond, resp),
+            Poll::Pending => {
+                self.waiting
+                    .spawn(async move { Some((id, respond, made.await)) });
+            }
+        }
+    }
+
+    /// Promises `req` on stream `parent` (a PUSH_PROMISE) and makes its
+    /// response, scheduled at [`pushed_priority`]. False when the client
+    /// takes no push (SETTINGS_ENABLE_PUSH 0) or no more streams.
+    fn push(
+        &mut self,
+        parent: u32,
+        respond: &mut SendResponse<Bytes>,
+        req: Request<()>,
+        kind: site::Kind,
+    ) -> bool {
+        let Ok(promise) = Request::builder()
+            .method(req.method().clone())
+            .uri(req.uri().clone())
+            .body(())
+        else {
+            return false;
+        };
+        let Ok(pushed) = respond.push_request(promise) else {
+            return false;
+        };
+        let id: u32 = pushed.stream_id().into();
+        let (tree, urgency) = pushed_priority(parent, kind);
+        self.sched.open(id, Some(tree), Some(urgency));
+        self.respond_to(id, Responder::Pushed(pushed), req);
+        true
+    }
+
     /// Sends the response's head; its body waits for the scheduler.
-    fn start(&mut self, id: u32, mut respond: SendResponse<Bytes>, resp: Response<Full<Bytes>>) {
+    fn start(&mut self, id: u32, mut respond: Responder, resp: Response<Full<Bytes>>) {
         let (mut head, body) = resp.into_parts();
         strip_connection_headers(&mut head.headers);
         let body = full_bytes(body);

@@ -43,5 +43,18 @@ pub fn by_alpn(alpn: Option<&[u8]>) -> &'static dyn ServeProtocol {
         .unwrap_or(&Http1)
 }
 
+/// The SPDY priority (0 most urgent) Chrome gives a request of `kind`, for
+/// what the server pushes (`--push`): a stylesheet or font HIGHEST (0), a
+/// script MEDIUM (1: a parser-blocking one, Blink's High), an image LOWEST
+/// (3: Blink's Low, before layout boosts it), anything else LOW (2).
+pub(crate) fn push_priority(kind: site::Kind) -> u8 {
+    match kind {
+        site::Kind::Css | site::Kind::Font => 0,
+        site::Kind::Js => 1,
+        site::Kind::Png => 3,
+        _ => 2,
+    }
+}
+
 /// The HTTP/2 connection preface, which starts an h2c prior-knowledge connection.
 pub const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

@@ -3,7 +3,10 @@
 //! sans-I/O `ServerSession` (stream limit, priorities, windows, hostile input
 //! are all there). `serve` runs it over the connection, asking the site's
 //! `Content` for each request; it bounds the content tasks in flight (rapid
-//! reset) and closes sessions idle for `IDLE_TIMEOUT`.
+//! reset) and closes sessions idle for `IDLE_TIMEOUT`. With `--push`, the
+//! page's document request is followed at once by the session's pushes
+//! (`ServerSession::push`, at the SPDY priority Chrome gives a request of
+//! the resource's kind: `super::push_priority`), answered as any request.
 
 use super::{BoxIo, ServeFuture, ServeProtocol};
 use crate::Ctx;
@@ -96,7 +99,16 @@ async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
                     Ok(n) => n,
                 };
                 busy_at = Instant::now();
+                let mut asked = Vec::new();
                 for req in session.receive(&buf[..n]) {
+                    // Pushes first, promised on the document's stream before
+                    // its reply (and before its think time).
+                    for (id, headers) in pushes(&ctx, &mut session, &req) {
+                        asked.push(proto::spdy3::server::Request { stream_id: id, headers, body: Vec::new() });
+                    }
+                    asked.push(req);
+                }
+                for req in asked {
                     let body = Bytes::from(req.body);
                     // Content already at hand is answered here, in request
                     // order: a task per request queued behind thousands of
@@ -135,6 +147,62 @@ async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
             );
         }
     }
+}
+
+/// What `--push` pushes with `req` if it asks for the document: each
+/// promised on `req`'s stream (`ServerSession::push`), returned as the
+/// pushed stream's id and the request headers its response is made from.
+fn pushes(
+    ctx: &Ctx,
+    session: &mut ServerSession,
+    req: &proto::spdy3::server::Request,
+) -> Vec<(u32, Headers)> {
+    if ctx.content.push == crate::Push::None {
+        return Vec::new();
+    }
+    let get = |n: &str| {
+        req.headers
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.as_str())
+    };
+    let host = get(":host").unwrap_or("");
+    let head = hyper::Request::builder()
+        .method(get(":method").unwrap_or("GET"))
+        .uri(format!(
+            "{}://{host}{}",
+            get(":scheme").unwrap_or("https"),
+            get(":path").unwrap_or("/")
+        ))
+        .header(hyper::header::HOST, host)
+        .body(());
+    let Ok(head) = head else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (pushed, kind) in ctx.content.pushes(&head) {
+        let uri = pushed.uri();
+        let authority = uri.authority().map_or(host, |a| a.as_str()).to_string();
+        let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
+        let scheme = uri.scheme_str().unwrap_or("https").to_string();
+        let url: Headers = vec![
+            (":scheme".into(), scheme.clone()),
+            (":host".into(), authority.clone()),
+            (":path".into(), path.clone()),
+        ];
+        let Some(id) = session.push(req.stream_id, super::push_priority(kind), url) else {
+            break;
+        };
+        let headers: Headers = vec![
+            (":method".into(), "GET".into()),
+            (":scheme".into(), scheme),
+            (":host".into(), authority),
+            (":path".into(), path),
+            (":version".into(), "HTTP/1.1".into()),
+        ];
+        out.push((id, headers));
+    }
+    out
 }
 
 /// A response produced by the content task of a stream.
