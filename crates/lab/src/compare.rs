@@ -142,6 +142,11 @@ pub fn prepare(
     let (layout, shards) = (req.trial.layout, req.trial.shards as u16);
     let (site, addresses) =
         crate::sites::laid_out(&req.site, req.site_seed, layout, shards).map_err(usage)?;
+    let site = req
+        .trial
+        .preload
+        .apply(&site)
+        .map_err(|e| usage(format!("--preload {}: {e}", req.trial.preload)))?;
     let mut testbed = link()?
         .testbed_spec(addresses, &flag)
         .map_err(|e| usage(e.to_string()))?;

@@ -666,6 +666,11 @@ pub fn spec(
     let (layout, shards) = (req.trial.layout, req.trial.shards as u16);
     let (sites, addresses) =
         crate::sites::laid_out_all(&req.sites, site::DEFAULT_SEED, layout, shards)?;
+    let sites = sites
+        .iter()
+        .map(|s| req.trial.preload.apply(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("--preload {}: {e}", req.trial.preload))?;
     let choice = link()?;
     let reference = Reference::load(&req.reference, req.reps, req.trial.server.name())?;
     let flag = |k: &str| format!("--{}", k.replace('_', "-"));

@@ -7,7 +7,7 @@
 //! and `spdylab import`.
 
 use serde_json::json;
-pub use site::{Layout, Site, DEFAULT_SEED};
+pub use site::{Layout, Preload, Site, DEFAULT_SEED};
 use std::fmt;
 use std::path::{Path, PathBuf};
 

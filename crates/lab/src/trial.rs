@@ -20,6 +20,7 @@ pub use client::{HeaderSet, RequestHeaders};
 pub use results::{ClientKind, PeerKind, ServerKind};
 pub use server::CertKind;
 pub use server::Knobs as ServerKnobs;
+pub use server::Push;
 
 /// Ports of the server inside a testbed.
 pub const HTTP_PORT: u16 = 80;
@@ -352,6 +353,9 @@ pub struct Trial {
     pub shards: usize,
     /// How the site's resources map to host names.
     pub layout: site::Layout,
+    /// `<link rel=preload>` for the document's critical resources
+    /// (`--preload`), a site transform applied where the layout is, after it.
+    pub preload: site::Preload,
     /// The server's certificate.
     pub cert: CertKind,
     /// Keep the kernel's per-destination TCP metrics between probes.
@@ -388,6 +392,7 @@ impl Default for Trial {
             timeout: DEFAULT_TIMEOUT,
             shards: 1,
             layout: site::Layout::Origin,
+            preload: site::Preload::None,
             cert: CertKind::default(),
             warm_metrics: false,
             screencast: true,
@@ -443,6 +448,12 @@ impl Trial {
                     false => proto::priority::Policy::Ignore,
                 }
             }
+            "server_think" => {
+                self.served.think = link::units::parse_duration(&v).map_err(|e| e.to_string())?
+            }
+            "early_hints" => self.served.early_hints = on,
+            "push" => self.served.push = v.parse()?,
+            "preload" => self.preload = v.parse()?,
             _ => return Err(format!("knob '{key}' is in FIELDS but not in Trial::set")),
         }
         Ok(())
@@ -536,15 +547,25 @@ impl Trial {
                     "h3 runs TLS 1.3 inside QUIC (RFC 9001), never TLS 1.2: drop h3 or --tls 1.2"
                         .to_string(),
                 ),
-                ServerKind::Builtin => None,
-                ServerKind::Peer(k) => k.refuses(*p, &peer_knobs).or_else(|| {
-                    changed.iter().find_map(|f| match f.only {
-                        Only::BuiltinServer(why) => {
-                            Some(format!("{why}: {} needs --server builtin", flag(f.name)))
-                        }
-                        _ => None,
+                ServerKind::Builtin => self.builtin_refuses(*p),
+                ServerKind::Peer(k) => k
+                    .refuses(*p, &peer_knobs)
+                    .or_else(|| {
+                        changed.iter().find_map(|f| match f.only {
+                            Only::BuiltinServer(why) => {
+                                Some(format!("{why}: {} needs --server builtin", flag(f.name)))
+                            }
+                            _ => None,
+                        })
                     })
-                }),
+                    .or_else(|| {
+                        (self.served.push != server::Push::None).then(|| {
+                            format!(
+                                "the configurations generated for the real servers push nothing (nginx removed http2_push in 1.25.1; Apache's H2PushResource and h2o's push need Link headers per page, not generated): {} needs --server builtin",
+                                flag("push")
+                            )
+                        })
+                    }),
             };
             let by_client = || match client {
                 None | Some(ClientKind::Model) => None,
@@ -568,6 +589,39 @@ impl Trial {
                     })
                 })
         })
+    }
+}
+
+impl Trial {
+    /// What the built-in server cannot do of this Trial's knobs on
+    /// `protocol`: 103 Early Hints and push are h2's (and h2c's) here.
+    fn builtin_refuses(&self, protocol: Protocol) -> Option<String> {
+        use Protocol::*;
+        let h1 = matches!(protocol, Http | HttpPipelined | Https | HttpsPipelined);
+        if self.served.early_hints {
+            let why = match protocol {
+                _ if h1 => Some("hyper 1's HTTP/1.1 server cannot send a 1xx response other than its own 100 Continue (and Chromium acts on 103 only over h2 and h3)"),
+                Spdy3 => Some("SPDY/3.1 has no 1xx responses, so no 103 Early Hints"),
+                H3 => Some("the built-in server's h3 sends no 103 yet"),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Some(format!("{why}: --early-hints on needs h2 or h2c"));
+            }
+        }
+        if self.served.push != server::Push::None {
+            let why = match protocol {
+                _ if h1 => Some("HTTP/1.1 has no server push"),
+                H3 => Some(
+                    "quinn and the h3 crate here have no server push (PUSH_PROMISE, MAX_PUSH_ID)",
+                ),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Some(format!("{why}: --push needs h2, h2c or spdy3"));
+            }
+        }
+        None
     }
 }
 
@@ -811,6 +865,84 @@ mod tests {
             r.to_string(),
             "--server nginx: a real server here has no setting for TCP_NOTSENT_LOWAT: --notsent-lowat needs --server builtin"
         );
+    }
+
+    /// Issue 37's knobs: parsed by `set`, refused where they cannot be done
+    /// (by protocol on the built-in server, by Chromium, by real servers).
+    #[test]
+    fn early_hints_push_think_and_preload_are_set_and_refused_where_they_cannot_be() {
+        let mut t = Trial::default();
+        t.set("server_think", "300ms").unwrap();
+        t.set("early_hints", "on").unwrap();
+        t.set("push", "critical").unwrap();
+        t.set("preload", "critical").unwrap();
+        assert_eq!(t.served.think, Duration::from_millis(300));
+        assert!(t.served.early_hints);
+        assert_eq!(t.served.push, server::Push::Critical);
+        assert_eq!(t.preload, site::Preload::Critical);
+        assert!(t.set("push", "some").is_err());
+        assert!(t.set("server_think", "soon").is_err());
+        let names: Vec<&str> = t.changed_knobs().map(|f| f.name).collect();
+        assert_eq!(names, ["server_think", "early_hints", "push", "preload"]);
+
+        let why = |t: &Trial, p: Protocol| t.refusal(&[p], 10).map(|r| r.to_string());
+        let mut hints = Trial::default();
+        hints.set("early_hints", "on").unwrap();
+        assert_eq!(why(&hints, Protocol::H2), None);
+        assert_eq!(why(&hints, Protocol::H2c), None);
+        assert!(why(&hints, Protocol::Https)
+            .unwrap()
+            .contains("hyper 1's HTTP/1.1 server cannot send a 1xx"));
+        assert!(why(&hints, Protocol::Spdy3)
+            .unwrap()
+            .contains("SPDY/3.1 has no 1xx"));
+        assert!(why(&hints, Protocol::H3).is_some());
+        let chromium = Trial {
+            client: ClientKind::Chromium,
+            ..hints.clone()
+        };
+        assert_eq!(why(&chromium, Protocol::H2), None, "Chromium acts on 103");
+        let nginx = Trial {
+            server: ServerKind::Peer(PeerKind::Nginx),
+            ..hints
+        };
+        assert!(why(&nginx, Protocol::H2)
+            .unwrap()
+            .contains("--early-hints needs --server builtin"));
+
+        let mut push = Trial::default();
+        push.set("push", "all").unwrap();
+        assert_eq!(why(&push, Protocol::H2), None);
+        assert_eq!(why(&push, Protocol::Spdy3), None);
+        assert!(why(&push, Protocol::Http)
+            .unwrap()
+            .contains("HTTP/1.1 has no server push"));
+        assert!(why(&push, Protocol::H3).unwrap().contains("no server push"));
+        let chromium = Trial {
+            client: ClientKind::Chromium,
+            ..push.clone()
+        };
+        let r = why(&chromium, Protocol::H2).unwrap();
+        assert!(
+            r.starts_with("--client chromium: Chromium removed HTTP/2 server push"),
+            "{r}"
+        );
+        let apache = Trial {
+            server: ServerKind::Peer(PeerKind::Apache),
+            ..push
+        };
+        assert!(why(&apache, Protocol::H2)
+            .unwrap()
+            .contains("--push needs --server builtin"));
+
+        // Preload is the page's own: every server and client take it.
+        let mut preload = Trial {
+            client: ClientKind::Chromium,
+            server: ServerKind::Peer(PeerKind::Nginx),
+            ..Trial::default()
+        };
+        preload.set("preload", "critical").unwrap();
+        assert_eq!(why(&preload, Protocol::H2), None);
     }
 
     #[test]

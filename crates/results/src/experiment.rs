@@ -476,6 +476,38 @@ pub const FIELDS: &[Field] = &[
         help: "whether the built-in server schedules responses by the client's priorities (h2: RFC 7540's tree as Chrome sends it, or RFC 9218's priority header and PRIORITY_UPDATE; h3: RFC 9218 on quinn's stream priorities; SPDY/3.1: its priorities); off: round robin over the responses with data, one 16 KiB chunk each, in the order the requests came",
         only: Only::BuiltinServer("a real server's scheduling is its own (the priorities command measures it)"),
     },
+    Field {
+        section: "knobs",
+        name: "server_think",
+        kind: Kind::Duration,
+        default: "0ms",
+        help: "the built-in server's think time before the page's document only (the HTML it has to make), after server_delay: when 103 Early Hints and push help",
+        only: Only::BuiltinServer("a real server here serves the page's document from a file, with no think time of its own"),
+    },
+    Field {
+        section: "knobs",
+        name: "early_hints",
+        kind: Kind::Choice(&["off", "on"]),
+        default: "off",
+        help: "the built-in server answers the document's request at once with 103 Early Hints: Link rel=preload for its critical resources (render-blocking stylesheets and scripts, the LCP image) and rel=preconnect for their other origins, before server_think (h2 and h2c only)",
+        only: Only::BuiltinServer("the configurations generated for the real servers send no 103 (nginx cannot; Apache's H2EarlyHints and h2o's and caddy's would need Link headers configured per page, not generated yet)"),
+    },
+    Field {
+        section: "knobs",
+        name: "push",
+        kind: Kind::Choice(&["none", "critical", "all"]),
+        default: "none",
+        help: "the built-in server pushes, when the document is asked for and before server_think, its critical resources on its own host or every resource under it on its own host (h2 and h2c: PUSH_PROMISE; not when the client's SETTINGS_ENABLE_PUSH is 0)",
+        only: Only::ModelClient("Chromium removed HTTP/2 server push in 2022 (Chrome 106) and accepts no PUSH_PROMISE"),
+    },
+    Field {
+        section: "knobs",
+        name: "preload",
+        kind: Kind::Choice(&["none", "critical"]),
+        default: "none",
+        help: "a site transform: <link rel=preload> tags for the document's critical resources at the top of its head (generated and imported pages)",
+        only: Only::No,
+    },
 ];
 
 pub fn field(name: &str) -> Option<&'static Field> {

@@ -109,7 +109,13 @@ pub fn sweep(
             sites.insert(name.clone(), Arc::new(site));
         }
         crate::sites::lay_out(&sites[name], s.trial.layout)
-            .map_err(|e| SweepError::Usage(format!("{}: knobs.layout: {e}", point_key(p))))?;
+            .map_err(|e| SweepError::Usage(format!("{}: knobs.layout: {e}", point_key(p))))
+            .and_then(|laid| {
+                s.trial
+                    .preload
+                    .apply(&laid)
+                    .map_err(|e| SweepError::Usage(format!("{}: knobs.preload: {e}", point_key(p))))
+            })?;
         let trial = Trial {
             server: exp.server,
             client: exp.client,
@@ -334,6 +340,10 @@ fn run_work(
             let site = match crate::sites::lay_out(&sites[&s.site], s.trial.layout) {
                 Ok(site) => site,
                 Err(e) => return fail_all(&pending, format!("knobs.layout: {e}")),
+            };
+            let site = match s.trial.preload.apply(&site) {
+                Ok(site) => site,
+                Err(e) => return fail_all(&pending, format!("knobs.preload: {e}")),
             };
             let spec = ProbeSpec {
                 site,
