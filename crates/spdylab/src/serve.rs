@@ -44,6 +44,23 @@ pub struct ServeArgs {
     #[arg(long, default_value = default_of("server_delay"), value_name = "DURATION|from-har",
           value_parser = knob("server_delay", |t| t.served.delay))]
     pub server_delay: lab::trial::ServerDelay,
+    /// Think time before the page's document only, after --server-delay
+    #[arg(long, default_value = default_of("server_think"), value_name = "DURATION",
+          value_parser = knob("server_think", |t| t.served.think))]
+    pub server_think: std::time::Duration,
+    /// Answer the document's request at once with 103 Early Hints (h2, h2c):
+    /// Link rel=preload for its critical resources, rel=preconnect for their other origins
+    #[arg(long, default_value = default_of("early_hints"), value_name = "on|off",
+          action = clap::ArgAction::Set, value_parser = knob("early_hints", |t| t.served.early_hints))]
+    pub early_hints: bool,
+    /// Push with the document (h2, h2c): its critical resources on its host, or all under it on its host
+    #[arg(long, default_value = default_of("push"), value_name = "none|critical|all",
+          value_parser = knob("push", |t| t.served.push))]
+    pub push: lab::trial::Push,
+    /// <link rel=preload> for the document's critical resources at the top of its head
+    #[arg(long, default_value = default_of("preload"), value_name = "none|critical",
+          value_parser = knob("preload", |t| t.preload))]
+    pub preload: lab::sites::Preload,
     /// Only this TLS version (default: 1.2 and 1.3)
     #[arg(long, value_parser = crate::link_args::one_of(&["1.2", "1.3"], |v| Some(v == "1.3")))]
     pub tls: Option<bool>,
@@ -74,6 +91,10 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> Result<i32, Failure> {
     let (site, addresses) = sites::laid_out(&args.site, args.seed, args.layout, args.shards)?;
+    let site = args
+        .preload
+        .apply(&site)
+        .map_err(|e| Failure::Usage(format!("--preload {}: {e}", args.preload)))?;
     // The one signal path: set before binding, so that a Ctrl-C before
     // "ready" stops the server cleanly (its temporary CA file removed).
     let stop = crate::signals::stop_flag();
@@ -86,6 +107,9 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
         knobs: lab::trial::ServerKnobs {
             delay: args.server_delay,
             tickets: args.tls_resume,
+            think: args.server_think,
+            early_hints: args.early_hints,
+            push: args.push,
             ..lab::trial::server_knobs(args.max_streams, args.tls)
         },
         ca: args.ca.clone(),

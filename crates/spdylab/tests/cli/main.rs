@@ -30,6 +30,7 @@ mod load;
 mod makefile;
 mod priorities;
 mod probe;
+mod push;
 mod record;
 mod replay_peers;
 mod report_filmstrip;
