@@ -487,7 +487,8 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "early_hints",
-        kind: Kind::Choice(&["off", "on"]),
+        // on, off: a flag with a value (`--early-hints on`), as issue 37 writes it.
+        kind: Kind::Choice(&["on", "off"]),
         default: "off",
         help: "the built-in server answers the document's request at once with 103 Early Hints: Link rel=preload for its critical resources (render-blocking stylesheets and scripts, the LCP image) and rel=preconnect for their other origins, before server_think (h2 and h2c only)",
         only: Only::BuiltinServer("the configurations generated for the real servers send no 103 (nginx cannot; Apache's H2EarlyHints and h2o's and caddy's would need Link headers configured per page, not generated yet)"),
