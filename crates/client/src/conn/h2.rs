@@ -320,7 +320,14 @@ fn promised(
     let path = uri
         .path_and_query()
         .map_or("/".to_string(), |p| p.as_str().to_string());
-    let task = tokio::spawn(pushed(push, response, events.clone()));
+    // The task tells nothing before the promise is told.
+    let (told, wait) = tokio::sync::oneshot::channel::<()>();
+    let reader = events.clone();
+    let task = tokio::spawn(async move {
+        if wait.await.is_ok() {
+            pushed(push, response, reader).await;
+        }
+    });
     let _ = events.send(Event::Promised {
         assoc,
         push,
@@ -329,6 +336,7 @@ fn promised(
         at: Instant::now(),
         handle: PushHandle::h2(task),
     });
+    let _ = told.send(());
 }
 
 /// Reads a pushed response (its capacity given back as it comes).

@@ -72,43 +72,8 @@ fn forward(
     events: &mpsc::UnboundedSender<Event>,
     cancel: &mpsc::UnboundedSender<u32>,
 ) {
-    while let Some(e) = session.poll_event() {
-        let ev = match e {
-            SessionEvent::Sent(req) => Event::Sent {
-                req,
-                at: Instant::now(),
-            },
-            SessionEvent::Head {
-                req,
-                status,
-                headers,
-            } => Event::Head {
-                req,
-                at: Instant::now(),
-                status,
-                content_type: headers
-                    .into_iter()
-                    .find(|(k, _)| k == "content-type")
-                    .map(|(_, v)| v)
-                    .unwrap_or_default(),
-            },
-            SessionEvent::Data { req, data } => Event::Data {
-                req,
-                data: data.into(),
-            },
-            SessionEvent::Done(req) => Event::Done {
-                req,
-                at: Instant::now(),
-                conn,
-            },
-            SessionEvent::Failed { req, error } => Event::Failed {
-                req,
-                error: Error::Spdy(error),
-            },
-            SessionEvent::Refused(_) | SessionEvent::GoAway { .. } => continue,
-        };
-        let _ = events.send(ev);
-    }
+    // Promises first: a server sends a push's SYN_STREAM before anything
+    // that names its URL, and the owner must know of it before it asks.
     while let Some(e) = session.poll_push_event() {
         let ev = match e {
             PushEvent::Promised {
@@ -159,6 +124,43 @@ fn forward(
                 push: (conn, stream_id),
                 error: Error::Spdy(proto::spdy3::client::StreamError::Reset(status)),
             },
+        };
+        let _ = events.send(ev);
+    }
+    while let Some(e) = session.poll_event() {
+        let ev = match e {
+            SessionEvent::Sent(req) => Event::Sent {
+                req,
+                at: Instant::now(),
+            },
+            SessionEvent::Head {
+                req,
+                status,
+                headers,
+            } => Event::Head {
+                req,
+                at: Instant::now(),
+                status,
+                content_type: headers
+                    .into_iter()
+                    .find(|(k, _)| k == "content-type")
+                    .map(|(_, v)| v)
+                    .unwrap_or_default(),
+            },
+            SessionEvent::Data { req, data } => Event::Data {
+                req,
+                data: data.into(),
+            },
+            SessionEvent::Done(req) => Event::Done {
+                req,
+                at: Instant::now(),
+                conn,
+            },
+            SessionEvent::Failed { req, error } => Event::Failed {
+                req,
+                error: Error::Spdy(error),
+            },
+            SessionEvent::Refused(_) | SessionEvent::GoAway { .. } => continue,
         };
         let _ = events.send(ev);
     }
