@@ -491,7 +491,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice(&["on", "off"]),
         default: "off",
         help: "the built-in server answers the document's request at once with 103 Early Hints: Link rel=preload for its critical resources (render-blocking stylesheets and scripts, the LCP image) and rel=preconnect for their other origins, before server_think (h2 and h2c only)",
-        only: Only::BuiltinServer("the configurations generated for the real servers send no 103 (nginx cannot; Apache's H2EarlyHints and h2o's and caddy's would need Link headers configured per page, not generated yet)"),
+        only: Only::BuiltinServer("the configurations generated for the real servers send no 103 (nginx cannot; Apache's H2EarlyHints hints only H2PushResource paths, without the as= a browser needs to preload; h2o's and caddy's would need per-page Link headers, not generated)"),
     },
     Field {
         section: "knobs",
