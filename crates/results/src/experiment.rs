@@ -498,7 +498,7 @@ pub const FIELDS: &[Field] = &[
         name: "push",
         kind: Kind::Choice(&["none", "critical", "all"]),
         default: "none",
-        help: "the built-in server pushes, when the document is asked for and before server_think, its critical resources on its own host or every resource under it on its own host (h2 and h2c: PUSH_PROMISE; not when the client's SETTINGS_ENABLE_PUSH is 0)",
+        help: "the built-in server pushes, when the document is asked for and before server_think, its critical resources on its own host or every resource under it on its own host (h2 and h2c: PUSH_PROMISE, not when the client's SETTINGS_ENABLE_PUSH is 0; SPDY/3.1: SYN_STREAM with an associated stream)",
         only: Only::ModelClient("Chromium removed HTTP/2 server push in 2022 (Chrome 106) and accepts no PUSH_PROMISE"),
     },
     Field {

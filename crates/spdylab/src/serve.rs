@@ -53,7 +53,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = default_of("early_hints"), value_name = "on|off",
           action = clap::ArgAction::Set, value_parser = knob("early_hints", |t| t.served.early_hints))]
     pub early_hints: bool,
-    /// Push with the document (h2, h2c): its critical resources on its host, or all under it on its host
+    /// Push with the document (h2, h2c, spdy3): its critical resources on its host, or all under it on its host
     #[arg(long, default_value = default_of("push"), value_name = "none|critical|all",
           value_parser = knob("push", |t| t.served.push))]
     pub push: lab::trial::Push,
