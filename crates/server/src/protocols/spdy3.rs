@@ -185,10 +185,15 @@ fn pushes(
         let authority = uri.authority().map_or(host, |a| a.as_str()).to_string();
         let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
         let scheme = uri.scheme_str().unwrap_or("https").to_string();
+        // SPDY/3 §3.3.1 asks for :scheme, :host and :path (what Chromium
+        // reads); Netty's SpdyHttpDecoder also wants :method and :version
+        // to make the promised request.
         let url: Headers = vec![
+            (":method".into(), "GET".into()),
             (":scheme".into(), scheme.clone()),
             (":host".into(), authority.clone()),
             (":path".into(), path.clone()),
+            (":version".into(), "HTTP/1.1".into()),
         ];
         let Some(id) = session.push(req.stream_id, super::push_priority(kind), url) else {
             break;

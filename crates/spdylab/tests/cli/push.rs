@@ -1,8 +1,10 @@
-//! The built-in server's push and 103 Early Hints (issue 37) against an
-//! independent HTTP/2 client: nghttp (nghttp2) over h2c by prior knowledge.
-//! nghttp accepts pushes unless told not to (`--no-push`: SETTINGS_ENABLE_PUSH
-//! 0) and prints, with `-v`, every frame it receives and the headers of every
-//! response, 1xx included.
+//! The built-in server's push and 103 Early Hints (issue 37) against
+//! independent clients: nghttp (nghttp2) over h2c by prior knowledge — it
+//! accepts pushes unless told not to (`--no-push`: SETTINGS_ENABLE_PUSH 0) and
+//! prints, with `-v`, every frame it receives and the headers of every
+//! response, 1xx included — and Netty's SPDY/3.1 client (interop/netty-spdy,
+//! `--pushes N`), whose SpdyHttpDecoder turns a server's SYN_STREAM into the
+//! promised request and its HEADERS and DATA into the pushed response.
 
 use crate::common;
 
@@ -216,4 +218,78 @@ fn nghttp_sees_a_103_with_the_critical_resources_links_before_the_page() {
     let url = format!("http://127.0.0.1:{}{path}", s.http_port());
     let text = nghttp(&model.resources[1].host, &url, &[]);
     assert!(!text.contains(":status: 103"), "{text}");
+}
+
+#[test]
+fn nettys_spdy_client_accepts_pushes_of_exactly_the_critical_resources() {
+    if !common::installed("mvn") || !common::installed("java") {
+        common::cannot_run("Maven and a JDK build the Netty SPDY peer (make deps)");
+        return;
+    }
+    let origin = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
+    let model = site::Layout::Mirror.apply(&origin).unwrap();
+    let host = model.root().host.clone();
+    let critical = site::critical::critical(&model);
+    let s = common::serve(&[
+        "--site",
+        "youtube",
+        "--layout",
+        "mirror",
+        "--proto",
+        "spdy3",
+        "--push",
+        "critical",
+        "--server-think",
+        "50ms",
+    ]);
+    let out = common::TempDir::new("netty-push");
+    let result = crate::spdy_interop::netty_spdy()
+        .args(["client", &format!("127.0.0.1:{}", s.https_port()), &host])
+        .arg(out.join("out"))
+        .args(["--pushes", &critical.len().to_string(), "/"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{listing}{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let lines: Vec<&str> = listing.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!("/ 200 {} ", model.root().size)),
+        "{listing}"
+    );
+    // Each push: its path, 200, its length and the SHA-256 of the site's
+    // body, promised on the document's stream (1); in promise order.
+    let want: Vec<String> = critical
+        .iter()
+        .map(|&i| {
+            let r = &model.resources[i];
+            let sha = sha256_hex(&model.body(i));
+            format!("push {} 200 {} {sha} 1", r.path, r.size)
+        })
+        .collect();
+    assert_eq!(
+        lines[1..],
+        want.iter().map(String::as_str).collect::<Vec<_>>()[..],
+        "{listing}"
+    );
+}
+
+/// The SHA-256 of `bytes` in hex, by coreutils' sha256sum.
+fn sha256_hex(bytes: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string()
 }

@@ -52,7 +52,7 @@ impl Drop for Killed {
 
 /// Builds netty-spdy once (Maven, offline when ~/.m2 has it all); the command
 /// that runs it.
-fn netty_spdy() -> Command {
+pub(crate) fn netty_spdy() -> Command {
     static CP: OnceLock<String> = OnceLock::new();
     let cp = CP.get_or_init(|| {
         let pom = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/netty-spdy/pom.xml");

@@ -3,7 +3,7 @@
 // control, SpdyHttpEncoder/Decoder; SpdyVersion.SPDY_3_1), over TLS with the
 // JDK's ALPN offering only "spdy/3.1". Nothing here comes from spdylab's code.
 //
-//   client ADDR:PORT HOST OUTDIR [--concurrency N] [--ignore-stream-limit] PATH...
+//   client ADDR:PORT HOST OUTDIR [--concurrency N] [--ignore-stream-limit] [--pushes N] PATH...
 //       fetch each path on one session (Netty's default 64 KiB windows, at most
 //       N streams at once, default 16) into OUTDIR/<n>; print one line per path:
 //       "<path> <status> <length> <sha256>", or "<path> RST_STREAM <status>" for a
@@ -89,6 +89,7 @@ public final class NettySpdy {
             case "client" -> {
                 if (args.length < 4) usage();
                 int concurrency = 16;
+                int pushes = 0;
                 boolean ignoreLimit = false;
                 List<String> paths = new ArrayList<>();
                 for (int i = 4; i < args.length; i++) {
@@ -96,11 +97,13 @@ public final class NettySpdy {
                         concurrency = Integer.parseInt(args[++i]);
                     } else if (args[i].equals("--ignore-stream-limit")) {
                         ignoreLimit = true;
+                    } else if (args[i].equals("--pushes") && i + 1 < args.length) {
+                        pushes = Integer.parseInt(args[++i]);
                     } else {
                         paths.add(args[i]);
                     }
                 }
-                System.exit(client(args[1], args[2], Paths.get(args[3]), concurrency, ignoreLimit, paths));
+                System.exit(client(args[1], args[2], Paths.get(args[3]), concurrency, ignoreLimit, pushes, paths));
             }
             case "server" -> {
                 if (args.length != 5) usage();
@@ -112,7 +115,7 @@ public final class NettySpdy {
     }
 
     static void usage() {
-        System.err.println("usage: client ADDR:PORT HOST OUTDIR [--concurrency N] [--ignore-stream-limit] PATH... | server ADDR:PORT DOCROOT CERT KEY | vector");
+        System.err.println("usage: client ADDR:PORT HOST OUTDIR [--concurrency N] [--ignore-stream-limit] [--pushes N] PATH... | server ADDR:PORT DOCROOT CERT KEY | vector");
         System.exit(2);
     }
 
@@ -154,8 +157,15 @@ public final class NettySpdy {
         }
     }
 
+    /**
+     * The client: GETs `paths`, `concurrency` streams at a time, and prints one line per
+     * response (path, status, length, SHA-256), its body in OUTDIR/N. With `--pushes N` it
+     * then waits for N pushed responses (server-initiated streams, which Netty's
+     * SpdyHttpDecoder turns into the promised request and its response) and prints each as
+     * `push PATH STATUS LENGTH SHA-256 ASSOCIATED-STREAM`, in stream order.
+     */
     static int client(String addr, String host, Path outdir, int concurrency, boolean ignoreLimit,
-                      List<String> paths) throws Exception {
+                      int pushes, List<String> paths) throws Exception {
         SslContext ssl = SslContextBuilder.forClient()
                 .sslProvider(SslProvider.JDK)
                 .trustManager(InsecureTrustManagerFactory.INSTANCE) // the testbed's own CA
@@ -166,6 +176,10 @@ public final class NettySpdy {
         List<Fetch> fetches = new ArrayList<>();
         for (String p : paths) fetches.add(new Fetch(p));
         HideStreamLimit hide = new HideStreamLimit();
+        // Pushed streams: their promised path and associated stream, then their response.
+        java.util.Map<Integer, String[]> promised = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.Map<Integer, FullHttpResponse> pushed = new java.util.concurrent.ConcurrentSkipListMap<>();
+        java.util.concurrent.CountDownLatch pushesDone = new java.util.concurrent.CountDownLatch(pushes);
         if (ignoreLimit) concurrency = Integer.MAX_VALUE;
         EventLoopGroup group = new NioEventLoopGroup(1);
         try {
@@ -194,10 +208,29 @@ public final class NettySpdy {
                             });
                             p.addLast(new SpdyHttpEncoder(V));
                             p.addLast(new SpdyHttpDecoder(V, MAX_BODY));
+                            p.addLast(new ChannelInboundHandlerAdapter() {
+                                @Override
+                                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                                    if (msg instanceof FullHttpRequest req) {
+                                        // A push's promised request (server-initiated stream).
+                                        int id = req.headers().getInt(SpdyHttpHeaders.Names.STREAM_ID, -1);
+                                        int assoc = req.headers().getInt(SpdyHttpHeaders.Names.ASSOCIATED_TO_STREAM_ID, -1);
+                                        promised.put(id, new String[] {req.uri(), Integer.toString(assoc)});
+                                        req.release();
+                                        return;
+                                    }
+                                    ctx.fireChannelRead(msg);
+                                }
+                            });
                             p.addLast(new SimpleChannelInboundHandler<FullHttpResponse>() {
                                 @Override
                                 protected void channelRead0(ChannelHandlerContext ctx, FullHttpResponse r) {
                                     int id = r.headers().getInt(SpdyHttpHeaders.Names.STREAM_ID, -1);
+                                    if (id > 0 && id % 2 == 0) {
+                                        pushed.put(id, r.retainedDuplicate());
+                                        pushesDone.countDown();
+                                        return;
+                                    }
                                     int n = (id - 1) / 2;
                                     if (id > 0 && n < fetches.size()) {
                                         fetches.get(n).done.complete(r.retainedDuplicate());
@@ -263,6 +296,17 @@ public final class NettySpdy {
                 System.out.println(f.path + " " + r.status().code() + " " + body.length + " "
                         + HexFormat.of().formatHex(sha.digest(body)));
                 finished++;
+            }
+            if (pushes > 0 && !pushesDone.await(60, TimeUnit.SECONDS)) {
+                System.err.println("netty-spdy client: " + pushed.size() + " of " + pushes + " pushes came");
+                return 1;
+            }
+            for (var e : pushed.entrySet()) {
+                String[] p = promised.getOrDefault(e.getKey(), new String[] {"?", "?"});
+                byte[] body = ByteBufUtil.getBytes(e.getValue().content());
+                e.getValue().release();
+                System.out.println("push " + p[0] + " " + e.getValue().status().code() + " " + body.length + " "
+                        + HexFormat.of().formatHex(sha.digest(body)) + " " + p[1]);
             }
             ch.close().sync();
             return 0;
