@@ -79,6 +79,9 @@ pub struct SignalTap {
     /// The first bytes of the current frame's payload, as far as needed.
     capture: Vec<u8>,
     signals: Vec<(u32, Signal)>,
+    /// Streams the client reset (RST_STREAM): what the server handed the
+    /// `h2` crate for them and it had not written is dropped, never written.
+    resets: Vec<u32>,
 }
 
 impl Default for SignalTap {
@@ -95,6 +98,7 @@ impl SignalTap {
             framer: Framer::default(),
             capture: Vec::new(),
             signals: Vec::new(),
+            resets: Vec::new(),
         }
     }
 
@@ -105,11 +109,14 @@ impl SignalTap {
             self.preface_left -= n;
             bytes = &bytes[n..];
         }
-        let (capture, signals) = (&mut self.capture, &mut self.signals);
+        let (capture, signals, resets) = (&mut self.capture, &mut self.signals, &mut self.resets);
         self.framer.feed(bytes, |f, piece| {
             let Some((chunk, _)) = piece else {
                 if let Some(s) = signal_of(f, capture) {
                     signals.push(s);
+                }
+                if f.kind == super::frame::RST_STREAM && f.stream != 0 {
+                    resets.push(f.stream);
                 }
                 capture.clear();
                 return;
@@ -130,6 +137,11 @@ impl SignalTap {
     /// The signals read since the last call, in wire order.
     pub fn take(&mut self) -> Vec<(u32, Signal)> {
         std::mem::take(&mut self.signals)
+    }
+
+    /// The streams the client reset since the last call.
+    pub fn take_resets(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.resets)
     }
 }
 
@@ -164,19 +176,23 @@ fn signal_of(f: &Framer, payload: &[u8]) -> Option<(u32, Signal)> {
 pub struct DataCounter {
     framer: Framer,
     data: u64,
+    /// DATA payload written per stream since the last `take_streams`.
+    streams: std::collections::HashMap<u32, u64>,
 }
 
 impl DataCounter {
     /// The server's next bytes, as the socket took them.
     pub fn feed(&mut self, bytes: &[u8]) {
-        let data = &mut self.data;
+        let (data, streams) = (&mut self.data, &mut self.streams);
         self.framer.feed(bytes, |f, piece| {
             if let Some((chunk, offset)) = piece {
                 if f.kind == super::frame::DATA {
                     // Padding is not payload a response sent; the h2 crate
                     // never pads, so only its length byte is taken off.
                     let pad = usize::from(f.flags & PADDED != 0 && offset == 0);
-                    *data += chunk.len().saturating_sub(pad) as u64;
+                    let n = chunk.len().saturating_sub(pad) as u64;
+                    *data += n;
+                    *streams.entry(f.stream).or_default() += n;
                 }
             }
         });
@@ -185,6 +201,11 @@ impl DataCounter {
     /// DATA payload written so far.
     pub fn data(&self) -> u64 {
         self.data
+    }
+
+    /// DATA payload written per stream since the last call.
+    pub fn take_streams(&mut self) -> Vec<(u32, u64)> {
+        self.streams.drain().collect()
     }
 }
 
@@ -258,6 +279,12 @@ mod tests {
             bytewise.feed(&[b]);
         }
         assert_eq!(bytewise.take(), expected());
+        let mut resets = SignalTap::new();
+        let mut w = PREFACE.to_vec();
+        w.extend(frame(0x3, 0, 7, &[0, 0, 0, 8]));
+        w.extend(frame(0x3, 0, 0, &[0, 0, 0, 8]));
+        resets.feed(&w);
+        assert_eq!(resets.take_resets(), vec![7]);
     }
 
     #[test]
@@ -289,5 +316,9 @@ mod tests {
             c.feed(piece);
         }
         assert_eq!(c.data(), 1300);
+        let mut per: Vec<(u32, u64)> = c.take_streams();
+        per.sort();
+        assert_eq!(per, vec![(1, 1000), (3, 300)]);
+        assert!(c.take_streams().is_empty());
     }
 }

@@ -107,7 +107,7 @@ impl H2 {
                 h2,
                 sending: HashMap::new(),
                 waiting: JoinSet::new(),
-                handed: 0,
+                in_h2: HashMap::new(),
                 idle: Box::pin(tokio::time::sleep(KEEPALIVE)),
                 pinged: false,
             };
@@ -268,8 +268,10 @@ struct Connection<I> {
     sched: Scheduler,
     sending: HashMap<u32, Sending>,
     waiting: JoinSet<Option<Made>>,
-    /// DATA handed to the `h2` crate so far.
-    handed: u64,
+    /// DATA handed to the `h2` crate and not yet written, per stream: a
+    /// stream the client resets loses what it had there (the `h2` crate
+    /// drops it), so its share is forgotten, not waited for.
+    in_h2: HashMap<u32, u64>,
     ping: Option<h2::PingPong>,
     idle: Pin<Box<Sleep>>,
     pinged: bool,
@@ -465,6 +467,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
         }
         for id in gone {
             self.sending.remove(&id);
+            self.in_h2.remove(&id);
             self.sched.close(id);
         }
     }
@@ -474,8 +477,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
     fn fill(&mut self) -> bool {
         let mut any = false;
         loop {
-            let written = self.wire().written.data();
-            if self.handed.saturating_sub(written) >= CHUNK as u64 {
+            if self.unwritten() >= CHUNK as u64 {
                 return any;
             }
             let Some(id) = self.sched.next() else {
@@ -497,11 +499,12 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
             let end = s.left.is_empty();
             if s.send.send_data(chunk, end).is_err() {
                 self.sending.remove(&id);
+                self.in_h2.remove(&id);
                 self.sched.close(id);
                 continue;
             }
             any = true;
-            self.handed += n as u64;
+            *self.in_h2.entry(id).or_default() += n as u64;
             self.sched.sent(id, n);
             if end {
                 self.sending.remove(&id);
@@ -510,6 +513,27 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
                 s.send.reserve_capacity(s.left.len().min(CHUNK));
             }
         }
+    }
+
+    /// DATA handed to the `h2` crate and not yet written, after what the
+    /// wire says was written since and which streams the client reset.
+    fn unwritten(&mut self) -> u64 {
+        let (written, resets) = {
+            let mut wire = self.wire();
+            (wire.written.take_streams(), wire.tap.take_resets())
+        };
+        for (id, n) in written {
+            if let Some(left) = self.in_h2.get_mut(&id) {
+                *left = left.saturating_sub(n);
+                if *left == 0 {
+                    self.in_h2.remove(&id);
+                }
+            }
+        }
+        for id in resets {
+            self.in_h2.remove(&id);
+        }
+        self.in_h2.values().sum()
     }
 
     fn touch(&mut self) {
