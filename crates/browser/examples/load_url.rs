@@ -31,6 +31,7 @@ fn main() {
         map: Vec::new(),
         cpu_slowdown: 1,
         screencast: true,
+        keep_cache: false,
     };
     let profile = browser::new_profile().unwrap();
     let cmd = browser::command(&o, &profile).unwrap();

@@ -27,7 +27,12 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
 pub enum Tag {
     Stylesheet,
     Script,
-    Image { area: Option<u64> },
+    Image {
+        area: Option<u64>,
+    },
+    /// `<link rel=preload href=… as=…>`: fetched at its `as`'s priority,
+    /// blocking nothing (`hints::preload_priority`).
+    Preload(crate::priority::Priority),
     Other,
 }
 
@@ -64,7 +69,14 @@ impl HtmlScanner {
             let tag = String::from_utf8_lossy(&rest[lt..lt + gt + 1]).to_string();
             self.scanned += lt + gt + 1;
             let lower = tag.to_ascii_lowercase();
-            let url = if lower.starts_with("<link") && lower.contains("stylesheet") {
+            let rel = attr(&tag, "rel").map(|r| r.to_ascii_lowercase());
+            let url = if lower.starts_with("<link") && rel.as_deref() == Some("preload") {
+                let as_ = attr(&tag, "as").map(|a| a.to_ascii_lowercase());
+                attr(&tag, "href").map(|u| {
+                    let p = crate::hints::preload_priority(as_.as_deref());
+                    (Tag::Preload(p), u)
+                })
+            } else if lower.starts_with("<link") && lower.contains("stylesheet") {
                 attr(&tag, "href").map(|u| (Tag::Stylesheet, u))
             } else if lower.starts_with("<script") {
                 attr(&tag, "src").map(|u| (Tag::Script, u))
@@ -173,5 +185,20 @@ mod tests {
             };
         }
         assert_eq!(found, site.resources.len());
+    }
+
+    #[test]
+    fn preload_links_are_found_at_their_as_priority_and_block_nothing() {
+        let html = br#"<head><link rel="preload" href="//a.test/s.css" as="style"><link rel="preload" href="//a.test/i.png" as="image"><link rel="preconnect" href="//b.test/"></head>"#;
+        let found = HtmlScanner::default().feed_tagged(html);
+        let tags: Vec<Tag> = found.iter().map(|(t, _)| *t).collect();
+        assert_eq!(
+            tags,
+            [
+                Tag::Preload(crate::priority::Priority::STYLESHEET),
+                Tag::Preload(crate::priority::Priority::IMAGE)
+            ]
+        );
+        assert_eq!(found[1].1.path, "/i.png");
     }
 }

@@ -86,18 +86,27 @@ fn hint(host: &str, link: &str) -> Option<Hint> {
     let found = resolve(host, url)?;
     if rels.contains(&"preload") || rels.contains(&"modulepreload") {
         let priority = match as_.as_deref() {
-            Some("style") => Priority::STYLESHEET,
-            Some("font") => Priority::FONT,
-            Some("script") => Priority::SCRIPT,
             _ if rels.contains(&"modulepreload") => Priority::SCRIPT,
-            Some("image") => Priority::IMAGE,
-            _ => Priority::new(RequestPriority::Idle, false),
+            a => preload_priority(a),
         };
         Some(Hint::Preload { found, priority })
     } else if rels.contains(&"preconnect") {
         Some(Hint::Preconnect { host: found.host })
     } else {
         None
+    }
+}
+
+/// A preload's priority from its `as` (a 103's `Link` or a page's `<link
+/// rel=preload>`): style and font HIGHEST, script MEDIUM, image LOWEST,
+/// anything else IDLE (Chromium's `CalculateRequestPriority`).
+pub fn preload_priority(as_: Option<&str>) -> Priority {
+    match as_ {
+        Some("style") => Priority::STYLESHEET,
+        Some("font") => Priority::FONT,
+        Some("script") => Priority::SCRIPT,
+        Some("image") => Priority::IMAGE,
+        _ => Priority::new(RequestPriority::Idle, false),
     }
 }
 

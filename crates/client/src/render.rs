@@ -494,6 +494,7 @@ impl Renderer {
                                 _ => url_priority(&f),
                             },
                             Tag::Other => url_priority(&f),
+                            Tag::Preload(p) => p,
                         };
                         if priority.class() == Class::Delayable || matches!(tag, Tag::Image { .. })
                         {

@@ -177,6 +177,7 @@ pub fn run_plan(
         map: unknown_hosts.clone(),
         cpu_slowdown: spec.trial.model.cpu_slowdown,
         screencast: spec.trial.screencast,
+        keep_cache: spec.trial.served.early_hints,
     };
     let client_kind = spec.trial.client;
     let link_spec = &testbed.spec().link;

@@ -125,6 +125,7 @@ pub fn record(
                 map: map.clone(),
                 cpu_slowdown: 1,
                 screencast: true,
+                keep_cache: false,
             };
             let allowed: Vec<String> = allow.iter().map(|a| a.to_string()).collect();
             progress(&format!(
@@ -188,6 +189,7 @@ fn in_testbed(
         map: Vec::new(),
         cpu_slowdown: 1,
         screencast: true,
+        keep_cache: false,
     };
     progress(&format!("chromium: loading {} over {protocol}", opts.url));
     let recording = (|| {

@@ -571,24 +571,12 @@ impl Trial {
                 None | Some(ClientKind::Model) => None,
                 Some(ClientKind::Chromium) => {
                     browser::refuses(*p).map(str::to_string).or_else(|| {
-                        changed
-                            .iter()
-                            .find_map(|f| match f.only {
-                                Only::ModelClient(why) => {
-                                    Some(format!("{why}: {} needs --client model", flag(f.name)))
-                                }
-                                _ => None,
-                            })
-                            .or_else(|| {
-                                // Measured (issue 37): every hinted resource
-                                // came twice, 745 kB for youtube's 559.
-                                self.served.early_hints.then(|| {
-                                    format!(
-                                        "the probe disables Chromium's cache (Network.setCacheDisabled), so the resources Chromium preloads on a 103 are fetched again by the page, not reused: {} on needs --client model",
-                                        flag("early_hints")
-                                    )
-                                })
-                            })
+                        changed.iter().find_map(|f| match f.only {
+                            Only::ModelClient(why) => {
+                                Some(format!("{why}: {} needs --client model", flag(f.name)))
+                            }
+                            _ => None,
+                        })
                     })
                 }
             };
@@ -606,7 +594,8 @@ impl Trial {
 
 impl Trial {
     /// What the built-in server cannot do of this Trial's knobs on
-    /// `protocol`: 103 Early Hints and push are h2's (and h2c's) here.
+    /// `protocol`: 103 Early Hints are h2's, h2c's and h3's here, push h2's,
+    /// h2c's and SPDY's.
     fn builtin_refuses(&self, protocol: Protocol) -> Option<String> {
         use Protocol::*;
         let h1 = matches!(protocol, Http | HttpPipelined | Https | HttpsPipelined);
@@ -614,11 +603,10 @@ impl Trial {
             let why = match protocol {
                 _ if h1 => Some("hyper 1's HTTP/1.1 server cannot send a 1xx response other than its own 100 Continue (and Chromium acts on 103 only over h2 and h3)"),
                 Spdy3 => Some("SPDY/3.1 has no 1xx responses, so no 103 Early Hints"),
-                H3 => Some("the built-in server's h3 sends no 103 yet"),
                 _ => None,
             };
             if let Some(why) = why {
-                return Some(format!("{why}: --early-hints on needs h2 or h2c"));
+                return Some(format!("{why}: --early-hints on needs h2, h2c or h3"));
             }
         }
         if self.served.push != server::Push::None {
@@ -908,15 +896,14 @@ mod tests {
         assert!(why(&hints, Protocol::Spdy3)
             .unwrap()
             .contains("SPDY/3.1 has no 1xx"));
-        assert!(why(&hints, Protocol::H3).is_some());
+        assert_eq!(why(&hints, Protocol::H3), None);
         let chromium = Trial {
             client: ClientKind::Chromium,
             ..hints.clone()
         };
-        // Chromium acts on 103, but with its cache disabled it fetches the
-        // hinted resources twice: refused until the probe keeps its cache.
-        let r = why(&chromium, Protocol::H2).unwrap();
-        assert!(r.contains("Network.setCacheDisabled"), "{r}");
+        // Chromium acts on 103 (the probe keeps its cache on then: the
+        // preloads reach the page through it).
+        assert_eq!(why(&chromium, Protocol::H2), None);
         let nginx = Trial {
             server: ServerKind::Peer(PeerKind::Nginx),
             ..hints

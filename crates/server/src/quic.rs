@@ -239,6 +239,14 @@ async fn serve_connection(conn: quinn::Connection, ctx: Arc<Ctx>) {
                 }
                 chunk.advance(chunk.remaining());
             }
+            // 103 Early Hints first (an informational response is one more
+            // HEADERS frame before the final one, RFC 9114 §4.1), before
+            // the document's think time.
+            if let Some(hints) = ctx.content.early_hints(&req) {
+                if stream.send_response(hints).await.is_err() {
+                    return;
+                }
+            }
             let resp = ctx.content.respond_read(req, body_bytes).await;
             let (head, body) = resp.into_parts();
             // Alt-Svc stays on h3 responses too (`h3=":443"`): Chromium's
