@@ -31,7 +31,7 @@ pub enum Tag {
         area: Option<u64>,
     },
     /// `<link rel=preload href=… as=…>`: fetched at its `as`'s priority,
-    /// blocking nothing (`hints::preload_priority`).
+    /// blocking nothing (`Priority::of_preload`).
     Preload(crate::priority::Priority),
     Other,
 }
@@ -73,7 +73,7 @@ impl HtmlScanner {
             let url = if lower.starts_with("<link") && rel.as_deref() == Some("preload") {
                 let as_ = attr(&tag, "as").map(|a| a.to_ascii_lowercase());
                 attr(&tag, "href").map(|u| {
-                    let p = crate::hints::preload_priority(as_.as_deref());
+                    let p = crate::priority::Priority::of_preload(as_.as_deref());
                     (Tag::Preload(p), u)
                 })
             } else if lower.starts_with("<link") && lower.contains("stylesheet") {

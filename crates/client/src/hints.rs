@@ -13,7 +13,7 @@
 //! not fetched again (the model matches by URL: `page`).
 
 use crate::discover::Found;
-use crate::priority::{Priority, RequestPriority};
+use crate::priority::Priority;
 
 /// What one `Link` of a 103 asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,26 +87,13 @@ fn hint(host: &str, link: &str) -> Option<Hint> {
     if rels.contains(&"preload") || rels.contains(&"modulepreload") {
         let priority = match as_.as_deref() {
             _ if rels.contains(&"modulepreload") => Priority::SCRIPT,
-            a => preload_priority(a),
+            a => Priority::of_preload(a),
         };
         Some(Hint::Preload { found, priority })
     } else if rels.contains(&"preconnect") {
         Some(Hint::Preconnect { host: found.host })
     } else {
         None
-    }
-}
-
-/// A preload's priority from its `as` (a 103's `Link` or a page's `<link
-/// rel=preload>`): style and font HIGHEST, script MEDIUM, image LOWEST,
-/// anything else IDLE (Chromium's `CalculateRequestPriority`).
-pub fn preload_priority(as_: Option<&str>) -> Priority {
-    match as_ {
-        Some("style") => Priority::STYLESHEET,
-        Some("font") => Priority::FONT,
-        Some("script") => Priority::SCRIPT,
-        Some("image") => Priority::IMAGE,
-        _ => Priority::new(RequestPriority::Idle, false),
     }
 }
 
@@ -165,7 +152,7 @@ mod tests {
                 },
                 Hint::Preload {
                     found: found("a.test", "/data.json"),
-                    priority: Priority::new(RequestPriority::Idle, false)
+                    priority: Priority::new(crate::priority::RequestPriority::Idle, false)
                 },
             ]
         );

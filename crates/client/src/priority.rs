@@ -87,6 +87,18 @@ pub struct Priority {
 }
 
 impl Priority {
+    /// A preload's priority from its `as` (a 103's `Link` or a page's
+    /// `<link rel=preload>`): style and font HIGHEST, script MEDIUM, image
+    /// LOWEST, anything else IDLE (Chromium's `CalculateRequestPriority`).
+    pub fn of_preload(as_: Option<&str>) -> Priority {
+        match as_ {
+            Some("style") => Priority::STYLESHEET,
+            Some("font") => Priority::FONT,
+            Some("script") => Priority::SCRIPT,
+            Some("image") => Priority::IMAGE,
+            _ => Priority::new(RequestPriority::Idle, false),
+        }
+    }
     /// The page's own document (a navigation): HIGHEST, incremental.
     pub const DOCUMENT: Priority = Priority::new(RequestPriority::Highest, true);
     /// A render-blocking stylesheet (Blink VeryHigh).
