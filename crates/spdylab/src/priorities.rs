@@ -60,8 +60,8 @@ pub struct PrioritiesArgs {
     pub profiles: String,
     #[command(flatten)]
     pub link: LinkArgs,
-    /// The image's size (the test asks for about 100 kB)
-    #[arg(long, default_value = "100kB", value_parser = parse_size, value_name = "SIZE")]
+    /// The image's size, e.g. 100kB or 1.5mb (the test asks for about 100 kB)
+    #[arg(long, default_value = "100kB", value_parser = link::units::parse_bytes, value_name = "SIZE")]
     pub image_size: usize,
     /// TCP_NOTSENT_LOWAT of the +lowat rows, in bytes
     #[arg(long, default_value_t = DEFAULT_LOWAT, value_parser = clap::value_parser!(u32).range(1..=(64 << 20)))]
@@ -82,27 +82,6 @@ pub struct PrioritiesArgs {
     /// its median probe's waterfall) and every probe's HAR into DIR
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-}
-
-/// `100kB`, `1MB`, `64KiB` or a number of bytes.
-pub fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size (100kB, 1MB, 65536)"))?;
-    let mult = match unit.trim() {
-        "" | "B" => 1.0,
-        "kB" | "KB" | "k" => 1e3,
-        "KiB" => 1024.0,
-        "MB" | "M" => 1e6,
-        "MiB" => 1024.0 * 1024.0,
-        _ => return Err(format!("'{s}' is not a size (100kB, 1MB, 65536)")),
-    };
-    Ok((n * mult).round() as usize)
 }
 
 fn parse_clients(s: &str) -> Result<Vec<ClientKind>, String> {
@@ -193,19 +172,4 @@ pub fn run(args: PrioritiesArgs) -> Result<i32, Failure> {
         return Err(Failure::Interrupted);
     }
     Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("100kB"), Ok(100_000));
-        assert_eq!(parse_size("64KiB"), Ok(65_536));
-        assert_eq!(parse_size("1.5MB"), Ok(1_500_000));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("3 parsecs").is_err());
-    }
 }
