@@ -131,13 +131,6 @@ pub enum Outcome {
     Failed { error: String },
 }
 
-fn client_name(c: ClientKind) -> &'static str {
-    match c {
-        ClientKind::Model => "model",
-        ClientKind::Chromium => "chromium",
-    }
-}
-
 /// The Trial of a cell, or why a knob does not apply.
 pub fn trial_of(req: &Request, row: &Row, client: ClientKind) -> Result<Trial, String> {
     let mut trial = Trial {
@@ -177,7 +170,7 @@ pub fn run(
                         link: link_name.clone(),
                         row: row.name.clone(),
                         protocol: protocol.name().to_string(),
-                        client: client_name(client).to_string(),
+                        client: client.name().to_string(),
                         outcome,
                     };
                     let trial = trial_of(req, row, client).map_err(Error::Usage)?;
@@ -196,7 +189,7 @@ pub fn run(
                             &format!(
                                 "{link_name} {} {protocol} {}: refused",
                                 row.name,
-                                client_name(client)
+                                client.name()
                             ),
                             done,
                             total,
@@ -206,11 +199,7 @@ pub fn run(
                         }));
                         continue;
                     }
-                    let label = format!(
-                        "{link_name} {} {protocol} {}",
-                        row.name,
-                        client_name(client)
-                    );
+                    let label = format!("{link_name} {} {protocol} {}", row.name, client.name());
                     let mut hars = Vec::new();
                     let mut scored: Vec<(Score, Option<String>)> = Vec::new();
                     let mut errors = Vec::new();
@@ -228,7 +217,7 @@ pub fn run(
                                 "{}-{}-{}-{:03}.har",
                                 row.name,
                                 protocol,
-                                client_name(client),
+                                client.name(),
                                 p.record.rep + 1
                             );
                             let doc = crate::har::har(load, p.started, &spec.site.name);
@@ -305,7 +294,7 @@ pub fn document(req: &Request, cells: &[Cell], interrupted: bool) -> serde_json:
         })).collect::<Vec<_>>(),
         "rows": req.rows,
         "protocols": req.protocols.iter().map(|p| p.name()).collect::<Vec<_>>(),
-        "clients": req.clients.iter().map(|&c| client_name(c)).collect::<Vec<_>>(),
+        "clients": req.clients.iter().map(|c| c.name()).collect::<Vec<_>>(),
         "interrupted": interrupted,
         "cells": cells,
     })

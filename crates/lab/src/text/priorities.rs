@@ -59,15 +59,9 @@ pub fn report(req: &Request, cells: &[Cell]) -> Vec<String> {
         .protocols
         .iter()
         .flat_map(|p| {
-            req.clients.iter().map(move |&c| {
-                (
-                    p.name().to_string(),
-                    match c {
-                        crate::trial::ClientKind::Model => "model".to_string(),
-                        crate::trial::ClientKind::Chromium => "chromium".to_string(),
-                    },
-                )
-            })
+            req.clients
+                .iter()
+                .map(move |c| (p.name().to_string(), c.name().to_string()))
         })
         .collect();
     for (link, choice) in &req.links {
