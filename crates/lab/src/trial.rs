@@ -17,7 +17,7 @@ use std::time::Duration;
 pub use client::headers::MAX_COOKIE_BYTES;
 pub use client::{BrowserCost, Pool};
 pub use client::{HeaderSet, RequestHeaders};
-pub use results::{ClientKind, PeerKind, ServerKind};
+pub use results::{ClientKind, PeerKind, ServerKind, View};
 pub use server::CertKind;
 pub use server::Knobs as ServerKnobs;
 pub use server::Push;
@@ -362,6 +362,9 @@ pub struct Trial {
     pub warm_metrics: bool,
     /// Chromium records the screen's frames (Speed Index, filmstrip).
     pub screencast: bool,
+    /// Which load a probe measures (`--view`): the first, the repeat one
+    /// (the same client again, its cache and tickets kept), or both.
+    pub view: View,
     /// The built-in server's knobs (a real server: as the capability table says).
     pub served: server::Knobs,
     /// The model client's knobs (Chromium: `refusal` says which it cannot take).
@@ -396,6 +399,7 @@ impl Default for Trial {
             cert: CertKind::default(),
             warm_metrics: false,
             screencast: true,
+            view: View::First,
             served: server::Knobs::default(),
             model: client::Knobs::default(),
         };
@@ -454,6 +458,7 @@ impl Trial {
             "early_hints" => self.served.early_hints = on,
             "push" => self.served.push = v.parse()?,
             "preload" => self.preload = v.parse()?,
+            "view" => self.view = v.parse().map_err(|e: results::UnknownName| e.to_string())?,
             _ => return Err(format!("knob '{key}' is in FIELDS but not in Trial::set")),
         }
         Ok(())
@@ -475,6 +480,14 @@ impl Trial {
     /// (`--tls-resume`): the server issues tickets and the client keeps them.
     pub fn tls_resume(&self) -> bool {
         self.served.tickets
+    }
+
+    /// Which load a probe measures (`--view first|repeat|both`, issue 38;
+    /// docs/repeat-view.md): `first`, a cold client; `repeat`, the same
+    /// client's second load after its connections closed, its HTTP cache,
+    /// TLS tickets and QUIC 0-RTT kept; `both`, the two from one probe.
+    pub fn view(&self) -> View {
+        self.view
     }
 
     /// The Trial of an experiment's Point: every knob it sets, the rest at
@@ -945,6 +958,41 @@ mod tests {
         };
         preload.set("preload", "critical").unwrap();
         assert_eq!(why(&preload, Protocol::H2), None);
+    }
+
+    /// Issue 38's view: first by default, set by `set`, refused by Chromium
+    /// until its repeat view lands, taken by real servers (the model keeps
+    /// whatever they send).
+    #[test]
+    fn view_is_set_and_chromium_refuses_a_repeat_view() {
+        assert_eq!(Trial::default().view(), View::First);
+        let mut t = Trial::default();
+        t.set("view", "both").unwrap();
+        assert_eq!(t.view(), View::Both);
+        t.set("view", "repeat").unwrap();
+        assert_eq!(t.view(), View::Repeat);
+        let e = t.set("view", "second").unwrap_err();
+        assert!(
+            e.contains("'second' is not one of first, repeat, both"),
+            "{e}"
+        );
+        let why = |t: &Trial, p: Protocol| t.refusal(&[p], 10).map(|r| r.to_string());
+        assert_eq!(why(&t, Protocol::H3), None);
+        let nginx = Trial {
+            server: ServerKind::Peer(PeerKind::Nginx),
+            ..t.clone()
+        };
+        assert_eq!(why(&nginx, Protocol::H2), None);
+        let chromium = Trial {
+            client: ClientKind::Chromium,
+            ..t
+        };
+        let r = why(&chromium, Protocol::H2).unwrap();
+        assert!(
+            r.starts_with("--client chromium: Chromium's repeat view")
+                && r.ends_with("--view needs --client model"),
+            "{r}"
+        );
     }
 
     #[test]

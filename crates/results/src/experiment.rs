@@ -7,7 +7,7 @@
 //! `1%`, `256p`), so that a Point prints, compares and keys results the same
 //! way everywhere; lab's `trial::settings` turns a Point into a testbed and knobs.
 
-use crate::kinds::{ClientKind, ServerKind};
+use crate::kinds::{ClientKind, ServerKind, View};
 use proto::Protocol;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -503,6 +503,14 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         section: "knobs",
+        name: "view",
+        kind: Kind::Choice(&View::NAMES),
+        default: "first",
+        help: "which load a probe measures: first (a cold client), repeat (the same client loads the page again after its connections closed, keeping its HTTP cache, TLS session tickets and QUIC 0-RTT tickets; the first load is not counted) or both (each probe measures the first load, then the repeat one); docs/repeat-view.md",
+        only: Only::ModelClient("Chromium's repeat view (the same profile across two loads) is not built yet"),
+    },
+    Field {
+        section: "knobs",
         name: "preload",
         kind: Kind::Choice(&["none", "critical"]),
         default: "none",
@@ -716,6 +724,12 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, ExperimentError> {
                 values(f.kind, v.get_ref()).map_err(|e| at(v.span(), &path, &e.to_string()))?
             }
         };
+        // A sweep's `view = "both"` is its two points, first and repeat:
+        // each stored record is one view, keyed by its point.
+        let values = match f.name {
+            "view" => expand_both(values),
+            _ => values,
+        };
         if values.is_empty() {
             let span = given.map(|v| v.span()).unwrap_or(0..0);
             return Err(at(span, &path, "no values"));
@@ -793,6 +807,23 @@ pub fn parse(file: &str, text: &str) -> Result<Experiment, ExperimentError> {
         });
     }
     Ok(exp)
+}
+
+/// `view`'s values with `both` as `first` and `repeat`, none twice.
+fn expand_both(values: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in values {
+        let each: &[View] = match v.parse::<View>() {
+            Ok(view) => view.measured(),
+            Err(_) => &[],
+        };
+        for name in each.iter().map(|v| v.name().to_string()) {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
 }
 
 /// The values an axis takes: a value, a list, or a `{ from, to, step | factor }` range.
@@ -1482,10 +1513,32 @@ max_streams = [1, 6, 100]
             ("sites = \"youtube\"\nprotocols = [\"https\"]\n[link]\nqueue = { from = 1, to = 2 }\n", "x.toml:4: link.queue: "),
             ("sites = \"youtube\"\nprotocols = [\"https\"]\n[link]\nqueue = \"codel:100ms,5ms\"\n", "x.toml:4: link.queue: 'codel:100ms,5ms' is not a queue such as 256p"),
             ("protocols = [\"https\"]\n", "x.toml:1: missing field `sites`"),
+            ("sites = \"youtube\"\nprotocols = [\"https\"]\n[knobs]\nview = \"second\"\n", "x.toml:4: knobs.view: 'second' is not one of first, repeat, both"),
         ];
         for (text, want) in cases {
             let err = parse("x.toml", text).unwrap_err().to_string();
             assert!(err.starts_with(want), "{err:?} should start with {want:?}");
         }
+    }
+
+    /// A sweep's `view = "both"` is two points, first and repeat; the first
+    /// view (the default) is left out of the key, so older campaigns resume.
+    #[test]
+    fn view_both_is_the_first_and_the_repeat_point() {
+        let text = "sites = \"youtube\"\nprotocols = [\"h2\"]\n[knobs]\nview = \"both\"\n";
+        let e = parse("x.toml", text).unwrap();
+        assert_eq!(e.values("view"), ["first", "repeat"]);
+        let text =
+            "sites = \"youtube\"\nprotocols = [\"h2\"]\n[knobs]\nview = [\"repeat\", \"both\"]\n";
+        assert_eq!(
+            parse("x.toml", text).unwrap().values("view"),
+            ["repeat", "first"]
+        );
+        let mut p = Point::new();
+        p.insert("site".into(), "youtube".into());
+        p.insert("view".into(), "first".into());
+        assert_eq!(point_key(&p), "site=youtube");
+        p.insert("view".into(), "repeat".into());
+        assert_eq!(point_key(&p), "site=youtube view=repeat");
     }
 }

@@ -108,6 +108,51 @@ impl ClientKind {
     }
 }
 
+/// Which load of a page a probe measures (`--view`, issue 38): `first`, a
+/// cold client; `repeat`, the same client's second load after its
+/// connections closed, keeping its HTTP cache, TLS session tickets and QUIC
+/// 0-RTT tickets (docs/repeat-view.md); `both`, each probe measures the
+/// first load and then the repeat one. A probe record is `first` or `repeat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub enum View {
+    #[default]
+    First,
+    Repeat,
+    Both,
+}
+
+impl View {
+    /// Every view, by name.
+    pub const NAMES: [&'static str; 3] = ["first", "repeat", "both"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            View::First => "first",
+            View::Repeat => "repeat",
+            View::Both => "both",
+        }
+    }
+
+    /// The loads a probe of this view measures, in the order they run.
+    pub fn measured(self) -> &'static [View] {
+        match self {
+            View::First => &[View::First],
+            View::Repeat => &[View::Repeat],
+            View::Both => &[View::First, View::Repeat],
+        }
+    }
+
+    /// Whether a probe of this view loads the page twice.
+    pub fn loads_twice(self) -> bool {
+        self != View::First
+    }
+
+    /// Whether this is the first view (a record's default).
+    pub fn is_first(&self) -> bool {
+        *self == View::First
+    }
+}
+
 macro_rules! named {
     ($t:ty) => {
         impl fmt::Display for $t {
@@ -134,6 +179,7 @@ macro_rules! named {
 named!(PeerKind);
 named!(ServerKind);
 named!(ClientKind);
+named!(View);
 
 fn unknown(what: &'static str, given: &str, known: &'static [&'static str]) -> UnknownName {
     UnknownName {
@@ -176,6 +222,16 @@ impl FromStr for ClientKind {
     }
 }
 
+impl FromStr for View {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<View, UnknownName> {
+        [View::First, View::Repeat, View::Both]
+            .into_iter()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| unknown("view", s, &View::NAMES))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,6 +244,10 @@ mod tests {
         for name in ClientKind::NAMES {
             assert_eq!(name.parse::<ClientKind>().unwrap().name(), name);
         }
+        for name in View::NAMES {
+            assert_eq!(name.parse::<View>().unwrap().name(), name);
+        }
+        assert_eq!(View::Both.measured(), [View::First, View::Repeat]);
         assert_eq!(
             "lighttpd".parse::<ServerKind>().unwrap_err().to_string(),
             "unknown server \"lighttpd\": one of builtin, nginx, apache, h2o, caddy"

@@ -27,7 +27,7 @@ pub use files::{
     BENCH_FILE, CALIBRATION_FILE, EXPERIMENT_FILE, HAR_DIR, LOAD_FILE, PROBES_FILE, REPORT_FILE,
     SUMMARY_FILE,
 };
-pub use kinds::{ClientKind, PeerKind, ServerKind, UnknownName};
+pub use kinds::{ClientKind, PeerKind, ServerKind, UnknownName, View};
 pub use probe::{latest, read_probes, Paint, Phases, ProbeRecord};
 pub use proto::Protocol;
 pub use summary::{summarize_protocols, PartSummary, ProtocolSummary};
