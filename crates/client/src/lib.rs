@@ -5,10 +5,12 @@
 //! (`conn`); for imported pages, discovery from the import's tree (`replay`);
 //! Chrome's request priorities and their signals on the wire (`priority`);
 //! the HTTP/2 prioritization test driven by the model (`priority_test`);
-//! 103 Early Hints read as Chromium reads them (`hints`).
+//! 103 Early Hints read as Chromium reads them (`hints`); the HTTP cache
+//! the repeat view keeps between two loads (`cache`).
 
 #![forbid(unsafe_code)]
 
+pub mod cache;
 pub mod conn;
 pub mod discover;
 pub mod headers;
@@ -26,8 +28,8 @@ pub mod users;
 pub use conn::spdy3::{fetch as fetch_spdy3, FetchError, Fetched};
 pub use headers::{HeaderSet, RequestHeaders};
 pub use page::{
-    load_page, load_page_full, load_page_keeping_connections, Entry, HintsAndPushes, Knobs,
-    OpenConnections, PageConfig, PageResult, Timings,
+    load_page, load_page_full, load_page_keeping_connections, load_page_reusing, Entry,
+    HintsAndPushes, Knobs, OpenConnections, PageConfig, PageResult, Reuse, SharedCache, Timings,
 };
 pub use paint::{FilmFrame, Paint};
 pub use priority::{Priority, RequestPriority};

@@ -30,6 +30,7 @@
 //! a [`HintsAndPushes`] ([`load_page_full`]); a load without either is the
 //! same, event for event, as before.
 
+use crate::cache::{self, CacheHeaders, CacheUse, Decision, HttpCache, Stored};
 use crate::conn::{self, client_tls_resuming, Event, PushId, RequestSender};
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner};
 use crate::headers::RequestHeaders;
@@ -46,7 +47,7 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::mpsc;
 
 /// How to load a page.
@@ -72,6 +73,43 @@ pub struct PageConfig {
     pub tls_sessions: Option<Arc<rustls::ClientConfig>>,
     /// An imported page: discover from its tree, not from the bytes.
     pub replay: Option<Arc<ReplayTree>>,
+    /// The HTTP cache this load reads and fills (`cache`): the repeat view
+    /// gives its two loads one. None: nothing cached, nothing kept.
+    pub cache: Option<SharedCache>,
+}
+
+/// An HTTP cache shared by the loads of one client.
+pub type SharedCache = Arc<std::sync::Mutex<HttpCache>>;
+
+/// What a load reused of an earlier load by the same client (the repeat
+/// view, docs/repeat-view.md), beside its `PageResult`: how each entry was
+/// got, and QUIC 0-RTT per connection. (TLS resumption is
+/// `PageResult::tls_resumed`.)
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Reuse {
+    /// How each of the result's entries was got, in their order.
+    pub cache: Vec<CacheUse>,
+    /// Body bytes the cache gave (fresh hits and 304s).
+    pub cached_bytes: u64,
+    /// h3 connections that sent their requests in 0-RTT, and those whose
+    /// 0-RTT the server accepted.
+    pub zero_rtt_sent: usize,
+    pub zero_rtt_accepted: usize,
+}
+
+impl Reuse {
+    /// Resources used from the cache without a request.
+    pub fn cache_hits(&self) -> usize {
+        self.cache.iter().filter(|c| **c == CacheUse::Hit).count()
+    }
+
+    /// Conditional requests answered 304.
+    pub fn not_modified(&self) -> usize {
+        self.cache
+            .iter()
+            .filter(|c| **c == CacheUse::Revalidated)
+            .count()
+    }
 }
 
 /// The model client's knobs: the part of a Trial (the experiment's `knobs`
@@ -230,6 +268,14 @@ struct Req {
     priority: Option<Priority>,
     /// Taken from a push (its index in `State::pushes`).
     pushed: Option<usize>,
+    /// How it was got: over the network, a fresh cache hit or a 304.
+    cache_use: CacheUse,
+    /// A conditional request's headers (the cache's validators).
+    validators: Vec<(String, String)>,
+    /// Its response's headers a cache reads.
+    cache_headers: CacheHeaders,
+    /// Its whole body, kept for the cache (only when there is one).
+    kept: Vec<u8>,
 }
 
 /// A pushed response, kept until the page asks for it.
@@ -298,6 +344,8 @@ struct Conn {
     first_req: Option<ReqId>,
     sender: Option<RequestSender>,
     resumed: bool,
+    /// QUIC 0-RTT: sent, and the server's answer once known.
+    zero_rtt: Option<Option<bool>>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -352,10 +400,26 @@ pub async fn load_scripted_keeping_connections(
     (result, connections)
 }
 
+/// Loads the page as [`load_page_keeping_connections`], also telling what
+/// it reused of an earlier load by the same client (`PageConfig::cache`,
+/// `tls_sessions`): the repeat view's facts.
+pub async fn load_page_reusing(cfg: &PageConfig) -> (PageResult, Reuse, OpenConnections) {
+    let (result, _, connections, reuse) = load_with_reuse(cfg, None).await;
+    (result, reuse, connections)
+}
+
 async fn load(
     cfg: &PageConfig,
     script: Option<Box<dyn Script>>,
 ) -> (PageResult, HintsAndPushes, OpenConnections) {
+    let (result, pushes, connections, _) = load_with_reuse(cfg, script).await;
+    (result, pushes, connections)
+}
+
+async fn load_with_reuse(
+    cfg: &PageConfig,
+    script: Option<Box<dyn Script>>,
+) -> (PageResult, HintsAndPushes, OpenConnections, Reuse) {
     let start = Instant::now();
     let mut state = State::new(cfg, start);
     state.script = script;
@@ -367,7 +431,13 @@ async fn load(
     };
     let tasks = std::mem::take(&mut state.tasks);
     let pushes = state.hints_and_pushes();
-    (state.result(error), pushes, OpenConnections { tasks })
+    let reuse = state.reuse();
+    (
+        state.result(error),
+        pushes,
+        OpenConnections { tasks },
+        reuse,
+    )
 }
 
 /// A loaded page's connection tasks (and any request task still running).
@@ -397,6 +467,8 @@ impl OpenConnections {
 struct State<'a> {
     cfg: &'a PageConfig,
     start: Instant,
+    /// The wall clock at `start`: the cache's times are the server's `Date`'s.
+    wall: SystemTime,
     sched: Scheduler,
     reqs: Vec<Req>,
     seen: HashMap<(String, String), ReqId>,
@@ -441,6 +513,7 @@ impl<'a> State<'a> {
         State {
             cfg,
             start,
+            wall: SystemTime::now(),
             sched: Scheduler::new(policy),
             reqs: Vec::new(),
             seen: HashMap::new(),
@@ -601,6 +674,7 @@ impl<'a> State<'a> {
                 at: at.max(now),
                 status,
                 content_type,
+                cache: Default::default(),
             })?;
         }
         for data in chunks {
@@ -646,6 +720,7 @@ impl<'a> State<'a> {
                 at,
                 status,
                 content_type,
+                cache: Default::default(),
             }),
             (Some((req, _)), Event::PushData { data, .. }) => {
                 self.handle(Event::Data { req, data })
@@ -791,6 +866,9 @@ impl<'a> State<'a> {
             priority: Some(priority),
             ..Default::default()
         });
+        if self.answer_from_cache(id)? {
+            return Ok(());
+        }
         // Chromium picks the session as the request starts: one held by
         // Blink may join a session up by then.
         let join = self.join_of(&host);
@@ -871,6 +949,7 @@ impl<'a> State<'a> {
                         first_req: None,
                         sender: None,
                         resumed: false,
+                        zero_rtt: None,
                     });
                     debug_assert_eq!(self.conns.len() - 1, conn);
                     self.sched
@@ -906,11 +985,12 @@ impl<'a> State<'a> {
                     let (host, path) = (r.host.clone(), r.path.clone());
                     let upload = r.upload.clone();
                     let priority = r.priority.unwrap_or_else(|| Priority::from_path(&path));
-                    let headers = self.cfg.knobs.headers.for_request(
+                    let mut headers = self.cfg.knobs.headers.for_request(
                         self.cfg.protocol,
                         &path,
                         r.referer.as_deref(),
                     );
+                    headers.extend(r.validators.iter().cloned());
                     match c.sender.as_mut() {
                         Some(RequestSender::H1(tx)) => {
                             let _ = tx.send((req, host, path, headers, upload));
@@ -935,6 +1015,7 @@ impl<'a> State<'a> {
                                 priority,
                                 self.tx.clone(),
                                 upload,
+                                r.validators.clone(),
                             ));
                             self.tasks.push(task);
                         }
@@ -980,6 +1061,12 @@ impl<'a> State<'a> {
             // The server closes it after the response now ending: the pool
             // opens another for what is still to come.
             Event::Closed { conn } => self.sched.closed(conn),
+            Event::ZeroRtt { conn, accepted } => {
+                let c = &mut self.conns[conn];
+                c.zero_rtt = Some(accepted);
+                // Accepted 0-RTT is a resumed session's (RFC 8446 §4.2.10).
+                c.resumed |= accepted == Some(true);
+            }
             Event::ConnFailed { conn, error } => {
                 return Err(Error::Connection { conn, error });
             }
@@ -1011,8 +1098,30 @@ impl<'a> State<'a> {
                 at,
                 status,
                 content_type,
+                cache,
             } => {
+                // A 304 to a conditional request: the stored response is
+                // used, its body handed to the page as if it came.
+                if let Some(stored) = self.not_modified(req, status, at, &cache) {
+                    let head = Event::Head {
+                        req,
+                        at,
+                        status,
+                        content_type: stored.content_type,
+                        cache,
+                    };
+                    self.reqs[req].cache_use = CacheUse::Revalidated;
+                    self.handle(head)?;
+                    if !stored.body.is_empty() {
+                        self.handle(Event::Data {
+                            req,
+                            data: stored.body,
+                        })?;
+                    }
+                    return Ok(());
+                }
                 let r = &mut self.reqs[req];
+                r.cache_headers = cache;
                 r.head = Some(at);
                 r.status = status;
                 let since = at.saturating_duration_since(self.start);
@@ -1044,6 +1153,9 @@ impl<'a> State<'a> {
                 let now = self.now();
                 let r = &mut self.reqs[req];
                 r.bytes += data.len() as u64;
+                if self.cfg.cache.is_some() && r.cache_use == CacheUse::Network {
+                    r.kept.extend_from_slice(&data);
+                }
                 self.paint.data(now, &r.host, &r.path, &data);
                 if let Some(render) = self.render.as_mut() {
                     render.data(now, &r.host, &r.path, &data);
@@ -1076,16 +1188,23 @@ impl<'a> State<'a> {
                 }
             }
             Event::Done { req, at, conn } => {
+                self.keep(req);
                 let url = self.url_of(req);
                 let now = self.now();
                 let r = &mut self.reqs[req];
                 r.done = Some(at);
+                // A fresh cache hit never went to the scheduler.
+                let hit = r.cache_use == CacheUse::Hit;
                 self.paint
                     .done(at.saturating_duration_since(self.start), &r.host, &r.path);
-                self.sched.completed(req);
+                if !hit {
+                    self.sched.completed(req);
+                }
                 if let Some(render) = self.render.as_mut() {
                     render.done(now, &r.host, &r.path);
-                    self.sched.finished(conn);
+                    if !hit {
+                        self.sched.finished(conn);
+                    }
                     return Ok(());
                 }
                 if let Some(script) = self.script.as_mut() {
@@ -1094,7 +1213,9 @@ impl<'a> State<'a> {
                         // The document is parsed: Blink's tight mode is over.
                         self.sched.tight_mode_over();
                     }
-                    self.sched.finished(conn);
+                    if !hit {
+                        self.sched.finished(conn);
+                    }
                     let mut asked = Vec::new();
                     while let Some(next) = script.next() {
                         asked.push(next);
@@ -1116,7 +1237,9 @@ impl<'a> State<'a> {
                 } else {
                     Vec::new()
                 };
-                self.sched.finished(conn);
+                if !hit {
+                    self.sched.finished(conn);
+                }
                 for f in found {
                     self.discover(f, Some(url.clone()))?;
                 }
@@ -1149,6 +1272,134 @@ impl<'a> State<'a> {
         Ok(())
     }
 
+    /// What the cache says of request `id`, just discovered: a fresh hit
+    /// is answered from it at once (its head, body and end as events, no
+    /// connection, no scheduler: true); a stale response with validators
+    /// makes it conditional. Uploads and loads without a cache: nothing.
+    fn answer_from_cache(&mut self, id: ReqId) -> Result<bool, Error> {
+        let Some(cache) = self.cfg.cache.clone() else {
+            return Ok(false);
+        };
+        if self.reqs[id].upload.is_some() {
+            return Ok(false);
+        }
+        let r = &self.reqs[id];
+        let asked =
+            self.cfg
+                .knobs
+                .headers
+                .for_request(self.cfg.protocol, &r.path, r.referer.as_deref());
+        let url = self.url_of(id);
+        let now = self.wall_of(Instant::now());
+        let decision = match cache.lock() {
+            Ok(c) => c.decide(&url, now, cache::request_revalidates(&asked)),
+            Err(_) => Decision::Fetch,
+        };
+        match decision {
+            Decision::Fetch => Ok(false),
+            Decision::Revalidate(v) => {
+                self.reqs[id].validators = v;
+                Ok(false)
+            }
+            Decision::Use(stored) => {
+                let stored = *stored;
+                self.reqs[id].cache_use = CacheUse::Hit;
+                let at = Instant::now();
+                let tx = self.tx.clone();
+                let _ = tx.send(Event::Head {
+                    req: id,
+                    at,
+                    status: stored.status,
+                    content_type: stored.content_type,
+                    cache: stored.headers,
+                });
+                if !stored.body.is_empty() {
+                    let _ = tx.send(Event::Data {
+                        req: id,
+                        data: stored.body,
+                    });
+                }
+                let _ = tx.send(Event::Done {
+                    req: id,
+                    at,
+                    conn: usize::MAX,
+                });
+                Ok(true)
+            }
+        }
+    }
+
+    /// The stored response a 304 to conditional request `req` lets the page
+    /// use (its headers refreshed), if it is one.
+    fn not_modified(
+        &mut self,
+        req: ReqId,
+        status: u16,
+        at: Instant,
+        headers: &CacheHeaders,
+    ) -> Option<Stored> {
+        let r = &self.reqs[req];
+        if status != 304 || r.validators.is_empty() || r.cache_use != CacheUse::Network {
+            return None;
+        }
+        let cache = self.cfg.cache.as_ref()?;
+        let sent = self.wall_of(r.sent.unwrap_or(at));
+        let url = self.url_of(req);
+        let got = self.wall_of(at);
+        cache.lock().ok()?.not_modified(&url, headers, sent, got)
+    }
+
+    /// Keeps request `req`'s complete response in the cache, if there is one
+    /// and the response came whole over the network and may be kept.
+    fn keep(&mut self, req: ReqId) {
+        let Some(cache) = self.cfg.cache.clone() else {
+            return;
+        };
+        let url = self.url_of(req);
+        let (start, wall) = (self.start, self.wall);
+        let r = &mut self.reqs[req];
+        if r.cache_use != CacheUse::Network || r.upload.is_some() || r.pushed.is_some() {
+            return;
+        }
+        let at = |t: Option<Instant>| wall + t.unwrap_or(start).saturating_duration_since(start);
+        let stored = Stored {
+            status: r.status,
+            content_type: r.content_type.clone(),
+            headers: std::mem::take(&mut r.cache_headers),
+            body: Bytes::from(std::mem::take(&mut r.kept)),
+            request_time: at(r.sent),
+            response_time: at(r.head),
+        };
+        if let Ok(mut c) = cache.lock() {
+            c.store(&url, stored);
+        };
+    }
+
+    /// An instant of this load on the wall clock (the server's `Date`'s).
+    fn wall_of(&self, t: Instant) -> SystemTime {
+        self.wall + t.saturating_duration_since(self.start)
+    }
+
+    /// What this load reused, entry by entry as `result` lists them.
+    fn reuse(&self) -> Reuse {
+        let done = self.reqs.iter().filter(|r| r.done.is_some());
+        let cache: Vec<CacheUse> = done.clone().map(|r| r.cache_use).collect();
+        let cached_bytes = done
+            .filter(|r| r.cache_use != CacheUse::Network)
+            .map(|r| r.bytes)
+            .sum();
+        Reuse {
+            cache,
+            cached_bytes,
+            zero_rtt_sent: self.conns.iter().filter(|c| c.zero_rtt.is_some()).count(),
+            zero_rtt_accepted: self
+                .conns
+                .iter()
+                .filter(|c| c.zero_rtt == Some(Some(true)))
+                .count(),
+        }
+    }
+
     /// The URL of request `req`, as a referer.
     fn url_of(&self, req: ReqId) -> String {
         let r = &self.reqs[req];
@@ -1175,7 +1426,8 @@ impl<'a> State<'a> {
             .map(|r| {
                 let disc = r.discovered.unwrap_or(self.start);
                 let conn = r.conn.unwrap_or(0);
-                let c = &self.conns[conn];
+                // A fresh cache hit has no connection.
+                let c = r.conn.and_then(|i| self.conns.get(i));
                 let assigned = r.assigned.unwrap_or(disc);
                 let sent = r.sent.unwrap_or(assigned);
                 let head = r.head.unwrap_or(sent);
@@ -1186,8 +1438,8 @@ impl<'a> State<'a> {
                     ..Default::default()
                 };
                 let send_start;
-                match c.ready {
-                    Some(ready)
+                match c.and_then(|c| Some((c, c.ready?))) {
+                    Some((c, ready))
                         if c.first_req == Some(self.seen[&(r.host.clone(), r.path.clone())])
                             && ready > disc =>
                     {

@@ -156,6 +156,7 @@ fn config(port: u16) -> PageConfig {
         https_port: port,
         timeout: Duration::from_secs(60),
         tls_sessions: None,
+        cache: None,
         replay: None,
     }
 }

@@ -167,6 +167,7 @@ fn config(protocol: Protocol, port: u16) -> PageConfig {
         https_port: port,
         timeout: Duration::from_secs(120),
         tls_sessions: None,
+        cache: None,
         replay: None,
     }
 }

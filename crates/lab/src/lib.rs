@@ -25,6 +25,7 @@ pub mod priority_matrix;
 pub mod probe;
 pub mod procstat;
 pub mod record;
+pub mod repeat;
 pub mod serve;
 pub mod shell;
 pub mod sites;

@@ -5,7 +5,7 @@
 //! load kept beside it (`Probe`). `compare` and `sweep` order the plans.
 
 use crate::testbed_server::{self, Placement, ServerSetup};
-use crate::trial::{ClientKind, Refusal, ServerKind, Trial, HTTPS_PORT, HTTP_PORT};
+use crate::trial::{ClientKind, Refusal, ServerKind, Trial, View, HTTPS_PORT, HTTP_PORT};
 use client::{PageConfig, PageResult};
 use link::packet::{TCP_ACK, TCP_SYN};
 use link::{Direction, EventKind, PacketLog, Time};
@@ -113,6 +113,8 @@ pub fn run_plan(
             tls_sessions.insert(*p, config);
         }
     }
+    // The model's repeat view: its cache and sessions between a probe's loads.
+    let mut model_views = crate::repeat::ModelViews::new(&spec.trial, ca.der());
     let mut server = testbed_server::start(
         &mut testbed,
         &ca,
@@ -120,7 +122,12 @@ pub fn run_plan(
         &ServerSetup {
             site: &spec.site,
             kind: spec.trial.server,
-            knobs: spec.trial.served,
+            // A repeat view's server issues tickets (TLS 1.2's too), as the
+            // real servers do by default.
+            knobs: server::Knobs {
+                tickets: spec.trial.served.tickets || spec.trial.view().loads_twice(),
+                ..spec.trial.served
+            },
             keepalive: None,
             access_log: true,
             stop_after: None,
@@ -128,6 +135,13 @@ pub fn run_plan(
         },
     )?;
 
+    // Each probe's loads (`--view`): `both` measures a first and a repeat
+    // view, one record each (a repeat view's uncounted first load is not here).
+    let views = spec.trial.view().measured();
+    let plan: Vec<(Protocol, Option<usize>, View)> = plan
+        .into_iter()
+        .flat_map(|(p, rep)| views.iter().map(move |v| (p, rep, *v)))
+        .collect();
     let total = plan.len();
     let root = spec.site.root();
     let base = PageConfig {
@@ -140,6 +154,7 @@ pub fn run_plan(
         https_port: HTTPS_PORT,
         timeout: spec.trial.timeout,
         tls_sessions: None,
+        cache: None,
         replay: spec
             .site
             .is_recorded()
@@ -198,13 +213,25 @@ pub fn run_plan(
             // straggler of its connections (a QUIC close after its window)
             // from a connection of the next page.
             let mut last_start = Time(0);
-            for (protocol, rep) in plan {
+            for (protocol, rep, view) in plan {
                 // Chromium starts before the probe (its start-up is not the page's).
                 let opts = chromium(protocol);
                 let mut browser = match client_kind {
                     ClientKind::Model => None,
                     ClientKind::Chromium => Some(start_chromium(testbed_ref, &opts)),
                 };
+                // The model's load: its repeat view's cache and sessions, or
+                // an uncounted first load for a lone repeat view, now,
+                // before the probe's window.
+                let mut model_cfg = (client_kind == ClientKind::Model).then(|| {
+                    let cfg = PageConfig {
+                        protocol,
+                        tls_sessions: tls_sessions.get(&protocol).cloned(),
+                        ..base.clone()
+                    };
+                    model_views.config(&rt, cfg, protocol, view)
+                });
+                let mut model_reuse = None;
                 wait_idle(&link);
                 // Competing flows (`cross_traffic`) start before the page and
                 // run through it: a ramp of 20 RTTs (1 s to 10 s) first.
@@ -221,22 +248,33 @@ pub fn run_plan(
                 // The model's connections close after the window (below).
                 let mut open = None;
                 let load = match browser.as_mut() {
-                    None => {
-                        let cfg = PageConfig {
+                    None => match model_cfg.take().unwrap_or_else(|| Ok(base.clone())) {
+                        // A lone repeat view whose uncounted first load failed.
+                        Err(e) => PageResult {
                             protocol,
-                            tls_sessions: tls_sessions.get(&protocol).cloned(),
-                            ..base.clone()
-                        };
-                        // The prioritization test's page runs a script the
-                        // model cannot: the model plays its sequence.
-                        let (load, conns) = if spec.site.name == site::priorities::NAME {
-                            rt.block_on(client::priority_test::run_keeping_connections(&cfg))
-                        } else {
-                            rt.block_on(client::load_page_keeping_connections(&cfg))
-                        };
-                        open = Some(conns);
-                        load
-                    }
+                            plt_ms: 0.0,
+                            connections: 0,
+                            entries: Vec::new(),
+                            error: Some(e),
+                            tls_resumed: 0,
+                            navigation_start: None,
+                            paint: None,
+                        },
+                        Ok(cfg) => {
+                            // The prioritization test's page runs a script the
+                            // model cannot: the model plays its sequence.
+                            let (load, conns) = if spec.site.name == site::priorities::NAME {
+                                rt.block_on(client::priority_test::run_keeping_connections(&cfg))
+                            } else {
+                                let (load, reuse, conns) =
+                                    rt.block_on(client::load_page_reusing(&cfg));
+                                model_reuse = Some(reuse);
+                                (load, conns)
+                            };
+                            open = Some(conns);
+                            load
+                        }
+                    },
                     Some(Ok(b)) => b.load_page(&opts),
                     Some(Err(e)) => PageResult {
                         protocol,
@@ -329,6 +367,12 @@ pub fn run_plan(
                     har: None,
                     explain,
                     paint: load.paint.as_ref().map(paint_record),
+                    reuse: crate::repeat::record(
+                        view,
+                        model_reuse.as_ref(),
+                        &load,
+                        spec.trial.tls13_only(),
+                    ),
                 };
                 let probe = Probe {
                     record,

@@ -85,7 +85,7 @@ fn first_flight(iw: u32) -> (u64, usize) {
             rt.block_on(async move {
                 use client::conn::{client_tls, h3, Event};
                 let tls = client_tls(Protocol::H3, ca_der, None);
-                let (c, _) = h3::dial(addr, None, &host, tls)
+                let (c, _, _) = h3::dial(addr, None, &host, tls)
                     .await
                     .map_err(|e| io::Error::other(e.to_string()))?;
                 let _endpoint = c.endpoint;

@@ -28,6 +28,6 @@ pub use files::{
     SUMMARY_FILE,
 };
 pub use kinds::{ClientKind, PeerKind, ServerKind, UnknownName, View};
-pub use probe::{latest, read_probes, Paint, Phases, ProbeRecord};
+pub use probe::{latest, read_probes, Paint, Phases, ProbeRecord, Reuse};
 pub use proto::Protocol;
 pub use summary::{summarize_protocols, PartSummary, ProtocolSummary};

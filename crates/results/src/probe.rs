@@ -146,6 +146,48 @@ pub struct ProbeRecord {
     /// from the model, for a failed probe and in records written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paint: Option<Paint>,
+    /// Which view it measured and what it reused of the client's first
+    /// load (`--view`, docs/repeat-view.md); its fields sit in the record's
+    /// own object. Absent in older files: a first view.
+    #[serde(flatten, default)]
+    pub reuse: Reuse,
+}
+
+/// A probe's view and what a repeat view reused: cache hits, 304s, the
+/// bytes the cache gave, QUIC 0-RTT; with `tls_resumed`, the handshake
+/// round trips saved. Zero counts are left out of the line.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Reuse {
+    /// `first` or `repeat` (a record is one of the two); a first view's
+    /// line leaves it out, so lines written before views read and write
+    /// back byte for byte.
+    #[serde(skip_serializing_if = "crate::kinds::View::is_first")]
+    pub view: crate::kinds::View,
+    /// Resources used from the HTTP cache without a request.
+    #[serde(skip_serializing_if = "is_zero_usize")]
+    pub cache_hits: usize,
+    /// Conditional requests answered 304 Not Modified.
+    #[serde(skip_serializing_if = "is_zero_usize")]
+    pub not_modified: usize,
+    /// Body bytes the cache gave (hits and 304s): not on the wire.
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub cached_bytes: u64,
+    /// h3 connections that sent requests in QUIC 0-RTT, and those whose
+    /// 0-RTT the server accepted.
+    #[serde(skip_serializing_if = "is_zero_usize")]
+    pub zero_rtt_sent: usize,
+    #[serde(skip_serializing_if = "is_zero_usize")]
+    pub zero_rtt_accepted: usize,
+    /// TLS 1.3 early data sent on TCP connections (never, so far: the
+    /// built-in server cannot take it; docs/repeat-view.md).
+    #[serde(skip_serializing_if = "is_zero_usize")]
+    pub early_data: usize,
+    /// Handshake round trips saved against full handshakes: one per
+    /// accepted 0-RTT, one per resumed TLS 1.2 handshake (TLS 1.3
+    /// resumption on TCP takes the same one round trip as a full one).
+    #[serde(skip_serializing_if = "is_zero_usize")]
+    pub handshake_rtts_saved: usize,
 }
 
 /// A float as JSON writes it: a number, or null for what was not a number
@@ -156,6 +198,10 @@ fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> 
 }
 
 fn is_zero_usize(v: &usize) -> bool {
+    *v == 0
+}
+
+fn is_zero_u64(v: &u64) -> bool {
     *v == 0
 }
 
@@ -195,6 +241,7 @@ impl ProbeRecord {
             har: None,
             explain: None,
             paint: None,
+            reuse: Reuse::default(),
         }
     }
 
@@ -414,5 +461,29 @@ mod tests {
             assert_eq!(std::fs::read(&path).unwrap(), text);
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A repeat view's record says so, with what it reused; it reads back.
+    #[test]
+    fn a_repeat_views_line_says_so_and_reads_back() {
+        let r: ProbeRecord = serde_json::from_str(LINE).unwrap();
+        assert_eq!(r.reuse.view, crate::View::First);
+        let repeat = ProbeRecord {
+            reuse: Reuse {
+                view: crate::View::Repeat,
+                cache_hits: 9,
+                not_modified: 1,
+                cached_bytes: 90000,
+                zero_rtt_sent: 1,
+                zero_rtt_accepted: 1,
+                early_data: 0,
+                handshake_rtts_saved: 1,
+            },
+            ..r
+        };
+        let line = repeat.to_line();
+        assert!(line.contains(r#""view":"repeat","cache_hits":9,"not_modified":1,"cached_bytes":90000,"zero_rtt_sent":1,"zero_rtt_accepted":1,"handshake_rtts_saved":1"#), "{line}");
+        let back: ProbeRecord = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, repeat);
     }
 }

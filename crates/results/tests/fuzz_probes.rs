@@ -136,6 +136,7 @@ fn any_record() -> impl Strategy<Value = ProbeRecord> {
                 // Its own round trip is explain's test.
                 explain: None,
                 paint,
+                reuse: Default::default(),
             },
         )
 }

@@ -4,6 +4,16 @@
 //! An imported page is matched Web Page Replay's way (`Site::find_request`)
 //! and answered with its recorded status, headers and body. What was asked
 //! (method, URL, request body length) can be kept in a `RequestLog`.
+//!
+//! Caching (the repeat view, docs/repeat-view.md): every response carries a
+//! strong `ETag` (a hash of its body) and a `Last-Modified`; a built-in
+//! site's HTML is `Cache-Control: no-cache` (revalidated on each visit, as a
+//! page that may change), everything else `public, max-age=86400`. An
+//! imported page's `Cache-Control`, `ETag`, `Expires` and `Last-Modified`
+//! are the recorded ones, the dates moved by the time since the recording's
+//! `Date` so that freshness is what it was. A GET whose `If-None-Match`
+//! names the ETag (or, without one, whose `If-Modified-Since` is not before
+//! Last-Modified) is answered `304 Not Modified` with no body.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -21,6 +31,8 @@ use std::time::Duration;
 pub struct Content {
     site: Site,
     bodies: Vec<Bytes>,
+    /// Each body's strong ETag.
+    etags: Vec<HeaderValue>,
     hosts: HashMap<String, ()>,
     /// Think time before each response (`--server-delay`).
     pub delay: Duration,
@@ -71,12 +83,14 @@ pub(crate) const MAX_REQUEST_BODY: usize = 1 << 20;
 
 impl Content {
     pub fn new(site: Site, delay: crate::ServerDelay) -> Content {
-        let bodies = (0..site.resources.len())
+        let bodies: Vec<Bytes> = (0..site.resources.len())
             .map(|i| Bytes::from(site.body(i)))
             .collect();
         let hosts = site.hosts().iter().map(|h| (h.to_string(), ())).collect();
+        let etags = bodies.iter().map(etag).collect();
         Content {
             bodies,
+            etags,
             hosts,
             delay: match delay {
                 crate::ServerDelay::Fixed(d) => d,
@@ -287,25 +301,38 @@ impl Content {
             tokio::time::sleep(think).await;
         }
         if let Some(rec) = self.site.recorded(i) {
-            return self.recorded_response(i, rec, req.method() == Method::HEAD);
+            return self.recorded_response(req, i, rec, req.method() == Method::HEAD);
         }
         let r = &self.site.resources[i];
-        let body = if req.method() == Method::HEAD {
+        let not_modified = self.not_modified(req, i, Some(BUILTIN_MODIFIED));
+        let body = if req.method() == Method::HEAD || not_modified {
             Bytes::new()
         } else {
             self.bodies[i].clone()
         };
         let mut resp = Response::new(Full::new(body));
+        if not_modified {
+            *resp.status_mut() = StatusCode::NOT_MODIFIED;
+        }
         let h = resp.headers_mut();
         h.insert(
             CONTENT_TYPE,
             HeaderValue::from_static(r.kind.content_type()),
         );
-        h.insert(CONTENT_LENGTH, HeaderValue::from(r.size));
+        if !not_modified {
+            h.insert(CONTENT_LENGTH, HeaderValue::from(r.size));
+        }
         h.insert(
             CACHE_CONTROL,
-            HeaderValue::from_static("public, max-age=3600"),
+            HeaderValue::from_static(match r.kind {
+                site::Kind::Html => "no-cache",
+                _ => "public, max-age=86400",
+            }),
         );
+        h.insert(hyper::header::ETAG, self.etags[i].clone());
+        if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(BUILTIN_MODIFIED)) {
+            h.insert(hyper::header::LAST_MODIFIED, v);
+        }
         // Sharded sites serve fonts to pages of another origin, which browsers
         // allow only with CORS (as real CDNs do).
         h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
@@ -323,19 +350,57 @@ impl Content {
     /// no content-encoding) and its recorded (or generated) body.
     fn recorded_response(
         &self,
+        req: &Request<()>,
         i: usize,
         rec: &site::Recorded,
         head: bool,
     ) -> Response<Full<Bytes>> {
-        let body = if head {
+        // The recording's dates, moved to now.
+        let shift = |name: &str| -> Option<std::time::SystemTime> {
+            let recorded = httpdate::parse_http_date(rec.header("date")?).ok()?;
+            let t = httpdate::parse_http_date(rec.header(name)?).ok()?;
+            let now = std::time::SystemTime::now();
+            Some(match t.duration_since(recorded) {
+                Ok(after) => now + after,
+                Err(e) => now.checked_sub(e.duration()).unwrap_or(now),
+            })
+        };
+        let modified = shift("last-modified");
+        let ok = (200..300).contains(&rec.status);
+        let not_modified = ok && rec.method == "GET" && self.not_modified(req, i, modified);
+        let body = if head || not_modified {
             Bytes::new()
         } else {
             self.bodies[i].clone()
         };
         let len = self.bodies[i].len();
         let mut resp = Response::new(Full::new(body));
-        *resp.status_mut() = StatusCode::from_u16(rec.status).unwrap_or(StatusCode::OK);
+        *resp.status_mut() = match not_modified {
+            true => StatusCode::NOT_MODIFIED,
+            false => StatusCode::from_u16(rec.status).unwrap_or(StatusCode::OK),
+        };
         let h = resp.headers_mut();
+        if let Some(v) = rec
+            .header("etag")
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
+            h.insert(hyper::header::ETAG, v);
+        }
+        for (name, t) in [
+            (hyper::header::LAST_MODIFIED, modified),
+            (hyper::header::EXPIRES, shift("expires")),
+        ] {
+            if let Some(v) = t.and_then(|t| HeaderValue::from_str(&httpdate::fmt_http_date(t)).ok())
+            {
+                h.insert(name, v);
+            }
+        }
+        // An Expires that is no date (`0`, `-1`) means already expired.
+        if let (None, Some(v)) = (shift("expires"), rec.header("expires")) {
+            if let Ok(v) = HeaderValue::from_str(v) {
+                h.insert(hyper::header::EXPIRES, v);
+            }
+        }
         let kind = self.site.resources[i].kind;
         let ct = rec.header("content-type").unwrap_or(kind.content_type());
         h.insert(
@@ -355,12 +420,81 @@ impl Content {
         {
             h.insert(hyper::header::LOCATION, v);
         }
-        if !(rec.status == 204 || rec.status == 304 || (100..200).contains(&rec.status)) {
+        if !(not_modified
+            || rec.status == 204
+            || rec.status == 304
+            || (100..200).contains(&rec.status))
+        {
             h.insert(CONTENT_LENGTH, HeaderValue::from(len));
         }
         h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
         common_headers(h);
         resp
+    }
+}
+
+/// The built-in sites' Last-Modified: their content is made, never edited.
+const BUILTIN_MODIFIED: std::time::SystemTime = std::time::UNIX_EPOCH;
+
+/// A strong ETag of a body: its 64-bit FNV-1a hash.
+fn etag(body: &Bytes) -> HeaderValue {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in body.iter() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    HeaderValue::from_str(&format!("\"{h:016x}\"")).unwrap_or(HeaderValue::from_static("\"0\""))
+}
+
+impl Content {
+    /// Whether a GET or HEAD of resource `i` (modified at `modified`, if
+    /// known) is conditional and the stored copy still good: If-None-Match
+    /// naming its ETag (weak comparison, `*` too), or, without
+    /// If-None-Match, If-Modified-Since not before `modified` (RFC 9110
+    /// §13.1.1, §13.1.3).
+    fn not_modified(
+        &self,
+        req: &Request<()>,
+        i: usize,
+        modified: Option<std::time::SystemTime>,
+    ) -> bool {
+        if req.method() != Method::GET && req.method() != Method::HEAD {
+            return false;
+        }
+        let headers = req.headers();
+        let recorded_tag = self
+            .site
+            .recorded(i)
+            .map(|r| r.header("etag").map(str::to_string));
+        let tag = match recorded_tag {
+            Some(t) => t,
+            None => self.etags[i].to_str().ok().map(str::to_string),
+        };
+        if let Some(inm) = headers.get(hyper::header::IF_NONE_MATCH) {
+            let weak = |t: &str| t.trim().trim_start_matches("W/").to_string();
+            let Some(tag) = tag else { return false };
+            return inm
+                .to_str()
+                .map(|v| {
+                    v.split(',')
+                        .any(|t| t.trim() == "*" || weak(t) == weak(&tag))
+                })
+                .unwrap_or(false);
+        }
+        let since = headers
+            .get(hyper::header::IF_MODIFIED_SINCE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| httpdate::parse_http_date(v).ok());
+        match (since, modified) {
+            // HTTP dates are whole seconds.
+            (Some(since), Some(m)) => {
+                let secs = |t: std::time::SystemTime| {
+                    t.duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_secs())
+                };
+                secs(m) <= secs(since)
+            }
+            _ => false,
+        }
     }
 }
 

@@ -171,6 +171,13 @@ pub struct Knobs {
     /// sessions resume (`--tls-resume`). Off: rustls's defaults (a session-ID
     /// cache, no stateless tickets).
     pub tickets: bool,
+    /// Accept QUIC 0-RTT (the repeat view, `--view repeat|both`): rustls's
+    /// `max_early_data_size` u32::MAX (quinn's requirement) on the QUIC
+    /// server, stateful resumption (rustls takes early data only so), and
+    /// connections handed to h3 before their handshake ends so 0-RTT
+    /// requests are answered at once. TLS 1.3 early data on TCP is not
+    /// taken: tokio-rustls's server never reads rustls's early data.
+    pub early_data: bool,
     /// TCP_NOTSENT_LOWAT on each accepted TCP connection: the kernel holds at
     /// most this many unsent bytes in the socket's buffer, so the server's
     /// stream scheduler (not the send buffer) decides what goes next. None:
@@ -240,6 +247,7 @@ impl Default for Knobs {
             tls: TlsVersions::Both,
             delay: ServerDelay::None,
             tickets: false,
+            early_data: false,
             notsent_lowat: None,
             priorities: proto::priority::Policy::Honour,
             think: Duration::ZERO,
@@ -304,6 +312,7 @@ impl Server {
             Some(quic::server_config(
                 resolver,
                 &quic::QuicKnobs {
+                    early_data: opts.knobs.early_data,
                     max_streams: opts.knobs.max_streams,
                     iw: opts.iw,
                     cc: opts.cc.clone(),

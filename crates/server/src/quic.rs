@@ -45,6 +45,8 @@ pub const MAX_FRAME: u64 = MAX_FIELD_SECTION + 1024;
 /// QUIC's knobs, from the server's options.
 #[derive(Debug, Clone)]
 pub struct QuicKnobs {
+    /// Accept 0-RTT (`Knobs::early_data`).
+    pub early_data: bool,
     pub max_streams: u32,
     /// Initial congestion window in segments (None: quinn's default, 12 000 B).
     pub iw: Option<u32>,
@@ -108,7 +110,9 @@ pub fn server_config(
         .with_no_client_auth()
         .with_cert_resolver(resolver);
     tls.alpn_protocols = vec![ALPN.to_vec()];
-    tls.max_early_data_size = 0;
+    // quinn takes 0 or u32::MAX (its stream limits bound 0-RTT data); rustls
+    // accepts early data only with stateful resumption: no ticketer here.
+    tls.max_early_data_size = if knobs.early_data { u32::MAX } else { 0 };
     let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls)
         .map_err(|e| io::Error::other(format!("QUIC TLS configuration: {e}")))?;
     let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
@@ -190,7 +194,19 @@ pub async fn serve(
         let ctx = ctx.clone();
         let counted = Handshaking::start(&handshaking);
         conns.spawn(async move {
-            let conn = incoming.await;
+            // With 0-RTT on, the connection is served before its handshake
+            // ends (a server's `into_0rtt` always succeeds): requests sent in
+            // 0-RTT are answered at once, as 0.5-RTT data.
+            let conn = match ctx.knobs.early_data {
+                true => match incoming.accept() {
+                    Ok(connecting) => match connecting.into_0rtt() {
+                        Ok((conn, _)) => Ok(conn),
+                        Err(connecting) => connecting.await,
+                    },
+                    Err(e) => Err(e),
+                },
+                false => incoming.await,
+            };
             drop(counted);
             let Ok(conn) = conn else { return };
             serve_connection(conn, ctx).await;

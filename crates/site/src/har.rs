@@ -648,7 +648,8 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
         for h in &e.response.headers {
             let n = h.name.to_ascii_lowercase();
             match n.as_str() {
-                "content-type" | "content-encoding" | "cache-control"
+                "content-type" | "content-encoding" | "cache-control" | "etag"
+                | "last-modified" | "expires" | "date"
                     if !headers.iter().any(|(k, _)| *k == n) =>
                 {
                     headers.push((n, h.value.clone()));

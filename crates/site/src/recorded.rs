@@ -26,7 +26,8 @@ pub struct Recorded {
     /// The recorded status (3xx for redirects).
     pub status: u16,
     /// Response headers that matter: content-type, content-encoding (as
-    /// recorded: bodies are served decoded), cache-control, location
+    /// recorded: bodies are served decoded), cache-control, etag,
+    /// last-modified, expires and date (the repeat view's cache), location
     /// (rewritten scheme-relative: `//host/path`).
     pub headers: Vec<(String, String)>,
     /// The recorded body; None when the HAR lacked it and it is generated.

@@ -156,11 +156,16 @@ pub async fn connection(
                         let content_type = header(headers, "content-type")
                             .map(|v| String::from_utf8_lossy(v).to_string())
                             .unwrap_or_default();
+                        let cache =
+                            crate::cache::CacheHeaders::from_pairs(headers.iter().filter_map(
+                                |h| Some((h.name, std::str::from_utf8(h.value).ok()?)),
+                            ));
                         let _ = events.send(Event::Head {
                             req,
                             at: Instant::now(),
                             status,
                             content_type,
+                            cache,
                         });
                     }
                     Part::Body(data) => {

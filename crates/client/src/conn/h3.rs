@@ -1,5 +1,9 @@
 //! HTTP/3 on quinn + h3 + h3-quinn: the QUIC handshake (TLS 1.3 inside it,
-//! ALPN h3, only the lab's CA, no resumption or 0-RTT: every load is cold),
+//! ALPN h3, only the lab's CA; cold unless the TLS configuration keeps
+//! sessions: then, with early data enabled (the repeat view's,
+//! `conn::client_tls_repeat`), a session whose ticket allows it sends its
+//! requests in 0-RTT (quinn's `Connecting::into_0rtt`) and learns at the
+//! handshake's end whether the server accepted them: `ZeroRtt`),
 //! then one request per bidirectional stream (a body, if any, in DATA before
 //! the stream's FIN). quinn holds a request back
 //! until the server's `max_concurrent_bidi_streams` lets a stream open, so the
@@ -40,15 +44,23 @@ pub struct Connection {
     pub endpoint: quinn::Endpoint,
 }
 
+/// Whether a connection's requests went in 0-RTT: the server's answer comes
+/// when the handshake ends (true: accepted; false: rejected, quinn sends them
+/// again in 1-RTT).
+pub type ZeroRtt = Option<quinn::ZeroRttAccepted>;
+
 /// QUIC to `addr` from its own UDP socket (bound to `bind` when given), then
 /// the h3 control streams. The QUIC handshake is TLS's, so its whole time is
-/// returned as the TLS time (HAR `ssl` = `connect`, as Chrome reports QUIC).
+/// returned as the TLS time (HAR `ssl` = `connect`, as Chrome reports QUIC);
+/// in 0-RTT the connection is usable at once (the time is ~0) and `ZeroRtt`
+/// tells the server's answer later.
 pub async fn dial(
     addr: SocketAddr,
     bind: Option<IpAddr>,
     sni: &str,
     tls: Arc<rustls::ClientConfig>,
-) -> Result<(Connection, f64), Error> {
+) -> Result<(Connection, f64, ZeroRtt), Error> {
+    let early = tls.enable_early_data;
     let quic = |step: &'static str| move |e: String| Error::Quic { step, reason: e };
     let t0 = Instant::now();
     let local = SocketAddr::new(
@@ -71,19 +83,29 @@ pub async fn dial(
     let connecting = endpoint
         .connect(addr, sni)
         .map_err(|e| quic("connect")(e.to_string()))?;
-    let conn = connecting.await.map_err(|e| match e {
-        quinn::ConnectionError::TimedOut => Error::Connect {
-            addr,
-            source: std::io::ErrorKind::TimedOut.into(),
+    let (connecting, zero_rtt) = match early {
+        true => match connecting.into_0rtt() {
+            Ok((conn, accepted)) => (Ok(conn), Some(accepted)),
+            Err(connecting) => (Err(connecting), None),
         },
-        quinn::ConnectionError::TransportError(t) if t.code.to_string().contains("crypto") => {
-            Error::Tls {
-                sni: sni.to_string(),
-                source: std::io::Error::other(t.to_string()),
+        false => (Err(connecting), None),
+    };
+    let conn = match connecting {
+        Ok(conn) => conn,
+        Err(connecting) => connecting.await.map_err(|e| match e {
+            quinn::ConnectionError::TimedOut => Error::Connect {
+                addr,
+                source: std::io::ErrorKind::TimedOut.into(),
+            },
+            quinn::ConnectionError::TransportError(t) if t.code.to_string().contains("crypto") => {
+                Error::Tls {
+                    sni: sni.to_string(),
+                    source: std::io::Error::other(t.to_string()),
+                }
             }
-        }
-        e => quic("QUIC handshake")(e.to_string()),
-    })?;
+            e => quic("QUIC handshake")(e.to_string()),
+        })?,
+    };
     let (driver, send) = h3::client::builder()
         .build::<_, _, Bytes>(h3_quinn::Connection::new(conn))
         .await
@@ -96,6 +118,7 @@ pub async fn dial(
             endpoint,
         },
         handshake_ms,
+        zero_rtt,
     ))
 }
 
@@ -131,7 +154,8 @@ pub async fn request(
     upload: Option<Upload>,
 ) {
     let priority = Priority::from_path(&path);
-    request_prioritized(send, req, conn, host, path, priority, events, upload).await
+    let extra = Vec::new();
+    request_prioritized(send, req, conn, host, path, priority, events, upload, extra).await
 }
 
 /// One HTTP/3 request on a stream of its own, with Chrome's `priority`
@@ -147,6 +171,7 @@ pub async fn request_prioritized(
     priority: Priority,
     events: mpsc::UnboundedSender<Event>,
     upload: Option<Upload>,
+    extra: Vec<(String, String)>,
 ) {
     let fail = |error: Error| {
         let _ = events.send(Event::Failed { req, error });
@@ -164,6 +189,10 @@ pub async fn request_prioritized(
         .header("user-agent", "spdylab/0.1");
     if let Some(p) = priority.header() {
         builder = builder.header("priority", p);
+    }
+    // A conditional request's validators (the repeat view's cache).
+    for (name, value) in extra {
+        builder = builder.header(name, value);
     }
     if let Some(u) = upload
         .as_ref()

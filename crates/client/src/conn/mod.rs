@@ -128,6 +128,8 @@ pub enum Event {
         at: Instant,
         status: u16,
         content_type: String,
+        /// The headers an HTTP cache reads (the repeat view's, `cache`).
+        cache: crate::cache::CacheHeaders,
     },
     Data {
         req: ReqId,
@@ -147,6 +149,12 @@ pub enum Event {
     /// no failure; no request is to go on it any more.
     Closed {
         conn: ConnId,
+    },
+    /// An h3 connection's requests went in QUIC 0-RTT (None), and then the
+    /// server's answer at the handshake's end (Some: accepted or not).
+    ZeroRtt {
+        conn: ConnId,
+        accepted: Option<bool>,
     },
     /// An informational 103 (Early Hints) before `req`'s response (h2, h3):
     /// its `Link` header values.
@@ -265,6 +273,7 @@ impl Event {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or("")
                 .to_string(),
+            cache: crate::cache::CacheHeaders::of(response.headers()),
         }
     }
 }
@@ -285,6 +294,22 @@ pub fn client_tls(
     tls13_only: Option<bool>,
 ) -> Arc<rustls::ClientConfig> {
     client_tls_resuming(protocol, ca, tls13_only, None)
+}
+
+/// The repeat view's configuration: as `client_tls_resuming` with
+/// `sessions`, and for h3 early data on (QUIC 0-RTT where a ticket allows
+/// it). TLS 1.3 early data on TCP stays off: the built-in server cannot take
+/// it (tokio-rustls's server never reads rustls's early data;
+/// docs/repeat-view.md).
+pub fn client_tls_repeat(
+    protocol: Protocol,
+    ca: CertificateDer<'static>,
+    tls13_only: Option<bool>,
+    sessions: Arc<dyn rustls::client::ClientSessionStore>,
+) -> Arc<rustls::ClientConfig> {
+    let mut c = (*client_tls_resuming(protocol, ca, tls13_only, Some(sessions))).clone();
+    c.enable_early_data = protocol == Protocol::H3;
+    Arc::new(c)
 }
 
 /// As `client_tls`, resuming sessions (tickets or session IDs, TLS 1.2 and
@@ -381,18 +406,34 @@ pub async fn open(
     };
     if protocol == Protocol::H3 {
         match h3::dial(addr, bind, &sni, tls).await {
-            Ok((c, tls_ms)) => {
+            Ok((c, tls_ms, zero_rtt)) => {
                 let _ = events.send(Event::Connected {
                     conn,
                     at: Instant::now(),
                     tls_ms,
-                    // QUIC resumption (and 0-RTT) is not used: every h3
-                    // handshake is full.
+                    // quinn does not tell whether its handshake resumed: an
+                    // accepted 0-RTT says so (`Event::ZeroRtt`).
                     resumed: false,
                     sender: RequestSender::H3(c.send),
                 });
                 let _endpoint = c.endpoint;
-                h3::drive(c.driver).await;
+                match zero_rtt {
+                    None => h3::drive(c.driver).await,
+                    Some(accepted) => {
+                        let _ = events.send(Event::ZeroRtt {
+                            conn,
+                            accepted: None,
+                        });
+                        let told = async {
+                            let accepted = accepted.await;
+                            let _ = events.send(Event::ZeroRtt {
+                                conn,
+                                accepted: Some(accepted),
+                            });
+                        };
+                        tokio::join!(h3::drive(c.driver), told);
+                    }
+                }
             }
             Err(e) => fail(e),
         }

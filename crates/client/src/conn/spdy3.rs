@@ -141,6 +141,9 @@ fn forward(
                 req,
                 at: Instant::now(),
                 status,
+                cache: crate::cache::CacheHeaders::from_pairs(
+                    headers.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                ),
                 content_type: headers
                     .into_iter()
                     .find(|(k, _)| k == "content-type")

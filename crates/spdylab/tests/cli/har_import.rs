@@ -344,6 +344,7 @@ fn model_uploads(protocol: proto::Protocol) -> (client::PageResult, Vec<server::
         https_port,
         timeout: Duration::from_secs(60),
         tls_sessions: None,
+        cache: None,
         knobs: client::Knobs {
             pool: client::Pool::PerAddress,
             browser_cost: client::BrowserCost::NONE,

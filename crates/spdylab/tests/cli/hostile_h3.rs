@@ -96,7 +96,7 @@ fn ours(lab: &Lab, rt: &tokio::runtime::Runtime) -> Result<(), String> {
     let addr = lab.https();
     rt.block_on(async move {
         let fetch = async {
-            let (c, _) = client::conn::h3::dial(addr, None, HOST, tls)
+            let (c, _, _) = client::conn::h3::dial(addr, None, HOST, tls)
                 .await
                 .map_err(|e| e.to_string())?;
             let client::conn::h3::Connection {

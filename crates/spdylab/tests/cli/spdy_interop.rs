@@ -125,6 +125,7 @@ fn model_loads(rt: &tokio::runtime::Runtime, site: &site::Site, ca: &server::Ca,
         https_port: port,
         timeout: Duration::from_secs(60),
         tls_sessions: None,
+        cache: None,
         knobs: client::Knobs {
             pool: client::Pool::PerAddress,
             browser_cost: client::BrowserCost::NONE,
