@@ -68,7 +68,8 @@ pub fn run_until_stopped(
                         "{}-{}-{:03}.har",
                         spec.site.name, p.record.protocol, done
                     ));
-                    let doc = crate::har::har(load, p.started, &spec.site.name);
+                    let mut doc = crate::har::har(load, p.started, &spec.site.name);
+                    crate::har::add_view(&mut doc, &p.record);
                     if let Err(e) =
                         crate::durable::write_whole(&file, format!("{doc:#}").as_bytes())
                             .and_then(|()| crate::har::write_filmstrip(&file, load))
@@ -108,11 +109,58 @@ pub fn run_until_stopped(
 }
 
 /// Per protocol, in the order given; gains against the first protocol.
+/// Probes of both views (`--view both`): a row per protocol and view, the
+/// first view's beside the repeat's, each view's gains against the first
+/// protocol's in the same view.
 pub fn summarize_probes(protocols: &[Protocol], probes: &[ProbeRecord]) -> Vec<ProtocolSummary> {
-    match protocols.first() {
-        Some(&baseline) => results::summarize_protocols(baseline, protocols, probes),
-        None => Vec::new(),
+    use results::View;
+    let Some(&baseline) = protocols.first() else {
+        return Vec::new();
+    };
+    let views: Vec<View> = [View::First, View::Repeat]
+        .into_iter()
+        .filter(|v| probes.iter().any(|p| p.reuse.view == *v))
+        .collect();
+    let per_view: Vec<Vec<ProtocolSummary>> = views
+        .iter()
+        .map(|&v| {
+            let mine: Vec<&ProbeRecord> = probes.iter().filter(|p| p.reuse.view == v).collect();
+            let mut rows = results::summarize_protocols(baseline, protocols, &mine);
+            rows.iter_mut().for_each(|r| r.view = v);
+            rows
+        })
+        .collect();
+    match per_view.len() {
+        0 => results::summarize_protocols(baseline, protocols, probes),
+        _ => (0..protocols.len())
+            .flat_map(|i| per_view.iter().map(move |rows| rows[i].clone()))
+            .collect(),
     }
+}
+
+/// `--view both`: per protocol, the repeat view's mean PLT against its first
+/// view's: (protocol, gain %, 95 % CI), as a gain over a baseline is.
+pub fn repeat_gains(
+    protocols: &[Protocol],
+    probes: &[ProbeRecord],
+) -> Vec<(Protocol, f64, [f64; 2])> {
+    use results::View;
+    let plts = |p: Protocol, v: View| -> Vec<f64> {
+        probes
+            .iter()
+            .filter(|r| r.protocol == p && r.reuse.view == v && r.error.is_none())
+            .map(|r| r.plt_ms)
+            .collect()
+    };
+    protocols
+        .iter()
+        .filter_map(|&p| {
+            let (first, repeat) = (plts(p, View::First), plts(p, View::Repeat));
+            let (g, ci) =
+                results::stats::gain_with_ci(&first, &repeat, results::stats::BOOTSTRAP_SEED)?;
+            Some((p, g, ci))
+        })
+        .collect()
 }
 
 /// What `spdylab compare` asks for.

@@ -67,6 +67,37 @@ pub fn har(result: &PageResult, started: SystemTime, title: &str) -> Value {
     })
 }
 
+/// Adds a probe's view and what it reused (`ProbeRecord::reuse`, the
+/// repeat view's: docs/repeat-view.md) to its HAR's page (`_view`,
+/// `_tlsResumed`, `_cacheHits`, `_notModified`, `_zeroRttSent`,
+/// `_zeroRttAccepted`, `_handshakeRttsSaved`), and marks entries the cache
+/// answered: a 304's `bodySize` is 0 (its body came from the cache).
+pub fn add_view(doc: &mut Value, record: &results::ProbeRecord) {
+    let r = &record.reuse;
+    if let Some(page) = doc
+        .pointer_mut("/log/pages/0")
+        .and_then(Value::as_object_mut)
+    {
+        page.insert("_view".into(), json!(r.view.name()));
+        page.insert("_tlsResumed".into(), json!(record.tls_resumed));
+        page.insert("_cacheHits".into(), json!(r.cache_hits));
+        page.insert("_notModified".into(), json!(r.not_modified));
+        page.insert("_zeroRttSent".into(), json!(r.zero_rtt_sent));
+        page.insert("_zeroRttAccepted".into(), json!(r.zero_rtt_accepted));
+        page.insert("_handshakeRttsSaved".into(), json!(r.handshake_rtts_saved));
+    }
+    if let Some(entries) = doc
+        .pointer_mut("/log/entries")
+        .and_then(Value::as_array_mut)
+    {
+        for e in entries {
+            if e["response"]["status"] == 304 {
+                e["response"]["bodySize"] = json!(0);
+            }
+        }
+    }
+}
+
 /// Where the filmstrip of the HAR at `har` goes: beside it, the HAR's name
 /// with `.filmstrip` for `.har` (`har/0123abcd.har` → `har/0123abcd.filmstrip`).
 pub fn filmstrip_dir(har: &Path) -> PathBuf {

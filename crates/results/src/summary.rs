@@ -71,6 +71,10 @@ impl Metric {
 #[derive(Debug, Clone, Serialize)]
 pub struct ProtocolSummary {
     pub protocol: Protocol,
+    /// The view its probes measured (`--view both`: a row per protocol and
+    /// view); left out of JSON for the first view.
+    #[serde(skip_serializing_if = "crate::kinds::View::is_first")]
+    pub view: crate::kinds::View,
     /// Probes that finished (the statistics are theirs).
     pub n: usize,
     pub failed: usize,
@@ -222,6 +226,7 @@ pub fn summarize_protocols<P: Borrow<ProbeRecord>>(
             let (tow_gain_pct, tow_gain_ci95) =
                 split(gain_with_ci(&base_tow, &tow, BOOTSTRAP_SEED));
             ProtocolSummary {
+                view: crate::kinds::View::First,
                 protocol: p,
                 n: good.len(),
                 failed: failed.len(),

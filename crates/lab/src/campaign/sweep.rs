@@ -248,7 +248,8 @@ pub fn sweep(
                     let mut kept = write_error.is_none();
                     if let (true, true, Some(load)) = (kept, opts.har, &load) {
                         let name = har_name(&trial);
-                        let doc = crate::har::har(load, started, &point["site"]);
+                        let mut doc = crate::har::har(load, started, &point["site"]);
+                        crate::har::add_view(&mut doc, &record);
                         let file = cd.dir.join(&name);
                         match write_atomically(&file, doc.to_string().as_bytes())
                             .and_then(|()| crate::har::write_filmstrip(&file, load))

@@ -36,10 +36,56 @@ pub fn report(
 ) -> Vec<String> {
     let mut out = vec![site_line(spec)];
     out.extend(table(rows, metric));
+    out.extend(repeat_lines(spec, probes));
     if spec.site.is_recorded() {
         out.extend(replay(spec, probes));
     }
     out.push(settings_line(spec, metric));
+    out
+}
+
+/// Under a repeat view's table: per protocol, what its repeat view reused
+/// (cache hits, 304s, resumed TLS, 0-RTT, handshake round trips saved, per
+/// probe on average) and, with `--view both`, its repeat view's PLT gain
+/// over its first view's.
+pub fn repeat_lines(spec: &ProbeSpec, probes: &[ProbeRecord]) -> Vec<String> {
+    if !spec.trial.view().loads_twice() {
+        return Vec::new();
+    }
+    let gains = crate::compare::repeat_gains(&spec.protocols, probes);
+    let mut out = Vec::new();
+    for p in &spec.protocols {
+        let mine: Vec<&ProbeRecord> = probes
+            .iter()
+            .filter(|r| r.protocol == *p && !r.reuse.view.is_first() && r.error.is_none())
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let n = mine.len() as f64;
+        let avg =
+            |f: &dyn Fn(&ProbeRecord) -> usize| mine.iter().map(|r| f(r)).sum::<usize>() as f64 / n;
+        let gain = gains
+            .iter()
+            .find(|(q, ..)| q == p)
+            .map_or(String::new(), |(_, g, ci)| {
+                format!(
+                    "; PLT {g:+.1}% [{}] vs its first view",
+                    interval(*ci, |v| format!("{v:+.1}"), ", ")
+                )
+            });
+        out.push(format!(
+            "repeat {}: per load {:.1} cache hits, {:.1} 304s, {:.0} kB from the cache, {:.1} TLS resumed, 0-RTT {:.1} sent / {:.1} accepted, {:.1} handshake round trips saved{gain}",
+            p.name(),
+            avg(&|r| r.reuse.cache_hits),
+            avg(&|r| r.reuse.not_modified),
+            mine.iter().map(|r| r.reuse.cached_bytes).sum::<u64>() as f64 / n / 1e3,
+            avg(&|r| r.tls_resumed),
+            avg(&|r| r.reuse.zero_rtt_sent),
+            avg(&|r| r.reuse.zero_rtt_accepted),
+            avg(&|r| r.reuse.handshake_rtts_saved),
+        ));
+    }
     out
 }
 
@@ -129,6 +175,8 @@ pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
         return out;
     };
     let kb = |v: Option<f64>| or_na(v, |v| format!("{:.1}", v / 1e3));
+    // Rows of another view than the first name it (`--view both`, repeat).
+    let views = rows.iter().any(|r| !r.view.is_first());
     for r in rows {
         let (gain_pct, gain_ci95) = metric.gain(r);
         let gain = if r.protocol == baseline.protocol {
@@ -152,9 +200,13 @@ pub fn table(rows: &[ProtocolSummary], metric: Metric) -> Vec<String> {
         if indexed {
             paint.push_str(&format!(" {:>10}", mean(r.speed_index_ms)));
         }
+        let name = match views {
+            true => format!("{} {}", r.protocol.name(), r.view),
+            false => r.protocol.name().to_string(),
+        };
         out.push(format!(
             "{:<16} {:>3} {:>7} ms {:>7} ms {:>20} {:>7} ms{paint} {:>10} {:>8} {:>6} {:>26} {:>7}{}",
-            r.protocol.name(),
+            name,
             r.n,
             or_na(r.plt_ms.median, ms),
             or_na(r.plt_ms.mean, ms),

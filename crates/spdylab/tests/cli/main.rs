@@ -32,6 +32,7 @@ mod priorities;
 mod probe;
 mod push;
 mod record;
+mod repeat_model;
 mod replay_peers;
 mod report_filmstrip;
 mod report_why;

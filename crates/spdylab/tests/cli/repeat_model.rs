@@ -1,0 +1,85 @@
+//! `compare --view both` with the model and the built-in server (issue 38):
+//! each probe's repeat view, after its first view's connections closed,
+//! takes the cache (fewer bytes down, 304 for the no-cache document),
+//! resumes TLS and, on h3, sends its request in 0-RTT that the server
+//! accepts. No timed assertions: counts and bytes only.
+
+use crate::common::{self, probes, run_json};
+
+#[test]
+fn repeat_view_caches_resumes_and_sends_0rtt_on_h3() {
+    if !common::is_root() {
+        return common::cannot_run("the testbed's namespaces need root");
+    }
+    let v = run_json(&[
+        "compare",
+        "--site",
+        "youtube",
+        "--protocols",
+        "h2,h3",
+        "--rtt",
+        "40ms",
+        "--rate",
+        "8mbit",
+        "--view",
+        "both",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    let all = probes(&v);
+    let n = |p: &serde_json::Value, k: &str| p[k].as_u64().unwrap_or(0);
+    let of = |proto: &str, view: &str| -> serde_json::Value {
+        all.iter()
+            .find(|p| p["protocol"] == proto && p["view"].as_str().unwrap_or("first") == view)
+            .unwrap_or_else(|| panic!("no {proto} {view} probe: {v}"))
+            .clone()
+    };
+    for proto in ["h2", "h3"] {
+        let (first, repeat) = (of(proto, "first"), of(proto, "repeat"));
+        assert!(
+            first["error"].is_null() && repeat["error"].is_null(),
+            "{first} {repeat}"
+        );
+        assert!(
+            n(&repeat, "bytes_down") * 4 < n(&first, "bytes_down"),
+            "{proto}: repeat {} vs first {} bytes down",
+            n(&repeat, "bytes_down"),
+            n(&first, "bytes_down")
+        );
+        assert!(n(&repeat, "tls_resumed") >= 1, "{repeat}");
+        assert_eq!(n(&first, "tls_resumed"), 0, "{first}");
+        assert!(n(&repeat, "cache_hits") > 0, "{repeat}");
+        assert_eq!(n(&repeat, "not_modified"), 1, "the document: {repeat}");
+    }
+    let h3 = of("h3", "repeat");
+    assert_eq!(n(&h3, "zero_rtt_sent"), 1, "{h3}");
+    assert_eq!(n(&h3, "zero_rtt_accepted"), 1, "{h3}");
+    assert_eq!(n(&h3, "handshake_rtts_saved"), 1, "{h3}");
+    assert_eq!(n(&of("h2", "repeat"), "zero_rtt_sent"), 0);
+    // The summary: a row per protocol and view.
+    let rows: Vec<String> = v["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                r["protocol"].as_str().unwrap(),
+                r["view"].as_str().unwrap_or("first")
+            )
+        })
+        .collect();
+    assert_eq!(rows, ["h2 first", "h2 repeat", "h3 first", "h3 repeat"]);
+}
+
+/// A bad view is one line naming the flag, exit 2.
+#[test]
+fn a_bad_view_is_refused() {
+    let o = common::spdylab(&["compare", "--site", "youtube", "--view", "second"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--view"), "{err}");
+}
