@@ -70,6 +70,10 @@ struct Node {
     ready_below: usize,
     /// Stride scheduling among siblings.
     pass: u64,
+    /// The pass its child served last had then: a child that wakes up
+    /// starts there (nghttp2's `descendant_last_cycle`), in O(1) rather
+    /// than by looking at every sibling.
+    vtime: u64,
     /// Open (a request this connection is answering), or kept after closing.
     open: bool,
     urgency: u8,
@@ -87,6 +91,7 @@ impl Node {
             ready: false,
             ready_below: 0,
             pass: 0,
+            vtime: 0,
             open: false,
             urgency: 3,
             incremental: false,
@@ -113,6 +118,8 @@ pub struct Scheduler {
     last_incremental: [u64; 8],
     /// Round robin by arrival for `Policy::Ignore`: the last served seq.
     last_any: u64,
+    /// Ready streams by (seq, id), for `Policy::Ignore`.
+    by_seq: BTreeSet<(u64, u32)>,
 }
 
 impl Scheduler {
@@ -128,6 +135,7 @@ impl Scheduler {
             by_urgency: BTreeSet::new(),
             last_incremental: [0; 8],
             last_any: 0,
+            by_seq: BTreeSet::new(),
         }
     }
 
@@ -243,13 +251,15 @@ impl Scheduler {
         let key = (n.urgency, n.incremental, n.seq, id);
         if ready {
             self.by_urgency.insert(key);
+            self.by_seq.insert((key.2, id));
         } else {
             self.by_urgency.remove(&key);
+            self.by_seq.remove(&(key.2, id));
         }
         let delta: isize = if ready { 1 } else { -1 };
         self.add_ready_up(id, delta);
         if ready {
-            // A subtree waking up starts level with its busiest sibling
+            // A subtree waking up starts at its parent's virtual time
             // (no credit saved from idling).
             self.level_pass(id);
         }
@@ -261,16 +271,12 @@ impl Scheduler {
             return None;
         }
         match self.policy {
-            Policy::Ignore => {
-                let after = self
-                    .by_urgency
-                    .iter()
-                    .filter(|k| k.2 > self.last_any)
-                    .min_by_key(|k| k.2);
-                after
-                    .or_else(|| self.by_urgency.iter().min_by_key(|k| k.2))
-                    .map(|k| k.3)
-            }
+            Policy::Ignore => self
+                .by_seq
+                .range((self.last_any + 1, 0)..)
+                .next()
+                .or_else(|| self.by_seq.first())
+                .map(|k| k.1),
             Policy::Honour if self.tree => self.next_in_tree(),
             Policy::Honour => self.next_by_urgency(),
         }
@@ -285,20 +291,31 @@ impl Scheduler {
         self.last_any = seq;
         self.last_incremental[urgency as usize] = seq;
         // Each edge from the root down to `id` advances by bytes / weight.
+        // Its parent's virtual time moves to the pass it was served at.
         let mut at = id;
         while at != 0 {
             let Some(n) = self.nodes.get_mut(&at) else {
                 break;
             };
+            let served_at = n.pass;
             n.pass += bytes as u64 * STRIDE / u64::from(n.weight);
             at = n.parent;
+            if let Some(p) = self.nodes.get_mut(&at) {
+                p.vtime = p.vtime.max(served_at);
+            }
         }
     }
 
     /// The stream's response is done (or reset): it sends no more, and stays
-    /// in the tree for a while as a placeholder.
+    /// in the tree for a while as a placeholder — once the client has sent a
+    /// tree; before that no dependency can name it, and it goes at once.
     pub fn close(&mut self, id: u32) {
         self.ready(id, false);
+        if !self.tree && self.nodes.get(&id).is_some_and(|n| n.children.is_empty()) {
+            self.detach(id);
+            self.nodes.remove(&id);
+            return;
+        }
         if let Some(n) = self.nodes.get_mut(&id) {
             n.open = false;
             self.keep_closed(id);
@@ -370,25 +387,26 @@ impl Scheduler {
         }
     }
 
+    /// A subtree waking up starts at its parent's virtual time at every
+    /// level (no credit saved from idling). Only the tree uses passes.
     fn level_pass(&mut self, id: u32) {
+        if !self.tree {
+            return;
+        }
         let mut at = id;
-        while at != 0 {
+        let mut hops = 0;
+        while at != 0 && hops <= self.nodes.len() {
             let Some(parent) = self.nodes.get(&at).map(|n| n.parent) else {
                 return;
             };
-            let Some(p) = self.nodes.get(&parent) else {
+            let Some(floor) = self.nodes.get(&parent).map(|p| p.vtime) else {
                 return;
             };
-            let floor = p
-                .children
-                .iter()
-                .filter(|&&c| c != at && self.nodes[&c].ready_below > 0)
-                .map(|c| self.nodes[c].pass)
-                .min();
-            if let (Some(floor), Some(n)) = (floor, self.nodes.get_mut(&at)) {
+            if let Some(n) = self.nodes.get_mut(&at) {
                 n.pass = n.pass.max(floor);
             }
             at = parent;
+            hops += 1;
         }
     }
 
@@ -590,6 +608,29 @@ mod tests {
         }
         assert_eq!(counts[&1], 200);
         assert_eq!(counts[&3], 100);
+    }
+
+    #[test]
+    fn a_sibling_waking_up_saves_no_credit_from_its_idle_time() {
+        let mut s = Scheduler::new(Policy::Honour);
+        s.open(1, tree(0, 16, false), None);
+        s.open(3, tree(0, 16, false), None);
+        s.ready(1, true);
+        for _ in 0..10 {
+            assert_eq!(s.next(), Some(1));
+            s.sent(1, CHUNK);
+        }
+        // 3 had nothing to send while 1 sent ten chunks: now they alternate,
+        // 3 does not send ten in a row.
+        s.ready(3, true);
+        let order: Vec<u32> = (0..6)
+            .map(|_| {
+                let id = s.next().unwrap();
+                s.sent(id, CHUNK);
+                id
+            })
+            .collect();
+        assert_eq!(order.iter().filter(|&&id| id == 3).count(), 3, "{order:?}");
     }
 
     #[test]

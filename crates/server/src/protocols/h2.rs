@@ -108,6 +108,7 @@ impl H2 {
                 sending: HashMap::new(),
                 waiting: JoinSet::new(),
                 in_h2: HashMap::new(),
+                in_h2_total: 0,
                 idle: Box::pin(tokio::time::sleep(KEEPALIVE)),
                 pinged: false,
             };
@@ -272,6 +273,8 @@ struct Connection<I> {
     /// stream the client resets loses what it had there (the `h2` crate
     /// drops it), so its share is forgotten, not waited for.
     in_h2: HashMap<u32, u64>,
+    /// The sum of `in_h2`.
+    in_h2_total: u64,
     ping: Option<h2::PingPong>,
     idle: Pin<Box<Sleep>>,
     pinged: bool,
@@ -442,33 +445,45 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
         );
     }
 
-    /// Flow-control capacity and resets: which streams may send.
+    /// Flow-control capacity: which blocked streams may send again. (A
+    /// reset comes off the wire through the tap, see `unwritten`, or as an
+    /// error here or from `send_data`: asking every stream `poll_reset` on
+    /// each turn took the `h2` crate's lock once per stream and turn.)
     fn poll_streams(&mut self, cx: &mut Context<'_>) {
         let mut gone = Vec::new();
         for (&id, s) in self.sending.iter_mut() {
-            if s.send.poll_reset(cx).is_ready() {
-                gone.push(id);
+            if !s.blocked {
                 continue;
             }
-            if s.blocked {
-                let capacity = match s.send.poll_capacity(cx) {
-                    Poll::Ready(Some(Ok(n))) => n.max(s.send.capacity()),
-                    Poll::Ready(Some(Err(_))) | Poll::Ready(None) => {
-                        gone.push(id);
-                        continue;
-                    }
-                    Poll::Pending => s.send.capacity(),
-                };
-                if capacity > 0 {
-                    s.blocked = false;
-                    self.sched.ready(id, true);
+            let capacity = match s.send.poll_capacity(cx) {
+                Poll::Ready(Some(Ok(n))) => n.max(s.send.capacity()),
+                Poll::Ready(Some(Err(_))) | Poll::Ready(None) => {
+                    gone.push(id);
+                    continue;
                 }
+                Poll::Pending => s.send.capacity(),
+            };
+            if capacity > 0 {
+                s.blocked = false;
+                self.sched.ready(id, true);
             }
         }
         for id in gone {
-            self.sending.remove(&id);
-            self.in_h2.remove(&id);
-            self.sched.close(id);
+            self.drop_stream(id);
+        }
+    }
+
+    /// A stream that will send no more: reset, or refused by the `h2` crate.
+    fn drop_stream(&mut self, id: u32) {
+        self.sending.remove(&id);
+        self.forget_in_h2(id);
+        self.sched.close(id);
+    }
+
+    /// What `id` had in the `h2` crate is not waited for any more.
+    fn forget_in_h2(&mut self, id: u32) {
+        if let Some(n) = self.in_h2.remove(&id) {
+            self.in_h2_total -= n;
         }
     }
 
@@ -498,13 +513,12 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
             let chunk = s.left.split_to(n);
             let end = s.left.is_empty();
             if s.send.send_data(chunk, end).is_err() {
-                self.sending.remove(&id);
-                self.in_h2.remove(&id);
-                self.sched.close(id);
+                self.drop_stream(id);
                 continue;
             }
             any = true;
             *self.in_h2.entry(id).or_default() += n as u64;
+            self.in_h2_total += n as u64;
             self.sched.sent(id, n);
             if end {
                 self.sending.remove(&id);
@@ -516,7 +530,8 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
     }
 
     /// DATA handed to the `h2` crate and not yet written, after what the
-    /// wire says was written since and which streams the client reset.
+    /// wire says was written since and which streams the client reset (a
+    /// reset stream sends no more).
     fn unwritten(&mut self) -> u64 {
         let (written, resets) = {
             let mut wire = self.wire();
@@ -524,16 +539,18 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
         };
         for (id, n) in written {
             if let Some(left) = self.in_h2.get_mut(&id) {
-                *left = left.saturating_sub(n);
+                let n = n.min(*left);
+                *left -= n;
+                self.in_h2_total -= n;
                 if *left == 0 {
                     self.in_h2.remove(&id);
                 }
             }
         }
         for id in resets {
-            self.in_h2.remove(&id);
+            self.drop_stream(id);
         }
-        self.in_h2.values().sum()
+        self.in_h2_total
     }
 
     fn touch(&mut self) {
