@@ -32,6 +32,7 @@ fn main() {
         cpu_slowdown: 1,
         screencast: true,
         keep_cache: false,
+        repeat_view: false,
     };
     let profile = browser::new_profile().unwrap();
     let cmd = browser::command(&o, &profile).unwrap();

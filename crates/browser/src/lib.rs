@@ -13,12 +13,13 @@
 pub mod allow;
 /// The DevTools pipe; public for the fuzz target that feeds it hostile bytes.
 pub mod cdp;
+pub mod netlog;
 mod paint;
 mod recorder;
 pub mod sandbox;
 mod visual;
 
-pub use recorder::{devtools_protocol, Body, RecordSummary, Recorder};
+pub use recorder::{devtools_protocol, Body, CacheUse, RecordSummary, Recorder};
 pub use visual::filmstrip_progress;
 
 use client::PageResult;
@@ -69,6 +70,12 @@ pub struct ChromiumOptions {
     /// with it disabled Chromium fetched every hinted resource twice
     /// (youtube over h2: 745 kB for its 559).
     pub keep_cache: bool,
+    /// The browser loads the page twice (a repeat view: `Browser::repeat_view`):
+    /// its net benchmarking extension on (`--enable-net-benchmarking`:
+    /// `chrome.benchmarking.closeConnections()` between the loads) and its
+    /// net log written into the profile (`netlog`: which handshakes resumed
+    /// TLS, which QUIC connections sent 0-RTT). Needs `keep_cache`.
+    pub repeat_view: bool,
 }
 
 impl ChromiumOptions {
@@ -177,6 +184,14 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
     if o.insecure {
         cmd.arg("--ignore-certificate-errors");
     }
+    if o.repeat_view {
+        cmd.arg("--enable-net-benchmarking")
+            .arg(format!(
+                "--log-net-log={}",
+                profile.0.join(netlog::FILE).display()
+            ))
+            .arg("--net-log-capture-mode=Default");
+    }
     if o.protocol == Protocol::H3 {
         // Chromium accepts a certificate of a private CA over QUIC only for
         // origins forced onto QUIC (no Alt-Svc discovery, no race with TCP).
@@ -199,6 +214,8 @@ pub struct Browser {
     child: Child,
     pipe: cdp::Pipe,
     profile: Scratch,
+    /// The tabs opened so far (DevTools target ids), closed by `close_connections`.
+    tabs: Vec<String>,
 }
 
 /// A fresh, empty profile directory (removed when the Browser is dropped; on
@@ -238,6 +255,7 @@ impl Browser {
             child,
             pipe: cdp::Pipe::new(to_write, from_read),
             profile,
+            tabs: Vec::new(),
         })
     }
 
@@ -251,19 +269,28 @@ impl Browser {
     /// Loads `url` in a new tab and records it until onload (or the deadline;
     /// a page that declares its own end, `DONE_PROBE`, until that end).
     pub fn load_page(&mut self, o: &ChromiumOptions) -> PageResult {
+        self.load_page_cached(o).0
+    }
+
+    /// Loads the page as `load_page` does, and says what the load took from
+    /// Chromium's HTTP cache (nothing with `keep_cache` off).
+    pub fn load_page_cached(&mut self, o: &ChromiumOptions) -> (PageResult, CacheUse) {
         let deadline = Instant::now() + o.timeout;
         match self.navigate(o, deadline) {
             Ok(load) => load,
-            Err(e) => PageResult {
-                protocol: o.protocol,
-                plt_ms: 0.0,
-                connections: 0,
-                entries: Vec::new(),
-                error: Some(format!("chromium: {e}\n{}", self.log())),
-                tls_resumed: 0,
-                navigation_start: None,
-                paint: None,
-            },
+            Err(e) => (
+                PageResult {
+                    protocol: o.protocol,
+                    plt_ms: 0.0,
+                    connections: 0,
+                    entries: Vec::new(),
+                    error: Some(format!("chromium: {e}\n{}", self.log())),
+                    tls_resumed: 0,
+                    navigation_start: None,
+                    paint: None,
+                },
+                CacheUse::default(),
+            ),
         }
     }
 
@@ -300,9 +327,95 @@ impl Browser {
         Ok(Recording { har, summary })
     }
 
-    fn navigate(&mut self, o: &ChromiumOptions, deadline: Instant) -> io::Result<PageResult> {
+    /// Closes every tab opened so far, then every connection of the browser
+    /// (`chrome.benchmarking.closeConnections()`, in a blank tab of its own:
+    /// Chromium's `NetworkContext::CloseAllConnections` — its TCP sockets,
+    /// HTTP/2 sessions and QUIC sessions, each QUIC one with a
+    /// CONNECTION_CLOSE), keeping its HTTP cache, TLS sessions and QUIC
+    /// server configs. Needs `repeat_view` (the extension is off otherwise).
+    pub fn close_connections(&mut self, deadline: Instant) -> io::Result<()> {
+        for tab in std::mem::take(&mut self.tabs) {
+            self.pipe.call(
+                "Target.closeTarget",
+                serde_json::json!({"targetId": tab}),
+                None,
+                deadline,
+                &mut |_, _| {},
+            )?;
+        }
+        let target = self.pipe.call(
+            "Target.createTarget",
+            serde_json::json!({"url": "about:blank"}),
+            None,
+            deadline,
+            &mut |_, _| {},
+        )?;
+        let tab = target["targetId"].as_str().unwrap_or_default().to_string();
+        let attached = self.pipe.call(
+            "Target.attachToTarget",
+            serde_json::json!({"targetId": tab, "flatten": true}),
+            None,
+            deadline,
+            &mut |_, _| {},
+        )?;
+        let session = attached["sessionId"]
+            .as_str()
+            .ok_or_else(|| io::Error::other("no DevTools session"))?
+            .to_string();
+        let closed = self.pipe.call(
+            "Runtime.evaluate",
+            serde_json::json!({"expression": CLOSE_CONNECTIONS, "returnByValue": true}),
+            Some(&session),
+            deadline,
+            &mut |_, _| {},
+        )?;
+        self.pipe.call(
+            "Target.closeTarget",
+            serde_json::json!({"targetId": tab}),
+            None,
+            deadline,
+            &mut |_, _| {},
+        )?;
+        match closed["result"]["value"].as_bool() {
+            Some(true) => Ok(()),
+            _ => Err(io::Error::other(format!(
+                "chrome.benchmarking.closeConnections() did not run (Chromium started without \
+                 --enable-net-benchmarking?): {}",
+                closed
+            ))),
+        }
+    }
+
+    /// Ends Chromium as its user would (`Browser.close`: it closes its
+    /// connections, QUIC's with a CONNECTION_CLOSE, and writes out its net
+    /// log), waiting for it until `deadline` (then it is killed on drop); the
+    /// handshakes of each load since it started, from its net log
+    /// (`repeat_view`; none without it or if Chromium wrote none).
+    pub fn close(&mut self, deadline: Instant) -> Vec<netlog::Handshakes> {
+        if self
+            .pipe
+            .send("Browser.close", serde_json::json!({}), None)
+            .is_ok()
+        {
+            while Instant::now() < deadline {
+                match self.child.try_wait() {
+                    Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+                    Ok(Some(_)) | Err(_) => break,
+                }
+            }
+        }
+        std::fs::read_to_string(self.profile.0.join(netlog::FILE))
+            .map(|log| netlog::handshakes(&log))
+            .unwrap_or_default()
+    }
+
+    fn navigate(
+        &mut self,
+        o: &ChromiumOptions,
+        deadline: Instant,
+    ) -> io::Result<(PageResult, CacheUse)> {
         let (recorder, _) = self.run(o, deadline, false)?;
-        Ok(recorder.finish(o.protocol))
+        Ok((recorder.finish(o.protocol), recorder.cache_use()))
     }
 
     /// Opens a tab, navigates it to `o.url` with the cache off and records
@@ -324,6 +437,7 @@ impl Browser {
             &mut |_, _| {},
         )?;
         let target_id = target["targetId"].as_str().unwrap_or_default().to_string();
+        self.tabs.push(target_id.clone());
         let attached = self.pipe.call(
             "Target.attachToTarget",
             serde_json::json!({"targetId": target_id, "flatten": true}),
@@ -525,6 +639,14 @@ const DONE_PROBE: &str = r#"(() => {
       }
     }).observe({ type: "mark" });
   });
+})()"#;
+
+/// What `Browser::close_connections` runs in a blank tab: true once
+/// Chromium's connections are closed (a synchronous call into the browser).
+const CLOSE_CONNECTIONS: &str = r#"(() => {
+  if (!(window.chrome && chrome.benchmarking && chrome.benchmarking.closeConnections)) return false;
+  chrome.benchmarking.closeConnections();
+  return true;
 })()"#;
 
 /// How long to listen after onload at most for the first contentful paint

@@ -49,6 +49,21 @@ struct Request {
     encoded_bytes: Option<u64>,
     /// Body bytes on the wire (before content decoding), from `dataReceived`.
     encoded_body: u64,
+    /// Served from Chromium's HTTP cache without a request on the network
+    /// (`requestServedFromCache`: the memory cache; `response.fromDiskCache`,
+    /// `fromPrefetchCache`).
+    from_cache: bool,
+}
+
+/// What a load took from Chromium's HTTP cache (a repeat view's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CacheUse {
+    /// Responses served from the cache with no request sent.
+    pub from_cache: usize,
+    /// Responses revalidated: a conditional request answered 304 Not Modified.
+    pub not_modified: usize,
+    /// The body bytes those two gave from the cache (not on the wire).
+    pub cached_bytes: u64,
 }
 
 /// A response body as `Network.getResponseBody` gives it.
@@ -109,6 +124,10 @@ pub struct Recorder {
     /// When the page said it was done (`page_done`): how many requests it
     /// had issued by then. None: the page is done at onload.
     done_at: Option<usize>,
+    /// The status each request's response had on the wire
+    /// (`responseReceivedExtraInfo`): 304 for a revalidation, which the
+    /// page (and `responseReceived`) sees as the cached 200.
+    wire_status: HashMap<String, u16>,
 }
 
 /// How long (s) after onload, or after a later first contentful paint, a
@@ -199,6 +218,17 @@ impl Recorder {
             "Network.responseReceived" => {
                 if let Some(r) = self.requests.get_mut(id) {
                     fill_response(r, &p["response"]);
+                }
+            }
+            "Network.responseReceivedExtraInfo" => {
+                if let Some(code) = p["statusCode"].as_u64() {
+                    self.wire_status
+                        .insert(id.to_string(), u16::try_from(code).unwrap_or(0));
+                }
+            }
+            "Network.requestServedFromCache" => {
+                if let Some(r) = self.requests.get_mut(id) {
+                    r.from_cache = true;
                 }
             }
             "Network.dataReceived" => {
@@ -368,7 +398,8 @@ impl Recorder {
             if !asked.tls() && r.url.starts_with("https://") {
                 upgraded.push(r.url.as_str());
             }
-            if r.protocol != want {
+            // A response from the cache came over no protocol in this load.
+            if r.protocol != want && !r.from_cache {
                 errors.push(format!(
                     "{} came over {:?}, not {want} as asked for {asked}",
                     r.url, r.protocol
@@ -397,6 +428,31 @@ impl Recorder {
                 .and_then(sys::instant_of_monotonic),
             paint: start.map(|s| self.paint(s)),
         }
+    }
+
+    /// What the page's requests (those `finish` counts: ended by the page's
+    /// end, not failed) took from the HTTP cache.
+    pub fn cache_use(&self) -> CacheUse {
+        let end = self.end();
+        let mut c = CacheUse::default();
+        for (id, r) in self
+            .order
+            .iter()
+            .filter_map(|id| Some((id, self.requests.get(id)?)))
+        {
+            let ended = r.finished.is_some_and(|d| end.is_none_or(|l| d <= l));
+            if r.failed.is_some() || !ended || end.is_some_and(|l| r.issued > l) {
+                continue;
+            }
+            let on_wire = self.wire_status.get(id).copied();
+            let revalidated = (r.status == 304 || on_wire == Some(304)) && !r.from_cache;
+            c.from_cache += usize::from(r.from_cache);
+            c.not_modified += usize::from(revalidated);
+            if r.from_cache || revalidated {
+                c.cached_bytes = c.cached_bytes.saturating_add(r.body_bytes);
+            }
+        }
+        c
     }
 
     /// The document's request as it went out last (after any redirect).
@@ -522,7 +578,7 @@ fn entry(
     start: Option<f64>,
     connections: &mut Vec<u64>,
 ) -> Entry {
-    if let Some(c) = r.connection {
+    if let Some(c) = r.connection.filter(|_| !r.from_cache) {
         if !connections.contains(&c) {
             connections.push(c);
         }
@@ -541,7 +597,7 @@ fn entry(
         body_bytes,
         connection: connections
             .iter()
-            .position(|c| Some(*c) == r.connection)
+            .position(|c| Some(*c) == r.connection && !r.from_cache)
             .unwrap_or(0),
         timings: phases(r, done),
     }
@@ -863,6 +919,8 @@ fn fill_response(r: &mut Request, resp: &Value) {
     r.status_text = resp["statusText"].as_str().unwrap_or("").to_string();
     r.response_headers = header_list(&resp["headers"]);
     r.remote_ip = resp["remoteIPAddress"].as_str().map(String::from);
+    r.from_cache |= resp["fromDiskCache"].as_bool() == Some(true)
+        || resp["fromPrefetchCache"].as_bool() == Some(true);
 }
 
 /// HAR phases of one request from its issue time, Chrome's ResourceTiming and its end.
@@ -972,6 +1030,91 @@ mod tests {
             &json!({"requestId": "3", "timestamp": 100.9}),
         );
         r
+    }
+
+    /// A repeat view: the document revalidated (a 304 on the wire), one image from the
+    /// disk cache, one from the memory cache (no response protocol): the
+    /// cache's answers are counted, never a protocol mismatch, and no
+    /// connection of their own.
+    #[test]
+    fn a_repeat_view_counts_what_the_cache_answered() {
+        let mut r = Recorder::new();
+        let mut ev = |m: &str, p: serde_json::Value| r.on_event(m, &p);
+        ev(
+            "Network.requestWillBeSent",
+            json!({"requestId": "1", "type": "Document",
+            "timestamp": 100.0, "request": {"url": "https://a.test/"}}),
+        );
+        // Chromium shows the page the cached 200; the wire had a 304.
+        ev(
+            "Network.responseReceivedExtraInfo",
+            json!({"requestId": "1", "statusCode": 304}),
+        );
+        ev(
+            "Network.responseReceived",
+            json!({"requestId": "1", "response": {"status": 200,
+            "mimeType": "text/html", "protocol": "h2", "connectionId": 7}}),
+        );
+        ev(
+            "Network.dataReceived",
+            json!({"requestId": "1", "dataLength": 1000}),
+        );
+        ev(
+            "Network.loadingFinished",
+            json!({"requestId": "1", "timestamp": 100.2}),
+        );
+        ev(
+            "Network.requestWillBeSent",
+            json!({"requestId": "2", "type": "Image",
+            "timestamp": 100.21, "request": {"url": "https://a.test/i.png"}}),
+        );
+        ev(
+            "Network.responseReceived",
+            json!({"requestId": "2", "response": {"status": 200,
+            "mimeType": "image/png", "protocol": "h2", "connectionId": 0, "fromDiskCache": true}}),
+        );
+        ev(
+            "Network.dataReceived",
+            json!({"requestId": "2", "dataLength": 500}),
+        );
+        ev(
+            "Network.loadingFinished",
+            json!({"requestId": "2", "timestamp": 100.22}),
+        );
+        ev(
+            "Network.requestWillBeSent",
+            json!({"requestId": "3", "type": "Image",
+            "timestamp": 100.23, "request": {"url": "https://a.test/j.png"}}),
+        );
+        ev("Network.requestServedFromCache", json!({"requestId": "3"}));
+        ev(
+            "Network.responseReceived",
+            json!({"requestId": "3", "response": {"status": 200,
+            "mimeType": "image/png", "protocol": "", "connectionId": 0}}),
+        );
+        ev(
+            "Network.dataReceived",
+            json!({"requestId": "3", "dataLength": 20}),
+        );
+        ev(
+            "Network.loadingFinished",
+            json!({"requestId": "3", "timestamp": 100.24}),
+        );
+        ev("Page.loadEventFired", json!({"timestamp": 100.3}));
+        let load = r.finish(Protocol::H2);
+        assert_eq!(load.error, None);
+        assert_eq!(load.entries.len(), 3);
+        assert_eq!(load.connections, 1);
+        assert_eq!(
+            r.cache_use(),
+            CacheUse {
+                from_cache: 2,
+                not_modified: 1,
+                cached_bytes: 1520
+            }
+        );
+        // A cold load took nothing from the cache.
+        assert_eq!(page("h2").cache_use(), CacheUse::default());
     }
 
     /// `page`, then a script's image issued after onload and done later.

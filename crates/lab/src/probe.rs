@@ -137,10 +137,10 @@ pub fn run_plan(
 
     // Each probe's loads (`--view`): `both` measures a first and a repeat
     // view, one record each (a repeat view's uncounted first load is not here).
-    let views = spec.trial.view().measured();
+    let measured = spec.trial.view().measured();
     let plan: Vec<(Protocol, Option<usize>, View)> = plan
         .into_iter()
-        .flat_map(|(p, rep)| views.iter().map(move |v| (p, rep, *v)))
+        .flat_map(|(p, rep)| measured.iter().map(move |v| (p, rep, *v)))
         .collect();
     let total = plan.len();
     let root = spec.site.root();
@@ -192,7 +192,9 @@ pub fn run_plan(
         map: unknown_hosts.clone(),
         cpu_slowdown: spec.trial.model.cpu_slowdown,
         screencast: spec.trial.screencast,
-        keep_cache: spec.trial.served.early_hints,
+        // A repeat view needs the first load's cache.
+        keep_cache: spec.trial.served.early_hints || spec.trial.view().loads_twice(),
+        repeat_view: spec.trial.view().loads_twice(),
     };
     let client_kind = spec.trial.client;
     let link_spec = &testbed.spec().link;
@@ -213,12 +215,23 @@ pub fn run_plan(
             // straggler of its connections (a QUIC close after its window)
             // from a connection of the next page.
             let mut last_start = Time(0);
+            // `both`: the Chromium of a probe's first view, kept for its
+            // repeat view, and that first view's probe, sent once the
+            // browser's net log gives its handshakes.
+            let mut kept: Option<io::Result<browser::Browser>> = None;
+            let mut held: Option<Probe> = None;
             for (protocol, rep, view) in plan {
                 // Chromium starts before the probe (its start-up is not the page's).
                 let opts = chromium(protocol);
-                let mut browser = match client_kind {
-                    ClientKind::Model => None,
-                    ClientKind::Chromium => Some(start_chromium(testbed_ref, &opts)),
+                let mut browser = match (client_kind, view, kept.take()) {
+                    (ClientKind::Model, ..) => None,
+                    (ClientKind::Chromium, View::Repeat, Some(Ok(mut b))) => {
+                        Some(b.close_connections(Instant::now() + timeout).map(|()| b))
+                    }
+                    (ClientKind::Chromium, View::Repeat, _) => {
+                        Some(chromium_first_view(testbed_ref, &opts, &link))
+                    }
+                    (ClientKind::Chromium, ..) => Some(start_chromium(testbed_ref, &opts)),
                 };
                 // The model's load: its repeat view's cache and sessions, or
                 // an uncounted first load for a lone repeat view, now,
@@ -247,6 +260,7 @@ pub fn run_plan(
                 let t0 = Instant::now();
                 // The model's connections close after the window (below).
                 let mut open = None;
+                let mut cache = browser::CacheUse::default();
                 let load = match browser.as_mut() {
                     None => match model_cfg.take().unwrap_or_else(|| Ok(base.clone())) {
                         // A lone repeat view whose uncounted first load failed.
@@ -275,7 +289,11 @@ pub fn run_plan(
                             load
                         }
                     },
-                    Some(Ok(b)) => b.load_page(&opts),
+                    Some(Ok(b)) => {
+                        let (load, used) = b.load_page_cached(&opts);
+                        cache = used;
+                        load
+                    }
                     Some(Err(e)) => PageResult {
                         protocol,
                         plt_ms: 0.0,
@@ -287,7 +305,16 @@ pub fn run_plan(
                         paint: None,
                     },
                 };
-                drop(browser);
+                // A browser with loads to come (`both`'s first view) is kept;
+                // one that loaded twice ends after the link's counters are
+                // read (`close`, for its net log); any other ends now.
+                if opts.repeat_view {
+                    if view == View::First {
+                        kept = browser.take();
+                    }
+                } else {
+                    drop(browser.take());
+                }
                 let t1 = Instant::now();
                 if let Some(conns) = open {
                     rt.block_on(conns.close());
@@ -296,6 +323,11 @@ pub fn run_plan(
                 drop(cross);
                 wait_idle(&link);
                 let after = link.stats();
+                // Each load's handshakes from Chromium's net log: [first, repeat].
+                let handshakes = match browser.take() {
+                    Some(Ok(mut b)) => b.close(Instant::now() + CLOSE_WAIT),
+                    _ => Vec::new(),
+                };
                 let window = (to_time(epoch, t0), to_time(epoch, t1));
                 // One copy of the log for both readers of it.
                 let entries = log.entries();
@@ -374,12 +406,35 @@ pub fn run_plan(
                         spec.trial.tls13_only(),
                     ),
                 };
-                let probe = Probe {
+                let mut probe = Probe {
                     record,
                     warmup: rep.is_none(),
                     load: Some(load),
                     started,
                 };
+                if client_kind == ClientKind::Chromium {
+                    // The repeat view's own numbers, and its first view's
+                    // handshakes (`both`) once known.
+                    let counted = handshakes.get(usize::from(view == View::Repeat));
+                    reused(&mut probe.record, counted, cache);
+                    if let (Some(first), Some(h)) = (held.as_mut(), handshakes.first()) {
+                        let cache = browser::CacheUse {
+                            from_cache: first.record.reuse.cache_hits,
+                            not_modified: first.record.reuse.not_modified,
+                            cached_bytes: first.record.reuse.cached_bytes,
+                        };
+                        reused(&mut first.record, Some(h), cache);
+                    }
+                    if kept.is_some() {
+                        held = Some(probe);
+                        continue;
+                    }
+                }
+                if let Some(first) = held.take() {
+                    if tx.send(first).is_err() {
+                        break;
+                    }
+                }
                 if tx.send(probe).is_err() {
                     break;
                 }
@@ -410,6 +465,52 @@ pub fn run_plan(
     }
     drop(server);
     results
+}
+
+/// A repeat view's Chromium: started, the page loaded once (not counted: a
+/// failure is the probe's error), then every connection it opened closed;
+/// its HTTP cache, TLS sessions and QUIC server configs kept.
+fn chromium_first_view(
+    testbed: &Testbed,
+    opts: &browser::ChromiumOptions,
+    link: &netns::LinkHandle,
+) -> io::Result<browser::Browser> {
+    let mut b = start_chromium(testbed, opts)?;
+    wait_idle(link);
+    let (first, _) = b.load_page_cached(opts);
+    if let Some(e) = first.error {
+        return Err(io::Error::other(format!(
+            "the first view (not counted): {e}"
+        )));
+    }
+    b.close_connections(Instant::now() + opts.timeout)?;
+    Ok(b)
+}
+
+/// How long a Chromium that loaded twice gets to exit and write out its net log.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// What a Chromium load reused, into its record: what its HTTP cache
+/// answered (DevTools), and from its net log its handshakes that resumed
+/// (over TCP and QUIC: `tls_resumed`), its QUIC connections' 0-RTT, and the
+/// round trips those saved (an accepted 0-RTT, a resumed TLS 1.2 handshake).
+/// Chromium sends no TLS early data over TCP (off by default in Chrome).
+fn reused(
+    record: &mut ProbeRecord,
+    handshakes: Option<&browser::netlog::Handshakes>,
+    cache: browser::CacheUse,
+) {
+    let r = &mut record.reuse;
+    r.cache_hits = cache.from_cache;
+    r.not_modified = cache.not_modified;
+    r.cached_bytes = cache.cached_bytes;
+    r.early_data = 0;
+    if let Some(h) = handshakes {
+        record.tls_resumed = h.tls_resumed + h.quic_resumed;
+        r.zero_rtt_sent = h.zero_rtt_attempted;
+        r.zero_rtt_accepted = h.zero_rtt_accepted;
+        r.handshake_rtts_saved = h.zero_rtt_accepted + h.tls12_resumed;
+    }
 }
 
 /// Headless Chromium in the testbed's client namespace (its own PID namespace:

@@ -126,6 +126,7 @@ pub fn record(
                 cpu_slowdown: 1,
                 screencast: true,
                 keep_cache: false,
+                repeat_view: false,
             };
             let allowed: Vec<String> = allow.iter().map(|a| a.to_string()).collect();
             progress(&format!(
@@ -190,6 +191,7 @@ fn in_testbed(
         cpu_slowdown: 1,
         screencast: true,
         keep_cache: false,
+        repeat_view: false,
     };
     progress(&format!("chromium: loading {} over {protocol}", opts.url));
     let recording = (|| {

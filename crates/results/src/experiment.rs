@@ -507,7 +507,7 @@ pub const FIELDS: &[Field] = &[
         kind: Kind::Choice(&View::NAMES),
         default: "first",
         help: "which load a probe measures: first (a cold client), repeat (the same client loads the page again after its connections closed, keeping its HTTP cache, TLS session tickets and QUIC 0-RTT tickets; the first load is not counted) or both (each probe measures the first load, then the repeat one); docs/repeat-view.md",
-        only: Only::ModelClient("Chromium's repeat view (the same profile across two loads) is not built yet"),
+        only: Only::No,
     },
     Field {
         section: "knobs",

@@ -33,6 +33,7 @@ mod probe;
 mod push;
 mod record;
 mod repeat_model;
+mod repeat_view;
 mod replay_peers;
 mod report_filmstrip;
 mod report_why;
