@@ -1144,7 +1144,8 @@ impl<'a> State<'a> {
                     let (host, path) = (r.host.clone(), r.path.clone());
                     let url = self.url_of(req);
                     for f in t.due(&host, &path, 0, false) {
-                        self.discover(f, Some(url.clone()))?;
+                        let preload = t.preload(&f);
+                        self.discover_as(f, Some(url.clone()), preload)?;
                     }
                 }
             }
@@ -1168,7 +1169,8 @@ impl<'a> State<'a> {
                 if let Some(t) = &cfg.replay {
                     let (host, path, bytes) = (r.host.clone(), r.path.clone(), r.bytes);
                     for f in t.due(&host, &path, bytes, false) {
-                        self.discover(f, Some(url.clone()))?;
+                        let preload = t.preload(&f);
+                        self.discover_as(f, Some(url.clone()), preload)?;
                     }
                     return Ok(());
                 }

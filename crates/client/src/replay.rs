@@ -6,8 +6,13 @@
 //! the redirect's response is complete. Built from the Site's tree once,
 //! with each request's recorded method and body (`Upload`: an imported
 //! page's POSTs are POSTs again, with a body of the recorded size).
+//! A document's `<link rel=preload>` tags (its recorded HTML's, or those
+//! `--preload critical` put in its head) are read from its bytes: each is
+//! revealed where its tag ends, at its `as`'s priority, before the tree
+//! reveals it again (the page drops repeats).
 
-use crate::discover::Found;
+use crate::discover::{Found, HtmlScanner, Tag};
+use crate::priority::Priority;
 use bytes::Bytes;
 use site::{Kind, Reveal, Site};
 use std::collections::HashMap;
@@ -44,6 +49,8 @@ pub enum When {
 pub struct ReplayTree {
     children: HashMap<(String, String), Vec<(Found, When)>>,
     uploads: HashMap<(String, String), Upload>,
+    /// Resources a document preloads, at the priority its tag gives.
+    preloads: HashMap<(String, String), Priority>,
 }
 
 impl ReplayTree {
@@ -104,7 +111,60 @@ impl ReplayTree {
                     when,
                 ));
         }
+        t.add_preloads(site);
         t
+    }
+
+    /// Each HTML document's `<link rel=preload>` tags, as children revealed
+    /// where the tag ends, ahead of the tree's.
+    fn add_preloads(&mut self, site: &Site) {
+        let known: std::collections::HashSet<(&str, &str)> = site
+            .resources
+            .iter()
+            .map(|r| (r.host.as_str(), r.path.as_str()))
+            .collect();
+        for (i, r) in site.resources.iter().enumerate() {
+            if r.kind != Kind::Html {
+                continue;
+            }
+            let body = site.body(i);
+            if !body.windows(7).any(|w| w.eq_ignore_ascii_case(b"preload")) {
+                continue;
+            }
+            let mut scanner = HtmlScanner::default();
+            let mut found = Vec::new();
+            for (tag, f) in scanner.feed_tagged(&body) {
+                let Tag::Preload(priority) = tag else {
+                    continue;
+                };
+                // A name the site does not have would be a miss, not a
+                // preload of what the page uses.
+                if !known.contains(&(f.host.as_str(), f.path.as_str())) {
+                    continue;
+                }
+                let href = format!("//{}{}", f.host, f.path);
+                let at = body
+                    .windows(href.len())
+                    .position(|w| w == href.as_bytes())
+                    .map_or(0, |p| (p + href.len()) as u64);
+                self.preloads
+                    .entry((f.host.clone(), f.path.clone()))
+                    .or_insert(priority);
+                found.push((f, When::Bytes(at)));
+            }
+            let kids = self
+                .children
+                .entry((r.host.clone(), r.path.clone()))
+                .or_default();
+            kids.splice(0..0, found);
+        }
+    }
+
+    /// The priority of a resource a document preloads (None: not preloaded).
+    pub fn preload(&self, found: &Found) -> Option<Priority> {
+        self.preloads
+            .get(&(found.host.clone(), found.path.clone()))
+            .copied()
     }
 
     /// The method and body of the request for (host, path), if it is not a GET.
@@ -155,6 +215,41 @@ mod tests {
         );
         let u = t.upload("a.test", "/lite/rum-track?x=1").unwrap();
         assert_eq!((u.method.as_str(), u.body.len()), ("POST", 12));
+    }
+
+    #[test]
+    fn a_documents_preloads_come_at_their_tags_before_the_tree_reveals_them() {
+        let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
+        let plain = ReplayTree::of(&site);
+        assert!(
+            plain.preloads.is_empty(),
+            "the built-in page preloads nothing"
+        );
+        let with = site::Preload::Critical.apply(&site).unwrap();
+        let t = ReplayTree::of(&with);
+        let doc = with.root();
+        let critical = site::critical::critical(&with);
+        assert!(!critical.is_empty());
+        // All of them within the head's first kilobyte or so, at a preload's
+        // priority.
+        let early = t.due(&doc.host, &doc.path, 2048, false);
+        for &i in &critical {
+            let r = &with.resources[i];
+            let f = Found {
+                host: r.host.clone(),
+                path: r.path.clone(),
+            };
+            assert!(early.contains(&f), "{f:?} not revealed early");
+            assert!(t.preload(&f).is_some(), "{f:?} has no preload priority");
+        }
+        // Everything else as before.
+        let n = |t: &ReplayTree| -> usize {
+            with.resources
+                .iter()
+                .map(|r| t.due(&r.host, &r.path, u64::MAX, true).len())
+                .sum()
+        };
+        assert_eq!(n(&t), n(&plain) + critical.len());
     }
 
     #[test]
