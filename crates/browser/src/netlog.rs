@@ -34,9 +34,11 @@ pub struct Handshakes {
     pub tls12_resumed: usize,
     /// QUIC handshakes that completed (`QUIC_SESSION_CRYPTO_HANDSHAKE_COMPLETE`).
     pub quic: usize,
-    /// Of those, the ones that resumed a session: the server sent no
-    /// certificate, so Chromium verified none (`QUIC_SESSION_CERTIFICATE_VERIFIED`
-    /// absent).
+    /// Of those, the ones that resumed a session: those that sent 0-RTT
+    /// (only a resumed session can), and those where Chromium verified no
+    /// certificate (`QUIC_SESSION_CERTIFICATE_VERIFIED` absent: the server
+    /// sent none). Before sending 0-RTT Chromium verifies the certificate
+    /// it cached, so that event alone does not tell a full handshake.
     pub quic_resumed: usize,
     /// QUIC connections that sent 0-RTT (`QUIC_SESSION_ZERO_RTT_STATE` other
     /// than `NotAttempted`).
@@ -138,9 +140,10 @@ pub fn handshakes(log: &str) -> Vec<Handshakes> {
     }
     for s in sessions.values() {
         let h = &mut loads[s.load];
+        let zero_rtt = !matches!(s.zero_rtt.as_deref(), None | Some("NotAttempted"));
         if s.complete {
             h.quic += 1;
-            h.quic_resumed += usize::from(!s.verified);
+            h.quic_resumed += usize::from(!s.verified || zero_rtt);
         }
         match s.zero_rtt.as_deref() {
             None | Some("NotAttempted") => {}
@@ -193,6 +196,7 @@ mod tests {
             event(10, 2, 4, r#"{"is_resumed":true,"version":"TLS 1.3"}"#),
             event(10, 2, 7, r#"{"is_resumed":true,"version":"TLS 1.2"}"#),
             event(20, 1, 5, "{}"),
+            event(22, 0, 5, "{}"),
             event(21, 0, 5, "{}"),
             event(23, 0, 5, r#"{"state":"AttemptedAndSucceeded"}"#),
             event(20, 1, 6, "{}"),
@@ -217,7 +221,7 @@ mod tests {
                     tls_resumed: 2,
                     tls12_resumed: 1,
                     quic: 2,
-                    quic_resumed: 1,
+                    quic_resumed: 2,
                     zero_rtt_attempted: 2,
                     zero_rtt_accepted: 1,
                 },
