@@ -215,6 +215,9 @@ pub struct Entry {
     pub body_bytes: u64,
     pub connection: ConnId,
     pub timings: Timings,
+    /// Taken from a server push (HAR `_was_pushed`, as Chrome wrote it).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub pushed: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -1482,6 +1485,7 @@ impl<'a> State<'a> {
                     body_bytes: r.bytes,
                     connection: conn,
                     timings: t,
+                    pushed: r.pushed.is_some(),
                 }
             })
             .collect();

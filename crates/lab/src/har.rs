@@ -24,7 +24,7 @@ pub fn har(result: &PageResult, started: SystemTime, title: &str) -> Value {
         .iter()
         .map(|e| {
             let t = &e.timings;
-            json!({
+            let mut entry = json!({
                 "pageref": "page_1",
                 "startedDateTime": iso8601(started + Duration::from_secs_f64(e.started_ms / 1e3)),
                 "time": e.time_ms,
@@ -49,7 +49,11 @@ pub fn har(result: &PageResult, started: SystemTime, title: &str) -> Value {
                 "connection": e.connection.to_string(),
                 "_startedMs": e.started_ms,
                 "_protocol": result.protocol.name()
-            })
+            });
+            if e.pushed {
+                entry["_was_pushed"] = json!(1);
+            }
+            entry
         })
         .collect();
     json!({
@@ -149,6 +153,46 @@ pub fn write_filmstrip(har: &Path, result: &PageResult) -> io::Result<()> {
 mod tests {
     use super::*;
     use client::{FilmFrame, Paint};
+
+    #[test]
+    fn a_pushed_entry_says_so_as_chromes_hars_did_and_no_other_does() {
+        let entry = |path: &str, pushed: bool| client::Entry {
+            method: "GET".into(),
+            host: "a.test".into(),
+            path: path.into(),
+            request_body_bytes: 0,
+            started_ms: 0.0,
+            time_ms: 10.0,
+            status: 200,
+            content_type: "text/css".into(),
+            body_bytes: 100,
+            connection: 0,
+            timings: client::Timings {
+                blocked: 0.0,
+                dns: -1.0,
+                connect: -1.0,
+                ssl: -1.0,
+                send: 0.0,
+                wait: 5.0,
+                receive: 5.0,
+            },
+            pushed,
+        };
+        let result = PageResult {
+            protocol: proto::Protocol::H2,
+            plt_ms: 10.0,
+            connections: 1,
+            entries: vec![entry("/", false), entry("/s.css", true)],
+            error: None,
+            tls_resumed: 0,
+            navigation_start: None,
+            paint: None,
+        };
+        let doc = har(&result, SystemTime::UNIX_EPOCH, "t");
+        let entries = doc["log"]["entries"].as_array().unwrap();
+        assert!(entries[0].get("_was_pushed").is_none());
+        assert_eq!(entries[1]["_was_pushed"], 1);
+    }
 
     #[test]
     fn a_filmstrip_beside_its_har_and_none_without_frames() {

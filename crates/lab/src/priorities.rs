@@ -307,6 +307,7 @@ mod tests {
                 wait: time_ms / 2.0,
                 receive: time_ms / 2.0,
             },
+            pushed: false,
         }
     }
 
