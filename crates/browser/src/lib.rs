@@ -343,25 +343,7 @@ impl Browser {
                 &mut |_, _| {},
             )?;
         }
-        let target = self.pipe.call(
-            "Target.createTarget",
-            serde_json::json!({"url": "about:blank"}),
-            None,
-            deadline,
-            &mut |_, _| {},
-        )?;
-        let tab = target["targetId"].as_str().unwrap_or_default().to_string();
-        let attached = self.pipe.call(
-            "Target.attachToTarget",
-            serde_json::json!({"targetId": tab, "flatten": true}),
-            None,
-            deadline,
-            &mut |_, _| {},
-        )?;
-        let session = attached["sessionId"]
-            .as_str()
-            .ok_or_else(|| io::Error::other("no DevTools session"))?
-            .to_string();
+        let (tab, session) = self.new_tab(deadline)?;
         let closed = self.pipe.call(
             "Runtime.evaluate",
             serde_json::json!({"expression": CLOSE_CONNECTIONS, "returnByValue": true}),
@@ -418,6 +400,31 @@ impl Browser {
         Ok((recorder.finish(o.protocol), recorder.cache_use()))
     }
 
+    /// Opens an about:blank tab and attaches to it: its target id and its
+    /// DevTools session.
+    fn new_tab(&mut self, deadline: Instant) -> io::Result<(String, String)> {
+        let target = self.pipe.call(
+            "Target.createTarget",
+            serde_json::json!({"url": "about:blank"}),
+            None,
+            deadline,
+            &mut |_, _| {},
+        )?;
+        let tab = target["targetId"].as_str().unwrap_or_default().to_string();
+        let attached = self.pipe.call(
+            "Target.attachToTarget",
+            serde_json::json!({"targetId": tab, "flatten": true}),
+            None,
+            deadline,
+            &mut |_, _| {},
+        )?;
+        let session = attached["sessionId"]
+            .as_str()
+            .ok_or_else(|| io::Error::other("no DevTools session"))?
+            .to_string();
+        Ok((tab, session))
+    }
+
     /// Opens a tab, navigates it to `o.url` with the cache off and records
     /// its events until onload, and for a page that declares an end of its
     /// own (`DONE_PROBE`) until that end; the recorder and the tab's
@@ -429,26 +436,8 @@ impl Browser {
         deadline: Instant,
         keep_bodies: bool,
     ) -> io::Result<(Recorder, String)> {
-        let target = self.pipe.call(
-            "Target.createTarget",
-            serde_json::json!({"url": "about:blank"}),
-            None,
-            deadline,
-            &mut |_, _| {},
-        )?;
-        let target_id = target["targetId"].as_str().unwrap_or_default().to_string();
+        let (target_id, session) = self.new_tab(deadline)?;
         self.tabs.push(target_id.clone());
-        let attached = self.pipe.call(
-            "Target.attachToTarget",
-            serde_json::json!({"targetId": target_id, "flatten": true}),
-            None,
-            deadline,
-            &mut |_, _| {},
-        )?;
-        let session = attached["sessionId"]
-            .as_str()
-            .ok_or_else(|| io::Error::other("no DevTools session"))?
-            .to_string();
         let mut recorder = Recorder::new();
         let mut on_event = |method: &str, params: &serde_json::Value| {
             recorder.on_event(method, params);
