@@ -196,13 +196,30 @@ pub async fn serve(
         conns.spawn(async move {
             // With 0-RTT on, the connection is served before its handshake
             // ends (a server's `into_0rtt` always succeeds): requests sent in
-            // 0-RTT are answered at once, as 0.5-RTT data.
+            // 0-RTT are answered at once, as 0.5-RTT data. But only once the
+            // whole ClientHello is in (`handshake_data`): `accept` comes with
+            // the first Initial, and a ClientHello longer than a datagram
+            // (Chromium's, with its X25519MLKEM768 key share: two Initials)
+            // leaves the client's transport parameters unknown until the
+            // next one. h3 would open its control stream at once, against
+            // a stream limit of 0, and quinn-proto wakes no stream opener when
+            // the parameters raise it (`StreamsState::set_params` queues no
+            // `StreamEvent::Available`): h3's SETTINGS, and so every request
+            // of the connection, waited forever. The server answers the
+            // ClientHello only once it has it all anyway, so this costs no
+            // round trip.
             let conn = match ctx.knobs.early_data {
                 true => match incoming.accept() {
-                    Ok(connecting) => match connecting.into_0rtt() {
-                        Ok((conn, _)) => Ok(conn),
-                        Err(connecting) => connecting.await,
-                    },
+                    Ok(mut connecting) => {
+                        let hello = connecting.handshake_data().await.map(drop);
+                        match hello {
+                            Ok(()) => match connecting.into_0rtt() {
+                                Ok((conn, _)) => Ok(conn),
+                                Err(connecting) => connecting.await,
+                            },
+                            Err(e) => Err(e),
+                        }
+                    }
                     Err(e) => Err(e),
                 },
                 false => incoming.await,

@@ -1,0 +1,130 @@
+//! h3 with 0-RTT taken (`Knobs::early_data`, a repeat view's server): a
+//! client whose ClientHello needs two Initial datagrams — Chromium's, with its
+//! X25519MLKEM768 key share — is answered. The server used to hand the
+//! connection to h3 (`into_0rtt`) at the first Initial, before the client's
+//! transport parameters were in; h3's control stream then waited on a stream
+//! limit of 0 that quinn never woke it from, and no request was ever answered
+//! (every Chromium h3 load of a repeat/both Trial hung).
+
+use bytes::Buf;
+use server::{Ca, Knobs, Offer, Server, ServerOptions};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A relay between the client and `server` on loopback that holds every
+/// datagram from the client after its first back by `hold` (as a slow link
+/// spaces a ClientHello's two Initials): the address the client sends to.
+async fn spacing_relay(server: SocketAddr, hold: Duration) -> SocketAddr {
+    let front = Arc::new(
+        tokio::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
+            .await
+            .unwrap(),
+    );
+    let back = Arc::new(
+        tokio::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
+            .await
+            .unwrap(),
+    );
+    back.connect(server).await.unwrap();
+    let addr = front.local_addr().unwrap();
+    let client = Arc::new(std::sync::Mutex::new(None::<SocketAddr>));
+    let (f, b, c) = (front.clone(), back.clone(), client.clone());
+    tokio::spawn(async move {
+        let mut buf = vec![0; 65536];
+        let mut first = true;
+        while let Ok((n, from)) = f.recv_from(&mut buf).await {
+            *c.lock().unwrap() = Some(from);
+            if !first {
+                tokio::time::sleep(hold).await;
+            }
+            first = false;
+            let _ = b.send(&buf[..n]).await;
+        }
+    });
+    tokio::spawn(async move {
+        let mut buf = vec![0; 65536];
+        while let Ok(n) = back.recv(&mut buf).await {
+            let to = *client.lock().unwrap();
+            if let Some(to) = to {
+                let _ = front.send_to(&buf[..n], to).await;
+            }
+        }
+    });
+    addr
+}
+
+/// A request must be answered within this; it guards against a hang, it
+/// measures nothing.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Fetches `/` from `addr` over h3 with a ClientHello of `alpn_padding`
+/// more ALPN names than h3 (each 40 bytes): the response's status.
+async fn fetch(addr: SocketAddr, host: &str, ca: &Ca, alpn_padding: usize) -> u16 {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(ca.der()).unwrap();
+    let mut tls = rustls::ClientConfig::builder_with_protocol_versions(&[&rustls::version::TLS13])
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    for i in 0..alpn_padding {
+        tls.alpn_protocols
+            .push(format!("x-padding-{i:030}").into_bytes());
+    }
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
+    let mut endpoint = quinn::Endpoint::client((Ipv4Addr::LOCALHOST, 0).into()).unwrap();
+    endpoint.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
+    let conn = endpoint.connect(addr, host).unwrap().await.unwrap();
+    let (mut driver, mut send) = h3::client::new(h3_quinn::Connection::new(conn))
+        .await
+        .unwrap();
+    tokio::spawn(async move { std::future::poll_fn(|cx| driver.poll_close(cx)).await });
+    let req = http::Request::get(format!("https://{host}/"))
+        .body(())
+        .unwrap();
+    let mut stream = send.send_request(req).await.unwrap();
+    stream.finish().await.unwrap();
+    let status = stream.recv_response().await.unwrap().status().as_u16();
+    while let Some(mut chunk) = stream.recv_data().await.unwrap() {
+        chunk.advance(chunk.remaining());
+    }
+    status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_hello_of_two_datagrams_is_answered_with_0rtt_on() {
+    server::install_crypto_provider();
+    let site = site::builtin("youtube", site::DEFAULT_SEED).unwrap();
+    let host = site.hosts()[0].to_string();
+    let ca = Ca::new().unwrap();
+    let local = IpAddr::V4(Ipv4Addr::LOCALHOST);
+    let opts = ServerOptions {
+        offer: Offer::parse("h3").unwrap(),
+        knobs: Knobs {
+            early_data: true,
+            ..Knobs::default()
+        },
+        cc: None,
+        iw: None,
+    };
+    let udp = UdpSocket::bind((local, 0)).unwrap();
+    let addr = udp.local_addr().unwrap();
+    let server = Server::new(site, opts, &ca, &[local])
+        .unwrap()
+        .with_quic(vec![udp]);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.run(Vec::new(), Vec::new(), async {
+        let _ = stopped.await;
+    }));
+    // One datagram of ClientHello, then one of about 2.4 KB: two Initials.
+    // The second Initial comes after the server accepted the first.
+    for padding in [0, 60] {
+        let relay = spacing_relay(addr, Duration::from_millis(50)).await;
+        let status = tokio::time::timeout(PATIENCE, fetch(relay, &host, &ca, padding))
+            .await
+            .unwrap_or_else(|_| panic!("no answer with {padding} ALPN names more"));
+        assert!((200..500).contains(&status), "{status}");
+    }
+    let _ = stop.send(());
+    let _ = serving.await;
+}
