@@ -888,4 +888,96 @@ mod tests {
             .contains("'fig3' is not a figure: fig2, "));
         assert_eq!(chosen("all").unwrap().len(), PRESETS.len());
     }
+
+    /// The arithmetic of docs/notes on `paper all`: per preset, its Trials,
+    /// its work items (points or chunks), the expected probe-seconds
+    /// (warm-ups included) by the scheduler's own expectation, the longest
+    /// item, and the makespan of the scheduler's rule simulated on 16
+    /// testbeds and 2 cores: each preset alone (the sum is `paper all` run
+    /// one after another) and all in one pool.
+    /// `cargo test --release -p lab -- --ignored expected_paper_all --nocapture`
+    #[test]
+    #[ignore]
+    fn expected_paper_all() {
+        use crate::campaign::schedule::{chunks_of_reps, cpu_weight, expected_secs};
+        fn simulate(mut items: Vec<(f64, f64)>, testbeds: usize, budget: f64) -> f64 {
+            items.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let (mut now, mut running): (f64, Vec<(f64, f64)>) = (0.0, Vec::new());
+            let mut queue: std::collections::VecDeque<(f64, f64)> = items.into();
+            loop {
+                loop {
+                    let busy: f64 = running.iter().map(|r| r.1).sum();
+                    if running.len() >= testbeds {
+                        break;
+                    }
+                    let pos = queue
+                        .iter()
+                        .position(|w| running.is_empty() || busy + w.1 <= budget + 1e-9);
+                    match pos.and_then(|i| queue.remove(i)) {
+                        Some((secs, w)) => running.push((now + secs, w)),
+                        None => break,
+                    }
+                }
+                if running.is_empty() {
+                    return now;
+                }
+                running.sort_by(|a, b| a.0.total_cmp(&b.0));
+                now = running.remove(0).0;
+            }
+        }
+        for quick in [false, true] {
+            let mut all = Vec::new();
+            let mut seq = [0.0; 3];
+            println!("quick={quick}");
+            for p in PRESETS {
+                let e =
+                    results::experiment::parse(p.name, &text(p, quick, Peers::default())).unwrap();
+                let mut items = Vec::new();
+                for pt in e.points() {
+                    let site = crate::sites::resolve_in(
+                        &pt["site"],
+                        e.site_seed,
+                        std::path::Path::new(""),
+                    )
+                    .unwrap();
+                    let pending: Vec<(Protocol, usize)> = (0..e.reps)
+                        .flat_map(|r| e.protocols.iter().map(move |&p| (p, r)))
+                        .collect();
+                    let rep = expected_secs(&pt, e.seed, &site, e.protocols.len());
+                    for c in chunks_of_reps(&pending, rep) {
+                        let n = c.len() + e.warmup * e.protocols.len();
+                        items.push((
+                            expected_secs(&pt, e.seed, &site, n),
+                            cpu_weight(&pt, e.seed),
+                        ));
+                    }
+                }
+                let sum: f64 = items.iter().map(|i| i.0).sum();
+                let cpu: f64 = items.iter().map(|i| i.0 * i.1).sum();
+                let max = items.iter().map(|i| i.0).fold(0.0, f64::max);
+                let (m16, m32) = (
+                    simulate(items.clone(), 16, 2.0),
+                    simulate(items.clone(), 32, 2.0),
+                );
+                let m64 = simulate(items.clone(), 64, 2.0);
+                seq[0] += m16;
+                seq[1] += m32;
+                seq[2] += m64;
+                println!(
+                    "{:7} trials {:5} items {:4} probe-s {:8.0} /16 {:6.0} weighted-cpu-s {:6.0} longest {:5.0} makespan16 {:6.0} makespan32 {:6.0} makespan64 {:6.0}",
+                    p.name, e.trial_count(), items.len(), sum, sum / 16.0, cpu, max, m16, m32, m64
+                );
+                all.extend(items);
+            }
+            let sum: f64 = all.iter().map(|i| i.0).sum();
+            println!(
+                "all: probe-s {sum:.0} /16 {:.0}; one after another: {:.0} (16) {:.0} (32) {:.0} (64); pooled: {:.0} (16) {:.0} (32) {:.0} (64)",
+                sum / 16.0,
+                seq[0], seq[1], seq[2],
+                simulate(all.clone(), 16, 2.0),
+                simulate(all.clone(), 32, 2.0),
+                simulate(all.clone(), 64, 2.0)
+            );
+        }
+    }
 }

@@ -158,7 +158,7 @@ fn site_strings(text: &str) -> Vec<(String, Range<usize>, bool)> {
 }
 
 /// Testbeds run at once by default: `auto`, as many as the cores' CPU budget
-/// allows (eight per core at most; a point weighs 0.05 of a core plus half a
+/// allows (sixteen per core at most; a point weighs 0.05 of a core plus half a
 /// core per 100 Mbit/s of its link, an unlimited link or a calibration a whole core).
 pub const DEFAULT_JOBS: &str = "auto";
 
@@ -240,6 +240,54 @@ pub fn run(
         on_event(event);
     })?;
     ran.seconds = started.elapsed().as_secs_f64();
+    Ok(ran)
+}
+
+/// Runs the prepared campaigns as one pool (`campaign::sweep_pooled`), each
+/// in its own directory, created or resumed: every campaign's pending work in
+/// one longest-first queue, so that the testbeds one campaign's tail leaves
+/// idle run the next campaign's work. `on_event` hears each event with its
+/// campaign's index. Each campaign's `Ran` counts its own probes; its seconds
+/// run from the pool's start to its own last probe.
+pub fn run_pooled(
+    sweeps: Vec<(PreparedSweep, PathBuf)>,
+    opts: &crate::campaign::SweepOptions,
+    on_event: &mut dyn FnMut(usize, crate::campaign::Event<'_>),
+) -> Result<Vec<Ran>, SweepError> {
+    let mut dirs = Vec::with_capacity(sweeps.len());
+    let mut bases = Vec::with_capacity(sweeps.len());
+    for (sweep, out) in sweeps {
+        dirs.push(crate::campaign::CampaignDir::open(
+            &out,
+            sweep.experiment,
+            &sweep.text,
+        )?);
+        bases.push(sweep.site_base);
+    }
+    let campaigns: Vec<crate::campaign::Campaign<'_>> = dirs
+        .iter()
+        .zip(&bases)
+        .map(|(dir, site_base)| crate::campaign::Campaign { dir, site_base })
+        .collect();
+    let started = std::time::Instant::now();
+    let mut ran = vec![Ran::default(); campaigns.len()];
+    let failed = crate::campaign::sweep_pooled(&campaigns, opts, &mut |c, event| {
+        match event {
+            crate::campaign::Event::Start {
+                total,
+                finished,
+                pending,
+            } => (ran[c].trials, ran[c].finished_before, ran[c].ran) = (total, finished, pending),
+            crate::campaign::Event::Probe { .. } => {
+                ran[c].seconds = started.elapsed().as_secs_f64()
+            }
+            crate::campaign::Event::Calibrated { .. } => {}
+        }
+        on_event(c, event);
+    })?;
+    for (r, f) in ran.iter_mut().zip(failed) {
+        r.failed = f;
+    }
     Ok(ran)
 }
 

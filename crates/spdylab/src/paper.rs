@@ -2,7 +2,7 @@
 //! each followed by its report.
 
 use crate::compare::{ClientArg, ServerArg};
-use crate::sweep::{run_campaign, RunArgs};
+use crate::sweep::{run_campaign, run_campaigns, RunArgs};
 use crate::Failure;
 use clap::Args;
 use lab::presets;
@@ -53,7 +53,10 @@ MPM (600 workers, as 000's mod_spdy pool) for http/https and h2 as SPDY's stand-
 spdy3 on the built-in server; icons page, 40/45 ms, think 5 s, SLA 3 s; --quick: 1-400
 users in 5 min).
 The paper's numbers, where it gives them, are drawn as marks.
-An interrupted figure campaign resumes when the same command is run again.",
+An interrupted figure campaign resumes when the same command is run again.
+`all` runs every figure's Trials in one pool of testbeds, longest first across
+figures (no figure's tail leaves testbeds idle), each figure's results and report
+in its own subdirectory.",
         presets::help_tables()
     )
 }
@@ -88,13 +91,24 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
         return Ok(0);
     }
     let out = args.out.unwrap_or_default(); // clap asks for --out unless --print
-    let mut worst = 0;
-    for p in chosen {
-        let (campaign, dir) = presets::campaign(p, quick, peers, &out, args.figure == "all")
-            .map_err(Failure::Usage)?;
+    let all = args.figure == "all";
+    let mut campaigns = Vec::new();
+    for p in &chosen {
+        campaigns.push(presets::campaign(p, quick, peers, &out, all).map_err(Failure::Usage)?);
         eprintln!("{}", lab::text::sweep::paper_line(p, quick));
-        worst = worst.max(run_campaign(campaign, &dir, &r.options(), false)?);
-        crate::report::write(&dir, None)?;
+    }
+    let dirs: Vec<PathBuf> = campaigns.iter().map(|(_, d)| d.clone()).collect();
+    // One figure: its campaign. `all`: every figure's Trials in one pool,
+    // longest first across figures, each figure's results in its own directory.
+    let worst = match campaigns.len() {
+        1 => {
+            let (campaign, dir) = campaigns.remove(0);
+            run_campaign(campaign, &dir, &r.options(), false)?
+        }
+        _ => run_campaigns(campaigns, &r.options(), false)?,
+    };
+    for dir in &dirs {
+        crate::report::write(dir, None)?;
     }
     Ok(worst)
 }

@@ -18,13 +18,17 @@ use std::path::{Path, PathBuf};
   spdylab sweep fig9.toml --out results/fig9 --jobs 1
   spdylab sweep big.toml --out results/big-3 --shard 3/8     # one slice of eight
   spdylab merge results/big-* --out results/big && spdylab report results/big
+  spdylab sweep rtt.toml loss.toml --out results/both        # results/both/rtt, .../loss
 
 Each probe is appended to DIR/probes.jsonl as it ends; rerunning the same command
 skips finished Trials, so an interrupted campaign loses only the probes in flight.
+Several experiment files run as one pool (longest work first across all of them),
+each campaign in DIR/<file name without .toml>.
 The experiment format is in docs/experiments.md.")]
 pub struct SweepArgs {
-    /// The experiment file (TOML)
-    pub experiment: PathBuf,
+    /// The experiment file (TOML); several: one pool, each in DIR/<file stem>
+    #[arg(required = true)]
+    pub experiment: Vec<PathBuf>,
     /// The campaign directory (created; reused to resume)
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -45,7 +49,7 @@ pub struct SweepArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Testbeds running at once (1..=64), or auto: as many as the cores can
-    /// carry without the probes disturbing each other (by the links' rates, up to eight per core)
+    /// carry without the probes disturbing each other (by the links' rates, up to sixteen per core)
     #[arg(long, value_name = "N|auto", default_value = DEFAULT_JOBS, value_parser = parse_jobs)]
     pub jobs: Jobs,
     /// Run only slice I of N (1-based), e.g. one Kubernetes Indexed Job pod each
@@ -75,12 +79,77 @@ impl RunArgs {
 }
 
 pub fn run(args: SweepArgs) -> Result<i32, Failure> {
-    let prepared = lab::sweep_request::prepare(&SweepRequest {
-        experiment: args.experiment,
-        server: args.server.map(|s| s.kind()),
-        client: args.client.map(|c| c.kind()),
+    let prepare = |experiment: &Path| {
+        lab::sweep_request::prepare(&SweepRequest {
+            experiment: experiment.to_path_buf(),
+            server: args.server.map(|s| s.kind()),
+            client: args.client.map(|c| c.kind()),
+        })
+    };
+    if let [one] = args.experiment.as_slice() {
+        return run_campaign(prepare(one)?, &args.out, &args.run.options(), args.json);
+    }
+    let mut campaigns: Vec<(PreparedSweep, PathBuf)> = Vec::new();
+    for file in &args.experiment {
+        let stem = file.file_stem().unwrap_or_default();
+        let dir = args.out.join(stem);
+        if campaigns.iter().any(|(_, d)| *d == dir) {
+            return Err(Failure::Usage(format!(
+                "{}: two experiment files named {}: each campaign goes to --out/<file name>",
+                file.display(),
+                stem.to_string_lossy()
+            )));
+        }
+        campaigns.push((prepare(file)?, dir));
+    }
+    run_campaigns(campaigns, &args.run.options(), args.json)
+}
+
+/// Runs campaigns as one pool (`lab::sweep_request::run_pooled`), each in its
+/// own directory, with one progress over all of them and each campaign's
+/// start and closing lines; shared by `sweep` with several files and `paper all`.
+/// The exit status is the worst campaign's.
+pub fn run_campaigns(
+    campaigns: Vec<(PreparedSweep, PathBuf)>,
+    opts: &SweepOptions,
+    json: bool,
+) -> Result<i32, Failure> {
+    let names: Vec<String> = campaigns
+        .iter()
+        .map(|(s, _)| s.experiment.name.clone())
+        .collect();
+    let outs: Vec<PathBuf> = campaigns.iter().map(|(_, d)| d.clone()).collect();
+    let (mut starts, mut pending, mut done) = (0, 0, 0);
+    let mut progress: Option<CountProgress> = None;
+    let ran = lab::sweep_request::run_pooled(campaigns, opts, &mut |c, event| {
+        let line = text::event_line(&names[c], &event, opts, &outs[c]);
+        match event {
+            Event::Start { pending: p, .. } => {
+                eprintln!("{line}");
+                (starts, pending) = (starts + 1, pending + p);
+                if starts == names.len() {
+                    progress = Some(CountProgress::new("sweep", pending));
+                }
+            }
+            Event::Calibrated { .. } => eprintln!("{line}"),
+            Event::Probe { .. } => {
+                done += 1;
+                if let Some(p) = &progress {
+                    p.item(done, pending, &format!("{}: {line}", names[c]));
+                }
+            }
+        }
     })?;
-    run_campaign(prepared, &args.out, &args.run.options(), args.json)
+    if let Some(p) = progress {
+        p.finish();
+    }
+    for ((name, out), ran) in names.iter().zip(&outs).zip(&ran) {
+        match json {
+            true => println!("{}", ran.document(out)),
+            false => eprintln!("{}", text::end_line(name, ran, out)),
+        }
+    }
+    Ok(ran.iter().map(|r| r.exit_code()).max().unwrap_or(0))
 }
 
 /// Runs a campaign with progress and a closing line; shared by `sweep` and `paper`.

@@ -21,13 +21,13 @@
 
 mod dir;
 mod merge;
-mod schedule;
+pub(crate) mod schedule;
 mod sweep;
 
 pub use dir::{CampaignDir, SITES_FILE};
 pub use merge::merge;
 pub use schedule::{cpu_weight, in_shard, max_testbeds, AUTO_JOBS_PER_CORE};
-pub use sweep::{link_key, quick_plan, sweep, Event, SweepOptions};
+pub use sweep::{link_key, quick_plan, sweep, sweep_pooled, Campaign, Event, SweepOptions};
 
 // The CLI names these as `lab::campaign::…`.
 pub use results::{EXPERIMENT_FILE, PROBES_FILE};

@@ -1,5 +1,7 @@
 //! Campaigns end to end on real testbeds: a sweep killed with SIGKILL midway and
-//! rerun ends with exactly one result per Trial; a changed experiment is
+//! rerun ends with exactly one result per Trial; several experiment files run
+//! as one pool (as `paper all` runs its figures), each campaign in its own
+//! directory, and resume after a kill; a changed experiment is
 //! refused; slices merge into the whole; the report's summary.csv has the
 //! documented columns and report.html renders every plot in headless Chromium
 //! with no console message.
@@ -130,6 +132,119 @@ fn a_sweep_killed_midway_resumes_with_one_result_per_trial() {
     assert!(
         msg.contains("different experiment") && msg.contains("reps"),
         "{msg}"
+    );
+}
+
+/// (start, end) in unix seconds of every probe in `dir`'s probes.jsonl.
+fn spans(dir: &Path) -> Vec<(f64, f64)> {
+    let text = std::fs::read_to_string(dir.join("probes.jsonl")).unwrap_or_default();
+    text.lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let start = v["started"].as_f64().unwrap();
+            (start, start + v["plt_ms"].as_f64().unwrap() / 1e3)
+        })
+        .collect()
+}
+
+/// Two campaigns given together run in one pool: the second one's work starts
+/// while the first one's runs (not after its last probe), each campaign's
+/// probes go to its own directory and nowhere else, and a kill midway loses
+/// nothing: the rerun runs only what is missing, once.
+#[test]
+fn two_campaigns_share_one_pool_and_resume_after_a_kill() {
+    let dir = TempDir::new("pool");
+    let a = dir.join("near.toml");
+    std::fs::write(&a, EXPERIMENT.replace("kill-test", "near")).unwrap();
+    let b = dir.join("far.toml");
+    let far = EXPERIMENT
+        .replace("kill-test", "far")
+        .replace("[\"10ms\", \"40ms\"]", "[\"20ms\", \"60ms\"]");
+    std::fs::write(&b, far).unwrap();
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let out = dir.join("out");
+    let out_s = out.display().to_string();
+    let (near, far) = (out.join("near"), out.join("far"));
+    let args = [
+        "sweep",
+        &a,
+        &b,
+        "--out",
+        &out_s,
+        "--jobs",
+        "2",
+        "--no-calibration",
+    ];
+    let mut child = common::command(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let count = || records(&near).values().sum::<usize>() + records(&far).values().sum::<usize>();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while count() < 4 {
+        assert!(Instant::now() < deadline, "no probe finished in 300 s");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = (records(&near), records(&far));
+    let n_before = count();
+    assert!(n_before < 2 * TRIALS, "finished before the kill");
+    assert!(before.0.values().chain(before.1.values()).all(|&n| n == 1));
+
+    let rerun = spdylab(&args);
+    ok(&rerun);
+    let stderr = String::from_utf8_lossy(&rerun.stderr);
+    for (name, n) in [("near", before.0.len()), ("far", before.1.len())] {
+        assert!(
+            stderr.contains(&format!(
+                "sweep {name}: {TRIALS} Trials, {n} finished before"
+            )),
+            "{stderr}"
+        );
+    }
+    for (campaign, rtts) in [(&near, ["10ms", "40ms"]), (&far, ["20ms", "60ms"])] {
+        let after = records(campaign);
+        assert_eq!(after.len(), TRIALS, "{after:?}");
+        assert!(after.values().all(|&n| n == 1), "{after:?}");
+        // Only its own Trials, under the experiment it was given.
+        assert!(
+            after
+                .keys()
+                .all(|k| rtts.iter().any(|r| k.contains(&format!("rtt={r} ")))),
+            "{after:?}"
+        );
+        let pinned = std::fs::read_to_string(campaign.join("experiment.toml")).unwrap();
+        let name = campaign.file_name().unwrap().to_string_lossy().to_string();
+        assert!(pinned.contains(&format!("name = \"{name}\"")), "{pinned}");
+    }
+    // One pool: far's longest point and near's started together, so far's
+    // first probe began before near's last one ended.
+    let (near_end, far_start) = (
+        spans(&near).iter().map(|s| s.1).fold(f64::MIN, f64::max),
+        spans(&far).iter().map(|s| s.0).fold(f64::MAX, f64::min),
+    );
+    assert!(
+        far_start < near_end,
+        "{far_start} >= {near_end}: one after the other"
+    );
+
+    // Nothing is run twice; two files of one name are refused.
+    ok(&spdylab(&args));
+    assert_eq!(count(), 2 * TRIALS);
+    std::fs::create_dir_all(dir.join("again")).unwrap();
+    let twin = dir.join("again/near.toml");
+    std::fs::copy(&a, &twin).unwrap();
+    let twin = twin.display().to_string();
+    common::fails(
+        &["sweep", &a, &twin, "--out", &out_s],
+        2,
+        "two experiment files named near",
     );
 }
 
