@@ -8,7 +8,7 @@
 use crate::Error;
 use explain::{Difference, Explanation, Mechanisms};
 use proto::Protocol;
-use results::ProbeRecord;
+use results::{ProbeRecord, View};
 use serde::Serialize;
 use std::path::Path;
 
@@ -23,10 +23,13 @@ pub struct Group {
     pub differences: Vec<Difference>,
 }
 
-/// One protocol's explained probes at a point.
+/// One protocol's explained probes at a point, of one view.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProtocolExplained {
     pub protocol: Protocol,
+    /// First or repeat view (`--view both` gives both; left out when first).
+    #[serde(skip_serializing_if = "is_first")]
+    pub view: View,
     /// Probes that loaded and have an explanation.
     pub n: usize,
     /// The probes' mean components (`off_wire_ms`, …, as a probe's).
@@ -79,8 +82,26 @@ pub const MECHANISMS: [MechanismField; 13] = [
     }),
 ];
 
+fn is_first(v: &View) -> bool {
+    *v == View::First
+}
+
+impl ProtocolExplained {
+    /// Its name in tables and differences: the protocol's, with the view
+    /// when it is a repeat (`h2 repeat`).
+    pub fn label(&self) -> String {
+        match self.view {
+            View::First => self.protocol.name().to_string(),
+            v => format!("{} {}", self.protocol.name(), v.name()),
+        }
+    }
+}
+
 /// The groups of `probes` (warm-ups excluded by the caller), protocols in
-/// the order first seen unless `order` gives it.
+/// the order first seen unless `order` gives it, each protocol's first view
+/// before its repeat view. A first view's difference is from the first
+/// protocol's first view; a repeat view's from its own protocol's first
+/// view (what the repeat saved) and from the first protocol's repeat view.
 pub fn groups(probes: &[ProbeRecord], order: &[Protocol]) -> Vec<Group> {
     let mut points: Vec<String> = Vec::new();
     for p in probes {
@@ -96,19 +117,34 @@ pub fn groups(probes: &[ProbeRecord], order: &[Protocol]) -> Vec<Group> {
                 .iter()
                 .filter(|p| results::experiment::point_key(&p.point) == point)
                 .collect();
-            let mut protocols: Vec<Protocol> = order.to_vec();
+            // `order` may name a protocol once per view (a compare's rows).
+            let mut protocols: Vec<Protocol> = Vec::new();
+            for &p in order {
+                if !protocols.contains(&p) {
+                    protocols.push(p);
+                }
+            }
             for p in &mine {
                 if !protocols.contains(&p.protocol) {
                     protocols.push(p.protocol);
                 }
             }
-            protocols.retain(|proto| mine.iter().any(|p| p.protocol == *proto));
-            let explained: Vec<ProtocolExplained> = protocols
+            let keys: Vec<(Protocol, View)> = protocols
                 .iter()
-                .map(|&protocol| {
+                .flat_map(|&proto| [(proto, View::First), (proto, View::Repeat)])
+                .filter(|&(proto, view)| {
+                    mine.iter()
+                        .any(|p| p.protocol == proto && p.reuse.view == view)
+                })
+                .collect();
+            let explained: Vec<ProtocolExplained> = keys
+                .iter()
+                .map(|&(protocol, view)| {
                     let explanations: Vec<Explanation> = mine
                         .iter()
-                        .filter(|p| p.protocol == protocol && p.error.is_none())
+                        .filter(|p| {
+                            p.protocol == protocol && p.reuse.view == view && p.error.is_none()
+                        })
                         .filter_map(|p| p.explain.clone())
                         .collect();
                     let n = explanations.len();
@@ -149,6 +185,7 @@ pub fn groups(probes: &[ProbeRecord], order: &[Protocol]) -> Vec<Group> {
                         .collect();
                     ProtocolExplained {
                         protocol,
+                        view,
                         n,
                         mean: components(&|m| m.0),
                         ci95: (n >= 2).then(|| [components(&|m| m.1[0]), components(&|m| m.1[1])]),
@@ -159,13 +196,34 @@ pub fn groups(probes: &[ProbeRecord], order: &[Protocol]) -> Vec<Group> {
                     }
                 })
                 .collect();
-            let differences = match explained.split_first() {
-                Some((base, rest)) => rest
+            // (view, baseline) pairs: a first view against the first
+            // protocol's; a repeat view against its own first view (what it
+            // saved) and against the first protocol's repeat view.
+            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            for (i, &(proto, view)) in keys.iter().enumerate() {
+                if view == View::Repeat {
+                    if let Some(b) = keys.iter().position(|&k| k == (proto, View::First)) {
+                        pairs.push((i, b));
+                    }
+                }
+                if let Some(b) = keys
                     .iter()
-                    .map(|p| explain::difference(&p.explanations, &base.explanations))
-                    .collect(),
-                None => Vec::new(),
-            };
+                    .position(|&(_, v)| v == view)
+                    .filter(|&b| b != i)
+                {
+                    pairs.push((i, b));
+                }
+            }
+            let differences = pairs
+                .into_iter()
+                .map(|(i, b)| {
+                    let (p, base) = (&explained[i], &explained[b]);
+                    let mut d = explain::difference(&p.explanations, &base.explanations);
+                    d.a_label = p.label();
+                    d.b_label = base.label();
+                    d
+                })
+                .collect();
             Group {
                 point,
                 protocols: explained,

@@ -27,7 +27,7 @@ pub fn lines(groups: &[Group]) -> Vec<String> {
         for p in &g.protocols {
             let mut row = format!(
                 "{:<16} {:>3} {:>8}",
-                p.protocol.name(),
+                p.label(),
                 p.n,
                 if p.n == 0 {
                     "n/a".to_string()
@@ -62,7 +62,7 @@ pub fn lines(groups: &[Group]) -> Vec<String> {
         }
         out.push(header);
         for p in &g.protocols {
-            let mut row = format!("{:<16}", p.protocol.name());
+            let mut row = format!("{:<16}", p.label());
             for (name, _, _) in &shown {
                 let cell = match p.mechanisms.iter().find(|m| m.name == *name) {
                     Some(m) if m.mean.abs() >= 100.0 => format!("{:.0}", m.mean),

@@ -275,3 +275,86 @@ fn campaigns_and_bad_paths() {
         "/nonexistent/x.json",
     );
 }
+
+/// `--view both`: each protocol's first and repeat views are explained
+/// apart, a repeat against its own first view (the cache and the saved
+/// handshakes) and h3's repeat against h2's (0-RTT: fewer handshake rounds
+/// on the critical path), and the components still add up.
+#[test]
+fn a_repeat_view_is_explained_against_its_first_view_and_h2s_repeat() {
+    let dir = TempDir::new("explain-repeat");
+    let out = dir.0.join("compare.json");
+    let out = out.to_str().unwrap();
+    run_json(&[
+        "compare",
+        "--site",
+        "youtube",
+        "--protocols",
+        "h2,h3",
+        "--rtt",
+        "100ms",
+        "--rate",
+        "20mbit",
+        "--view",
+        "both",
+        "--reps",
+        "2",
+        "--warmup",
+        "0",
+        "--json",
+        "--out",
+        out,
+    ]);
+    let doc = run_json(&["explain", out, "--json"]);
+    let g = &doc["groups"][0];
+    let rows: Vec<String> = g["protocols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {}",
+                p["protocol"].as_str().unwrap(),
+                p["view"].as_str().unwrap_or("first")
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        ["h2 first", "h2 repeat", "h3 first", "h3 repeat"],
+        "{g}"
+    );
+    let pairs: Vec<(String, String)> = g["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["a_label"].as_str().unwrap().into(),
+                d["b_label"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        pairs,
+        [
+            pair("h2 repeat", "h2"),
+            pair("h3", "h2"),
+            pair("h3 repeat", "h3"),
+            pair("h3 repeat", "h2 repeat")
+        ],
+        "{g}"
+    );
+    for d in g["differences"].as_array().unwrap() {
+        largest(d);
+    }
+    // 0-RTT against a resumed TLS 1.3 handshake over TCP: h3's repeat has
+    // fewer handshake rounds on its critical path than h2's.
+    let zero_rtt = &g["differences"][3]["why"]["handshake_rounds_on_critical_path"];
+    assert!(zero_rtt.as_f64().unwrap() < 0.0, "{g}");
+    let text = spdylab(&["explain", out]);
+    ok(&text);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("h3 repeat vs h2 repeat:"), "{text}");
+}
