@@ -15,8 +15,9 @@
 //!   appended a fsync'd line at a time);
 //! - `schedule`: the work queue — CPU weight of a testbed, longest first,
 //!   as many testbeds as their weights fit in the cores, shards;
-//! - `sweep`: running the pending Trials of a campaign and recording each
-//!   probe as it ends;
+//! - `sweep`: running the pending Trials of a campaign — or of several in
+//!   one pool, longest first across them (`sweep_pooled`, `paper all`) — and
+//!   recording each probe in its own campaign's directory as it ends;
 //! - `merge`: joining the directories of slices run apart.
 
 mod dir;
