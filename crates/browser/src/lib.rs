@@ -335,13 +335,7 @@ impl Browser {
     /// server configs. Needs `repeat_view` (the extension is off otherwise).
     pub fn close_connections(&mut self, deadline: Instant) -> io::Result<()> {
         for tab in std::mem::take(&mut self.tabs) {
-            self.pipe.call(
-                "Target.closeTarget",
-                serde_json::json!({"targetId": tab}),
-                None,
-                deadline,
-                &mut |_, _| {},
-            )?;
+            self.close_tab(&tab, deadline)?;
         }
         let (tab, session) = self.new_tab(deadline)?;
         let closed = self.pipe.call(
@@ -351,13 +345,7 @@ impl Browser {
             deadline,
             &mut |_, _| {},
         )?;
-        self.pipe.call(
-            "Target.closeTarget",
-            serde_json::json!({"targetId": tab}),
-            None,
-            deadline,
-            &mut |_, _| {},
-        )?;
+        self.close_tab(&tab, deadline)?;
         match closed["result"]["value"].as_bool() {
             Some(true) => Ok(()),
             _ => Err(io::Error::other(format!(
@@ -398,6 +386,19 @@ impl Browser {
     ) -> io::Result<(PageResult, CacheUse)> {
         let (recorder, _) = self.run(o, deadline, false)?;
         Ok((recorder.finish(o.protocol), recorder.cache_use()))
+    }
+
+    /// Closes the tab `tab`.
+    fn close_tab(&mut self, tab: &str, deadline: Instant) -> io::Result<()> {
+        self.pipe
+            .call(
+                "Target.closeTarget",
+                serde_json::json!({"targetId": tab}),
+                None,
+                deadline,
+                &mut |_, _| {},
+            )
+            .map(drop)
     }
 
     /// Opens an about:blank tab and attaches to it: its target id and its
