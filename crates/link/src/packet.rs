@@ -68,15 +68,42 @@ pub struct Headers {
     /// Bytes above the transport header (TCP/UDP payload; for others, above IP).
     pub payload: u16,
     pub tcp: Option<TcpInfo>,
-    /// A QUIC long-header packet's type (UDP payload with the header-form and
-    /// fixed bits set and a non-zero version): 0 Initial, 1 0-RTT, 2
-    /// Handshake, 3 Retry (RFC 9000 §17.2). None for short headers and non-QUIC.
+    /// A QUIC long-header packet's type, numbered as in QUIC v1: 0 Initial,
+    /// 1 0-RTT, 2 Handshake, 3 Retry (RFC 9000 §17.2; a v2 packet's type is
+    /// mapped to these, RFC 9369 §3.2). A long header is a UDP payload with
+    /// the header-form bit set and a QUIC version this lab's peers speak
+    /// (`quic_version`); its fixed bit is not looked at, since a client
+    /// resuming a session may clear it (RFC 9287 §3: quinn greases it at
+    /// random, so the Initial of a 0-RTT connection went uncounted in one
+    /// repeat view of three). None for short headers, version negotiation and
+    /// anything else.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quic_long: Option<u8>,
 }
 
 /// The long-header type of a QUIC Initial packet.
 pub const QUIC_INITIAL: u8 = 0;
+
+/// How a QUIC version numbers its long-header packet types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum QuicVersion {
+    /// v1 (RFC 9000) and the IETF drafts before it.
+    V1,
+    /// v2 (RFC 9369).
+    V2,
+}
+
+/// The versions a long header is read for: v1, v2 and the IETF drafts
+/// (0xff0000xx), so that other UDP (the cross traffic's `0xa5` bytes, a
+/// greased version) is not taken for QUIC.
+fn quic_version(version: u32) -> Option<QuicVersion> {
+    match version {
+        0x0000_0001 => Some(QuicVersion::V1),
+        0x6b33_43cf => Some(QuicVersion::V2),
+        v if v >> 8 == 0x00ff_0000 => Some(QuicVersion::V1),
+        _ => None,
+    }
+}
 
 impl Headers {
     /// A QUIC Initial packet: what opens a QUIC connection, as a SYN opens TCP's.
@@ -131,8 +158,15 @@ pub fn parse(packet: &[u8]) -> Option<Headers> {
             (headers.src_port, headers.dst_port) = ports(l4);
             headers.payload = (l4.len() - UDP_HEADER) as u16;
             let q = &l4[UDP_HEADER..];
-            if q.len() >= 5 && q[0] & 0xc0 == 0xc0 && q[1..5] != [0, 0, 0, 0] {
-                headers.quic_long = Some((q[0] >> 4) & 0x03);
+            if q.len() >= 5 && q[0] & 0x80 != 0 {
+                let kind = (q[0] >> 4) & 0x03;
+                headers.quic_long = match quic_version(u32::from_be_bytes([q[1], q[2], q[3], q[4]]))
+                {
+                    Some(QuicVersion::V1) => Some(kind),
+                    // v2's types are v1's rotated by one: Retry 0, Initial 1, 0-RTT 2, Handshake 3.
+                    Some(QuicVersion::V2) => Some((kind + 3) & 0x03),
+                    None => None,
+                };
             }
         }
         _ => {}
@@ -215,5 +249,29 @@ mod tests {
             None
         );
         assert!(parse(&[0x60; 40]).is_none());
+    }
+
+    #[test]
+    fn quic_long_headers_with_a_greased_fixed_bit_or_v2_are_read() {
+        let (a, b) = (Ipv4Addr::new(198, 18, 0, 2), Ipv4Addr::new(198, 18, 1, 1));
+        let kind = |first: u8, version: [u8; 4]| {
+            let mut udp = vec![0u8; 8 + 1200];
+            udp[8] = first;
+            udp[9..13].copy_from_slice(&version);
+            parse(&build_ipv4(a, b, PROTO_UDP, &udp)).unwrap().quic_long
+        };
+        let v1 = [0, 0, 0, 1];
+        // A resuming client's Initial and 0-RTT with the fixed bit cleared (RFC 9287).
+        assert_eq!(kind(0x83, v1), Some(QUIC_INITIAL));
+        assert_eq!(kind(0x93, v1), Some(1));
+        // v2: Initial is type 1, Handshake 3, Retry 0.
+        let v2 = [0x6b, 0x33, 0x43, 0xcf];
+        assert_eq!(kind(0xd0, v2), Some(QUIC_INITIAL));
+        assert_eq!(kind(0xf0, v2), Some(2));
+        assert_eq!(kind(0xc0, v2), Some(3));
+        // A draft's Initial; version negotiation; the cross traffic's datagrams.
+        assert_eq!(kind(0xc0, [0xff, 0, 0, 0x1d]), Some(QUIC_INITIAL));
+        assert_eq!(kind(0xc0, [0, 0, 0, 0]), None);
+        assert_eq!(kind(0xa5, [0xa5; 4]), None);
     }
 }

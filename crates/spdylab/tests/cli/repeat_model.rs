@@ -2,7 +2,8 @@
 //! each probe's repeat view, after its first view's connections closed,
 //! takes the cache (fewer bytes down, 304 for the no-cache document),
 //! resumes TLS and, on h3, sends its request in 0-RTT that the server
-//! accepts. No timed assertions: counts and bytes only.
+//! accepts; the link sees its connection open. No timed assertions: counts,
+//! bytes, and a time on wire no shorter than the link's round trip.
 
 use crate::common::{self, probes, run_json};
 
@@ -53,6 +54,15 @@ fn repeat_view_caches_resumes_and_sends_0rtt_on_h3() {
         assert_eq!(n(&first, "tls_resumed"), 0, "{first}");
         assert!(n(&repeat, "cache_hits") > 0, "{repeat}");
         assert_eq!(n(&repeat, "not_modified"), 1, "the document: {repeat}");
+        // The link saw the repeat view's one connection open (a resuming
+        // QUIC client may clear its Initial's fixed bit, RFC 9287), and its
+        // time on wire spans at least a round trip: nothing comes back sooner.
+        assert_eq!(n(&repeat, "syns"), 1, "{repeat}");
+        let tow = repeat["tow_ms"].as_f64().unwrap_or(0.0);
+        assert!(
+            tow >= 40.0,
+            "{proto} repeat: time on wire {tow} ms < the RTT"
+        );
     }
     let h3 = of("h3", "repeat");
     assert_eq!(n(&h3, "zero_rtt_sent"), 1, "{h3}");
