@@ -24,8 +24,9 @@
 //!   its share of visual progress grows from its first byte to its last).
 //! - **FCP** is the first paint of text or an image in the viewport.
 //!   **LCP** is the paint of the element with the largest visible area among
-//!   those painted by onload (a later candidate replaces an earlier only if
-//!   larger: `LargestContentfulPaintCalculator`); its area is clipped to the
+//!   those painted by onload, or by the first paint if that came later (a
+//!   later candidate replaces an earlier only if larger:
+//!   `LargestContentfulPaintCalculator`); its area is clipped to the
 //!   viewport, as Chromium reports `size`.
 //! - **Speed Index** is ∫ (1 − visual progress) dt, visual progress being the
 //!   painted share of the final screen: each visible element weighs its
@@ -275,14 +276,21 @@ impl PaintModel {
         // FCP: the first paint of content in the viewport (of any content,
         // if nothing is visible: a page of offscreen content still paints).
         let first = |set: &mut dyn Iterator<Item = &Painted>| set.map(|p| p.from).min();
-        e.fcp_ms = first(&mut visible.iter().copied())
-            .or_else(|| first(&mut painted.iter()))
-            .map(|t| ms(t + FRAME));
-        // LCP: the largest visible element painted by onload; the first of
-        // equals (a later one must be larger to replace it).
+        let first_paint =
+            first(&mut visible.iter().copied()).or_else(|| first(&mut painted.iter()));
+        e.fcp_ms = first_paint.map(|t| ms(t + FRAME));
+        // LCP: the largest visible element painted by onload, or by the
+        // first paint when that came later (as the Chromium client reads
+        // it: a repeat view's page, all from the cache, loads before its
+        // first frame); the first of equals (a later one must be larger to
+        // replace it).
+        let horizon = first_paint.map_or(onload, |f| f.max(onload));
         let mut lcp: Option<&Painted> = None;
-        let mut by_paint: Vec<&Painted> =
-            visible.iter().copied().filter(|p| p.to <= onload).collect();
+        let mut by_paint: Vec<&Painted> = visible
+            .iter()
+            .copied()
+            .filter(|p| p.to <= horizon)
+            .collect();
         by_paint.sort_by_key(|p| p.to);
         for p in by_paint {
             if lcp.is_none_or(|l| p.area > l.area) {
@@ -1068,6 +1076,25 @@ mod tests {
         m.done(ms_(200), "a.test", "/");
         let e = m.estimate(ms_(300));
         assert_eq!(e.fcp_ms, Some(280.0 + ms(FRAME)));
+        // A page that loads before its first frame (a repeat view's, from
+        // the cache) has its LCP at that frame, not none; what paints after
+        // the first frame and onload is not counted.
+        let mut m = PaintModel::new("a.test", "/", cost);
+        m.data(
+            ms_(10),
+            "a.test",
+            "/",
+            b"<body><p>hello</p><img src=a.png><img src=late.png></body>",
+        );
+        m.done(ms_(10), "a.test", "/");
+        m.data(ms_(20), "a.test", "/a.png", &png(400, 300));
+        m.done(ms_(20), "a.test", "/a.png");
+        m.data(ms_(400), "a.test", "/late.png", &png(800, 600));
+        m.done(ms_(400), "a.test", "/late.png");
+        let e = m.estimate(ms_(30));
+        assert_eq!(e.fcp_ms, Some(90.0 + ms(FRAME)));
+        assert_eq!(e.lcp_ms, e.fcp_ms);
+        assert_eq!(e.lcp_element.as_deref(), Some("img a.test/a.png"));
     }
 
     #[test]
