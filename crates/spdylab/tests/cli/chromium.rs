@@ -379,18 +379,16 @@ fn chromium_probes_carry_ttfb_fcp_and_lcp_and_the_model_estimates_them() {
             assert!(ttfb >= 20.0 && ttfb <= fcp, "{p}");
             // A largest contentful paint is a contentful paint.
             assert!(fcp <= lcp, "{p}");
-            if site == "icons" {
-                // Its text paints while its 50 icons still load.
-                assert!(fcp <= plt && lcp <= plt, "{p}");
-            } else {
-                // twitter's stylesheets and script (render-blocking) are its
-                // last responses but its images', so its first frame may come
-                // just after onload: FCP can exceed PLT, within the second
-                // Chromium is listened to after onload, and LCP is then as
-                // of that first frame (5 ms: the two clocks, less than a frame).
-                assert!(fcp <= plt + 1000.0, "{p}");
-                assert!(lcp <= plt.max(fcp) + 5.0, "{p}");
-            }
+            // A page's first frame may come after onload: twitter's
+            // stylesheets and script (render-blocking) are its last responses
+            // but its images'; icons' text paints while its 50 icons load on
+            // an idle machine, but a busy one (a CI run beside builds) has
+            // shown its first frame 40 ms after onload. FCP can then exceed
+            // PLT, within the second Chromium is listened to after onload,
+            // and LCP is as of that first frame (5 ms: the two clocks, less
+            // than a frame). No timed bound tighter than that.
+            assert!(fcp <= plt + 1000.0, "{p}");
+            assert!(lcp <= plt.max(fcp) + 5.0, "{p}");
             // A built-in page's largest element is its headline or its hero
             // image (docs/visual.md, "What the built-in pages look like"),
             // described: never a filler paragraph.
