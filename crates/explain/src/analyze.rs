@@ -122,11 +122,20 @@ pub fn analyze(input: &Input<'_>) -> Explanation {
     let rtt_ns = rtt.as_nanos() as i64;
     let plt = input.plt.as_nanos() as i64;
     let read = packets::read(input.log, input.navigation_start.0, delay);
-    // The page's flows: those whose first packet came inside the PLT window.
+    // The page's flows: those the log saw open from the probe's start to
+    // the PLT window's end (Chromium may connect before its navigation is
+    // timed; a flow of an earlier probe shows up with a later packet), or,
+    // for a log that may begin mid-connection, those first seen in the window.
     let page: Vec<bool> = read
         .flows
         .iter()
-        .map(|f| (0..=plt).contains(&f.first))
+        .map(|f| match input.window_start {
+            Some(start) => {
+                let from = (start.0 as i64 - input.navigation_start.0 as i64).min(0);
+                f.opened && (from..=plt).contains(&f.first)
+            }
+            None => (0..=plt).contains(&f.first),
+        })
         .collect();
     let of_page = |p: &Packet| p.flow.is_some_and(|f| page[f]);
 

@@ -60,6 +60,16 @@ pub struct Input<'a> {
     pub spec: &'a LinkSpec,
     /// Navigation start on the link's clock.
     pub navigation_start: Time,
+    /// The probe's start on the link's clock (at or before navigation start:
+    /// Chromium may open its first connection before its document request
+    /// is timed), when the log holds every connection of the page from its
+    /// opening (a probe's). The page's connections are then those the log
+    /// sees open (a SYN or a QUIC Initial) from here to the window's end: a
+    /// flow of an earlier probe whose opening came before the log's first
+    /// entry (a server closing an idle connection seconds later) is not the
+    /// page's. None: the log may begin with the page's connections already
+    /// open, and every flow first seen inside the window is the page's.
+    pub window_start: Option<Time>,
     /// The page load time: the explained window is
     /// [navigation_start, navigation_start + plt].
     pub plt: Duration,

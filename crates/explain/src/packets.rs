@@ -87,6 +87,9 @@ pub(crate) struct Flow {
     pub key: FlowKey,
     /// First arrival, ns from navigation start.
     pub first: i64,
+    /// Whether the log saw it open: its first packet is the client's SYN or
+    /// QUIC Initial (not a straggler of a connection opened before the log).
+    pub opened: bool,
     /// Per direction (0 up, 1 down): the first sequence number seen and the
     /// highest relative sequence end sent so far.
     seq_base: [Option<u32>; 2],
@@ -116,6 +119,16 @@ impl Flow {
             None => h.quic_initial() && self.quic_short_up,
         }
     }
+}
+
+/// Whether `h`, going `dir`, opens a connection: the client's SYN or QUIC
+/// Initial.
+fn opens(h: &Headers, dir: Direction) -> bool {
+    dir == Direction::Up
+        && match h.tcp {
+            Some(t) => t.has(TCP_SYN) && !t.has(TCP_ACK),
+            None => h.quic_initial(),
+        }
 }
 
 /// The log read into packets.
@@ -164,6 +177,7 @@ pub(crate) fn read(log: &[LogEntry], nav: u64, delay_ns: [i64; 2]) -> Packets {
                         out.flows.push(Flow {
                             key,
                             first: now,
+                            opened: opens(&h, e.dir),
                             seq_base: [None, None],
                             seq_high: [0, 0],
                             quic_short_up: false,

@@ -6,7 +6,7 @@
 
 use crate::packets::{self, Fate};
 use crate::*;
-use link::packet::{build_ipv4, build_tcp, PROTO_UDP, TCP_ACK, TCP_PSH, TCP_SYN};
+use link::packet::{build_ipv4, build_tcp, PROTO_UDP, TCP_ACK, TCP_FIN, TCP_PSH, TCP_SYN};
 use link::{
     Delivered, Direction, DirectionSpec, Link, LinkSpec, LogEntry, PacketLog, Service, Time,
 };
@@ -354,6 +354,7 @@ impl Case {
             log: &self.log,
             spec: &self.spec,
             navigation_start: self.nav,
+            window_start: None,
             plt: self.plt,
             resources: &self.resources,
             browser_cost: None,
@@ -500,6 +501,62 @@ fn a_client_port_used_again_by_the_next_page_is_a_new_connection() {
     };
     let e = analyze(&case.input("syn twice"));
     assert_eq!(e.connections.len(), 1);
+}
+
+/// A connection of an earlier probe whose opening the log does not hold (a
+/// server closing it when idle, seconds later: a FIN and an ACK inside this
+/// page's window) is not the page's; a connection opened after the probe
+/// began but before navigation was timed (Chromium's) is.
+#[test]
+fn a_straggler_of_an_earlier_probe_is_not_the_pages_and_an_early_opening_is() {
+    struct WithStraggler(OneConnection);
+    impl Script for WithStraggler {
+        fn on_deliver(&mut self, d: &Delivered) -> Vec<Action> {
+            match (parse(&d.packet).0, d.dir) {
+                (39_999, Direction::Down) => vec![Action::Push(
+                    d.at,
+                    Direction::Up,
+                    tcp_up(39_999, TCP_ACK, 8, 6, 0),
+                )],
+                (39_999, Direction::Up) => Vec::new(),
+                _ => self.0.on_deliver(d),
+            }
+        }
+        fn on_timer(&mut self, now: Time, id: u64) -> Vec<Action> {
+            self.0.on_timer(now, id)
+        }
+    }
+    let spec = spec("1mbit", 50, "64p");
+    let (start, nav) = (Time::from_millis(10), Time::from_millis(30));
+    let mut script = WithStraggler(OneConnection::new(40000, 20, None, &spec));
+    let mut actions = script.0.start(start);
+    actions.push(Action::Push(
+        Time::from_millis(300),
+        Direction::Down,
+        tcp_down(39_999, TCP_FIN | TCP_ACK, 5, 7, 0),
+    ));
+    let log = run(&spec, 1, actions, &mut script);
+    let case = Case {
+        plt: script.0.last_byte.unwrap() - nav,
+        resources: vec![script.0.resource(nav)],
+        spec,
+        log,
+        nav,
+    };
+    let mut input = case.input("probe");
+    input.window_start = Some(start);
+    let e = analyze(&input);
+    assert_eq!(e.connections.len(), 1, "{:?}", e.connections);
+    assert_eq!(e.connections[0].client, format!("{CLIENT}:40000"));
+    assert_eq!(e.connections[0].opened_by.as_deref(), Some("syn"));
+    assert!(e.connections[0].open_ms < 0.0);
+    assert!(e.competing.is_none());
+    assert_partition(&e);
+    // Read as a log that may begin mid-connection, the straggler is a flow
+    // first seen in the window, and the early opening is not.
+    let e = analyze(&case.input("cut log"));
+    let clients: Vec<&str> = e.connections.iter().map(|c| c.client.as_str()).collect();
+    assert_eq!(clients, [format!("{CLIENT}:39999")], "{clients:?}");
 }
 
 #[test]
@@ -908,6 +965,7 @@ fn quic_loss_recovery_runs_to_the_next_delivered_packet() {
         log: &log,
         spec: &spec,
         navigation_start: Time::ZERO,
+        window_start: Some(Time::ZERO),
         plt: Duration::from_nanos(last.0),
         resources: &resources,
         browser_cost: None,

@@ -361,7 +361,7 @@ pub fn run_plan(
                         &entries,
                         since,
                         link_spec,
-                        navigation_start,
+                        (window.0, navigation_start),
                         &load,
                         browser_cost,
                     )
@@ -575,13 +575,14 @@ fn to_time(epoch: Instant, t: Instant) -> Time {
 /// Why the probe's PLT is what it is (`explain::analyze`): the packets of
 /// its window (and those since `since`, the last probe's start, so that a
 /// flow of the last probe is not taken for one of this page), the link's
-/// spec, navigation start on the link's clock, its PLT, its resources' HAR
-/// phases, and the model's browser costs summed over the page.
+/// spec, the probe's start and navigation start on the link's clock, its
+/// PLT, its resources' HAR phases, and the model's browser costs summed
+/// over the page.
 fn explain_probe(
     log: &[link::LogEntry],
     since: Time,
     spec: &link::LinkSpec,
-    navigation_start: Time,
+    (window_start, navigation_start): (Time, Time),
     load: &PageResult,
     cost: Option<client::BrowserCost>,
 ) -> explain::Explanation {
@@ -629,6 +630,7 @@ fn explain_probe(
         log: &entries,
         spec,
         navigation_start,
+        window_start: Some(window_start),
         plt,
         resources: &resources,
         browser_cost,
