@@ -74,7 +74,10 @@ pub struct ChromiumOptions {
     /// its net benchmarking extension on (`--enable-net-benchmarking`:
     /// `chrome.benchmarking.closeConnections()` between the loads) and its
     /// net log written into the profile (`netlog`: which handshakes resumed
-    /// TLS, which QUIC connections sent 0-RTT). Needs `keep_cache`.
+    /// TLS, which QUIC connections sent 0-RTT, which TLS connections over
+    /// TCP sent early data), and TLS 1.3 early data over TCP on
+    /// (`--enable-features=EnableTLS13EarlyData`, on https, h2 and SPDY: a
+    /// repeat view's Trial asks for early data). Needs `keep_cache`.
     pub repeat_view: bool,
 }
 
@@ -191,6 +194,13 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
                 profile.0.join(netlog::FILE).display()
             ))
             .arg("--net-log-capture-mode=Default");
+        if o.protocol.tls() && o.protocol != Protocol::H3 {
+            // TLS 1.3 early data over TCP: off by default in Chromium
+            // (net/base/features.cc `kEnableTLS13EarlyData`, named
+            // "EnableTLS13EarlyData" in Chromium 156's binary). A repeat
+            // view's Trial asks for early data (`server::Knobs::early_data`).
+            cmd.arg("--enable-features=EnableTLS13EarlyData");
+        }
     }
     if o.protocol == Protocol::H3 {
         // Chromium accepts a certificate of a private CA over QUIC only for

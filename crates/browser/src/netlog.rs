@@ -1,7 +1,10 @@
 //! Chromium's net log (`--log-net-log`), read sans I/O: what each load of a
 //! repeat view did at the handshake — which TLS handshakes over TCP resumed
 //! a session, which QUIC handshakes resumed, which QUIC connections sent
-//! 0-RTT and whether the server took it. DevTools reports none of this (its
+//! 0-RTT and whether the server took it, and which TLS connections over TCP
+//! offered TLS 1.3 early data (`--enable-features=EnableTLS13EarlyData`)
+//! and whether the server took it (`SSL_HANDSHAKE_EARLY_DATA_REASON`,
+//! logged when the handshake ends: BoringSSL's `ssl_early_data_reason_t`). DevTools reports none of this (its
 //! `securityDetails` has no resumption, its timing no 0-RTT); the net log's
 //! capture mode `Default` does, at a cost of about 1 MB per youtube load.
 //!
@@ -45,7 +48,23 @@ pub struct Handshakes {
     pub zero_rtt_attempted: usize,
     /// Of those, the ones whose 0-RTT the server accepted (`AttemptedAndSucceeded`).
     pub zero_rtt_accepted: usize,
+    /// TLS connections over TCP whose ClientHello offered early data
+    /// (`SSL_HANDSHAKE_EARLY_DATA_REASON` other than [`NOT_OFFERED`]).
+    pub tls_early_data: usize,
+    /// Of those, the ones the server accepted (`ssl_early_data_accepted`, 2).
+    pub tls_early_data_accepted: usize,
 }
+
+/// BoringSSL's `ssl_early_data_reason_t` values (include/openssl/ssl.h)
+/// for a ClientHello that offered no early data: unknown (0), disabled
+/// (1), no session offered (5), a session that allows none (7), Channel ID
+/// (10). Every other reason is an offer: accepted (2), or rejected by the
+/// server (a version, ALPN, ALPS or ticket age mismatch, no resumption, a
+/// HelloRetryRequest, declined).
+pub const NOT_OFFERED: [u64; 5] = [0, 1, 5, 7, 10];
+
+/// `ssl_early_data_accepted`.
+pub const ACCEPTED: u64 = 2;
 
 /// The names of the event types this module reads, by their numbers in the
 /// log's constants (they differ between Chromium versions).
@@ -56,6 +75,7 @@ struct Types {
     certificate_verified: Option<u64>,
     zero_rtt: Option<u64>,
     close_all: Option<u64>,
+    early_data_reason: Option<u64>,
 }
 
 impl Types {
@@ -68,6 +88,7 @@ impl Types {
             certificate_verified: t("QUIC_SESSION_CERTIFICATE_VERIFIED"),
             zero_rtt: t("QUIC_SESSION_ZERO_RTT_STATE"),
             close_all: t("QUIC_SESSION_POOL_CLOSE_ALL_SESSIONS"),
+            early_data_reason: t("SSL_HANDSHAKE_EARLY_DATA_REASON"),
         }
     }
 }
@@ -112,6 +133,12 @@ pub fn handshakes(log: &str) -> Vec<Handshakes> {
         }
         if kind == types.close_all {
             loads.push(Handshakes::default());
+        } else if kind == types.early_data_reason {
+            if let Some(reason) = e["params"]["early_data_reason"].as_u64() {
+                let offered = !NOT_OFFERED.contains(&reason);
+                loads[current].tls_early_data += usize::from(offered);
+                loads[current].tls_early_data_accepted += usize::from(reason == ACCEPTED);
+            }
         } else if kind == types.ssl_connect && e["phase"].as_u64() == Some(PHASE_END) {
             // A failed handshake ends with net_error and no is_resumed.
             if let Some(resumed) = e["params"]["is_resumed"].as_bool() {
@@ -170,7 +197,7 @@ fn constants(line: &str) -> Option<Value> {
 mod tests {
     use super::*;
 
-    const CONSTANTS: &str = r#"{"constants":{"logEventTypes":{"SSL_CONNECT":10,"QUIC_SESSION":20,"QUIC_SESSION_CRYPTO_HANDSHAKE_COMPLETE":21,"QUIC_SESSION_CERTIFICATE_VERIFIED":22,"QUIC_SESSION_ZERO_RTT_STATE":23,"QUIC_SESSION_POOL_CLOSE_ALL_SESSIONS":30},"logEventPhase":{"PHASE_BEGIN":1,"PHASE_END":2,"PHASE_NONE":0}},"#;
+    const CONSTANTS: &str = r#"{"constants":{"logEventTypes":{"SSL_CONNECT":10,"SSL_HANDSHAKE_EARLY_DATA_REASON":11,"QUIC_SESSION":20,"QUIC_SESSION_CRYPTO_HANDSHAKE_COMPLETE":21,"QUIC_SESSION_CERTIFICATE_VERIFIED":22,"QUIC_SESSION_ZERO_RTT_STATE":23,"QUIC_SESSION_POOL_CLOSE_ALL_SESSIONS":30},"logEventPhase":{"PHASE_BEGIN":1,"PHASE_END":2,"PHASE_NONE":0}},"#;
 
     fn event(kind: u64, phase: u64, source: u64, params: &str) -> String {
         format!(
@@ -186,6 +213,7 @@ mod tests {
             // First load: a full TLS handshake over TCP, a failed one, a full QUIC one.
             event(10, 1, 1, "{}"),
             event(10, 2, 1, r#"{"is_resumed":false,"version":"TLS 1.3"}"#),
+            event(11, 0, 1, r#"{"early_data_reason":5}"#),
             event(10, 2, 2, r#"{"net_error":-101}"#),
             event(20, 1, 3, r#"{"host":"a.test"}"#),
             event(22, 0, 3, r#"{"subjects":["a.test"]}"#),
@@ -194,6 +222,10 @@ mod tests {
             event(30, 0, 9, "{}"),
             // Repeat: TLS resumed; QUIC resumed with 0-RTT taken, and one rejected.
             event(10, 2, 4, r#"{"is_resumed":true,"version":"TLS 1.3"}"#),
+            // Its early data taken (Chromium 156 logs the reason after the
+            // handshake, a number); another's rejected (ticket age skew).
+            event(11, 0, 4, r#"{"early_data_reason":2}"#),
+            event(11, 0, 8, r#"{"early_data_reason":12}"#),
             event(10, 2, 7, r#"{"is_resumed":true,"version":"TLS 1.2"}"#),
             event(20, 1, 5, "{}"),
             event(22, 0, 5, "{}"),
@@ -224,6 +256,8 @@ mod tests {
                     quic_resumed: 2,
                     zero_rtt_attempted: 2,
                     zero_rtt_accepted: 1,
+                    tls_early_data: 2,
+                    tls_early_data_accepted: 1,
                 },
             ]
         );

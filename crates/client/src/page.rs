@@ -91,8 +91,9 @@ pub struct Reuse {
     pub cache: Vec<CacheUse>,
     /// Body bytes the cache gave (fresh hits and 304s).
     pub cached_bytes: u64,
-    /// h3 connections that sent their requests in 0-RTT, and those whose
-    /// 0-RTT the server accepted.
+    /// Connections that sent requests before their handshake ended (QUIC
+    /// 0-RTT on h3, TLS 1.3 early data on TCP), and those whose early data
+    /// the server accepted.
     pub zero_rtt_sent: usize,
     pub zero_rtt_accepted: usize,
 }
@@ -1070,6 +1071,7 @@ impl<'a> State<'a> {
                 // Accepted 0-RTT is a resumed session's (RFC 8446 §4.2.10).
                 c.resumed |= accepted == Some(true);
             }
+            Event::Resumed { conn } => self.conns[conn].resumed = true,
             Event::ConnFailed { conn, error } => {
                 return Err(Error::Connection { conn, error });
             }

@@ -172,6 +172,15 @@ impl ReplayTree {
         self.uploads.get(&(host.to_string(), path.to_string()))
     }
 
+    /// Whether a request of the page is not safe (RFC 9110 §9.2.1: a
+    /// method other than GET, HEAD and OPTIONS): one that must not go in
+    /// TLS early data (RFC 8470 §4.1; `conn::client_tls_repeat`).
+    pub fn has_unsafe(&self) -> bool {
+        self.uploads
+            .values()
+            .any(|u| !matches!(u.method.as_str(), "GET" | "HEAD" | "OPTIONS"))
+    }
+
     /// The children of (host, path) due once `bytes` of its body have
     /// arrived (`done`: the response is complete); the page drops repeats.
     pub fn due(&self, host: &str, path: &str, bytes: u64, done: bool) -> Vec<Found> {

@@ -784,6 +784,7 @@ pub fn pipelining_matrix(
                     keepalive_timeout: None,
                     access_log: false,
                     docroot: docroot.0.clone(),
+                    early_data: false,
                 },
             )
             .map_err(io::Error::other)?;

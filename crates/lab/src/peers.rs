@@ -39,6 +39,8 @@ pub enum Feature {
     Tls13Only,
     /// A think time before each response.
     ServerDelay,
+    /// TLS 1.3 early data over TCP (a repeat view's, `--view repeat|both`).
+    EarlyData,
 }
 
 /// A cell of the table.
@@ -142,6 +144,10 @@ pub fn table() -> Table {
         Feature::ServerDelay,
         row(&|c| support(c.server_delay), Support::Yes),
     ));
+    rows.push((
+        Feature::EarlyData,
+        row(&|c| support(c.early_data), Support::Yes),
+    ));
     Table { columns, rows }
 }
 
@@ -155,6 +161,7 @@ impl Feature {
             Feature::Tls12Only => "--tls 1.2".into(),
             Feature::Tls13Only => "--tls 1.3".into(),
             Feature::ServerDelay => "--server-delay".into(),
+            Feature::EarlyData => "TLS early data".into(),
         }
     }
 }

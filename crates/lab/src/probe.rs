@@ -122,8 +122,9 @@ pub fn run_plan(
         &ServerSetup {
             site: &spec.site,
             kind: spec.trial.server,
-            // A repeat view's server issues tickets (TLS 1.2's too), as the
-            // real servers do by default.
+            // A repeat view's server resumes sessions (TLS 1.2's too), as the
+            // real servers do by default: the built-in one from its session
+            // cache, since it takes early data then (`Knobs::early_data`).
             knobs: server::Knobs {
                 tickets: spec.trial.served.tickets || spec.trial.view().loads_twice(),
                 ..spec.trial.served
@@ -404,6 +405,7 @@ pub fn run_plan(
                         model_reuse.as_ref(),
                         &load,
                         spec.trial.tls13_only(),
+                        protocol,
                     ),
                 };
                 let mut probe = Probe {
@@ -492,9 +494,12 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 /// What a Chromium load reused, into its record: what its HTTP cache
 /// answered (DevTools), and from its net log its handshakes that resumed
-/// (over TCP and QUIC: `tls_resumed`), its QUIC connections' 0-RTT, and the
-/// round trips those saved (an accepted 0-RTT, a resumed TLS 1.2 handshake).
-/// Chromium sends no TLS early data over TCP (off by default in Chrome).
+/// (over TCP and QUIC: `tls_resumed`), its connections that sent early
+/// data — QUIC 0-RTT, and TLS 1.3 early data over TCP (off by default in
+/// Chrome; a repeat view turns on `EnableTLS13EarlyData`) — and those the
+/// server took, as the model's record counts them (`repeat::record`), and
+/// the round trips saved (an accepted 0-RTT or early data, a resumed TLS
+/// 1.2 handshake).
 fn reused(
     record: &mut ProbeRecord,
     handshakes: Option<&browser::netlog::Handshakes>,
@@ -507,9 +512,10 @@ fn reused(
     r.early_data = 0;
     if let Some(h) = handshakes {
         record.tls_resumed = h.tls_resumed + h.quic_resumed;
-        r.zero_rtt_sent = h.zero_rtt_attempted;
-        r.zero_rtt_accepted = h.zero_rtt_accepted;
-        r.handshake_rtts_saved = h.zero_rtt_accepted + h.tls12_resumed;
+        r.zero_rtt_sent = h.zero_rtt_attempted + h.tls_early_data;
+        r.zero_rtt_accepted = h.zero_rtt_accepted + h.tls_early_data_accepted;
+        r.early_data = h.tls_early_data;
+        r.handshake_rtts_saved = r.zero_rtt_accepted + h.tls12_resumed;
     }
 }
 

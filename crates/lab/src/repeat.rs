@@ -49,10 +49,19 @@ impl ModelViews {
         if !self.view.loads_twice() {
             return Ok(cfg);
         }
+        // TLS 1.3 early data on TCP unless a request of the page is not
+        // safe (an imported POST): the model cannot hold it back until the
+        // handshake is verified (RFC 8470 §4.1).
+        let tcp_early_data = cfg.replay.as_ref().is_none_or(|t| !t.has_unsafe());
         let fresh = || {
             let store = Arc::new(rustls::client::ClientSessionMemoryCache::new(256));
-            let tls =
-                client::conn::client_tls_repeat(protocol, self.ca.clone(), self.tls13_only, store);
+            let tls = client::conn::client_tls_repeat(
+                protocol,
+                self.ca.clone(),
+                self.tls13_only,
+                store,
+                tcp_early_data,
+            );
             (Arc::new(Mutex::new(client::cache::HttpCache::new())), tls)
         };
         let with = |(cache, tls): &(client::SharedCache, Arc<rustls::ClientConfig>)| PageConfig {
@@ -84,16 +93,22 @@ impl ModelViews {
     }
 }
 
-/// What a load of `view` reused, as its record keeps it: cache hits, 304s,
-/// bytes from the cache, 0-RTT, and the handshake round trips saved (one
-/// per accepted 0-RTT; one per resumed TCP handshake when the Trial asks
-/// for TLS 1.2, whose abbreviated handshake takes one round trip of two —
-/// TLS 1.3's full and resumed handshakes both take one).
+/// What a load of `view` on `protocol` reused, as its record keeps it
+/// (`results::Reuse`, one meaning per field): cache hits, 304s, bytes from
+/// the cache; connections that sent requests before their handshake ended
+/// (`zero_rtt_sent`: QUIC 0-RTT on h3, TLS 1.3 early data on TCP) and those
+/// the server accepted (`zero_rtt_accepted`); of the sent ones, those over
+/// TCP (`early_data`); and the handshake round trips saved (one per
+/// accepted 0-RTT or early data — the request goes with the ClientHello;
+/// one per resumed TCP handshake when the Trial asks for TLS 1.2, whose
+/// abbreviated handshake takes one round trip of two — TLS 1.3's full and
+/// resumed handshakes both take one).
 pub fn record(
     view: View,
     reuse: Option<&client::Reuse>,
     load: &PageResult,
     tls13_only: Option<bool>,
+    protocol: Protocol,
 ) -> results::Reuse {
     let Some(r) = reuse else {
         return results::Reuse {
@@ -110,7 +125,11 @@ pub fn record(
         cached_bytes: r.cached_bytes,
         zero_rtt_sent: r.zero_rtt_sent,
         zero_rtt_accepted: r.zero_rtt_accepted,
-        early_data: 0,
+        early_data: if protocol == Protocol::H3 {
+            0
+        } else {
+            r.zero_rtt_sent
+        },
         handshake_rtts_saved: r.zero_rtt_accepted + if tls12 { tcp_resumed } else { 0 },
     }
 }

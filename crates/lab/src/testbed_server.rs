@@ -276,6 +276,7 @@ fn start_peer(
             keepalive_timeout: setup.keepalive,
             access_log: setup.access_log,
             docroot: docroot.0.clone(),
+            early_data: setup.knobs.early_data,
         },
     )?;
     let pid = testbed.spawn_background(Side::Server, command)?;

@@ -31,6 +31,8 @@ pub struct Capabilities {
     pub tls12_only: Option<&'static str>,
     pub tls13_only: Option<&'static str>,
     pub server_delay: Option<&'static str>,
+    /// TLS 1.3 early data over TCP (the repeat view's: `PeerOptions::early_data`).
+    pub early_data: Option<&'static str>,
 }
 
 impl Capabilities {
@@ -75,6 +77,8 @@ pub(crate) fn row(kind: PeerKind) -> Capabilities {
                 tls12_only: None,
                 tls13_only: None,
                 server_delay: Some(NO_DELAY),
+                // `ssl_early_data on` (since 1.15.3; OpenSSL 3.0 here).
+                early_data: None,
             },
             PeerKind::Apache => Capabilities {
                 protocols: [
@@ -92,6 +96,7 @@ pub(crate) fn row(kind: PeerKind) -> Capabilities {
                 tls12_only: None,
                 tls13_only: None,
                 server_delay: Some(NO_DELAY),
+                early_data: Some("Apache 2.4's mod_ssl has no setting for TLS 1.3 early data (none among mod_ssl.so's strings): its tickets allow none"),
             },
             PeerKind::H2o => Capabilities {
                 protocols: [
@@ -109,6 +114,7 @@ pub(crate) fn row(kind: PeerKind) -> Capabilities {
                 tls12_only: Some("h2o 2.2 cannot be limited to TLS 1.2 (it has a minimum version only)"),
                 tls13_only: None,
                 server_delay: Some(NO_DELAY),
+                early_data: Some("h2o 2.2.5 (Debian's) has no setting for TLS 1.3 early data (no such directive among its binary's strings): its tickets allow none"),
             },
             PeerKind::Caddy => Capabilities {
                 protocols: [
@@ -129,6 +135,7 @@ pub(crate) fn row(kind: PeerKind) -> Capabilities {
                 tls12_only: None,
                 tls13_only: None,
                 server_delay: Some(NO_DELAY),
+                early_data: Some("Go's crypto/tls, which caddy serves TLS with, has no 0-RTT: TLS 1.3 early data is never accepted"),
             },
         }
 }

@@ -116,6 +116,10 @@ pub struct PeerOptions {
     pub access_log: bool,
     /// Serve this directory (one subdirectory per host, chosen by Host/SNI).
     pub docroot: PathBuf,
+    /// Accept TLS 1.3 early data over TCP where the server can
+    /// (`Capabilities::early_data`: nginx's `ssl_early_data on`); the
+    /// repeat view's (`server::Knobs::early_data`).
+    pub early_data: bool,
 }
 
 /// File extensions of a Site's docroot and the types each server sends for

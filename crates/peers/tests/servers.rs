@@ -60,6 +60,7 @@ fn options(f: &Fixture, ports: &[u16], tls13_only: Option<bool>) -> PeerOptions 
         keepalive_timeout: None,
         access_log: true,
         docroot: f.docroot.0.clone(),
+        early_data: false,
     }
 }
 

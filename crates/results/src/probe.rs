@@ -173,19 +173,22 @@ pub struct Reuse {
     /// Body bytes the cache gave (hits and 304s): not on the wire.
     #[serde(skip_serializing_if = "is_zero_u64")]
     pub cached_bytes: u64,
-    /// h3 connections that sent requests in QUIC 0-RTT, and those whose
-    /// 0-RTT the server accepted.
+    /// Connections that sent requests before their handshake ended — QUIC
+    /// 0-RTT (h3) or TLS 1.3 early data (TCP: https, h2, SPDY) — and those
+    /// whose early data the server accepted (docs/repeat-view.md).
     #[serde(skip_serializing_if = "is_zero_usize")]
     pub zero_rtt_sent: usize,
     #[serde(skip_serializing_if = "is_zero_usize")]
     pub zero_rtt_accepted: usize,
-    /// TLS 1.3 early data sent on TCP connections (never, so far: the
-    /// built-in server cannot take it; docs/repeat-view.md).
+    /// Of `zero_rtt_sent`, the connections over TCP: TLS 1.3 early data
+    /// sent (accepted or not). A probe is one protocol, so this is
+    /// `zero_rtt_sent` on a TCP protocol and 0 on h3.
     #[serde(skip_serializing_if = "is_zero_usize")]
     pub early_data: usize,
     /// Handshake round trips saved against full handshakes: one per
-    /// accepted 0-RTT, one per resumed TLS 1.2 handshake (TLS 1.3
-    /// resumption on TCP takes the same one round trip as a full one).
+    /// accepted 0-RTT or TLS early data (the request goes with the
+    /// ClientHello), one per resumed TLS 1.2 handshake (TLS 1.3 resumption
+    /// without early data takes the same one round trip as a full one).
     #[serde(skip_serializing_if = "is_zero_usize")]
     pub handshake_rtts_saved: usize,
 }

@@ -8,6 +8,7 @@
 
 mod ca;
 mod content;
+pub mod early;
 mod protocols;
 pub mod quic;
 
@@ -130,6 +131,8 @@ pub struct Ctx {
     pub http: bool,
     /// TCP congestion control set on each accepted socket.
     pub cc: Option<String>,
+    /// TLS early data over TCP taken (`early`).
+    pub early: Arc<early::Counters>,
 }
 
 pub struct ServerOptions {
@@ -171,12 +174,15 @@ pub struct Knobs {
     /// sessions resume (`--tls-resume`). Off: rustls's defaults (a session-ID
     /// cache, no stateless tickets).
     pub tickets: bool,
-    /// Accept QUIC 0-RTT (the repeat view, `--view repeat|both`): rustls's
-    /// `max_early_data_size` u32::MAX (quinn's requirement) on the QUIC
-    /// server, stateful resumption (rustls takes early data only so), and
-    /// connections handed to h3 before their handshake ends so 0-RTT
-    /// requests are answered at once. TLS 1.3 early data on TCP is not
-    /// taken: tokio-rustls's server never reads rustls's early data.
+    /// Accept early data (the repeat view, `--view repeat|both`). QUIC
+    /// 0-RTT: rustls's `max_early_data_size` u32::MAX (quinn's requirement)
+    /// on the QUIC server, stateful resumption (rustls takes early data only
+    /// so), and connections handed to h3 before their handshake ends so
+    /// 0-RTT requests are answered at once. TLS 1.3 early data over TCP
+    /// (https, h2, SPDY): `early::MAX_EARLY_DATA`, stateful resumption (no
+    /// ticketer, whatever `tickets` says), 0.5-RTT data, and the early bytes
+    /// handed to the protocol before the handshake ends (`early`, written
+    /// by hand: tokio-rustls's server never reads early data).
     pub early_data: bool,
     /// TCP_NOTSENT_LOWAT on each accepted TCP connection: the kernel holds at
     /// most this many unsent bytes in the socket's buffer, so the server's
@@ -331,7 +337,13 @@ impl Server {
             let mut config = rustls::ServerConfig::builder_with_protocol_versions(versions)
                 .with_no_client_auth()
                 .with_cert_resolver(Arc::new(resolver));
-            if opts.knobs.tickets {
+            if opts.knobs.early_data {
+                // rustls takes early data with stateful resumption only
+                // (single-use sessions: a replayed ClientHello cannot
+                // resume twice); its default cache, 256 sessions, is kept.
+                config.max_early_data_size = early::MAX_EARLY_DATA;
+                config.send_half_rtt_data = true;
+            } else if opts.knobs.tickets {
                 config.ticketer = rustls::crypto::ring::Ticketer::new()
                     .map_err(|e| io::Error::other(format!("TLS ticketer: {e}")))?;
             }
@@ -358,6 +370,7 @@ impl Server {
             h2c: opts.offer.offers(Protocol::H2c),
             http: opts.offer.offers(Protocol::Http),
             cc: opts.cc,
+            early: Arc::default(),
         });
         Ok(Server {
             ctx,
@@ -388,6 +401,11 @@ impl Server {
     pub fn with_quic_retry_above(mut self, n: usize) -> Server {
         self.quic_retry_above = n;
         self
+    }
+
+    /// What the TCP listeners counted of TLS early data.
+    pub fn early_data_counters(&self) -> Arc<early::Counters> {
+        self.ctx.early.clone()
     }
 
     /// Notes every request answered (method, host, path, request body
@@ -476,6 +494,26 @@ async fn accept_loop(l: TcpListener, ctx: Arc<Ctx>, tls: Option<tokio_rustls::Tl
         let tls = tls.clone();
         tokio::spawn(async move {
             match tls {
+                Some(acceptor) if ctx.knobs.early_data => {
+                    let accepted = early::accept(&acceptor, sock, &ctx.early);
+                    let Ok(Ok(mut stream)) =
+                        tokio::time::timeout(HANDSHAKE_TIMEOUT, accepted).await
+                    else {
+                        return;
+                    };
+                    if let Some(bytes) = ctx.knobs.notsent_lowat {
+                        stream
+                            .connection_mut()
+                            .set_buffer_limit(Some((bytes as usize).max(TLS_RECORD)));
+                    }
+                    let protocol = protocols::by_alpn(stream.alpn());
+                    let gate = stream.gate();
+                    let io: protocols::BoxIo = match stream {
+                        early::Accepted::Early(s) => Box::new(s),
+                        early::Accepted::Plain(s) => Box::new(s),
+                    };
+                    gate.scope(protocol.serve(io, ctx)).await;
+                }
                 Some(acceptor) => {
                     let Ok(Ok(mut stream)) =
                         tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(sock)).await
@@ -614,6 +652,7 @@ mod tests {
                 h2c: false,
                 http: true,
                 cc: None,
+                early: Arc::default(),
             };
             let _client = TcpStream::connect(addr).await.unwrap();
             let (accepted, _) = listener.accept().await.unwrap();

@@ -151,10 +151,17 @@ pub enum Event {
         conn: ConnId,
     },
     /// An h3 connection's requests went in QUIC 0-RTT (None), and then the
-    /// server's answer at the handshake's end (Some: accepted or not).
+    /// server's answer at the handshake's end (Some: accepted or not); a
+    /// TCP connection's TLS 1.3 early data is told once, at its
+    /// handshake's end (Some).
     ZeroRtt {
         conn: ConnId,
         accepted: Option<bool>,
+    },
+    /// A handshake that could carry TLS 1.3 early data resumed (known only
+    /// once it ends, after `Connected`).
+    Resumed {
+        conn: ConnId,
     },
     /// An informational 103 (Early Hints) before `req`'s response (h2, h3):
     /// its `Link` header values.
@@ -297,18 +304,21 @@ pub fn client_tls(
 }
 
 /// The repeat view's configuration: as `client_tls_resuming` with
-/// `sessions`, and for h3 early data on (QUIC 0-RTT where a ticket allows
-/// it). TLS 1.3 early data on TCP stays off: the built-in server cannot take
-/// it (tokio-rustls's server never reads rustls's early data;
-/// docs/repeat-view.md).
+/// `sessions`, and early data on where a ticket allows it: QUIC 0-RTT on
+/// h3, and, when `tcp_early_data`, TLS 1.3 early data on TCP (`dial`: the
+/// first flight's requests go with the ClientHello). The lab turns
+/// `tcp_early_data` off for a page with a request that is not safe (an
+/// imported POST): the model cannot hold such a request back until the
+/// handshake is verified (RFC 8470 §4.1).
 pub fn client_tls_repeat(
     protocol: Protocol,
     ca: CertificateDer<'static>,
     tls13_only: Option<bool>,
     sessions: Arc<dyn rustls::client::ClientSessionStore>,
+    tcp_early_data: bool,
 ) -> Arc<rustls::ClientConfig> {
     let mut c = (*client_tls_resuming(protocol, ca, tls13_only, Some(sessions))).clone();
-    c.enable_early_data = protocol == Protocol::H3;
+    c.enable_early_data = protocol == Protocol::H3 || (tcp_early_data && protocol.tls());
     Arc::new(c)
 }
 
@@ -352,6 +362,49 @@ pub async fn dial(
     sni: &str,
     tls: Arc<rustls::ClientConfig>,
 ) -> Result<(Box<dyn Io>, f64, bool), Error> {
+    let d = dial_early(addr, bind, protocol, sni, tls).await?;
+    Ok((d.io, d.tls_ms, d.resumed))
+}
+
+/// A dialed connection.
+pub struct Dialed {
+    pub io: Box<dyn Io>,
+    /// The TLS handshake's time in ms (-1 without TLS); with early data,
+    /// the time to the ClientHello (about 0, as Chromium's `ssl` is when it
+    /// sends early data): the handshake's round trip is in the first
+    /// request's wait.
+    pub tls_ms: f64,
+    /// The handshake resumed an earlier session (false until told, with
+    /// early data).
+    pub resumed: bool,
+    /// With TLS 1.3 early data on: what the handshake gave, once it ends.
+    pub early: Option<tokio::sync::oneshot::Receiver<Handshook>>,
+}
+
+/// How a TLS handshake that could carry early data ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handshook {
+    /// Bytes were written as early data.
+    pub sent: bool,
+    /// The server accepted them (else tokio-rustls wrote them again after
+    /// the handshake: nothing is lost).
+    pub accepted: bool,
+    /// The session was resumed.
+    pub resumed: bool,
+}
+
+/// As `dial`; with early data enabled in `tls` (the repeat view's
+/// `client_tls_repeat`) and a ticket that allows it, the stream is handed
+/// out right after the TCP handshake: what is written before the server's
+/// flight comes goes as TLS 1.3 early data with the ClientHello, and
+/// `Dialed::early` tells how the handshake ended.
+pub async fn dial_early(
+    addr: SocketAddr,
+    bind: Option<IpAddr>,
+    protocol: Protocol,
+    sni: &str,
+    tls: Arc<rustls::ClientConfig>,
+) -> Result<Dialed, Error> {
     let connect = |source| Error::Connect { addr, source };
     let sock = if addr.is_ipv4() {
         tokio::net::TcpSocket::new_v4()
@@ -366,27 +419,164 @@ pub async fn dial(
     let tcp = sock.connect(addr).await.map_err(connect)?;
     let _ = tcp.set_nodelay(true);
     if !protocol.tls() {
-        return Ok((Box::new(tcp), -1.0, false));
+        return Ok(Dialed {
+            io: Box::new(tcp),
+            tls_ms: -1.0,
+            resumed: false,
+            early: None,
+        });
     }
     let t0 = Instant::now();
     let name = ServerName::try_from(sni.to_string()).map_err(|e| Error::ServerName {
         sni: sni.to_string(),
         reason: e.to_string(),
     })?;
-    let s = tokio_rustls::TlsConnector::from(tls)
+    let early = tls.enable_early_data;
+    let mut s = tokio_rustls::TlsConnector::from(tls)
+        .early_data(early)
         .connect(name, tcp)
         .await
         .map_err(|source| Error::Tls {
             sni: sni.to_string(),
             source,
         })?;
+    let tls_ms = t0.elapsed().as_secs_f64() * 1e3;
+    if s.get_mut().1.early_data().is_some() {
+        // In early data: nothing is known of the handshake yet (ALPN
+        // included: rustls sends early data only on a ticket, and a ticket
+        // of this store was made for this protocol's one ALPN; the server
+        // rejects early data under another, RFC 8446 §4.2.10).
+        let (tell, told) = tokio::sync::oneshot::channel();
+        let io = EarlyTls {
+            inner: s,
+            wrote: false,
+            switched: false,
+            tell: Some(tell),
+        };
+        return Ok(Dialed {
+            io: Box::new(io),
+            tls_ms,
+            resumed: false,
+            early: Some(told),
+        });
+    }
     if protocol == Protocol::Spdy3 && s.get_ref().1.alpn_protocol() != Some(proto::spdy3::ALPN) {
         return Err(Error::Alpn {
             sni: sni.to_string(),
         });
     }
     let resumed = s.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
-    Ok((Box::new(s), t0.elapsed().as_secs_f64() * 1e3, resumed))
+    Ok(Dialed {
+        io: Box::new(s),
+        tls_ms,
+        resumed,
+        early: None,
+    })
+}
+
+/// A TLS stream in early data (tokio-rustls's client, `early-data`): it
+/// sends the early data it was given only when flushed, and its reads wait
+/// until a write or flush has finished the handshake. HTTP/1.1 writes
+/// without flushing, and a reader may wait first: so a write is flushed
+/// here at once (the ClientHello and the request leave together), and a
+/// read drives the handshake until it ends; then `tell` says how.
+struct EarlyTls {
+    inner: tokio_rustls::client::TlsStream<tokio::net::TcpStream>,
+    /// Bytes went in as early data.
+    wrote: bool,
+    /// tokio-rustls left its early data state (handshake over, and early
+    /// data written again if rejected).
+    switched: bool,
+    tell: Option<tokio::sync::oneshot::Sender<Handshook>>,
+}
+
+impl EarlyTls {
+    fn tell_if_done(&mut self) {
+        let session = self.inner.get_ref().1;
+        if self.tell.is_none() || session.is_handshaking() {
+            return;
+        }
+        let h = Handshook {
+            sent: self.wrote,
+            accepted: self.wrote && session.is_early_data_accepted(),
+            resumed: session.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+        };
+        if let Some(tell) = self.tell.take() {
+            let _ = tell.send(h);
+        }
+    }
+}
+
+impl AsyncRead for EarlyTls {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.wrote && !this.switched {
+            std::task::ready!(std::pin::Pin::new(&mut this.inner).poll_flush(cx))?;
+            this.switched = true;
+        }
+        let r = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
+        this.tell_if_done();
+        r
+    }
+}
+
+impl AsyncWrite for EarlyTls {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let r = std::pin::Pin::new(&mut this.inner).poll_write(cx, buf);
+        if !this.switched && matches!(r, std::task::Poll::Ready(Ok(n)) if n > 0) {
+            this.wrote = true;
+            // Out now (tokio-rustls sends early data on flush only); the
+            // rest of the handshake is read as it comes.
+            if let std::task::Poll::Ready(Ok(())) =
+                std::pin::Pin::new(&mut this.inner).poll_flush(cx)
+            {
+                this.switched = true;
+            }
+        }
+        this.tell_if_done();
+        r
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let r = std::pin::Pin::new(&mut this.inner).poll_flush(cx);
+        match r {
+            std::task::Poll::Ready(Ok(())) => this.switched = true,
+            // In early data, tokio-rustls's flush waits for the whole
+            // handshake; the early data is flushed once its records are
+            // in the socket (the rest of the handshake is read as it
+            // comes), so a request counts as sent when it left (SPDY and
+            // HTTP/1.1 note `Sent` after their flush).
+            std::task::Poll::Pending
+                if this.wrote && !this.switched && !this.inner.get_ref().1.wants_write() =>
+            {
+                this.tell_if_done();
+                return std::task::Poll::Ready(Ok(()));
+            }
+            _ => {}
+        }
+        this.tell_if_done();
+        r
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
 }
 
 /// A connection: dials, reports `Connected` with its request sender, then
@@ -439,9 +629,45 @@ pub async fn open(
         }
         return;
     }
-    let (io, tls_ms, resumed) = match dial(addr, bind, protocol, &sni, tls).await {
+    let Dialed {
+        io,
+        tls_ms,
+        resumed,
+        early,
+    } = match dial_early(addr, bind, protocol, &sni, tls).await {
         Ok(d) => d,
         Err(e) => return fail(e),
+    };
+    // TLS 1.3 early data: how the handshake ended, told beside the
+    // connection (an accepted early data as h3's accepted 0-RTT).
+    let told = async {
+        let Some(early) = early else { return };
+        let Ok(h) = early.await else { return };
+        if h.sent {
+            let _ = events.send(Event::ZeroRtt {
+                conn,
+                accepted: Some(h.accepted),
+            });
+        }
+        if h.resumed {
+            let _ = events.send(Event::Resumed { conn });
+        }
+    };
+    let run = run_tcp(conn, protocol, io, tls_ms, resumed, events.clone());
+    tokio::join!(run, told);
+}
+
+/// HTTP/1.1, HTTP/2 or SPDY/3.1 on a dialed TCP connection until it ends.
+async fn run_tcp(
+    conn: ConnId,
+    protocol: Protocol,
+    io: Box<dyn Io>,
+    tls_ms: f64,
+    resumed: bool,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let fail = |error: Error| {
+        let _ = events.send(Event::ConnFailed { conn, error });
     };
     let connected = |sender: RequestSender| Event::Connected {
         conn,

@@ -53,6 +53,18 @@ pub fn repeat_lines(spec: &ProbeSpec, probes: &[ProbeRecord]) -> Vec<String> {
         return Vec::new();
     }
     let gains = crate::compare::repeat_gains(&spec.protocols, probes);
+    // A real server that takes no TLS 1.3 early data over TCP says so (its
+    // tickets allow none, so the client sends none: the record's 0 is the
+    // server's, not the client's).
+    let no_early_data = match spec.trial.server {
+        crate::trial::ServerKind::Peer(k) => {
+            use ::peers::Program;
+            k.capabilities()
+                .early_data
+                .map(|why| format!("; TLS early data: not supported by {k} ({why})"))
+        }
+        crate::trial::ServerKind::Builtin => None,
+    };
     let mut out = Vec::new();
     for p in &spec.protocols {
         let mine: Vec<&ProbeRecord> = probes
@@ -85,6 +97,11 @@ pub fn repeat_lines(spec: &ProbeSpec, probes: &[ProbeRecord]) -> Vec<String> {
             avg(&|r| r.reuse.zero_rtt_accepted),
             avg(&|r| r.reuse.handshake_rtts_saved),
         ));
+        if let (Some(note), true) = (&no_early_data, p.tls() && *p != proto::Protocol::H3) {
+            if let Some(line) = out.last_mut() {
+                line.push_str(note);
+            }
+        }
     }
     out
 }

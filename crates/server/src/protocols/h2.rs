@@ -335,6 +335,12 @@ impl<I: AsyncRead + AsyncWrite + Unpin> Connection<I> {
             .and_then(|v| v.to_str().ok())
             .map(parse_priority_field);
         self.sched.open(id, None, urgency);
+        // Not safe, and from TLS early data not yet verified: 425
+        // (`crate::early`; `accept` runs in the connection's task).
+        if let Some(resp) = crate::early::too_early(req.method(), &self.ctx.early) {
+            self.start(id, Responder::Asked(respond), resp);
+            return;
+        }
         let (parts, mut body) = req.into_parts();
         let head = Request::from_parts(parts, ());
         let mut respond = respond;

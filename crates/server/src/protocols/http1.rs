@@ -33,6 +33,11 @@ impl ServeProtocol for Http1 {
             let service = service_fn(move |req| {
                 let ctx = ctx.clone();
                 async move {
+                    // Not safe, and from TLS early data not yet verified:
+                    // 425 (`crate::early`; this runs in the connection's task).
+                    if let Some(r) = crate::early::too_early(req.method(), &ctx.early) {
+                        return Ok(r);
+                    }
                     if ctx.h2c && h2c_upgrade::is_request(&req) {
                         return Ok::<_, Infallible>(h2c_upgrade::switch(req, ctx));
                     }

@@ -109,6 +109,17 @@ async fn serve(io: BoxIo, ctx: Arc<Ctx>) {
                     asked.push(req);
                 }
                 for req in asked {
+                    // A request that is not safe, from TLS early data not
+                    // yet verified: 425 (`crate::early`).
+                    let method = req.headers.iter().find(|(k, _)| k == ":method");
+                    let method = method.and_then(|(_, m)| hyper::Method::from_bytes(m.as_bytes()).ok());
+                    if let Some(r) = method.and_then(|m| crate::early::too_early(&m, &ctx.early)) {
+                        let (parts, body) = r.into_parts();
+                        let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                        let headers = vec![("content-type".to_string(), "text/plain".to_string())];
+                        session.respond(req.stream_id, &format!("{} {}", parts.status.as_u16(), "Too Early"), headers, body);
+                        continue;
+                    }
                     let body = Bytes::from(req.body);
                     // Content already at hand is answered here, in request
                     // order: a task per request queued behind thousands of
@@ -305,6 +316,7 @@ mod tests {
             h2c: false,
             http: false,
             cc: None,
+            early: Arc::default(),
         });
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let server = tokio::spawn(serve(Box::new(theirs), ctx));

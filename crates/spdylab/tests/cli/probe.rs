@@ -285,6 +285,7 @@ fn each_real_server_offers_what_its_config_says() {
             keepalive_timeout: None,
             access_log: false,
             docroot: docroot.0.clone(),
+            early_data: false,
         };
         let peer = Peer::start(kind, &options).unwrap_or_else(|e| panic!("{kind}: {e}"));
         let (v, code) = probe(&[
@@ -342,6 +343,7 @@ fn caddy_with_h3_answers_quic_and_says_so_in_alt_svc() {
         keepalive_timeout: None,
         access_log: false,
         docroot: docroot.0.clone(),
+        early_data: false,
     };
     // The generated Caddyfile, with h3 among the protocols (caddy's default).
     let prepared = peers::prepare(PeerKind::Caddy, &options).unwrap();
