@@ -60,6 +60,8 @@ fn repeat_view_caches_resumes_and_sends_0rtt_on_h3_and_early_data_on_h2() {
         // QUIC client may clear its Initial's fixed bit, RFC 9287), and its
         // time on wire spans at least a round trip: nothing comes back sooner.
         assert_eq!(n(&repeat, "syns"), 1, "{repeat}");
+        // Loaded from the cache before its first frame, it still has an LCP.
+        assert!(repeat["paint"]["lcp_ms"].is_number(), "{repeat}");
         let tow = repeat["tow_ms"].as_f64().unwrap_or(0.0);
         assert!(
             tow >= 40.0,
