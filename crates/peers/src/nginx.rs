@@ -73,8 +73,7 @@ http {{
             Some(false) => "TLSv1.2",
         },
         // TLS 1.3 early data (0-RTT) for a repeat view: nginx serves the
-        // site's static GETs from it at once (it takes up to 16 KiB, its
-        // TLS buffer's size).
+        // site's static GETs from it at once.
         early_data = if o.early_data {
             "    ssl_early_data on;\n"
         } else {
