@@ -243,11 +243,25 @@ async fn respond(ctx: &Ctx, stream_id: u32, headers: &Headers, body: Bytes) -> R
     let host = get(":host").unwrap_or("");
     let path = get(":path").unwrap_or("/");
     let scheme = get(":scheme").unwrap_or("https");
-    let req = hyper::Request::builder()
+    let mut req = hyper::Request::builder()
         .method(method)
         .uri(format!("{scheme}://{host}{path}"))
-        .header(hyper::header::HOST, host)
-        .body(http_body_util::Full::new(body));
+        .header(hyper::header::HOST, host);
+    // The request's own headers as h1 and h2 hand them to the content: a
+    // repeat view's If-None-Match and If-Modified-Since (a 304), cookies.
+    // One the codec let through but HTTP cannot carry is left out, not
+    // made the whole request's error.
+    for (name, value) in headers {
+        if name.starts_with(':') || name == "host" {
+            continue;
+        }
+        let name = hyper::header::HeaderName::from_bytes(name.as_bytes());
+        let value = hyper::header::HeaderValue::from_str(value);
+        if let (Ok(name), Ok(value)) = (name, value) {
+            req = req.header(name, value);
+        }
+    }
+    let req = req.body(http_body_util::Full::new(body));
     let resp = match req {
         Ok(req) => ctx.content.respond(req).await,
         Err(e) => crate::content::plain(

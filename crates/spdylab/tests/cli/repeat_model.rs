@@ -1,11 +1,12 @@
 //! `compare --view both` with the model and the built-in server (issue 38):
-//! each probe's repeat view, after its first view's connections closed,
-//! takes the cache (fewer bytes down, 304 for the no-cache document),
-//! resumes TLS and sends its request before the handshake ends — in QUIC
-//! 0-RTT on h3, in TLS 1.3 early data on h2 — which the server accepts (one
-//! handshake round trip saved, none in the first view); the link sees its
-//! connection open. No timed assertions: counts, bytes, and a time on wire
-//! no shorter than the link's round trip.
+//! each probe's repeat view (h2, h3 and SPDY/3.1), after its first view's
+//! connections closed, takes the cache (fewer bytes down, 304 for the
+//! no-cache document), resumes TLS and sends its request before the
+//! handshake ends — in QUIC 0-RTT on h3, in TLS 1.3 early data on h2 and
+//! SPDY — which the server accepts (one handshake round trip saved, none in
+//! the first view); the link sees its connection open. No timed
+//! assertions: counts, bytes, and a time on wire no shorter than the
+//! link's round trip.
 
 use crate::common::{self, probes, run_json};
 
@@ -19,7 +20,7 @@ fn repeat_view_caches_resumes_and_sends_0rtt_on_h3_and_early_data_on_h2() {
         "--site",
         "youtube",
         "--protocols",
-        "h2,h3",
+        "h2,h3,spdy3",
         "--rtt",
         "40ms",
         "--rate",
@@ -40,7 +41,7 @@ fn repeat_view_caches_resumes_and_sends_0rtt_on_h3_and_early_data_on_h2() {
             .unwrap_or_else(|| panic!("no {proto} {view} probe: {v}"))
             .clone()
     };
-    for proto in ["h2", "h3"] {
+    for proto in ["h2", "h3", "spdy3"] {
         let (first, repeat) = (of(proto, "first"), of(proto, "repeat"));
         assert!(
             first["error"].is_null() && repeat["error"].is_null(),
@@ -68,7 +69,7 @@ fn repeat_view_caches_resumes_and_sends_0rtt_on_h3_and_early_data_on_h2() {
             "{proto} repeat: time on wire {tow} ms < the RTT"
         );
     }
-    for proto in ["h2", "h3"] {
+    for proto in ["h2", "h3", "spdy3"] {
         let (first, repeat) = (of(proto, "first"), of(proto, "repeat"));
         assert_eq!(n(&repeat, "zero_rtt_sent"), 1, "{repeat}");
         assert_eq!(n(&repeat, "zero_rtt_accepted"), 1, "{repeat}");
@@ -79,6 +80,7 @@ fn repeat_view_caches_resumes_and_sends_0rtt_on_h3_and_early_data_on_h2() {
     // `early_data`: of those sent, the ones over TCP (TLS 1.3 early data).
     assert_eq!(n(&of("h2", "repeat"), "early_data"), 1);
     assert_eq!(n(&of("h3", "repeat"), "early_data"), 0);
+    assert_eq!(n(&of("spdy3", "repeat"), "early_data"), 1);
     // The summary: a row per protocol and view.
     let rows: Vec<String> = v["summary"]
         .as_array()
@@ -92,7 +94,17 @@ fn repeat_view_caches_resumes_and_sends_0rtt_on_h3_and_early_data_on_h2() {
             )
         })
         .collect();
-    assert_eq!(rows, ["h2 first", "h2 repeat", "h3 first", "h3 repeat"]);
+    assert_eq!(
+        rows,
+        [
+            "h2 first",
+            "h2 repeat",
+            "h3 first",
+            "h3 repeat",
+            "spdy3 first",
+            "spdy3 repeat"
+        ]
+    );
 }
 
 /// A bad view is one line naming the flag, exit 2.
