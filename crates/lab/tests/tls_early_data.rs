@@ -168,8 +168,7 @@ fn rejected_early_data_is_sent_again_and_every_request_answered() {
         assert_eq!(reuse.zero_rtt_accepted, 0, "{protocol}: {reuse:?}");
         assert_eq!(repeat.tls_resumed, 0, "{protocol}: an unknown session");
         // The document's revalidation, sent as early data, was sent again
-        // after the handshake and answered (`answered`; 304 but on SPDY,
-        // whose server shell answers conditional requests in full).
+        // after the handshake and answered (`answered`).
     }
     assert_eq!(counters.accepted(), 0);
     let _ = stop_taking.send(());
