@@ -494,13 +494,25 @@ async fn accept_loop(l: TcpListener, ctx: Arc<Ctx>, tls: Option<tokio_rustls::Tl
         let tls = tls.clone();
         tokio::spawn(async move {
             match tls {
-                Some(acceptor) if ctx.knobs.early_data => {
-                    let accepted = early::accept(&acceptor, sock, &ctx.early);
+                Some(acceptor) => {
+                    // Early data (a repeat view's) needs the hand-written
+                    // accept; any other handshake is tokio-rustls's own.
+                    let accepted = async {
+                        if ctx.knobs.early_data {
+                            early::accept(&acceptor, sock, &ctx.early).await
+                        } else {
+                            acceptor.accept(sock).await.map(early::Accepted::Plain)
+                        }
+                    };
                     let Ok(Ok(mut stream)) =
                         tokio::time::timeout(HANDSHAKE_TIMEOUT, accepted).await
                     else {
                         return;
                     };
+                    // With TCP_NOTSENT_LOWAT, TLS holds no more than the
+                    // kernel may: rustls's own buffer of records not yet
+                    // written (64 KiB by default) would otherwise be a
+                    // second send buffer ahead of the stream scheduler.
                     if let Some(bytes) = ctx.knobs.notsent_lowat {
                         stream
                             .connection_mut()
@@ -513,25 +525,6 @@ async fn accept_loop(l: TcpListener, ctx: Arc<Ctx>, tls: Option<tokio_rustls::Tl
                         early::Accepted::Plain(s) => Box::new(s),
                     };
                     gate.scope(protocol.serve(io, ctx)).await;
-                }
-                Some(acceptor) => {
-                    let Ok(Ok(mut stream)) =
-                        tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(sock)).await
-                    else {
-                        return;
-                    };
-                    // With TCP_NOTSENT_LOWAT, TLS holds no more than the
-                    // kernel may: rustls's own buffer of records not yet
-                    // written (64 KiB by default) would otherwise be a
-                    // second send buffer ahead of the stream scheduler.
-                    if let Some(bytes) = ctx.knobs.notsent_lowat {
-                        stream
-                            .get_mut()
-                            .1
-                            .set_buffer_limit(Some((bytes as usize).max(TLS_RECORD)));
-                    }
-                    let protocol = protocols::by_alpn(stream.get_ref().1.alpn_protocol());
-                    protocol.serve(Box::new(stream), ctx).await;
                 }
                 None => serve_cleartext(sock, ctx).await,
             }
