@@ -11,7 +11,7 @@ use crate::common;
 use crate::common::{ok, spdylab, TempDir};
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const EXPERIMENT: &str = r#"
@@ -45,6 +45,23 @@ fn records(dir: &Path) -> HashMap<String, usize> {
     out
 }
 
+/// Kills `child` (a sweep under way) with SIGKILL once `recorded` counts
+/// at least `n` probes on disk; the sweep must still be running then, and
+/// a probe must come within 300 s.
+fn kill_once_recorded(child: &mut Child, recorded: impl Fn() -> usize, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while recorded() < n {
+        assert!(Instant::now() < deadline, "no probe finished in 300 s");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+}
+
 #[test]
 fn a_sweep_killed_midway_resumes_with_one_result_per_trial() {
     let dir = TempDir::new("kill");
@@ -65,21 +82,7 @@ fn a_sweep_killed_midway_resumes_with_one_result_per_trial() {
     .spawn()
     .unwrap();
     // Kill it once some, but not all, probes are in.
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
-        let n: usize = records(&out).values().sum();
-        if n >= 3 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "no probe finished in 300 s");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the sweep ended before it was killed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill_once_recorded(&mut child, || records(&out).values().sum(), 3);
     let before = records(&out);
     let n_before: usize = before.values().sum();
     assert!(
@@ -181,17 +184,7 @@ fn two_campaigns_share_one_pool_and_resume_after_a_kill() {
         .spawn()
         .unwrap();
     let count = || records(&near).values().sum::<usize>() + records(&far).values().sum::<usize>();
-    let deadline = Instant::now() + Duration::from_secs(300);
-    while count() < 4 {
-        assert!(Instant::now() < deadline, "no probe finished in 300 s");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the sweep ended before it was killed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
+    kill_once_recorded(&mut child, count, 4);
     let before = (records(&near), records(&far));
     let n_before = count();
     assert!(n_before < 2 * TRIALS, "finished before the kill");
