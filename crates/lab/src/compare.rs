@@ -228,8 +228,10 @@ pub fn document(
     outcome: &Outcome,
     summary: &[ProtocolSummary],
     metric: Metric,
+    knobs: &[(&str, String)],
 ) -> serde_json::Value {
     serde_json::json!({
+        "settings": settings(spec, knobs).to_json(),
         "schema": 1,
         "site": spec.site.name,
         "link": crate::text::link::describe(&spec.testbed),
@@ -243,6 +245,18 @@ pub fn document(
         "pool": spec.trial.model.pool.name(),
         "browser_cost": spec.trial.model.browser_cost.to_string(),
     })
+}
+
+/// What the run is made with (`diff` compares them): its client, server,
+/// site, link, the knobs given (`knobs`, as the flags gave them) and build.
+pub fn settings(spec: &ProbeSpec, knobs: &[(&str, String)]) -> crate::settings::Settings {
+    crate::settings::Settings::of_compare(
+        spec.trial.client.name(),
+        spec.trial.server.name(),
+        &spec.site.name,
+        &crate::text::link::describe(&spec.testbed),
+        knobs,
+    )
 }
 
 /// Writes the document to `out` (`--out FILE`), whole or not at all.

@@ -27,6 +27,7 @@ pub mod procstat;
 pub mod record;
 pub mod repeat;
 pub mod serve;
+pub mod settings;
 pub mod shell;
 pub mod sites;
 pub mod stored;

@@ -42,3 +42,22 @@ pub fn read(path: &Path) -> Result<(Vec<ProbeRecord>, Vec<Protocol>), Error> {
         .unwrap_or_default();
     Ok((probes, order))
 }
+
+/// What the run at `path` was made with (`settings`): a compare document's
+/// `settings` (or what an older one has), a campaign's experiment and builds.
+pub fn settings(path: &Path) -> Result<crate::settings::Settings, Error> {
+    use crate::settings::{campaign_builds, Settings};
+    let usage = |why: String| Error::Usage(format!("{}: {why}", path.display()));
+    if path.is_dir() {
+        let file = path.join(results::EXPERIMENT_FILE);
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| usage(format!("{}: {e}", results::EXPERIMENT_FILE)))?;
+        let exp = results::experiment::parse(&file.display().to_string(), &text)
+            .map_err(|e| usage(e.to_string()))?;
+        return Ok(Settings::of_campaign(&exp, campaign_builds(path)));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| usage(e.to_string()))?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| usage(format!("not a compare --out document: {e}")))?;
+    Ok(Settings::of_document(&doc))
+}

@@ -114,9 +114,18 @@ pub const PROFILE_NAMES: &[&str] = &[
     "paper-004",
 ];
 
-/// The profile named `name`, if there is one.
+/// The profile named `name`, if there is one: our name (`3g-fast`) or
+/// WebPageTest's spelling of it (`3GFast`, `Cable`, `LTE`, `FIOS`), in any
+/// case, with or without `-`, `_` or spaces.
 pub fn profile(name: &str) -> Option<&'static Profile> {
-    PROFILES.iter().find(|p| p.name == name)
+    let plain = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !matches!(c, '-' | '_' | ' '))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let wanted = plain(name);
+    PROFILES.iter().find(|p| plain(p.name) == wanted)
 }
 
 #[cfg(test)]
@@ -137,5 +146,25 @@ mod tests {
             (Bitrate(1_600_000), Bitrate(768_000), ms(150))
         );
         assert_eq!(profile("5g"), None);
+        assert_eq!(profile(""), None);
+    }
+
+    #[test]
+    fn webpagetests_own_spellings_name_the_same_profiles() {
+        // connectivity.ini's names, as WebPageTest's UI and API spell them.
+        for (wpt, ours) in [
+            ("3GFast", "3g-fast"),
+            ("3G", "3g"),
+            ("Cable", "cable"),
+            ("LTE", "lte"),
+            ("4G", "4g"),
+            ("DSL", "dsl"),
+            ("FIOS", "fios"),
+            ("3G Fast", "3g-fast"),
+            ("3g_fast", "3g-fast"),
+        ] {
+            assert_eq!(profile(wpt).map(|p| p.name), Some(ours), "{wpt}");
+        }
+        assert_eq!(profile("3GSlow"), None);
     }
 }

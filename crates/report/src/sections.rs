@@ -1,6 +1,7 @@
 //! report.html of a campaign: one function per section — the summary, the
-//! loss tables, per site the gain and PLT against each swept axis, the
-//! heatmaps of a two-axis sweep, the PLT CDF, the HAR phases, the filmstrips
+//! loss tables, per site the gain and the headline metric (and PLT beside
+//! it) against each swept axis, the heatmaps of a two-axis sweep, their
+//! CDFs, the HAR phases, the filmstrips
 //! and visual progress (`filmstrip`) and why (the PLT taken apart, `why`);
 //! then the waterfall, the calibration, the failed probes and the table of
 //! groups.
@@ -143,7 +144,7 @@ impl<'a> Campaign<'a> {
         }
     }
 
-    /// Gain and PLT against each swept axis, at one site.
+    /// Gain, and the headline metric (with PLT beside it), against each swept axis, at one site.
     fn gain(&self, h: &mut Html, site: &str) {
         let (exp, rows, axes) = (self.exp, self.rows, &self.axes);
         let (all, others) = (&self.all, &self.others);
@@ -171,9 +172,18 @@ impl<'a> Campaign<'a> {
                 others,
             );
             let marks = reference_marks(exp, site, Some(axis));
+            // Say only what is drawn: the references, where there are some.
+            let references = match marks.is_empty() {
+                true => "",
+                false => " Diamonds and dashed lines are the experiment's references (the published numbers).",
+            };
             h.figure(
                 svg::line_chart(
-                    &format!("{site}: gain of mean {} over {} against {axis}", exp.metric.label(), exp.baseline),
+                    &format!(
+                        "{site}: gain of mean {} over {} against {axis}",
+                        exp.metric.label(),
+                        exp.baseline
+                    ),
                     &axis_label(axis),
                     &format!("gain over {} (%)", exp.baseline),
                     &x_ticks(exp, axis),
@@ -182,29 +192,47 @@ impl<'a> Campaign<'a> {
                     &marks,
                     true,
                 ),
-                &format!("Gain of mean {} over {} with 95 % bootstrap bands; diamonds and dashed lines are the paper's numbers.{averaged}", metric_words(exp.metric), exp.baseline),
-            );
-            let series = gain_series(
-                exp,
-                rows,
-                site,
-                axis,
-                &|r| Some((r.plt.mean, r.plt.ci95[0], r.plt.ci95[1])),
-                all,
-            );
-            h.figure(
-                svg::line_chart(
-                    &format!("{site}: PLT against {axis}"),
-                    &axis_label(axis),
-                    "mean PLT (ms)",
-                    &x_ticks(exp, axis),
-                    log_axis(exp, axis),
-                    &series,
-                    &[],
-                    true,
+                &format!(
+                    "Gain of mean {} over {} with 95 % bootstrap bands.{references}{averaged}",
+                    metric_words(exp.metric),
+                    exp.baseline
                 ),
-                &format!("Mean page load time per protocol with 95 % CI bands.{averaged}"),
             );
+            for metric in drawn(exp.metric) {
+                let summary = |r: &Row| match metric == exp.metric {
+                    true => r.headline,
+                    false => r.plt,
+                };
+                let series = gain_series(
+                    exp,
+                    rows,
+                    site,
+                    axis,
+                    &|r| {
+                        Some(summary(r))
+                            .filter(|s| s.mean.is_finite())
+                            .map(|s| (s.mean, s.ci95[0], s.ci95[1]))
+                    },
+                    all,
+                );
+                h.figure(
+                    svg::line_chart(
+                        &format!("{site}: {} against {axis}", metric.label()),
+                        &axis_label(axis),
+                        &format!("mean {} (ms)", metric.label()),
+                        &x_ticks(exp, axis),
+                        log_axis(exp, axis),
+                        &series,
+                        &[],
+                        true,
+                    ),
+                    &format!(
+                        "Mean {} per protocol with 95 % CI bands{}.{averaged}",
+                        time_words(metric),
+                        over_those_that_have_it(metric)
+                    ),
+                );
+            }
         }
     }
 
@@ -239,34 +267,47 @@ impl<'a> Campaign<'a> {
         }
     }
 
-    /// The CDF of PLT per protocol, at one site.
+    /// The CDF of the headline metric per protocol (and of PLT beside it), at one site.
     fn cdf(&self, h: &mut Html, site: &str) {
         let (probes, all, axes) = (self.probes, &self.all, &self.axes);
-        h.section(&format!("cdf-{site}"), &format!("{site}: PLT distribution"));
-        let series: Vec<(String, String, Vec<f64>)> = all
-            .iter()
-            .map(|p| {
-                let v: Vec<f64> = probes
-                    .iter()
-                    .filter(|x| {
-                        x.protocol.name() == p
-                            && x.error.is_none()
-                            && x.point.get("site").map(String::as_str) == Some(site)
-                    })
-                    .map(|x| x.plt_ms)
-                    .collect();
-                (p.clone(), colour(p).to_string(), v)
-            })
-            .collect();
-        h.figure(
-            svg::cdf_chart(&format!("{site}: CDF of PLT"), "PLT (ms)", &series),
-            &if axes.is_empty() {
-                "CDF of page load time per protocol.".to_string()
-            } else {
-                "CDF of page load time per protocol, pooled over every point of the sweep."
-                    .to_string()
-            },
+        let labels: Vec<&str> = drawn(self.exp.metric).map(|m| m.label()).collect();
+        h.section(
+            &format!("cdf-{site}"),
+            &format!("{site}: {} distribution", labels.join(" and ")),
         );
+        for metric in drawn(self.exp.metric) {
+            let series: Vec<(String, String, Vec<f64>)> = all
+                .iter()
+                .map(|p| {
+                    let v: Vec<f64> = probes
+                        .iter()
+                        .filter(|x| {
+                            x.protocol.name() == p
+                                && x.error.is_none()
+                                && x.point.get("site").map(String::as_str) == Some(site)
+                        })
+                        .filter_map(|x| metric.of(x))
+                        .collect();
+                    (p.clone(), colour(p).to_string(), v)
+                })
+                .collect();
+            let pooled = match axes.is_empty() {
+                true => "",
+                false => ", pooled over every point of the sweep",
+            };
+            h.figure(
+                svg::cdf_chart(
+                    &format!("{site}: CDF of {}", metric.label()),
+                    &format!("{} (ms)", metric.label()),
+                    &series,
+                ),
+                &format!(
+                    "CDF of {} per protocol{}{pooled}.",
+                    time_words(metric),
+                    over_those_that_have_it(metric)
+                ),
+            );
+        }
     }
 
     /// The HAR phases summed over a page per protocol, and SSL's share, at one site.
@@ -441,6 +482,33 @@ fn ci_text(ci: [f64; 2], fmt: impl Fn(f64) -> String) -> String {
         format!("{} – {}", fmt(ci[0]), fmt(ci[1]))
     } else {
         "n/a".into()
+    }
+}
+
+/// The metrics a report draws against time: the headline, and PLT beside
+/// it when the headline is another.
+fn drawn(headline: results::Metric) -> impl Iterator<Item = results::Metric> {
+    std::iter::once(headline)
+        .chain((headline != results::Metric::Plt).then_some(results::Metric::Plt))
+}
+
+/// A metric as a caption names it.
+fn time_words(m: results::Metric) -> &'static str {
+    match m {
+        results::Metric::Plt => "page load time",
+        results::Metric::Tow => "time on wire",
+        results::Metric::Ttfb => "time to first byte",
+        results::Metric::Fcp => "first contentful paint",
+        results::Metric::Lcp => "largest contentful paint",
+        results::Metric::Si => "Speed Index",
+    }
+}
+
+/// What a caption adds for a metric a probe may lack.
+fn over_those_that_have_it(m: results::Metric) -> &'static str {
+    match m.is_paint() {
+        true => " (over the probes that report it)",
+        false => "",
     }
 }
 

@@ -192,3 +192,50 @@ fn a_protocol_that_never_loaded_is_said_so_in_the_headline() {
         ["youtube: h2 over https: n/a (no point where both loaded)"]
     );
 }
+
+/// A sweep whose headline is LCP (docs/examples/profiles.toml's kind) draws
+/// LCP against the axis and its CDF, with PLT beside each; with no
+/// references, no caption speaks of diamonds or the paper's numbers.
+#[test]
+fn an_lcp_sweep_plots_lcp_and_plt_beside_it_and_says_only_what_is_drawn() {
+    let exp = experiment::parse(
+        "lcp.toml",
+        "name = \"l\"\nmetric = \"lcp\"\nsites = [\"youtube\"]\nprotocols = [\"https\", \"h2\"]\nreps = 2\n[link]\nrtt = [\"20ms\", \"150ms\"]\nrate = \"1mbit\"\n",
+    )
+    .unwrap();
+    let mut probes = Vec::new();
+    for point in exp.points() {
+        for rep in 0..2 {
+            for (proto, plt, lcp) in [("https", 1000.0, 700.0), ("h2", 900.0, 600.0)] {
+                let line = serde_json::json!({
+                    "trial": format!("{} protocol={proto} rep={rep}", point_key(&point)),
+                    "point": point,
+                    "protocol": proto,
+                    "rep": rep,
+                    "plt_ms": plt + rep as f64,
+                    "tow_ms": plt - 100.0,
+                    "paint": {"fcp_ms": lcp - 200.0, "lcp_ms": lcp + rep as f64},
+                });
+                probes.push(serde_json::from_value(line).unwrap());
+            }
+        }
+    }
+    let rows = aggregate(&exp, &probes);
+    let page = page_without_hars(&exp, &probes, &rows, &headline(&exp, &rows));
+    for drawn in [
+        "youtube: LCP against rtt",
+        "youtube: PLT against rtt",
+        "youtube: CDF of LCP",
+        "youtube: CDF of PLT",
+        "youtube: LCP and PLT distribution",
+    ] {
+        assert!(page.contains(drawn), "no {drawn:?}");
+    }
+    assert!(
+        !page.contains("diamonds"),
+        "a caption speaks of marks not drawn"
+    );
+    assert!(!page.contains("paper's numbers"));
+    // 600 ms is h2's mean LCP (600 and 601): the LCP plot draws LCP.
+    assert!(page.contains("mean LCP (ms)"));
+}

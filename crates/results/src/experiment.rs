@@ -155,6 +155,9 @@ pub enum Kind {
         default_ok: bool,
     },
     Choice(&'static [&'static str]),
+    /// A named network (`link::PROFILES`), in our spelling (`3g-fast`) or
+    /// WebPageTest's (`3GFast`, `Cable`, `LTE`); canonical: ours.
+    Profile,
     /// A built-in site name or a site file.
     Site,
     /// A layout: origin, mirror or shards:N (`site::Layout`).
@@ -206,7 +209,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "profile",
-        kind: Kind::Choice(link::PROFILE_NAMES),
+        kind: Kind::Profile,
         default: "",
         help: "a named network (spdylab profiles): its rates and RTT fill the link's fields not given",
         only: Only::No,
@@ -490,7 +493,7 @@ pub const FIELDS: &[Field] = &[
         // on, off: a flag with a value (`--early-hints on`), as issue 37 writes it.
         kind: Kind::Choice(&["on", "off"]),
         default: "off",
-        help: "the built-in server answers the document's request at once with 103 Early Hints: Link rel=preload for its critical resources (render-blocking stylesheets and scripts, the LCP image) and rel=preconnect for their other origins, before server_think (h2 and h2c only)",
+        help: "the built-in server answers the document's request at once with 103 Early Hints: Link rel=preload for its critical resources (render-blocking stylesheets and scripts, the LCP image) and rel=preconnect for their other origins, before server_think (h2, h2c and h3)",
         only: Only::BuiltinServer("the configurations generated for the real servers send no 103 (nginx cannot; Apache's H2EarlyHints hints only H2PushResource paths, without the as= a browser needs to preload; h2o's and caddy's would need per-page Link headers, not generated)"),
     },
     Field {
@@ -899,6 +902,14 @@ pub fn canonical(kind: Kind, s: &str) -> Result<String, ValueError> {
             given: s.to_string(),
             allowed,
         }),
+        Kind::Profile => {
+            link::profile(s)
+                .map(|p| p.name.to_string())
+                .ok_or_else(|| ValueError::Choice {
+                    given: s.to_string(),
+                    allowed: link::PROFILE_NAMES,
+                })
+        }
         Kind::Site if s.is_empty() => Err(ValueError::EmptySite),
         Kind::Site => Ok(s.into()),
         Kind::Layout => s
@@ -937,7 +948,7 @@ pub fn magnitude(kind: Kind, canonical: &str) -> Option<f64> {
             site::Layout::Shards(n) => Some(n as f64),
         },
         Kind::Delay => magnitude(Kind::Duration, canonical),
-        Kind::Queue | Kind::Choice(_) | Kind::Site | Kind::Text(_) => None,
+        Kind::Queue | Kind::Choice(_) | Kind::Profile | Kind::Site | Kind::Text(_) => None,
     }
 }
 

@@ -198,8 +198,8 @@ pub struct Knobs {
     /// A `103 Early Hints` with `Link: rel=preload` for the document's
     /// critical resources (`site::critical`), and `rel=preconnect` for the
     /// other origins they are on, as soon as the document is asked for,
-    /// before the think time (`--early-hints`): h2 only (HTTP/1.1: hyper's
-    /// server cannot send a 1xx; SPDY has none; h3: the lead's `quic`).
+    /// before the think time (`--early-hints`): h2, h2c and h3 (`quic`);
+    /// not HTTP/1.1 (hyper's server cannot send a 1xx) nor SPDY (it has none).
     pub early_hints: bool,
     /// What the server pushes with the document (`--push`): h2, h2c and
     /// SPDY/3.1 (HTTP/1.1 has no push; quinn and h3 here have none).

@@ -143,6 +143,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         .as_deref()
         .map(lab::stored::read)
         .transpose()?;
+    let baseline_path = args.baseline.clone();
     let mut trial = args.trial.trial().map_err(Failure::Usage)?;
     trial.server = args.server.kind();
     trial.client = args.client.kind();
@@ -158,6 +159,14 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         har_dir: args.har_dir.clone(),
     };
     let spec = lab::compare::prepare(req, || args.link.choice())?;
+    // Against a baseline of another client or site: refused before the run.
+    let settings = baseline_path
+        .map(|path| {
+            let base = lab::stored::settings(&path)?;
+            let here = lab::compare::settings(&spec, &args.trial.given);
+            args.decide.settings(&base, &here)
+        })
+        .transpose()?;
     let total = spec.protocols.len() * (spec.reps + spec.warmup);
     let spec = Arc::new(spec);
     let progress = CountProgress::new("compare", total);
@@ -171,7 +180,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         eprintln!("{}", text::interrupted_line(&spec, outcome.probes.len()));
     }
     let summary = lab::compare::summarize_probes(&spec.protocols, &outcome.probes);
-    let mut doc = lab::compare::document(&spec, &outcome, &summary, args.metric);
+    let mut doc = lab::compare::document(&spec, &outcome, &summary, args.metric, &args.trial.given);
     let judged = (baseline.is_some() || budgets.is_some())
         .then(|| {
             let base = baseline.as_ref().map(|(p, _)| p.as_slice());
@@ -180,6 +189,9 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         .transpose()?;
     if let Some(j) = &judged {
         doc["decision"] = j.document();
+        if let Some(s) = &settings {
+            doc["decision"]["settings"] = s.json.clone();
+        }
     }
     lab::compare::write_document(args.out.as_deref(), &doc)?;
     match args.json {
@@ -194,6 +206,9 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         println!("{}", lab::text::explain::lines(&groups).join("\n"));
     }
     if let (Some(j), false) = (&judged, args.json) {
+        if let Some(s) = &settings {
+            println!("{}", s.lines.join("\n"));
+        }
         println!("{}", crate::diff::lines(j).join("\n"));
     }
     // The table and --out come first: a HAR that could not be written loses

@@ -21,7 +21,8 @@ same repetition numbers, one loaded probe each, per point, protocol and metric),
 Wilcoxon signed-rank test of the differences B - A and the shift the median of their Walsh averages
 (interval from 6 pairs); for runs whose repetitions share something by position. The column `test` says which. Verdict faster/slower
 when p < --alpha. Budgets (docs/decisions.md) are checked on B; the exit status is 1 when one
-fails.")]
+fails. Above the table: the settings in which A and B differ (client, server, site, link, knobs,
+build); runs of another client or site are refused (exit 2) unless --force.")]
 pub struct DiffArgs {
     /// The baseline: what `compare --out FILE` wrote, or a campaign directory
     pub a: PathBuf,
@@ -49,6 +50,9 @@ pub struct Decide {
     /// Test the differences of repetitions paired by number (Wilcoxon signed-rank) where the runs pair so, instead of independent samples (Mann-Whitney U)
     #[arg(long)]
     pub paired: bool,
+    /// Compare runs of different clients or sites all the same (refused otherwise)
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl Decide {
@@ -56,6 +60,29 @@ impl Decide {
     pub fn budgets(&self) -> Result<Option<Vec<lab::budget::Budget>>, Failure> {
         lab::diff::check_alpha(self.alpha)?;
         self.budget.as_deref().map(lab::budget::read).transpose()
+    }
+
+    /// Where the baseline A and the run B differ: the lines above the table
+    /// and their JSON; Err (exit 2) when their client or site differ and
+    /// --force is not given.
+    pub fn settings(
+        &self,
+        a: &lab::settings::Settings,
+        b: &lab::settings::Settings,
+    ) -> Result<SettingsDiff, Failure> {
+        let differences = a.differences(b);
+        if let (Some(why), false) = (lab::settings::refusal(&differences), self.force) {
+            return Err(Failure::Usage(why));
+        }
+        let unrecorded = a.unrecorded(b);
+        let json = serde_json::json!({
+            "differ": differences.iter().map(|d| serde_json::json!({"name": d.name, "a": d.a, "b": d.b})).collect::<Vec<_>>(),
+            "unrecorded": unrecorded,
+        });
+        Ok(SettingsDiff {
+            lines: lab::text::diff::settings_lines(&differences, &unrecorded),
+            json,
+        })
     }
 
     /// `probes` judged against `baseline` (if any) and `budgets`.
@@ -80,6 +107,12 @@ impl Decide {
     }
 }
 
+/// Where A and B differ, as printed above the table and in the JSON's `settings`.
+pub struct SettingsDiff {
+    pub lines: Vec<String>,
+    pub json: serde_json::Value,
+}
+
 /// The lines of a judgement.
 pub fn lines(j: &lab::judge::Judgement) -> Vec<String> {
     lab::text::diff::lines(j.alpha, &j.shifts, j.outcomes.as_deref(), j.with_baseline)
@@ -89,6 +122,10 @@ pub fn run(args: DiffArgs) -> Result<i32, Failure> {
     let budgets = args.decide.budgets()?;
     let (a, _) = lab::stored::read(&args.a)?;
     let (b, _) = lab::stored::read(&args.b)?;
+    let settings = args.decide.settings(
+        &lab::stored::settings(&args.a)?,
+        &lab::stored::settings(&args.b)?,
+    )?;
     let j = args
         .decide
         .judge(Some(&a), &b, budgets.as_deref())
@@ -101,8 +138,12 @@ pub fn run(args: DiffArgs) -> Result<i32, Failure> {
             e => e,
         })?;
     match args.json {
-        true => println!("{}", j.document()),
-        false => println!("{}", lines(&j).join("\n")),
+        true => {
+            let mut doc = j.document();
+            doc["settings"] = settings.json;
+            println!("{doc}")
+        }
+        false => println!("{}\n{}", settings.lines.join("\n"), lines(&j).join("\n")),
     }
     Ok(j.status())
 }

@@ -21,6 +21,17 @@ pub fn one_of<T: Clone + Send + Sync + 'static>(
     PossibleValuesParser::new(names).try_map(move |v| of(&v).ok_or("no such value"))
 }
 
+/// `--profile`: a named network in our spelling or WebPageTest's; an
+/// error lists the names.
+pub fn profile(name: &str) -> Result<&'static link::Profile, String> {
+    link::profile(name).ok_or_else(|| {
+        format!(
+            "no profile '{name}': one of {} (or WebPageTest's spelling: 3GFast, Cable, LTE, ...)",
+            link::PROFILE_NAMES.join(", ")
+        )
+    })
+}
+
 /// The emulated link: delay, rate, loss, queue, TCP initial window and congestion control.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Link")]
@@ -30,8 +41,9 @@ pub struct LinkArgs {
     /// 70 ms, 4g 9 Mbit 170 ms, dsl 1.5 Mbit/384 kbit 50 ms, 3g-fast
     /// 1.6 Mbit/768 kbit 150 ms, 3g the same at 300 ms; the seeds'
     /// mobile-002 2/1 Mbit 150 ms and paper-004 1 Mbit 150 ms; the flags
-    /// below override its rates and RTT
-    #[arg(long, value_parser = one_of(link::PROFILE_NAMES, link::profile), value_name = "NAME")]
+    /// below override its rates and RTT. WebPageTest's own spellings
+    /// (3GFast, Cable, LTE) name the same profiles
+    #[arg(long, value_parser = profile, value_name = "NAME")]
     pub profile: Option<&'static link::Profile>,
     /// Round-trip time, split evenly between the directions (e.g. 150ms)
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]

@@ -25,6 +25,7 @@ fn default_queue() -> link::QueueSpec {
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   spdylab priorities
+  spdylab priorities --quick
   spdylab priorities --servers builtin,builtin+lowat,nginx --protocols h2 --clients model --reps 5
   spdylab priorities --profiles 3g-fast --image-size 200kB --out /tmp/prio --json
   spdylab priorities --rtt 100ms --rate 4mbit --servers caddy --protocols h2,h3
@@ -42,22 +43,26 @@ replace --profiles with one link.
 With --out DIR: DIR/priorities.json, every probe's HAR under DIR/LINK/, and
 DIR/priorities.html, the matrix with each cell linked to its median probe's waterfall.")]
 pub struct PrioritiesArgs {
+    /// A first look (and CI's): the built-in server's four rows, h2 and h3,
+    /// the model, one network (cable), 3 repetitions, no warm-up — under 3
+    /// minutes; a flag given beside it wins
+    #[arg(long)]
+    pub quick: bool,
     /// Servers (rows), comma-separated: builtin, builtin+lowat, builtin-off,
-    /// builtin-off+lowat, nginx, apache, h2o, caddy
-    #[arg(
-        long,
-        default_value = "builtin,builtin+lowat,builtin-off,builtin-off+lowat,nginx,apache,h2o,caddy"
-    )]
-    pub servers: String,
+    /// builtin-off+lowat, nginx, apache, h2o, caddy [default: all of them;
+    /// --quick: the four builtin rows]
+    #[arg(long)]
+    pub servers: Option<String>,
     /// Protocols (h2, h3, spdy3, h2c)
     #[arg(long, default_value = "h2,h3", value_parser = lab::compare::parse_protocols)]
     pub protocols: std::vec::Vec<proto::Protocol>,
-    /// Clients: model, chromium
-    #[arg(long, default_value = "model,chromium")]
-    pub clients: String,
-    /// Named networks, one matrix each (see `spdylab profiles`)
-    #[arg(long, default_value = "3g-fast,cable")]
-    pub profiles: String,
+    /// Clients: model, chromium [default: model,chromium; --quick: model]
+    #[arg(long)]
+    pub clients: Option<String>,
+    /// Named networks, one matrix each (see `spdylab profiles`) [default:
+    /// 3g-fast,cable; --quick: cable]
+    #[arg(long)]
+    pub profiles: Option<String>,
     #[command(flatten)]
     pub link: LinkArgs,
     /// The image's size, e.g. 100kB or 1.5mb (the test asks for about 100 kB)
@@ -66,12 +71,12 @@ pub struct PrioritiesArgs {
     /// TCP_NOTSENT_LOWAT of the +lowat rows, in bytes
     #[arg(long, default_value_t = DEFAULT_LOWAT, value_parser = clap::value_parser!(u32).range(1..=(64 << 20)))]
     pub lowat: u32,
-    /// Repetitions per cell
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub reps: u32,
-    /// Probes per cell run first and not counted
-    #[arg(long, default_value_t = 1)]
-    pub warmup: u32,
+    /// Repetitions per cell [default: 5; --quick: 3]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub reps: Option<u32>,
+    /// Probes per cell run first and not counted [default: 1; --quick: 0]
+    #[arg(long)]
+    pub warmup: Option<u32>,
     /// A probe that has not finished the test by then fails
     #[arg(long, value_parser = parse_duration, default_value = "120s", value_name = "DURATION")]
     pub timeout: Duration,
@@ -83,6 +88,34 @@ pub struct PrioritiesArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 }
+
+/// The matrix's extent, full or `--quick`, where no flag says otherwise.
+struct Extent {
+    servers: &'static str,
+    clients: &'static str,
+    profiles: &'static str,
+    reps: u32,
+    warmup: u32,
+}
+
+const FULL: Extent = Extent {
+    servers: "builtin,builtin+lowat,builtin-off,builtin-off+lowat,nginx,apache,h2o,caddy",
+    clients: "model,chromium",
+    profiles: "3g-fast,cable",
+    reps: 5,
+    warmup: 1,
+};
+
+/// Issue 37's first look: with and without priorities and the lowat, on
+/// the built-in server, by the model; cable's 5 Mbit/s keeps each probe of
+/// the 3.2 MB test near 6 s: its 24 probes took 2 min 24 s (issue 47).
+const QUICK: Extent = Extent {
+    servers: "builtin,builtin+lowat,builtin-off,builtin-off+lowat",
+    clients: "model",
+    profiles: "cable",
+    reps: 3,
+    warmup: 0,
+};
 
 fn parse_clients(s: &str) -> Result<Vec<ClientKind>, String> {
     s.split(',')
@@ -98,13 +131,19 @@ fn parse_clients(s: &str) -> Result<Vec<ClientKind>, String> {
 
 pub fn run(args: PrioritiesArgs) -> Result<i32, Failure> {
     let usage = Failure::Usage;
-    let rows = args
-        .servers
+    let extent = match args.quick {
+        true => QUICK,
+        false => FULL,
+    };
+    let servers = args.servers.as_deref().unwrap_or(extent.servers);
+    let profiles = args.profiles.as_deref().unwrap_or(extent.profiles);
+    let rows = servers
         .split(',')
         .map(|n| row(n.trim(), args.lowat).map_err(|e| format!("--servers: {e}")))
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
-    let clients = parse_clients(&args.clients).map_err(usage)?;
+    let clients =
+        parse_clients(args.clients.as_deref().unwrap_or(extent.clients)).map_err(usage)?;
     // The bottleneck's queue: --queue, else dummynet's default of 50
     // packets (WebPageTest's shaper on its Windows agents, where the test's
     // published results were taken); the lab's usual 256 at 1.6 Mbit/s holds
@@ -116,7 +155,7 @@ pub fn run(args: PrioritiesArgs) -> Result<i32, Failure> {
         choice.queue = queue;
         vec![("custom".to_string(), choice)]
     } else {
-        args.profiles
+        profiles
             .split(',')
             .map(|name| {
                 let profile = link::profile(name.trim()).ok_or_else(|| {
@@ -145,8 +184,8 @@ pub fn run(args: PrioritiesArgs) -> Result<i32, Failure> {
         protocols: args.protocols,
         clients,
         links,
-        reps: args.reps as usize,
-        warmup: args.warmup as usize,
+        reps: args.reps.unwrap_or(extent.reps) as usize,
+        warmup: args.warmup.unwrap_or(extent.warmup) as usize,
         timeout: args.timeout,
         har_dir: args.out.clone(),
     };

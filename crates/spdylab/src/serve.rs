@@ -48,7 +48,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = default_of("server_think"), value_name = "DURATION",
           value_parser = knob("server_think", |t| t.served.think))]
     pub server_think: std::time::Duration,
-    /// Answer the document's request at once with 103 Early Hints (h2, h2c):
+    /// Answer the document's request at once with 103 Early Hints (h2, h2c, h3):
     /// Link rel=preload for its critical resources, rel=preconnect for their other origins
     #[arg(long, default_value = default_of("early_hints"), value_name = "on|off",
           action = clap::ArgAction::Set, value_parser = knob("early_hints", |t| t.served.early_hints))]

@@ -176,12 +176,26 @@ impl CampaignDir {
             }
             Err(e) => return Err(at(&saved, e).into()),
         }
+        note_build(dir)?;
         Ok(CampaignDir {
             dir: dir.to_path_buf(),
             experiment,
             _lock: lock,
         })
     }
+}
+
+/// Adds this binary's build to the directory's list (`settings::BUILDS_FILE`)
+/// unless it is there: what `diff` says of the builds that made a campaign.
+fn note_build(dir: &Path) -> io::Result<()> {
+    use crate::settings::{campaign_builds, BUILD, BUILDS_FILE};
+    let mut builds = campaign_builds(dir).unwrap_or_default();
+    if builds.iter().any(|b| b == BUILD) {
+        return Ok(());
+    }
+    builds.push(BUILD.to_string());
+    let path = dir.join(BUILDS_FILE);
+    write_atomically(&path, format!("{}\n", builds.join("\n")).as_bytes())
 }
 
 /// Writes `path` whole or not at all (`durable::write_whole`); a failure names

@@ -102,3 +102,40 @@ pub fn lines(
     }
     out
 }
+
+/// The lines above a diff's table: the settings in which A and B differ
+/// (client, server, site, link, knobs, build), and those one did not record.
+pub fn settings_lines(
+    differences: &[crate::settings::Difference],
+    unrecorded: &[String],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    match differences.is_empty() {
+        true => out.push("A and B: the same client, server, site, link, knobs and build (where both recorded them).".into()),
+        false => {
+            out.push("A and B differ in:".into());
+            let width = differences.iter().map(|d| d.name.len()).max().unwrap_or(0);
+            for d in differences {
+                out.push(format!("  {:<width$}  A {}  B {}", d.name, d.a, d.b));
+            }
+        }
+    }
+    let mut missing: Vec<&str> = unrecorded
+        .iter()
+        .map(|n| {
+            if n.starts_with("knobs.") {
+                "knobs"
+            } else {
+                n.as_str()
+            }
+        })
+        .collect();
+    missing.dedup();
+    if !missing.is_empty() {
+        out.push(format!(
+            "Not recorded by A or B (written before runs kept their settings): {}.",
+            missing.join(", ")
+        ));
+    }
+    out
+}

@@ -165,3 +165,60 @@ fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
     );
     fails(&["diff", &fast, &slow, "--alpha", "2"], 2, "--alpha 2");
 }
+
+/// diff says where A and B were made differently, above its table, and
+/// refuses (exit 2, unless --force) runs of another client or site: a
+/// model's run against Chromium's read as one run that got slower (issue 47).
+#[test]
+fn diff_prints_the_settings_that_differ_and_refuses_another_client_or_site() {
+    let dir = TempDir::new("diff-settings");
+    let fast = compare(&dir, "fast.json", "20ms");
+    let slow = compare(&dir, "slow.json", "60ms");
+    let o = spdylab(&["diff", &fast, &slow]);
+    ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let head: Vec<&str> = text.lines().take(2).collect();
+    assert_eq!(head[0], "A and B differ in:", "{text}");
+    assert!(
+        head[1].trim_start().starts_with("link ")
+            && head[1].contains("20 ms")
+            && head[1].contains("60 ms"),
+        "{text}"
+    );
+    let doc = run_json(&["diff", &fast, &slow, "--json"]);
+    assert_eq!(doc["settings"]["differ"][0]["name"], "link", "{doc}");
+    // The same run made by another client (its settings say so): refused,
+    // naming both; --force compares, and says the client differs.
+    let stored: serde_json::Value = serde_json::from_slice(&std::fs::read(&slow).unwrap()).unwrap();
+    assert_eq!(stored["settings"]["client"], "model", "{stored}");
+    assert_eq!(stored["settings"]["site"], "icons", "{stored}");
+    assert!(!stored["settings"]["build"].as_str().unwrap().is_empty());
+    let mut chromium = stored.clone();
+    chromium["settings"]["client"] = "chromium".into();
+    let other = dir.0.join("chromium.json");
+    std::fs::write(&other, chromium.to_string()).unwrap();
+    let other = other.to_str().unwrap();
+    fails(&["diff", &slow, other], 2, "client: A model, B chromium");
+    let o = spdylab(&["diff", &slow, other, "--force"]);
+    ok(&o);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("client  A model  B chromium"));
+    // compare --baseline refuses the same, before it runs.
+    let err = fails(
+        &[
+            "compare",
+            "--site",
+            "twitter",
+            "--protocols",
+            "https,h2",
+            "--rtt",
+            "20ms",
+            "--reps",
+            "4",
+            "--baseline",
+            &fast,
+        ],
+        2,
+        "site: A icons, B twitter",
+    );
+    assert!(err.contains("--force"), "{err}");
+}

@@ -96,3 +96,42 @@ fn bad_input_is_one_line_exit_2() {
     fails(&["priorities", "--protocols", "h4"], 2, "--protocols");
     fails(&["priorities", "--reps", "0"], 2, "--reps");
 }
+
+/// `--quick` (issue 37's first look, issue 47): the built-in server's four
+/// rows, the model only, 3 repetitions; a flag given beside it wins (here
+/// the link, the image and one repetition, to keep the test short).
+#[test]
+fn quick_is_the_builtin_rows_with_the_model_and_flags_given_win() {
+    let v = run_json(&[
+        "priorities",
+        "--quick",
+        "--rtt",
+        "20ms",
+        "--rate",
+        "20mbit",
+        "--image-size",
+        "20kB",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    let cells = v["cells"].as_array().unwrap();
+    let mut rows: Vec<&str> = cells.iter().map(|c| c["row"].as_str().unwrap()).collect();
+    rows.dedup();
+    assert_eq!(
+        rows,
+        [
+            "builtin",
+            "builtin+lowat",
+            "builtin-off",
+            "builtin-off+lowat"
+        ],
+        "{v}"
+    );
+    assert_eq!(cells.len(), 8, "4 rows x h2, h3 x the model: {v}");
+    for c in cells {
+        assert_eq!(c["client"], "model", "{c}");
+        assert_eq!(c["status"], "ran", "{c}");
+        assert_eq!(c["scores"].as_array().unwrap().len(), 1, "{c}");
+    }
+}
