@@ -181,8 +181,8 @@ fn diff_prints_the_settings_that_differ_and_refuses_another_client_or_site() {
     assert_eq!(head[0], "A and B differ in:", "{text}");
     assert!(
         head[1].trim_start().starts_with("link ")
-            && head[1].contains("20 ms")
-            && head[1].contains("60 ms"),
+            && head[1].contains("A rtt 20ms")
+            && head[1].contains("B rtt 60ms"),
         "{text}"
     );
     let doc = run_json(&["diff", &fast, &slow, "--json"]);
