@@ -14,7 +14,7 @@ DEPS := $(DEMO_DEPS) iputils-ping iperf3 tcpdump procps pkg-config \
 H2SPEC := $(HOME)/go/bin/h2spec
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: demo test deps demo-deps tun build lint fmt clean fuzz
+.PHONY: demo test deps demo-deps rootless build lint fmt clean fuzz
 
 # $(call install,PACKAGES): apt-get installs those of PACKAGES that are missing.
 define install
@@ -28,18 +28,28 @@ endef
 demo-deps:
 	$(call install,$(DEMO_DEPS))
 
-# Rootless use (and its tests, which run spdylab as uid 65534) needs
-# /dev/net/tun open to every user: mode 0666, as systemd-udev's default rule
-# (50-udev-default.rules) leaves it. Many images keep it root-only (0600);
-# creating a device through it still takes CAP_NET_ADMIN in a user namespace.
-tun:
+# Rootless use (and its tests, which run spdylab as uid 65534) needs two
+# things of the machine: /dev/net/tun open to every user — mode 0666, as
+# systemd-udev's default rule (50-udev-default.rules) leaves it; many images
+# keep it root-only (0600), and creating a device through it still takes
+# CAP_NET_ADMIN in a user namespace — and unprivileged user namespaces
+# (off in some Debian kernels: kernel.unprivileged_userns_clone = 0).
+rootless:
 	@[ -c /dev/net/tun ] || $(SUDO) modprobe tun 2>/dev/null || true
 	@if [ -c /dev/net/tun ] && [ "$$(stat -c %a /dev/net/tun)" != 666 ]; then \
 	  echo "making /dev/net/tun usable by every user (mode $$(stat -c %a /dev/net/tun) -> 666) for rootless use and its tests"; \
 	  $(SUDO) chmod 0666 /dev/net/tun; \
 	fi
+	@if [ "$$(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null)" = 0 ]; then \
+	  echo "allowing unprivileged user namespaces (kernel.unprivileged_userns_clone = 1) for rootless use and its tests"; \
+	  $(SUDO) sysctl -q -w kernel.unprivileged_userns_clone=1; \
+	fi
+	@if [ "$$(cat /proc/sys/user/max_user_namespaces 2>/dev/null)" = 0 ]; then \
+	  echo "allowing user namespaces (user.max_user_namespaces = 15000) for rootless use and its tests"; \
+	  $(SUDO) sysctl -q -w user.max_user_namespaces=15000; \
+	fi
 
-deps: tun
+deps: rootless
 	$(call install,$(DEPS))
 	@command -v go >/dev/null || $(SUDO) apt-get install -y -q --no-install-recommends golang-go
 	@/usr/bin/python3 -c 'import aioquic' 2>/dev/null || { echo "installing aioquic (PyPI: the independent h3 client)"; \
