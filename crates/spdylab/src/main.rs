@@ -91,11 +91,10 @@ fn prints_only(cmd: &Cmd) -> bool {
 }
 
 fn main() -> ExitCode {
-    // Must come before any thread exists.
-    if let Err(e) = lab::process_setup() {
-        eprintln!("spdylab: {e}");
-        return ExitCode::from(1);
-    }
+    // Parsing starts no thread, so the user namespace (rootless) may wait
+    // until after it: `--help`, a bad flag, and the commands that only read
+    // and print never need privileges (a machine without unprivileged user
+    // namespaces refused even `spdylab --help` to a user).
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version
@@ -121,6 +120,10 @@ fn main() -> ExitCode {
         // device or child pipe of their own, which must keep SIGPIPE ignored.
         // No other thread exists yet.
         sys::default_sigpipe();
+    } else if let Err(e) = lab::process_setup() {
+        // Must come before any thread exists.
+        eprintln!("spdylab: {e}");
+        return ExitCode::from(1);
     }
     let result = match cli.command {
         Cmd::Shell(args) => shell::run(args),

@@ -167,3 +167,67 @@ fn servers_that_switch_users_are_refused_rootless_and_the_others_run() {
         assert_eq!(said, 1, "{}", text(&o));
     }
 }
+
+/// `spdylab ARGS` as uid 65534 in a user namespace of its own that may make
+/// no other (`user.max_user_namespaces` 0 there): a machine whose kernel
+/// does not give users namespaces, without touching the host's setting.
+fn as_nobody_without_user_namespaces(args: &[&str]) -> Output {
+    const SCRIPT: &str = "import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r, w = os.pipe(); r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    if libc.unshare(0x10000000) != 0:
+        os._exit(90)
+    os.write(w, b'x'); os.read(r2, 1)
+    with open('/proc/sys/user/max_user_namespaces', 'w') as f:
+        f.write('0')
+    os.setgroups([]); os.setgid(65534); os.setuid(65534)
+    os.chdir('/')
+    os.execv(sys.argv[1], sys.argv[1:])
+os.read(r, 1)
+for m in ('uid_map', 'gid_map'):
+    with open('/proc/%d/%s' % (pid, m), 'w') as f:
+        f.write('0 0 1\\n65534 65534 1\\n')
+os.write(w2, b'x')
+_, st = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(st))
+";
+    Command::new("python3")
+        .args(["-c", SCRIPT, env!("CARGO_BIN_EXE_spdylab")])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("python3 runs")
+}
+
+/// `--help`, a bad flag and the commands that only read and print need no
+/// user namespace (issue 48): they ran the namespace setup before parsing
+/// and failed for a user where unprivileged user namespaces are off; a
+/// command that needs one still says why it cannot run.
+#[test]
+fn help_and_printing_commands_need_no_user_namespace() {
+    if !is_root() {
+        return cannot_run("the test must run as root to map uid 65534 in a user namespace");
+    }
+    for args in [
+        &["--help"][..],
+        &["diff", "--help"],
+        &["compare", "--help"],
+        &["sites"],
+        &["profiles"],
+    ] {
+        let o = as_nobody_without_user_namespaces(args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+        assert!(!o.stdout.is_empty(), "{args:?}: {}", text(&o));
+    }
+    let bad = as_nobody_without_user_namespaces(&["compare", "--site"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    let shell = as_nobody_without_user_namespaces(&["shell", "--", "true"]);
+    assert_eq!(shell.status.code(), Some(1), "{}", text(&shell));
+    assert!(
+        String::from_utf8_lossy(&shell.stderr).contains("cannot enter a user namespace"),
+        "{}",
+        text(&shell)
+    );
+}
