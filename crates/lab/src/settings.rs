@@ -240,6 +240,25 @@ mod tests {
     }
 
     #[test]
+    fn a_campaigns_settings_are_its_experiments_and_builds() {
+        let text = |client: &str| {
+            format!("sites = [\"youtube\", \"icons\"]\nprotocols = [\"h2\"]\nclient = \"{client}\"\n[link]\nrtt = [\"20ms\", \"150ms\"]\n[knobs]\nmax_streams = 1\n")
+        };
+        let model = experiment::parse("m.toml", &text("model")).unwrap();
+        let a = Settings::of_campaign(&model, Some(vec!["abc".into()]));
+        assert_eq!(a.get("site"), Some("youtube, icons"));
+        assert_eq!(a.get("link"), Some("rtt=20ms, 150ms"));
+        assert_eq!(a.get("knobs.max_streams"), Some("1"));
+        assert_eq!(a.get("build"), Some("abc"));
+        let chromium = experiment::parse("c.toml", &text("chromium")).unwrap();
+        let b = Settings::of_campaign(&chromium, None);
+        let d = a.differences(&b);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(refusal(&d).unwrap().contains("client: A model, B chromium"));
+        assert_eq!(a.unrecorded(&b), ["build"]);
+    }
+
+    #[test]
     fn an_old_document_has_its_site_and_link_the_rest_unrecorded() {
         let old = json!({ "site": "twitter", "link": "150 ms / 1 Mbit" });
         let a = Settings::of_document(&old);

@@ -1350,6 +1350,25 @@ loss = ["0%", "1%"]
 max_streams = [1, 6, 100]
 "#;
 
+    /// A profile in WebPageTest's spelling is the same point as ours (one
+    /// key, one campaign); an unknown one lists the names (issue 47).
+    #[test]
+    fn profiles_in_webpagetests_spelling_are_ours() {
+        let e = parse(
+            "p.toml",
+            "sites = [\"youtube\"]\nprotocols = [\"h2\"]\n[link]\nprofile = [\"Cable\", \"3GFast\", \"lte\"]\n",
+        )
+        .unwrap();
+        assert_eq!(e.values("profile"), ["cable", "3g-fast", "lte"]);
+        let err = parse(
+            "p.toml",
+            "sites = [\"youtube\"]\nprotocols = [\"h2\"]\n[link]\nprofile = \"5G\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("'5G' is not one of fios, cable"), "{err}");
+    }
+
     #[test]
     fn axes_expand_to_the_cross_product() {
         let e = parse("fig.toml", FIG).unwrap();
