@@ -84,8 +84,7 @@ struct Seen {
 /// Serves one connection on `endpoint`: each request stream is read to its
 /// end, then `deaf` is set (when given), then the response is written and
 /// finished. A stream counts as served from its acceptance until its
-/// response is finished (the count drops just before `finish`, which is
-/// before its FIN can be sent, so the bound holds whatever the scheduling).
+/// response is finished.
 async fn serve(endpoint: quinn::Endpoint, deaf: Option<Arc<AtomicBool>>, seen: Arc<Seen>) {
     let conn = endpoint.accept().await.unwrap().await.unwrap();
     while let Ok((mut send, mut recv)) = conn.accept_bi().await {
@@ -98,9 +97,11 @@ async fn serve(endpoint: quinn::Endpoint, deaf: Option<Arc<AtomicBool>>, seen: A
                 deaf.store(true, Ordering::SeqCst);
             }
             send.write_all(RESPONSE).await.unwrap();
+            // Both counts change before `finish`, so before the FIN can
+            // leave: before the client can see the response end.
             seen.serving.fetch_sub(1, Ordering::SeqCst);
-            send.finish().unwrap();
             seen.answered.fetch_add(1, Ordering::SeqCst);
+            send.finish().unwrap();
             // Kept until the peer has it all (a dropped SendStream is fine
             // too; this only keeps the task's end tidy).
             let _ = send.stopped().await;
