@@ -634,6 +634,15 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             });
             continue;
         }
+        // The page is navigated to, a GET: an upload before it is the
+        // browser's own (WebPageTest records Chrome's OCSP POSTs of the
+        // page's certificate first), not the document.
+        if kept.is_empty() && method != "GET" {
+            skip(format!(
+                "method {method} before the page's document (the browser's own, as an OCSP check)"
+            ));
+            continue;
+        }
         // A GET's body (if an exporter recorded one) is not replayed.
         let (request_body, request_body_size) = if method == "GET" {
             (None, 0)
@@ -1263,6 +1272,43 @@ mod tests {
         assert_eq!(rep.resources, 3, "{:?}", rep.skipped);
         assert!(site.find_request("upload.test", "GET", "/a.png").is_some());
         assert!(site.find_request("upload.test", "GET", "/b.png").is_some());
+    }
+
+    #[test]
+    fn an_upload_before_the_page_is_not_its_document() {
+        // WebPageTest's h2 capture of www.filamentgroup.com (PerfCascade):
+        // Chrome's two OCSP POSTs come first. The first became the document
+        // (a POST of http://ocsp.comodoca.com/ as the page): a browser's
+        // navigation GETs it, and replay answered 404 with nothing under it.
+        let ocsp = || {
+            let mut e = entry(
+                "http://ocsp.ca.test/",
+                "application/ocsp-response",
+                None,
+                Value::Null,
+            );
+            e["request"]["method"] = "POST".into();
+            e["request"]["postData"] = serde_json::json!({"mimeType": "", "text": ""});
+            e
+        };
+        let h = har(vec![
+            ocsp(),
+            ocsp(),
+            entry("https://www.test/", "text/html", None, Value::Null),
+            entry("https://www.test/a.png", "image/png", None, Value::Null),
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        assert_eq!(
+            (site.root().host.as_str(), site.root().path.as_str()),
+            ("www.test", "/")
+        );
+        assert_eq!(site.recorded(0).unwrap().method, "GET");
+        assert_eq!(rep.resources, 2, "{:?}", rep.skipped);
+        assert!(
+            rep.skipped[0].reason.contains("before the page's document"),
+            "{:?}",
+            rep.skipped
+        );
     }
 
     /// What a browser sends for child `url` of generated body `body`: the
