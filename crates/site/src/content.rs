@@ -49,6 +49,46 @@
 //! and below; iframes borderless (their default 300×150).
 
 use crate::model::{Kind, Resource, Reveal};
+use crate::recorded::REQUEST_FILLER;
+
+/// A child that a generated body sends as an upload — an imported page's
+/// POST, PUT, PATCH or DELETE — rather than asks for by a tag: a tag (an
+/// `<img>`, an injected `<script>`) makes a browser send a GET, which replay,
+/// matching by method, answers 404. The body sends it from a synchronous
+/// `XMLHttpRequest` with `method` and a body of `body_len` filler bytes
+/// (the recorded body's length), so that it is answered before onload, as a
+/// tag's fetch would be. Built-in pages have none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upload {
+    pub method: String,
+    pub body_len: usize,
+}
+
+/// The upload of child `k`, if it is one (`uploads` is aligned with the
+/// children; a shorter slice, or none, means GETs).
+fn upload_of(uploads: &[Option<Upload>], k: usize) -> Option<&Upload> {
+    uploads.get(k).and_then(Option::as_ref)
+}
+
+/// The statement that sends `c` as `up`: a synchronous XMLHttpRequest (a
+/// failure, such as a refused cross-origin answer, is the page's business).
+fn send_call(c: &Resource, up: &Upload) -> String {
+    let body = if up.body_len == 0 {
+        "null".to_string()
+    } else {
+        format!(
+            "Array({}).join(\"{}\")",
+            up.body_len + 1,
+            REQUEST_FILLER as char
+        )
+    };
+    // A JS string of the URL (a path may hold a backslash, or `</script>`).
+    let url = reference(c).replace('\\', "\\\\").replace('<', "\\x3c");
+    format!(
+        "(function(x){{x.open(\"{}\",\"{url}\",false);try{{x.send({body})}}catch(e){{}}}})(new XMLHttpRequest());\n",
+        up.method
+    )
+}
 
 /// Deterministic filler text and pixels, from the workspace's one generator.
 struct Filler(link::rng::Rng);
@@ -245,11 +285,17 @@ pub fn split_url(url: &str) -> Option<(String, String)> {
 
 /// The smallest size `r` can have, given its children (the tags must fit) and
 /// how many children each of those has (`grandchildren`, aligned with `children`).
-pub fn min_size(r: &Resource, children: &[&Resource], grandchildren: &[usize]) -> usize {
+/// `uploads`: which children are sent as uploads (`Upload`), aligned with them.
+pub fn min_size(
+    r: &Resource,
+    children: &[&Resource],
+    grandchildren: &[usize],
+    uploads: &[Option<Upload>],
+) -> usize {
     match r.kind {
-        Kind::Html => html(r, children, grandchildren, 0, 0).len(),
+        Kind::Html => html(r, children, grandchildren, uploads, 0, 0).len(),
         Kind::Css => css(r, children, 0, 0).len(),
-        Kind::Js => js(children, 0, 0).len(),
+        Kind::Js => js(children, uploads, 0, 0).len(),
         Kind::Png => png_min_size(),
         Kind::Font => 44,
         Kind::Flash => 21,
@@ -258,18 +304,20 @@ pub fn min_size(r: &Resource, children: &[&Resource], grandchildren: &[usize]) -
 }
 
 /// The body of `r`, exactly `r.size` bytes. `children` are the resources it
-/// reveals; `grandchildren` how many each of them reveals in turn.
+/// reveals; `grandchildren` how many each of them reveals in turn; `uploads`
+/// which of them it sends as uploads (aligned with them; empty: none).
 pub fn generate(
     r: &Resource,
     children: &[&Resource],
     grandchildren: &[usize],
+    uploads: &[Option<Upload>],
     seed: u64,
 ) -> Vec<u8> {
     let seed = seed ^ fnv(r.host.as_bytes()) ^ fnv(r.path.as_bytes()).rotate_left(17);
     let out = match r.kind {
-        Kind::Html => html(r, children, grandchildren, r.size, seed).into_bytes(),
+        Kind::Html => html(r, children, grandchildren, uploads, r.size, seed).into_bytes(),
         Kind::Css => css(r, children, r.size, seed).into_bytes(),
-        Kind::Js => js(children, r.size, seed).into_bytes(),
+        Kind::Js => js(children, uploads, r.size, seed).into_bytes(),
         Kind::Png => png(r.size, seed),
         Kind::Font => woff(r.size),
         Kind::Flash => swf(r.size),
@@ -335,8 +383,12 @@ main img{{display:block;margin:12px 0}}iframe{{border:0}}\n"
     )
 }
 
-/// The tag by which an HTML page references `c`.
-fn html_tag(c: &Resource) -> String {
+/// The tag by which an HTML page references `c`: an inline script that
+/// sends it if it is an upload.
+fn html_tag(c: &Resource, upload: Option<&Upload>) -> String {
+    if let Some(up) = upload {
+        return format!("<script>{}</script>\n", send_call(c, up).trim_end());
+    }
     match c.kind {
         Kind::Css => format!("<link rel=\"stylesheet\" href=\"{}\">\n", reference(c)),
         Kind::Js => format!("<script src=\"{}\"></script>\n", reference(c)),
@@ -359,10 +411,11 @@ fn html(
     r: &Resource,
     children: &[&Resource],
     grandchildren: &[usize],
+    uploads: &[Option<Upload>],
     size: usize,
     seed: u64,
 ) -> String {
-    let rich = rich_html(r, children, grandchildren, seed);
+    let rich = rich_html(r, children, grandchildren, uploads, seed);
     let fixed: usize = rich.iter().map(String::len).sum();
     if size > 0 && fixed <= size {
         return pad_between(&rich, size, seed, |f, n| f.text(n));
@@ -372,13 +425,17 @@ fn html(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}{}</title>\n",
         r.host, r.path
     );
-    for c in children.iter().filter(|c| c.reveal == Reveal::Head) {
-        head += &html_tag(c);
+    for (k, c) in children.iter().enumerate() {
+        if c.reveal == Reveal::Head {
+            head += &html_tag(c, upload_of(uploads, k));
+        }
     }
     head += "</head><body>\n";
     let mut parts = vec![head];
-    for c in children.iter().filter(|c| c.reveal == Reveal::Body) {
-        parts.push(html_tag(c));
+    for (k, c) in children.iter().enumerate() {
+        if c.reveal == Reveal::Body {
+            parts.push(html_tag(c, upload_of(uploads, k)));
+        }
     }
     parts.extend(style_divs(children, grandchildren));
     parts.push("</body></html>\n".into());
@@ -413,6 +470,7 @@ fn rich_html(
     r: &Resource,
     children: &[&Resource],
     grandchildren: &[usize],
+    uploads: &[Option<Upload>],
     seed: u64,
 ) -> Vec<String> {
     let mut words = Filler::new(seed ^ 0x4845_4144);
@@ -424,8 +482,10 @@ fn rich_html(
     if !children.iter().any(|c| c.kind == Kind::Css) {
         head += &format!("<style>\n{}</style>\n", base_css(fnv(r.host.as_bytes())));
     }
-    for c in children.iter().filter(|c| c.reveal == Reveal::Head) {
-        head += &html_tag(c);
+    for (k, c) in children.iter().enumerate() {
+        if c.reveal == Reveal::Head {
+            head += &html_tag(c, upload_of(uploads, k));
+        }
     }
     let n = words.range(52, 12);
     let headline = words.sentences(n);
@@ -435,20 +495,22 @@ fn rich_html(
         "</head><body>\n<header><h1>{}</h1></header>\n<main>\n<p class=\"lede\">{lede}</p>\n",
         headline.trim_end_matches('.')
     );
-    let body: Vec<&&Resource> = children
+    let body: Vec<(&Resource, Option<&Upload>)> = children
         .iter()
-        .filter(|c| c.reveal == Reveal::Body)
+        .enumerate()
+        .filter(|(_, c)| c.reveal == Reveal::Body)
+        .map(|(k, c)| (*c, upload_of(uploads, k)))
         .collect();
     // The first screen: everything up to the hero, the first PNG, together.
     let hero = body
         .iter()
-        .position(|c| c.kind == Kind::Png)
+        .position(|(c, up)| c.kind == Kind::Png && up.is_none())
         .map_or(0, |i| i + 1);
-    for c in &body[..hero] {
-        head += &html_tag(c);
+    for (c, up) in &body[..hero] {
+        head += &html_tag(c, *up);
     }
     let mut parts = vec![head];
-    parts.extend(body[hero..].iter().map(|c| html_tag(c)));
+    parts.extend(body[hero..].iter().map(|(c, up)| html_tag(c, *up)));
     let mut end = "</main>\n".to_string();
     for div in style_divs(children, grandchildren) {
         end += &div;
@@ -514,12 +576,16 @@ pub const DONE_MARK_META: &str = "spdylab-done-mark";
 /// What a script runs to inject one child: the browser model looks for these calls.
 pub const INJECT_CALL: &str = "__spdylab_inject(";
 
-fn js(children: &[&Resource], size: usize, seed: u64) -> String {
+fn js(children: &[&Resource], uploads: &[Option<Upload>], size: usize, seed: u64) -> String {
     let mut parts = vec![
         "/* spdylab script */\nfunction __spdylab_inject(u,t){var e=document.createElement(t);e.src=u;(document.body||document.head).appendChild(e);}\n"
             .to_string(),
     ];
-    for c in children {
+    for (k, c) in children.iter().enumerate() {
+        if let Some(up) = upload_of(uploads, k) {
+            parts.push(send_call(c, up));
+            continue;
+        }
         let tag = if c.kind == Kind::Js { "script" } else { "img" };
         parts.push(format!("{INJECT_CALL}\"{}\",\"{tag}\");\n", reference(c)));
     }

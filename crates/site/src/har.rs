@@ -201,12 +201,24 @@ struct Entry {
 
 #[derive(Deserialize)]
 struct Request {
-    method: String,
+    /// None (null or absent): a GET, as `method_of` says.
+    #[serde(default)]
+    method: Option<String>,
     url: String,
     #[serde(default, rename = "postData")]
     post_data: Option<Value>,
     #[serde(default, rename = "bodySize")]
     body_size: Value,
+}
+
+/// A request's method, upper case. WebPageTest's HTTP/2 captures of 2018
+/// write `"method": null` for every request its h2 parser read (their
+/// `httpVersion` is ": /": the pseudo-headers were lost): such an entry is
+/// one of the page's own loads, a GET. (It did not import at all.)
+fn method_of(r: &Request) -> String {
+    r.method
+        .as_deref()
+        .map_or_else(|| "GET".to_string(), str::to_ascii_uppercase)
 }
 
 /// The methods replayed: their requests and answers have the framing of a
@@ -613,13 +625,22 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             skip("failed (no response)".into());
             continue;
         }
-        let method = e.request.method.to_ascii_uppercase();
+        let method = method_of(&e.request);
         if !REPLAYED_METHODS.contains(&method.as_str()) {
             skip(match method.as_str() {
                 "HEAD" => "method HEAD (its answer has no body to replay)".into(),
                 "OPTIONS" => "method OPTIONS (a CORS preflight: the browser's own)".into(),
                 _ => format!("method {method}"),
             });
+            continue;
+        }
+        // The page is navigated to, a GET: an upload before it is the
+        // browser's own (WebPageTest records Chrome's OCSP POSTs of the
+        // page's certificate first), not the document.
+        if kept.is_empty() && method != "GET" {
+            skip(format!(
+                "method {method} before the page's document (the browser's own, as an OCSP check)"
+            ));
             continue;
         }
         // A GET's body (if an exporter recorded one) is not replayed.
@@ -848,16 +869,25 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
                 }
                 _ => rv,
             };
+            // How `j` can reveal this entry: an upload's answer is never
+            // parsed (an XMLHttpRequest's), so it reveals nothing; and an
+            // upload is sent from a page or a script, never a stylesheet.
+            let reveal_from = |j: usize| {
+                if kept[j].rec.is_upload() || (k.rec.is_upload() && kept[j].kind == Kind::Css) {
+                    return None;
+                }
+                reveal_for(kept[j].kind, k.kind)
+            };
             let by_initiator = k
                 .initiator
                 .as_deref()
                 .and_then(lookup)
                 .filter(|&j| j < i)
-                .and_then(|j| reveal_for(kept[j].kind, k.kind).map(|rv| (j, rv)));
+                .and_then(|j| reveal_from(j).map(|rv| (j, rv)));
             let by_discovery = || {
                 (0..i).find_map(|j| {
                     let t = texts[j].as_ref()?;
-                    let rv = reveal_for(kept[j].kind, k.kind)?;
+                    let rv = reveal_from(j)?;
                     references(t, &k.url, kept[j].url.host == k.url.host).then_some((j, rv))
                 })
             };
@@ -889,7 +919,7 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
                     return None;
                 }
                 (0..i)
-                    .filter(|&j| kept[j].kind == Kind::Js)
+                    .filter(|&j| kept[j].kind == Kind::Js && !kept[j].rec.is_upload())
                     .filter_map(|j| Some((j, kept[j].span?.1)))
                     .filter(|&(_, end)| end <= start)
                     .max_by(|a, b| a.1.total_cmp(&b.1))
@@ -940,7 +970,11 @@ pub fn import(name: &str, bytes: &[u8]) -> Result<(Site, ImportReport), HarError
             .filter(|&c| resources[c].parent == Some(i))
             .map(|c| resources.iter().filter(|r| r.parent == Some(c)).count())
             .collect();
-        let min = content::min_size(&resources[i], &children, &grand);
+        let uploads: Vec<Option<content::Upload>> = (0..resources.len())
+            .filter(|&c| resources[c].parent == Some(i))
+            .map(|c| kept[c].rec.upload())
+            .collect();
+        let min = content::min_size(&resources[i], &children, &grand, &uploads);
         if resources[i].size < min {
             report.bodies_enlarged += 1;
             resources[i].size = min;
@@ -1218,6 +1252,161 @@ mod tests {
             (0..6).map(|i| back.body(i)).collect::<Vec<_>>(),
             (0..6).map(|i| site.body(i)).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn a_request_whose_method_was_lost_is_a_get() {
+        // WebPageTest's h2 captures of 2018 (sitespeed.io compare's
+        // en.wikipedia.org chrome HAR): `"method": null`, httpVersion ": /".
+        let mut img = entry("https://upload.test/a.png", "image/png", None, Value::Null);
+        img["request"]["method"] = Value::Null;
+        img["response"]["httpVersion"] = ": /".into();
+        let mut icon = entry("https://upload.test/b.png", "image/png", None, Value::Null);
+        icon["request"].as_object_mut().unwrap().remove("method");
+        let h = har(vec![
+            entry("https://www.test/", "text/html", None, Value::Null),
+            img,
+            icon,
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        assert_eq!(rep.resources, 3, "{:?}", rep.skipped);
+        assert!(site.find_request("upload.test", "GET", "/a.png").is_some());
+        assert!(site.find_request("upload.test", "GET", "/b.png").is_some());
+    }
+
+    #[test]
+    fn an_upload_before_the_page_is_not_its_document() {
+        // WebPageTest's h2 capture of www.filamentgroup.com (PerfCascade):
+        // Chrome's two OCSP POSTs come first. The first became the document
+        // (a POST of http://ocsp.comodoca.com/ as the page): a browser's
+        // navigation GETs it, and replay answered 404 with nothing under it.
+        let ocsp = || {
+            let mut e = entry(
+                "http://ocsp.ca.test/",
+                "application/ocsp-response",
+                None,
+                Value::Null,
+            );
+            e["request"]["method"] = "POST".into();
+            e["request"]["postData"] = serde_json::json!({"mimeType": "", "text": ""});
+            e
+        };
+        let h = har(vec![
+            ocsp(),
+            ocsp(),
+            entry("https://www.test/", "text/html", None, Value::Null),
+            entry("https://www.test/a.png", "image/png", None, Value::Null),
+        ]);
+        let (site, rep) = import("t", &h).unwrap();
+        assert_eq!(
+            (site.root().host.as_str(), site.root().path.as_str()),
+            ("www.test", "/")
+        );
+        assert_eq!(site.recorded(0).unwrap().method, "GET");
+        assert_eq!(rep.resources, 2, "{:?}", rep.skipped);
+        assert!(
+            rep.skipped[0].reason.contains("before the page's document"),
+            "{:?}",
+            rep.skipped
+        );
+    }
+
+    /// What a browser sends for child `url` of generated body `body`: the
+    /// upload's XMLHttpRequest with `method`, else a tag's GET.
+    fn sends(body: &str, method: &str, url: &str) -> bool {
+        body.contains(&format!("x.open(\"{method}\",\"{url}\",false)"))
+    }
+
+    #[test]
+    fn generated_bodies_send_uploads_with_their_method_not_a_tags_get() {
+        // GitHub's home page of 2015 (PerfCascade's captures): no body
+        // recorded; the page POSTs to an analytics host, its script POSTs
+        // stats as JSON. A tag's GET of either was answered 404: a miss.
+        let mut collect = entry("https://ga.test/r/collect", "image/gif", None, Value::Null);
+        collect["request"]["method"] = "POST".into();
+        collect["request"]["bodySize"] = 296.into();
+        let mut stats = entry(
+            "https://api.test/stats",
+            "application/json",
+            None,
+            "https://cdn.test/app.js".into(),
+        );
+        stats["request"]["method"] = "POST".into();
+        stats["request"]["postData"] = serde_json::json!({"mimeType": "", "text": "{}"});
+        let h = har(vec![
+            entry("https://www.test/", "text/html", None, Value::Null),
+            entry(
+                "https://cdn.test/app.js",
+                "application/javascript",
+                None,
+                Value::Null,
+            ),
+            collect,
+            stats,
+        ]);
+        let (site, _) = import("t", &h).unwrap();
+        assert_eq!(
+            site.resources.iter().map(|r| r.parent).collect::<Vec<_>>(),
+            [None, Some(0), Some(0), Some(1)]
+        );
+        let page = String::from_utf8(site.body(0)).unwrap();
+        let script = String::from_utf8(site.body(1)).unwrap();
+        assert!(sends(&page, "POST", "//ga.test/r/collect"), "{page}");
+        assert!(!page.contains("src=\"//ga.test/r/collect\""), "{page}");
+        assert!(page.contains("Array(297).join(\"x\")"), "{page}");
+        assert!(sends(&script, "POST", "//api.test/stats"), "{script}");
+        assert!(!script.contains("inject(\"//api.test/stats\""), "{script}");
+        for i in 0..2 {
+            assert_eq!(site.body(i).len(), site.resources[i].size, "{i}");
+        }
+        // A PUT, with no body, under a page too small for its script: the
+        // page grows to hold it.
+        let mut put = entry("https://www.test/state", "text/plain", None, Value::Null);
+        put["request"]["method"] = "PUT".into();
+        let mut doc = entry("https://www.test/", "text/html", None, Value::Null);
+        doc["response"]["content"]["size"] = 10.into();
+        let (site, rep) = import("t", &har(vec![doc, put])).unwrap();
+        let page = String::from_utf8(site.body(0)).unwrap();
+        assert_eq!(rep.bodies_enlarged, 1);
+        assert!(
+            page.contains("x.open(\"PUT\",\"//www.test/state\",false);try{x.send(null)}"),
+            "{page}"
+        );
+        assert_eq!(page.len(), site.resources[0].size);
+    }
+
+    #[test]
+    fn an_upload_is_sent_by_a_page_or_script_and_reveals_nothing() {
+        // A POST whose initiator is a stylesheet (a font's CSS whose script
+        // reports it) hangs under the page: a stylesheet's url() is a GET. An
+        // entry whose initiator is an upload (its answer is an
+        // XMLHttpRequest's, never parsed) hangs under the page too.
+        let mut post = entry(
+            "https://www.test/api.js",
+            "application/javascript",
+            None,
+            "https://www.test/s.css".into(),
+        );
+        post["request"]["method"] = "POST".into();
+        let h = har(vec![
+            entry("https://www.test/", "text/html", None, Value::Null),
+            entry("https://www.test/s.css", "text/css", None, Value::Null),
+            post,
+            entry(
+                "https://www.test/i.png",
+                "image/png",
+                None,
+                "https://www.test/api.js".into(),
+            ),
+        ]);
+        let (site, _) = import("t", &h).unwrap();
+        assert_eq!(
+            site.resources.iter().map(|r| r.parent).collect::<Vec<_>>(),
+            [None, Some(0), Some(0), Some(0)]
+        );
+        let page = String::from_utf8(site.body(0)).unwrap();
+        assert!(sends(&page, "POST", "//www.test/api.js"), "{page}");
+        assert!(page.contains("src=\"//www.test/i.png\""), "{page}");
     }
 
     #[test]

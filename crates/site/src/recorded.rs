@@ -62,6 +62,18 @@ impl Recorded {
         self.method != "GET"
     }
 
+    /// What a generated parent body sends for it, if it is an upload: its
+    /// method and the length of `request_body_bytes`.
+    pub fn upload(&self) -> Option<crate::content::Upload> {
+        self.is_upload().then(|| crate::content::Upload {
+            method: self.method.clone(),
+            body_len: self
+                .request_body
+                .as_ref()
+                .map_or(self.request_body_size, String::len),
+        })
+    }
+
     /// A header's value (name in lower case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers

@@ -231,7 +231,12 @@ impl Site {
             if site.recorded_body(i).is_some() || (i == 0 && site.page.is_some()) {
                 continue;
             }
-            let min = content::min_size(r, &site.children(i), &site.grandchildren(i));
+            let min = content::min_size(
+                r,
+                &site.children(i),
+                &site.grandchildren(i),
+                &site.uploads(i),
+            );
             if r.size < min {
                 return Err(err(
                     i,
@@ -345,8 +350,19 @@ impl Site {
             &self.resources[i],
             &self.children(i),
             &self.grandchildren(i),
+            &self.uploads(i),
             self.seed,
         )
+    }
+
+    /// For each resource `i` reveals, whether it is an upload (an imported
+    /// page's POST, PUT, PATCH or DELETE), which `i`'s generated body sends
+    /// with its method and the recorded body's length instead of a tag.
+    pub fn uploads(&self, i: usize) -> Vec<Option<content::Upload>> {
+        (0..self.resources.len())
+            .filter(|&c| self.resources[c].parent == Some(i))
+            .map(|c| self.recorded(c).and_then(Recorded::upload))
+            .collect()
     }
 
     /// Distinct hosts, in order of first appearance.
