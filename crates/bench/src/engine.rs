@@ -4,13 +4,11 @@
 //! a close) over the run, handing every opening to its protocol's loop.
 
 use crate::clock::{Clock, Window};
-use crate::recorder::{new_histogram, Recorder, Shared};
+use crate::recorder::{new_histogram, take_thread_latency, Recorder, Shared};
 use crate::{dial, h1, h2, quic, spdy3};
 use crate::{BenchResult, BenchSpec, Second};
 use proto::Protocol;
-use std::cell::RefCell;
 use std::io;
-use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -58,28 +56,30 @@ pub fn run(spec: BenchSpec) -> io::Result<BenchResult> {
             let (spec, shared) = (spec.clone(), shared.clone());
             // Threads made here inherit this thread's network namespace.
             scope.spawn(move || {
-                // The thread's connections are local tasks, so that they can
-                // share its one latency histogram (about 190 KB: one per
-                // connection was most of the memory at `-c 1000`).
-                let local = tokio::task::LocalSet::new();
-                local.block_on(&runtime, async {
-                    let latency = Rc::new(RefCell::new(new_histogram()));
+                // The thread's connections are tasks of its one
+                // current-thread runtime, not of a LocalSet: a LocalSet's
+                // task woken by the I/O driver (outside the set's own poll)
+                // goes through its shared queue (a lock) and wakes the
+                // runtime's eventfd (a write system call, and one more epoll
+                // event) before it runs. They share the thread's latency
+                // histogram (`recorder::take_thread_latency`).
+                runtime.block_on(async {
                     let tasks: Vec<_> = connections_of(t, threads, spec.connections)
                         .map(|c| {
                             let (spec, shared) = (spec.clone(), shared.clone());
-                            let rec = Recorder::new(latency.clone(), shared.clone(), &spec, window);
-                            tokio::task::spawn_local(connection(c, spec, shared, window, rec))
+                            let rec = Recorder::new(shared.clone(), &spec, window);
+                            tokio::spawn(connection(c, spec, shared, window, rec))
                         })
                         .collect();
                     for task in tasks {
                         let _ = task.await;
                     }
-                    shared
-                        .histograms
-                        .lock()
-                        .unwrap()
-                        .push(latency.replace(new_histogram()));
                 });
+                shared
+                    .histograms
+                    .lock()
+                    .unwrap()
+                    .push(take_thread_latency());
                 runtime.shutdown_timeout(Duration::from_secs(1));
             });
         }
