@@ -600,7 +600,7 @@ impl Recorder {
         // reference frame being the page's (above) is not enough: the
         // screencast stamps a frame when the compositor made it, FCP when it
         // was presented, and on a loaded machine the page's one frame was
-        // stamped 100–250 ms before its FCP (docs/results/visual); nor can a
+        // stamped 53–364 ms before its FCP (docs/visual.md); nor can a
         // screen be complete before any content is on it. (Speed Index is
         // not clamped: a background painted before FCP is progress.)
         let fcp_ms = self.paints.fcp.map(|f| (f - start) * 1e3);
