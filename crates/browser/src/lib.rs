@@ -552,7 +552,8 @@ impl Browser {
     /// presented, a few ms after it) and describes its LCP element. Listens
     /// until the first contentful paint has been reported — often after
     /// onload: a page whose render-blocking styles and scripts come last
-    /// paints its first frame after them — and `PAINT_MARGIN` more (at most
+    /// paints its first frame after them — and `PAINT_MARGIN` more, or
+    /// until a screencast frame that is not blank came after it (at most
     /// `PAINT_SETTLE` after onload in all), then flushes what the renderer
     /// sent before with a round trip (`Runtime.evaluate` of `0`). PLT was
     /// taken at onload: this costs it nothing (docs/visual.md).
@@ -576,7 +577,14 @@ impl Browser {
             if painted_at.is_none() && recorder.painted() {
                 painted_at = Some(Instant::now().max(onload));
             }
-            let until = painted_at.map_or(cap, |t: Instant| (t + PAINT_MARGIN).min(cap));
+            // While the screencast's last frame is blank (the page's
+            // background before its content), on to `cap` for the frame
+            // of the content: without it the visual metrics have no
+            // final frame (`visual`'s module doc).
+            let until = match painted_at {
+                Some(t) if !recorder.screen_blank() => (t + PAINT_MARGIN).min(cap),
+                _ => cap,
+            };
             match self.pipe.next_event(until) {
                 Ok(Some((method, params))) => recorder.on_event(&method, &params),
                 Ok(None) | Err(_) => break,

@@ -14,7 +14,7 @@
 //! screencast's frames: see `visual`.
 
 use crate::paint::{describe_element, Paints};
-use crate::visual::{filmstrip, visual, Histogram, FILMSTRIP_MAX};
+use crate::visual::{filmstrip, page_frames, visual, Histogram, FILMSTRIP_MAX};
 use client::{Entry, PageResult, Paint, Timings};
 use proto::Protocol;
 use serde_json::Value;
@@ -119,6 +119,9 @@ pub struct Recorder {
     frames: Vec<(f64, String)>,
     /// The screencast frames to acknowledge (`take_acks`).
     acks: Vec<i64>,
+    /// Whether the last of `frames` is blank, as of how many frames
+    /// (`screen_blank`).
+    blank_as_of: Option<(usize, bool)>,
     /// The URLs of the page's WebSockets (`Network.webSocketCreated`).
     sockets: Vec<String>,
     /// When the page said it was done (`page_done`): how many requests it
@@ -288,6 +291,28 @@ impl Recorder {
     /// (`Page.screencastFrameAck`): Chromium sends no more until it is.
     pub fn take_acks(&mut self) -> Vec<i64> {
         std::mem::take(&mut self.acks)
+    }
+
+    /// Whether the screencast's last frame so far is blank (`visual`'s
+    /// module doc: not the page yet); false without a frame. Decodes that
+    /// frame once, when asked (after onload: none of the load's CPU).
+    pub fn screen_blank(&mut self) -> bool {
+        use base64::Engine;
+        let n = self.frames.len();
+        if let Some((m, blank)) = self.blank_as_of {
+            if m == n {
+                return blank;
+            }
+        }
+        let blank = self.frames.last().is_some_and(|(_, data)| {
+            base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .ok()
+                .and_then(|jpeg| Histogram::of_jpeg(&jpeg))
+                .is_some_and(|h| h.blank())
+        });
+        self.blank_as_of = Some((n, blank));
+        blank
     }
 
     /// Whether onload has fired.
@@ -529,7 +554,10 @@ impl Recorder {
     /// screencast's frames from `start` (the document's request) to the
     /// final one: the last frame by onload, or by the first contentful paint
     /// if that came later, and `FRAME_SLACK` more (a frame is swapped a few
-    /// ms after its paint). Identical consecutive frames count once.
+    /// ms after its paint) — and if the frames by then end blank (the page's
+    /// background before its content, `visual`'s module doc), the first
+    /// frame after them that is not. Identical consecutive frames count
+    /// once; blank frames after the page's last are left out of both.
     fn visual(&self, start: f64) -> Paint {
         use base64::Engine;
         let (Some(off), Some(onload)) = (self.wall_minus_mono(), self.onload) else {
@@ -540,7 +568,7 @@ impl Recorder {
         let mut last: Option<&str> = None;
         for (wall, data) in &self.frames {
             let mono = wall - off;
-            if mono < start || mono > horizon || last == Some(data.as_str()) {
+            if mono < start || last == Some(data.as_str()) {
                 continue;
             }
             last = Some(data);
@@ -552,6 +580,14 @@ impl Recorder {
             }
         }
         frames.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let by_horizon = frames.partition_point(|f| f.0 <= (horizon - start) * 1e3);
+        let ends_blank = frames[..by_horizon].last().is_none_or(|f| f.2.blank());
+        let keep = match frames[by_horizon..].iter().position(|f| !f.2.blank()) {
+            Some(i) if ends_blank => by_horizon + i + 1,
+            _ => by_horizon,
+        };
+        frames.truncate(keep);
+        frames.truncate(page_frames(&frames, |f| &f.2));
         let timed: Vec<(f64, Histogram)> = frames.iter().map(|(t, _, h)| (*t, h.clone())).collect();
         let Some(v) = visual(&timed) else {
             return Paint::default();
@@ -560,9 +596,19 @@ impl Recorder {
             .iter()
             .map(|(t, j, h)| (*t, j.as_slice(), h))
             .collect();
+        // Visually complete is never before the first contentful paint. The
+        // reference frame being the page's (above) is not enough: the
+        // screencast stamps a frame when the compositor made it, FCP when it
+        // was presented, and on a loaded machine the page's one frame was
+        // stamped 53–364 ms before its FCP (docs/visual.md); nor can a
+        // screen be complete before any content is on it. (Speed Index is
+        // not clamped: a background painted before FCP is progress.)
+        let fcp_ms = self.paints.fcp.map(|f| (f - start) * 1e3);
+        let visually_complete_ms =
+            fcp_ms.map_or(v.visually_complete_ms, |f| v.visually_complete_ms.max(f));
         Paint {
             speed_index_ms: Some(v.speed_index_ms),
-            visually_complete_ms: Some(v.visually_complete_ms),
+            visually_complete_ms: Some(visually_complete_ms),
             filmstrip: filmstrip(&strip, FILMSTRIP_MAX),
             ..Paint::default()
         }
@@ -1438,6 +1484,108 @@ mod tests {
         assert!(e.contains("HSTS"), "{e}");
         // The same load asked as https is fine.
         assert_eq!(r.finish(Protocol::Https).error, None);
+    }
+
+    /// A load of the pagexray page whose screencast sent the frames
+    /// `frames` (ms after the document's request, the recorded JPEG under
+    /// tests/data/screencast), its FCP at `fcp` ms and onload at `onload`.
+    fn screencast(frames: &[(f64, &str)], fcp: f64, onload: f64) -> Paint {
+        use base64::Engine;
+        let mut r = Recorder::new();
+        let ev = |name: &str, t: f64| json!({"frameId": "F", "loaderId": "L", "name": name, "timestamp": 100.0 + t / 1e3});
+        r.on_event(
+            "Network.requestWillBeSent",
+            &json!({"requestId": "L", "loaderId": "L", "frameId": "F", "type": "Document",
+                "timestamp": 100.0, "wallTime": 1_000_000.0, "request": {"url": "https://a.test/"}}),
+        );
+        r.on_event(
+            "Network.responseReceived",
+            &json!({"requestId": "L", "response": {"status": 200, "mimeType": "text/html",
+                "protocol": "h2", "connectionId": 1}}),
+        );
+        r.on_event(
+            "Network.loadingFinished",
+            &json!({"requestId": "L", "timestamp": 100.1}),
+        );
+        for (i, (ms, name)) in frames.iter().enumerate() {
+            let path = format!(
+                "{}/tests/data/screencast/{name}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let jpeg = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            r.on_event(
+                "Page.screencastFrame",
+                &json!({"sessionId": i, "metadata": {"timestamp": 1_000_000.0 + ms / 1e3},
+                    "data": base64::engine::general_purpose::STANDARD.encode(jpeg)}),
+            );
+        }
+        r.on_event("Page.lifecycleEvent", &ev("firstContentfulPaint", fcp));
+        r.on_event(
+            "Page.loadEventFired",
+            &json!({"timestamp": 100.0 + onload / 1e3}),
+        );
+        r.finish(Protocol::H2).paint.unwrap()
+    }
+
+    /// Issue 47: the screencast's last frames grey (the page's background
+    /// before its content, or again after it), visually complete on the
+    /// grey frame before FCP. With Chromium's frames as recorded: the
+    /// reference frame is the page's, visually complete is never before FCP,
+    /// and Speed Index lies between the first paint and visually complete.
+    #[test]
+    fn a_recorded_screencast_ending_grey_is_complete_on_the_page_not_before_fcp() {
+        let page = std::fs::read(format!(
+            "{}/tests/data/screencast/page.jpg",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        // The cable h3 row: grey at 600 ms, FCP at 700 ms; the page's frame
+        // stamped before FCP (as the compositor made it), grey after it.
+        let p = screencast(
+            &[
+                (600.0, "grey-background.jpg"),
+                (650.0, "page.jpg"),
+                (760.0, "grey-background.jpg"),
+            ],
+            700.0,
+            640.0,
+        );
+        let (fcp, vc, si) = (
+            p.fcp_ms.unwrap(),
+            p.visually_complete_ms.unwrap(),
+            p.speed_index_ms.unwrap(),
+        );
+        assert!(vc >= fcp, "VC {vc} before FCP {fcp}");
+        assert!((vc - 700.0).abs() < 1e-6, "{vc}");
+        assert!(si > 600.0 && si <= vc, "SI {si}");
+        let last = p.filmstrip.last().unwrap();
+        assert_eq!(last.jpeg, page, "the filmstrip ends on the page");
+        assert_eq!(p.filmstrip.len(), 2);
+
+        // Only the background by FCP + FRAME_SLACK, the page's frame later
+        // (the screencast behind on a loaded machine): the page's frame is
+        // the final one, not the background.
+        let p = screencast(
+            &[
+                (1069.0, "grey-background.jpg"),
+                (2300.0, "page.jpg"),
+                (2400.0, "grey-background.jpg"),
+            ],
+            2099.0,
+            1493.0,
+        );
+        assert!(
+            (p.visually_complete_ms.unwrap() - 2300.0).abs() < 1e-6,
+            "{p:?}"
+        );
+        assert_eq!(p.filmstrip.last().unwrap().jpeg, page);
+
+        // The background only, as that probe recorded it: no visual
+        // figures rather than a visually complete 1 s before its FCP.
+        let p = screencast(&[(1069.0, "grey-background.jpg")], 2099.0, 1493.0);
+        assert_eq!((p.speed_index_ms, p.visually_complete_ms), (None, None));
+        assert!(p.filmstrip.is_empty());
+        assert!((p.fcp_ms.unwrap() - 2099.0).abs() < 1e-6);
     }
 
     /// TTFB from the document's timing, FCP from the page's lifecycle event

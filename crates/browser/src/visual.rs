@@ -28,6 +28,18 @@
 //! progress to make, no figures). Speed Index = ∫ (1 − progress) dt from
 //! navigation start, a step function (each frame's progress holds until the
 //! next); visually complete: the first frame at 100 %.
+//!
+//! The final (reference) frame is the last frame that shows the page, never
+//! a blank one (`Histogram::blank`: one colour, white or grey, over all but
+//! `BLANK_SPREAD` of the screen): the screencast's last frame can be the
+//! page's background painted before its content (a non-contentful first
+//! paint: the grey `body` of run.sitespeed.io's pagexray page) when the
+//! content's frame came after the screencast stopped, or a tab going away.
+//! Against such a frame every frame of the page would be "complete" at the
+//! background's time, before its first contentful paint (issue 47: visually
+//! complete 600 ms, FCP 700 ms). Trailing blank frames are dropped, as
+//! WebPageTest's visualmetrics (`--endwhite`) ends a video at its first
+//! white frame after the start; a load of blank frames only has no figures.
 
 use client::FilmFrame;
 
@@ -45,10 +57,29 @@ pub(crate) const MAX_HEIGHT: u32 = 300;
 pub(crate) const EVERY_NTH_FRAME: u32 = 2;
 /// At most this many frames kept for the filmstrip.
 pub(crate) const FILMSTRIP_MAX: usize = 20;
+/// A frame is blank when all but this share of its pixels are one colour
+/// (`Histogram::blank`): 1 %, a cursor's or a scrollbar's worth of a 480×300
+/// frame, while the pagexray page's first screen has ~60 % of its pixels
+/// off its grey background.
+pub(crate) const BLANK_SPREAD: f64 = 0.01;
+/// How far (per channel) a pixel's value may be from the frame's colour and
+/// still be of it: the JPEG's noise around a flat colour at `QUALITY`.
+const BLANK_TOLERANCE: usize = 4;
 
-/// Per channel (R, G, B), the count of non-white pixels at each value.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct Histogram(Box<[[u32; 256]; 3]>);
+/// Per channel (R, G, B), the count of non-white pixels at each value, and
+/// the count of all pixels (white ones too).
+#[derive(Clone)]
+pub(crate) struct Histogram(Box<[[u32; 256]; 3]>, u64);
+
+/// Two frames are the same screen when their non-white pixels are: a white
+/// screen of any size is `Histogram::white()`.
+impl PartialEq for Histogram {
+    fn eq(&self, other: &Histogram) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for Histogram {}
 
 impl std::fmt::Debug for Histogram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -59,13 +90,14 @@ impl std::fmt::Debug for Histogram {
 impl Histogram {
     /// A white screen's: empty.
     pub fn white() -> Histogram {
-        Histogram(Box::new([[0; 256]; 3]))
+        Histogram(Box::new([[0; 256]; 3]), 0)
     }
 
     /// Of interleaved 8-bit RGB pixels.
     pub fn of_rgb(rgb: &[u8]) -> Histogram {
         let mut h = Histogram::white();
         for p in rgb.chunks_exact(3) {
+            h.1 += 1;
             if p.iter().all(|c| *c >= WHITE) {
                 continue;
             }
@@ -93,6 +125,31 @@ impl Histogram {
     /// How many pixels it counts (non-white).
     pub fn pixels(&self) -> u64 {
         self.0[0].iter().map(|n| u64::from(*n)).sum()
+    }
+
+    /// Whether the frame is blank: not the page but one flat colour — the
+    /// white screen, a background painted before any content, a closing
+    /// tab — over all but `BLANK_SPREAD` of its pixels (each channel within
+    /// `BLANK_TOLERANCE` of one value; white: all of them ≥ `WHITE`). A
+    /// histogram of no pixels (`white`) is blank.
+    pub fn blank(&self) -> bool {
+        let all = self.1.max(self.pixels());
+        let least = all as f64 * (1.0 - BLANK_SPREAD);
+        let whites = all - self.pixels();
+        if whites as f64 >= least {
+            return true;
+        }
+        self.0.iter().all(|channel| {
+            let most = (0..256usize)
+                .map(|v| {
+                    let lo = v.saturating_sub(BLANK_TOLERANCE);
+                    let hi = (v + BLANK_TOLERANCE).min(255);
+                    channel[lo..=hi].iter().map(|n| u64::from(*n)).sum::<u64>()
+                })
+                .max()
+                .unwrap_or(0);
+            most as f64 >= least
+        })
     }
 }
 
@@ -125,11 +182,24 @@ pub(crate) struct Visual {
     pub progress: Vec<u32>,
 }
 
+/// How many of `frames` (ascending in time) are the page's: up to its last
+/// frame that is not blank (`Histogram::blank`; the module doc). The frames
+/// after it are not the page; 0 when none is.
+pub(crate) fn page_frames<T>(frames: &[T], histogram: impl Fn(&T) -> &Histogram) -> usize {
+    frames
+        .iter()
+        .rposition(|f| !histogram(f).blank())
+        .map_or(0, |i| i + 1)
+}
+
 /// Speed Index and visually complete of `frames` (ms after navigation start,
-/// ascending, each ≥ 0, with its histogram; the last is the final frame),
-/// the screen white at 0 ms. None without frames, or when the final frame
-/// is white (nothing to progress to).
+/// ascending, each ≥ 0, with its histogram), the screen white at 0 ms. The
+/// final frame is the last that is not blank; the blank ones after it are
+/// left out (`page_frames`), and `progress` has one entry per frame kept.
+/// None without frames, or when every frame is blank (nothing to progress
+/// to).
 pub(crate) fn visual(frames: &[(f64, Histogram)]) -> Option<Visual> {
+    let frames = &frames[..page_frames(frames, |(_, h)| h)];
     let (_, target) = frames.last()?;
     let white = Histogram::white();
     let progress: Vec<u32> = frames
@@ -159,7 +229,8 @@ pub(crate) fn visual(frames: &[(f64, Histogram)]) -> Option<Visual> {
 /// frame's: no frame after it changed the screen) and each frame's histogram
 /// is that of the same JPEG bytes. For `lab::har::write_filmstrip`, which
 /// writes it beside the frames (`progress.json`) for the report's curves.
-/// None when a frame does not decode, or when the last is white. A filmstrip
+/// None when a frame does not decode, or when the last is blank (`filmstrip`
+/// keeps none after the last frame of the page). A filmstrip
 /// of more than `FILMSTRIP_MAX` changes leaves frames out: its curve is a
 /// coarser step function than the one Speed Index integrates.
 pub fn filmstrip_progress(jpegs: &[&[u8]]) -> Option<Vec<u32>> {
@@ -168,6 +239,9 @@ pub fn filmstrip_progress(jpegs: &[&[u8]]) -> Option<Vec<u32>> {
         .map(|j| Histogram::of_jpeg(j))
         .collect::<Option<_>>()?;
     let target = histograms.last()?;
+    if target.blank() {
+        return None;
+    }
     let white = Histogram::white();
     histograms
         .iter()
@@ -286,9 +360,90 @@ mod tests {
     }
 
     #[test]
-    fn no_frames_or_a_white_end_give_none() {
+    fn no_frames_or_only_blank_ones_give_none() {
         assert_eq!(visual(&[]), None);
-        assert_eq!(visual(&[(10.0, screen(5, 0)), (20.0, screen(0, 0))]), None);
+        assert_eq!(visual(&[(10.0, screen(0, 0)), (20.0, screen(0, 0))]), None);
+        // A white screen after the page is not its final frame.
+        let v = visual(&[(10.0, screen(5, 0)), (20.0, screen(0, 0))]).unwrap();
+        assert_eq!((v.visually_complete_ms, v.progress.len()), (10.0, 1));
+    }
+
+    /// Chromium's frames as recorded (crates/browser/tests/data/screencast):
+    /// the pagexray page's grey background, painted before its content, and
+    /// its first screen.
+    fn recorded(name: &str) -> Histogram {
+        let path = format!(
+            "{}/tests/data/screencast/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let jpeg = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        Histogram::of_jpeg(&jpeg).unwrap_or_else(|| panic!("{path}: not a JPEG"))
+    }
+
+    #[test]
+    fn a_recorded_grey_background_is_blank_and_the_page_is_not() {
+        let (grey, page) = (recorded("grey-background.jpg"), recorded("page.jpg"));
+        assert!(grey.blank(), "{grey:?}");
+        assert!(!page.blank(), "{page:?}");
+        // Every pixel counted: 480×267, the headless window's aspect.
+        assert_eq!(grey.1, 480 * 267);
+        assert!(Histogram::white().blank());
+        // Half the screen one colour, half another: not blank.
+        let half: Vec<u8> = (0..100)
+            .flat_map(|i| if i < 50 { [10; 3] } else { [200; 3] })
+            .collect();
+        assert!(!Histogram::of_rgb(&half).blank());
+        // 1 % off the colour is still blank; 2 % is not.
+        let dotted = |off: usize| -> Vec<u8> {
+            (0..100)
+                .flat_map(|i| if i < off { [10; 3] } else { [200; 3] })
+                .collect()
+        };
+        assert!(Histogram::of_rgb(&dotted(1)).blank());
+        assert!(!Histogram::of_rgb(&dotted(2)).blank());
+    }
+
+    /// The recorded frames in the orders issue 47's filmstrip showed: the
+    /// background, then the page, then the background again (a frame that
+    /// is not the page after it). The page is the reference frame: visually
+    /// complete at the page's frame, never at a grey one, and Speed Index
+    /// between the first paint and it.
+    #[test]
+    fn a_recorded_screencast_ending_grey_completes_on_the_page() {
+        let (grey, page) = (recorded("grey-background.jpg"), recorded("page.jpg"));
+        let frames = [
+            (600.0, grey.clone()),
+            (700.0, page.clone()),
+            (800.0, grey.clone()),
+            (900.0, grey.clone()),
+        ];
+        let v = visual(&frames).unwrap();
+        assert_eq!(
+            v.progress.len(),
+            2,
+            "the grey frames after the page left out"
+        );
+        assert_eq!(v.progress[1], 100);
+        assert!(v.progress[0] < 100, "the background is not the page: {v:?}");
+        assert_eq!(v.visually_complete_ms, 700.0);
+        assert!(
+            v.speed_index_ms > 600.0 && v.speed_index_ms < 700.0,
+            "{v:?}"
+        );
+        // Before: the last frame (grey) was the reference, and the first
+        // grey frame complete at 600 ms, before the page was on screen.
+        assert_eq!(progress(&grey, &Histogram::white(), &grey), Some(100));
+        // The background alone (the probe whose screencast stopped before
+        // its content's frame): no figures rather than wrong ones.
+        assert_eq!(visual(&[(1069.0, grey.clone())]), None);
+        assert_eq!(
+            filmstrip_progress(&[&std::fs::read(format!(
+                "{}/tests/data/screencast/grey-background.jpg",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap()]),
+            None
+        );
     }
 
     #[test]

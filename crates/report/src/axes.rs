@@ -8,6 +8,20 @@ pub(crate) fn sites(exp: &Experiment) -> Vec<String> {
     exp.values("site").to_vec()
 }
 
+/// A site as a reader knows it: for a HAR or a directory (a path, as an
+/// experiment names an imported site), its file stem — the name `spdylab
+/// compare` prints (`lab::sites`) — else the site as named.
+pub(crate) fn site_name(site: &str) -> String {
+    let path = std::path::Path::new(site);
+    if !site.contains('/') && path.extension().is_none() {
+        return site.to_string();
+    }
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| site.to_string())
+}
+
 /// The swept axes other than the site.
 pub(crate) fn swept_axes(exp: &Experiment) -> Vec<String> {
     exp.swept()

@@ -25,6 +25,14 @@ use std::path::{Path, PathBuf};
 
 /// Columns of a view at most.
 pub(crate) const MAX_COLUMNS: usize = 20;
+/// A view's grid (the page's style, `html::page`): its label column's
+/// width and its frames' narrowest, rem (16 px), and the gap between
+/// columns, px. `MAX_COLUMNS` of the narrowest fit in the page's body
+/// (`html::PAGE_REM`): a view is never wider than a 1 400 px window (at 4 rem
+/// its 16 columns were 1 216 px of a 1 200 px body, the last one cut off).
+pub(crate) const LABEL_REM: f64 = 8.0;
+pub(crate) const FRAME_MIN_REM: f64 = 2.75;
+pub(crate) const GAP_PX: f64 = 4.0;
 /// The columns' steps tried, ms, shortest first: the first that covers the
 /// view in `MAX_COLUMNS` columns is taken.
 const STEPS: [f64; 13] = [
@@ -265,6 +273,8 @@ pub(crate) fn section(
         return;
     }
     let first = std::mem::replace(anchor, false);
+    // The site as it reads: a HAR's name, not the path it was read from.
+    let name = crate::axes::site_name(site);
     let _ = write!(
         h.body,
         r#"<section class="filmstrip"{}>"#,
@@ -272,7 +282,7 @@ pub(crate) fn section(
     );
     h.section(
         &format!("filmstrip-{site}"),
-        &format!("{site}: filmstrips and visual progress"),
+        &format!("{name}: filmstrips and visual progress"),
     );
     if !first {
         h.p("As for the first site's: one probe per protocol, the median Speed Index of its probes; frames at the same times in every row.");
@@ -282,9 +292,9 @@ pub(crate) fn section(
     for (i, (at, rows)) in views.iter().enumerate() {
         let id = format!("filmstrip-{site}-{i}");
         let title = if at.is_empty() {
-            site.to_string()
+            name.clone()
         } else {
-            format!("{site} at {at}")
+            format!("{name} at {at}")
         };
         let _ = write!(h.body, r#"<h3 id="{id}">{}</h3>"#, esc(&title));
         view(h, &title, rows, budget);
@@ -649,11 +659,20 @@ mod tests {
     /// probes' filmstrips (`frames` of each: ms, progress) are written in a
     /// fresh directory, beside HARs that are not.
     fn campaign(name: &str, frames: &[&[(f64, u32)]]) -> (PathBuf, Experiment, Vec<ProbeRecord>) {
+        campaign_of("icons", name, frames)
+    }
+
+    /// As `campaign`, of `site`.
+    fn campaign_of(
+        site: &str,
+        name: &str,
+        frames: &[&[(f64, u32)]],
+    ) -> (PathBuf, Experiment, Vec<ProbeRecord>) {
         let dir = std::env::temp_dir().join(format!("report-fs-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let exp = results::experiment::parse(
             "fs.toml",
-            "name = \"fs\"\nsites = [\"icons\"]\nprotocols = [\"https\", \"h2\"]\nreps = 2\n[link]\nrtt = \"20ms\"\n",
+            &format!("name = \"fs\"\nsites = [\"{site}\"]\nprotocols = [\"https\", \"h2\"]\nreps = 2\n[link]\nrtt = \"20ms\"\n"),
         )
         .unwrap();
         let point = exp.points().remove(0);
@@ -690,6 +709,40 @@ mod tests {
             probes.push(p);
         }
         (dir, exp, probes)
+    }
+
+    /// Issue 47: the view's title printed the HAR's absolute path, and its
+    /// 16 columns were wider than a 1 400 px window (the last cut off).
+    #[test]
+    fn a_har_sites_view_is_titled_by_its_name_and_fits_the_page() {
+        let har = "/work/main/tests/data/pagexray-http2-chrome.har";
+        let frames: &[(f64, u32)] = &[(420.0, 40), (1250.0, 100)];
+        let (dir, exp, probes) = campaign_of(har, "har-title", &[frames, frames]);
+        let mut h = Html::default();
+        let (mut anchor, mut budget) = (true, Budget::default());
+        section(&mut h, &dir, &exp, &probes, har, &mut anchor, &mut budget);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            h.body
+                .contains("pagexray-http2-chrome: filmstrips and visual progress"),
+            "{}",
+            h.body
+        );
+        assert!(
+            !h.body.contains(">/work/main/"),
+            "a path in a title: {}",
+            h.body
+        );
+        assert_eq!(crate::axes::site_name("icons"), "icons");
+        // The grid at its most columns, each at its narrowest, in the body.
+        let px = |rem: f64| rem * 16.0;
+        let widest = px(LABEL_REM) + MAX_COLUMNS as f64 * (px(FRAME_MIN_REM) + GAP_PX);
+        assert!(
+            widest <= px(crate::html::PAGE_REM),
+            "{MAX_COLUMNS} columns need {widest} px, the body has {}",
+            px(crate::html::PAGE_REM)
+        );
+        assert!(px(crate::html::PAGE_REM) + px(2.0) <= 1400.0 - 20.0);
     }
 
     #[test]

@@ -41,6 +41,10 @@ impl Html {
     }
 }
 
+/// The widest a report's body is, rem (16 px): 1 200 px, in a 1 400 px window
+/// with room for its margins and a scrollbar.
+pub(crate) const PAGE_REM: f64 = 75.0;
+
 /// The HTML page around a report's body: style, contents, and the render check.
 pub(crate) fn page(name: &str, description: &str, h: &Html, dir: &Path) -> String {
     let toc: String = h
@@ -52,14 +56,14 @@ pub(crate) fn page(name: &str, description: &str, h: &Html, dir: &Path) -> Strin
         r#"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>spdylab — {name}</title>
 <style>
-body {{ font-family: sans-serif; max-width: 75rem; margin: 1.5rem auto; padding: 0 1rem; color: #222; }}
+body {{ font-family: sans-serif; max-width: {PAGE_REM}rem; margin: 1.5rem auto; padding: 0 1rem; color: #222; }}
 h1 {{ font-size: 1.5rem; }} h2 {{ font-size: 1.15rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }}
 h3 {{ font-size: 1rem; margin: 1.2rem 0 0.4rem; }}
 figure {{ margin: 1rem 0; }} figcaption {{ font-size: 0.85rem; color: #555; max-width: 60rem; }}
 svg {{ max-width: 100%; height: auto; }}
 svg.plot {{ display: block; width: 100%; max-width: 1100px; }}
 .fs {{ overflow-x: auto; margin: 0.5rem 0 1rem; }}
-.fs-grid {{ display: grid; grid-template-columns: 8rem repeat(var(--cols), minmax(4rem, 1fr)); gap: 6px 4px; align-items: start; }}
+.fs-grid {{ display: grid; grid-template-columns: {label}rem repeat(var(--cols), minmax({frame}rem, 1fr)); gap: 6px {gap}px; align-items: start; }}
 .fs-head, .fs-row {{ display: contents; }}
 .fs-corner, .fs-time {{ font-size: 0.8rem; color: #444; align-self: end; }}
 .fs-time {{ text-align: center; font-variant-numeric: tabular-nums; }}
@@ -128,5 +132,8 @@ window.addEventListener("load", function () {{
         body = &h.body,
         version = env!("CARGO_PKG_VERSION"),
         dir = esc(&dir.display().to_string()),
+        label = crate::filmstrip::LABEL_REM,
+        frame = crate::filmstrip::FRAME_MIN_REM,
+        gap = crate::filmstrip::GAP_PX,
     )
 }

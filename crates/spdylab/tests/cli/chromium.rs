@@ -514,13 +514,14 @@ fn chromium_probes_carry_speed_index_and_a_filmstrip_the_model_estimates_it() {
         }
         let (first, last) = (frames[0].0, frames.last().unwrap().0);
         // Visually complete is one of the screencast's frames (its own
-        // clock): not before the first kept, no later than the final one
-        // (by onload, or by a later paint). FCP comes from another clock
-        // (the lifecycle event), so it is only checked to be there: under
-        // load the two were seen a frame or more apart either way.
+        // clock), or FCP if that frame was stamped before it (issue 47: a
+        // screen is not complete before its first contentful paint): not
+        // before the first kept, no later than the final one (by onload,
+        // or by a later paint) or FCP.
         assert!(fcp > 0.0, "{p}");
+        assert!(vc >= fcp, "{p}");
         assert!(first <= vc + FRAME, "{p} {frames:?}");
-        assert!(vc <= plt.max(last) + FRAME, "{p} {frames:?}");
+        assert!(vc <= plt.max(last).max(fcp) + FRAME, "{p} {frames:?}");
         // Incomplete for some of the time from navigation start, at most all of it.
         assert!(0.0 < si && si <= vc, "{p}");
     }
