@@ -25,14 +25,6 @@ use std::path::{Path, PathBuf};
 
 /// Columns of a view at most.
 pub(crate) const MAX_COLUMNS: usize = 20;
-/// A view's grid (the page's style, `html::page`): its label column's
-/// width and its frames' narrowest, rem (16 px), and the gap between
-/// columns, px. `MAX_COLUMNS` of the narrowest fit in the page's body
-/// (`html::PAGE_REM`): a view is never wider than a 1 400 px window (at 4 rem
-/// its 16 columns were 1 216 px of a 1 200 px body, the last one cut off).
-pub(crate) const LABEL_REM: f64 = 8.0;
-pub(crate) const FRAME_MIN_REM: f64 = 2.75;
-pub(crate) const GAP_PX: f64 = 4.0;
 /// The columns' steps tried, ms, shortest first: the first that covers the
 /// view in `MAX_COLUMNS` columns is taken.
 const STEPS: [f64; 13] = [
@@ -521,6 +513,7 @@ fn curves(h: &mut Html, title: &str, rows: &[(String, Filmed)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::html::{FRAME_MIN_REM, GAP_PX, LABEL_REM};
 
     fn frames(ms: &[f64]) -> Vec<Frame> {
         ms.iter()

@@ -44,6 +44,14 @@ impl Html {
 /// The widest a report's body is, rem (16 px): 1 200 px, in a 1 400 px window
 /// with room for its margins and a scrollbar.
 pub(crate) const PAGE_REM: f64 = 75.0;
+/// A view's grid (the page's style, `html::page`): its label column's
+/// width and its frames' narrowest, rem (16 px), and the gap between
+/// columns, px. `MAX_COLUMNS` of the narrowest fit in the page's body
+/// (`PAGE_REM`): a view is never wider than a 1 400 px window (at 4 rem
+/// its 16 columns were 1 216 px of a 1 200 px body, the last one cut off).
+pub(crate) const LABEL_REM: f64 = 8.0;
+pub(crate) const FRAME_MIN_REM: f64 = 2.75;
+pub(crate) const GAP_PX: f64 = 4.0;
 
 /// The HTML page around a report's body: style, contents, and the render check.
 pub(crate) fn page(name: &str, description: &str, h: &Html, dir: &Path) -> String {
@@ -132,8 +140,8 @@ window.addEventListener("load", function () {{
         body = &h.body,
         version = env!("CARGO_PKG_VERSION"),
         dir = esc(&dir.display().to_string()),
-        label = crate::filmstrip::LABEL_REM,
-        frame = crate::filmstrip::FRAME_MIN_REM,
-        gap = crate::filmstrip::GAP_PX,
+        label = LABEL_REM,
+        frame = FRAME_MIN_REM,
+        gap = GAP_PX,
     )
 }

@@ -49,20 +49,8 @@
 //! and below; iframes borderless (their default 300×150).
 
 use crate::model::{Kind, Resource, Reveal};
+pub use crate::recorded::Upload;
 use crate::recorded::REQUEST_FILLER;
-
-/// A child that a generated body sends as an upload — an imported page's
-/// POST, PUT, PATCH or DELETE — rather than asks for by a tag: a tag (an
-/// `<img>`, an injected `<script>`) makes a browser send a GET, which replay,
-/// matching by method, answers 404. The body sends it from a synchronous
-/// `XMLHttpRequest` with `method` and a body of `body_len` filler bytes
-/// (the recorded body's length), so that it is answered before onload, as a
-/// tag's fetch would be. Built-in pages have none.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Upload {
-    pub method: String,
-    pub body_len: usize,
-}
 
 /// The upload of child `k`, if it is one (`uploads` is aligned with the
 /// children; a shorter slice, or none, means GETs).

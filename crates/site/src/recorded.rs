@@ -46,6 +46,19 @@ fn is_zero(n: &usize) -> bool {
 /// The filler byte of a request body whose size alone was recorded.
 pub const REQUEST_FILLER: u8 = b'x';
 
+/// A child that a generated body sends as an upload — an imported page's
+/// POST, PUT, PATCH or DELETE — rather than asks for by a tag: a tag (an
+/// `<img>`, an injected `<script>`) makes a browser send a GET, which replay,
+/// matching by method, answers 404. The body sends it from a synchronous
+/// `XMLHttpRequest` with `method` and a body of `body_len` filler bytes
+/// (the recorded body's length), so that it is answered before onload, as a
+/// tag's fetch would be. Built-in pages have none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upload {
+    pub method: String,
+    pub body_len: usize,
+}
+
 impl Recorded {
     /// The request body to replay: the recorded text, else
     /// `request_body_size` filler bytes (empty: none).
@@ -64,8 +77,8 @@ impl Recorded {
 
     /// What a generated parent body sends for it, if it is an upload: its
     /// method and the length of `request_body_bytes`.
-    pub fn upload(&self) -> Option<crate::content::Upload> {
-        self.is_upload().then(|| crate::content::Upload {
+    pub fn upload(&self) -> Option<Upload> {
+        self.is_upload().then(|| Upload {
             method: self.method.clone(),
             body_len: self
                 .request_body
