@@ -1,10 +1,10 @@
-//! libFuzzer target: arbitrary text as a budget file (`lab::budget::parse`,
+//! libFuzzer target: arbitrary text as a budget file (`verdict::budget::parse`,
 //! `diff --budget`, `spdylab budget`; issue 36). Never a panic; every error
 //! is a usage error naming the file, and a line of it where it names one; a
 //! file that parses has a budget with its text per `[[budget]]`.
 #![no_main]
 
-use lab::budget::{parse, Limit};
+use verdict::budget::{parse, Limit};
 use lab::Error;
 use libfuzzer_sys::fuzz_target;
 

@@ -71,7 +71,7 @@ pub fn run_until_stopped(
                     let mut doc = crate::har::har(load, p.started, &spec.site.name);
                     crate::har::add_view(&mut doc, &p.record);
                     if let Err(e) =
-                        crate::durable::write_whole(&file, format!("{doc:#}").as_bytes())
+                        results::durable::write_whole(&file, format!("{doc:#}").as_bytes())
                             .and_then(|()| crate::har::write_filmstrip(&file, load))
                     {
                         let mut slot = har_error.lock().unwrap_or_else(|e| e.into_inner());
@@ -234,7 +234,7 @@ pub fn document(
         "settings": settings(spec, knobs).to_json(),
         "schema": 1,
         "site": spec.site.name,
-        "link": crate::text::link::describe(&spec.testbed),
+        "link": spec.testbed.to_string(),
         "testbed": spec.testbed,
         "reps": spec.reps,
         "interrupted": outcome.interrupted,
@@ -249,12 +249,12 @@ pub fn document(
 
 /// What the run is made with (`diff` compares them): its client, server,
 /// site, link, the knobs given (`knobs`, as the flags gave them) and build.
-pub fn settings(spec: &ProbeSpec, knobs: &[(&str, String)]) -> crate::settings::Settings {
-    crate::settings::Settings::of_compare(
+pub fn settings(spec: &ProbeSpec, knobs: &[(&str, String)]) -> verdict::settings::Settings {
+    verdict::settings::Settings::of_compare(
         spec.trial.client.name(),
         spec.trial.server.name(),
         &spec.site.name,
-        &crate::text::link::describe(&spec.testbed),
+        &spec.testbed.to_string(),
         knobs,
     )
 }
@@ -265,7 +265,7 @@ pub fn write_document(
     doc: &serde_json::Value,
 ) -> Result<(), crate::Error> {
     let Some(out) = out else { return Ok(()) };
-    crate::durable::write_whole(out, format!("{doc}\n").as_bytes())
+    results::durable::write_whole(out, format!("{doc}\n").as_bytes())
         .map_err(|e| crate::Error::Usage(format!("--out {}: {e}", out.display())))
 }
 

@@ -1,25 +1,21 @@
-//! spdylab's experiments: probes of a Site over protocols on a testbed with the
-//! built-in server, campaigns, load tests and HAR output. What they store, and
-//! its statistics, are the `results` crate's.
+//! spdylab's experiments: a Trial and its probes of a Site over protocols on
+//! a testbed (the built-in server or a real one, the model or Chromium), and
+//! the commands made of them: compare, crosscheck's run, priorities, load,
+//! bench, record, serve, shell, calibrate, and HAR output. What they store,
+//! and its statistics, are the `results` crate's; campaigns are
+//! `campaign`'s, verdicts on stored results `verdict`'s.
 
 pub mod bench;
-pub mod budget;
 pub mod ca_file;
 pub mod calibrate;
-pub mod campaign;
 pub mod compare;
 pub mod crosscheck;
-pub mod diff;
-pub mod durable;
 mod error;
-pub mod explain;
 pub mod har;
-pub mod judge;
 pub mod knob_flags;
 pub mod link_flags;
 pub mod loadtest;
 pub mod peers;
-pub mod presets;
 pub mod priorities;
 pub mod priority_matrix;
 pub mod probe;
@@ -27,17 +23,13 @@ pub mod procstat;
 pub mod record;
 pub mod repeat;
 pub mod serve;
-pub mod settings;
 pub mod shell;
 pub mod sites;
-pub mod stored;
-pub mod survey;
-pub mod sweep_request;
 pub mod testbed_server;
 pub mod text;
 pub mod trial;
 
-pub use error::{Error, EXIT_INTERRUPTED};
+pub use error::Error;
 
 // The CLI names experiment parsing as `lab::experiment`; it is `results::experiment`.
 pub use results::experiment;

@@ -345,4 +345,29 @@ mod tests {
         assert!(e.starts_with("--trace-up "), "{e}");
         assert_eq!(flag("delay_down"), "--delay-down");
     }
+
+    /// The testbed a link's flags make reads in one line (`TestbedSpec`'s `Display`).
+    #[test]
+    fn a_link_in_one_line() {
+        let spec = LinkFlags::default().testbed_spec(1).unwrap();
+        assert_eq!(
+            spec.to_string(),
+            "rtt 0ms (down 0ms, up 0ms), down unlimited, up unlimited, loss 0%, queue 256p, iw default, cc cubic"
+        );
+        let spec = LinkFlags {
+            rtt: Some(Duration::from_millis(150)),
+            down: Some("8mbit".parse().unwrap()),
+            up: Some("1mbit".parse().unwrap()),
+            iw: Some(4),
+            ..LinkFlags::default()
+        }
+        .testbed_spec(1)
+        .unwrap();
+        let line = spec.to_string();
+        assert!(
+            line.starts_with("rtt 150ms (down 75ms, up 75ms), down 8"),
+            "{line}"
+        );
+        assert!(line.ends_with(", iw 4, cc cubic"), "{line}");
+    }
 }

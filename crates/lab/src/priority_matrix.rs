@@ -222,7 +222,7 @@ pub fn run(
                             );
                             let doc = crate::har::har(load, p.started, &spec.site.name);
                             std::fs::create_dir_all(&dir).ok()?;
-                            crate::durable::write_whole(
+                            results::durable::write_whole(
                                 &dir.join(&name),
                                 format!("{doc:#}").as_bytes(),
                             )
@@ -289,7 +289,7 @@ pub fn document(req: &Request, cells: &[Cell], interrupted: bool) -> serde_json:
         "links": req.links.iter().map(|(name, choice)| serde_json::json!({
             "name": name,
             "link": crate::link_flags::testbed_spec(choice, 1)
-                .map(|t| crate::text::link::describe(&t))
+                .map(|t| t.to_string())
                 .unwrap_or_default(),
         })).collect::<Vec<_>>(),
         "rows": req.rows,

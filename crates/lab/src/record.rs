@@ -229,7 +229,7 @@ pub fn write_har(path: &Path, har: &serde_json::Value) -> io::Result<()> {
     }
     let mut bytes = serde_json::to_vec_pretty(har)?;
     bytes.push(b'\n');
-    crate::durable::write_whole(path, &bytes)
+    results::durable::write_whole(path, &bytes)
 }
 
 /// What `spdylab record` asks for: a URL, or a site (exactly one).

@@ -266,7 +266,7 @@ pub fn import(path: &Path, out: &Path) -> Result<Vec<Imported>, ImportError> {
         std::fs::create_dir_all(parent)
             .map_err(|e| ImportError::Write(format!("{}: {e}", parent.display())))?;
     }
-    crate::durable::write_dir_whole(out, write)
+    results::durable::write_dir_whole(out, write)
         .map_err(|e| ImportError::Write(format!("{}: {e}", out.display())))?;
     Ok(sites
         .into_iter()

@@ -86,6 +86,33 @@ pub struct TestbedSpec {
     pub cross: link::CrossTraffic,
 }
 
+/// The one line that describes a testbed's link, in progress lines, tables
+/// and the commands' JSON (`"link"`): `rtt 150ms (down 75ms, up 75ms), down
+/// 1mbit, up 1mbit, loss 0%, queue 256p, iw default, cc cubic`.
+impl fmt::Display for TestbedSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let side = |d: &link::DirectionSpec| match &d.service {
+            link::Service::Unlimited => "unlimited".to_string(),
+            link::Service::Rate(r) => r.to_string(),
+            link::Service::Trace(t) => format!("trace {}", t.name()),
+        };
+        let l = &self.link;
+        write!(
+            f,
+            "rtt {} (down {}, up {}), down {}, up {}, loss {}, queue {}, iw {}, cc {}",
+            link::units::format_duration(l.rtt()),
+            link::units::format_duration(l.down.delay),
+            link::units::format_duration(l.up.delay),
+            side(&l.down),
+            side(&l.up),
+            l.down.loss,
+            l.down.queue,
+            self.iw.map_or("default".to_string(), |i| i.to_string()),
+            self.cc
+        )
+    }
+}
+
 impl Default for TestbedSpec {
     fn default() -> Self {
         TestbedSpec {

@@ -522,6 +522,11 @@ pub const FIELDS: &[Field] = &[
     },
 ];
 
+/// The fields of section `knobs`: a Trial's knobs, in FIELDS' order.
+pub fn knob_fields() -> impl Iterator<Item = &'static Field> {
+    FIELDS.iter().filter(|f| f.section == "knobs")
+}
+
 pub fn field(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)
 }

@@ -1,13 +1,15 @@
 //! What spdylab stores and reads back: the names a Trial is made of (server,
 //! client; the protocol is `proto::Protocol`), experiment files, the records of
 //! a campaign (probes.jsonl, calibration.json) and of a load test (load.jsonl),
-//! the file names, and the statistics every summary uses.
+//! the file names, the statistics every summary uses, and how a result file is
+//! written whole (`durable`).
 //! No sockets, no processes: `report` reads results through this crate alone.
 
 #![forbid(unsafe_code)]
 
 pub mod bench;
 pub mod calibration;
+pub mod durable;
 pub mod experiment;
 pub mod files;
 mod kinds;

@@ -52,7 +52,7 @@ pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
     if args.json {
         println!("{}", text::json(spec, plan, &result));
     } else {
-        println!("{}", text::table(&lab::text::link::describe(spec), &result));
+        println!("{}", text::table(&spec.to_string(), &result));
     }
     Ok(0)
 }

@@ -141,7 +141,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     let baseline = args
         .baseline
         .as_deref()
-        .map(lab::stored::read)
+        .map(verdict::stored::read)
         .transpose()?;
     let baseline_path = args.baseline.clone();
     let mut trial = args.trial.trial().map_err(Failure::Usage)?;
@@ -158,11 +158,11 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         keep_server_log: args.keep_server_log,
         har_dir: args.har_dir.clone(),
     };
-    let spec = lab::compare::prepare(req, || args.link.choice())?;
+    let spec = lab::compare::prepare(req, || args.link.flags().choice())?;
     // Against a baseline of another client or site: refused before the run.
     let settings = baseline_path
         .map(|path| {
-            let base = lab::stored::settings(&path)?;
+            let base = verdict::stored::settings(&path)?;
             let here = lab::compare::settings(&spec, &args.trial.given);
             args.decide.settings(&base, &here)
         })
@@ -202,8 +202,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         ),
     }
     if args.explain && !args.json {
-        let groups = lab::explain::groups(&outcome.probes, &spec.protocols);
-        println!("{}", lab::text::explain::lines(&groups).join("\n"));
+        let groups = verdict::explain::groups(&outcome.probes, &spec.protocols);
+        println!("{}", verdict::text::explain::lines(&groups).join("\n"));
     }
     if let (Some(j), false) = (&judged, args.json) {
         if let Some(s) = &settings {

@@ -11,10 +11,10 @@ use crate::link_args::LinkArgs;
 use crate::progress::CountProgress;
 use crate::Failure;
 use clap::Args;
-use lab::text::crosscheck as text;
 use link::units::parse_duration;
 use link::{Bitrate, LossModel};
 use std::time::Duration;
+use verdict::text::crosscheck as text;
 
 /// Is the model right? The same Trials with the model and with Chromium: PLT ratio, MAPE, Spearman's rho, phases, per metric, and the gains between protocols
 #[derive(Debug, Args)]
@@ -131,13 +131,26 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
     let mut done = 0;
     let rows = lab::crosscheck::run(&spec, &mut |p, site, label, client| {
         done += 1;
-        progress.item(done, total, &text::progress_line(p, site, label, client));
+        progress.item(
+            done,
+            total,
+            &lab::text::crosscheck::progress_line(p, site, label, client),
+        );
     })?;
     progress.finish();
     let figures = lab::crosscheck::Figures::of(&rows);
     match args.json {
         true => println!("{}", lab::crosscheck::document(&spec, &rows, &figures)),
-        false => println!("{}", text::report(&rows, &figures, &spec.trial).join("\n")),
+        false => println!(
+            "{}",
+            text::report(
+                &rows,
+                &figures,
+                &spec.trial.model.pool,
+                &spec.trial.model.browser_cost
+            )
+            .join("\n")
+        ),
     }
     Ok(lab::crosscheck::exit_code(&rows))
 }

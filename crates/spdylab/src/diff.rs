@@ -1,6 +1,6 @@
 //! `spdylab diff A B`, and `compare --baseline FILE --budget FILE`: did a run
-//! move against a baseline, and does it keep its budgets (lab::diff,
-//! lab::budget).
+//! move against a baseline, and does it keep its budgets (verdict::diff,
+//! verdict::budget).
 
 use crate::Failure;
 use clap::Args;
@@ -57,9 +57,13 @@ pub struct Decide {
 
 impl Decide {
     /// The budgets, read before any run so that a bad file costs nothing.
-    pub fn budgets(&self) -> Result<Option<Vec<lab::budget::Budget>>, Failure> {
-        lab::diff::check_alpha(self.alpha)?;
-        self.budget.as_deref().map(lab::budget::read).transpose()
+    pub fn budgets(&self) -> Result<Option<Vec<verdict::budget::Budget>>, Failure> {
+        verdict::diff::check_alpha(self.alpha)?;
+        Ok(self
+            .budget
+            .as_deref()
+            .map(verdict::budget::read)
+            .transpose()?)
     }
 
     /// Where the baseline A and the run B differ: the lines above the table
@@ -67,11 +71,11 @@ impl Decide {
     /// --force is not given.
     pub fn settings(
         &self,
-        a: &lab::settings::Settings,
-        b: &lab::settings::Settings,
+        a: &verdict::settings::Settings,
+        b: &verdict::settings::Settings,
     ) -> Result<SettingsDiff, Failure> {
         let differences = a.differences(b);
-        if let (Some(why), false) = (lab::settings::refusal(&differences), self.force) {
+        if let (Some(why), false) = (verdict::settings::refusal(&differences), self.force) {
             return Err(Failure::Usage(why));
         }
         let unrecorded = a.unrecorded(b);
@@ -80,7 +84,7 @@ impl Decide {
             "unrecorded": unrecorded,
         });
         Ok(SettingsDiff {
-            lines: lab::text::diff::settings_lines(&differences, &unrecorded),
+            lines: verdict::text::diff::settings_lines(&differences, &unrecorded),
             json,
         })
     }
@@ -90,20 +94,20 @@ impl Decide {
         &self,
         baseline: Option<&[ProbeRecord]>,
         probes: &[ProbeRecord],
-        budgets: Option<&[lab::budget::Budget]>,
-    ) -> Result<lab::judge::Judgement, Failure> {
+        budgets: Option<&[verdict::budget::Budget]>,
+    ) -> Result<verdict::judge::Judgement, Failure> {
         let pairing = match self.paired {
-            true => lab::diff::Pairing::ByRepetition,
-            false => lab::diff::Pairing::Unpaired,
+            true => verdict::diff::Pairing::ByRepetition,
+            false => verdict::diff::Pairing::Unpaired,
         };
-        lab::judge::Judgement::of(
+        Ok(verdict::judge::Judgement::of(
             self.alpha,
             pairing,
             baseline,
             probes,
             budgets,
             self.junit.as_deref(),
-        )
+        )?)
     }
 }
 
@@ -114,17 +118,17 @@ pub struct SettingsDiff {
 }
 
 /// The lines of a judgement.
-pub fn lines(j: &lab::judge::Judgement) -> Vec<String> {
-    lab::text::diff::lines(j.alpha, &j.shifts, j.outcomes.as_deref(), j.with_baseline)
+pub fn lines(j: &verdict::judge::Judgement) -> Vec<String> {
+    verdict::text::diff::lines(j.alpha, &j.shifts, j.outcomes.as_deref(), j.with_baseline)
 }
 
 pub fn run(args: DiffArgs) -> Result<i32, Failure> {
     let budgets = args.decide.budgets()?;
-    let (a, _) = lab::stored::read(&args.a)?;
-    let (b, _) = lab::stored::read(&args.b)?;
+    let (a, _) = verdict::stored::read(&args.a)?;
+    let (b, _) = verdict::stored::read(&args.b)?;
     let settings = args.decide.settings(
-        &lab::stored::settings(&args.a)?,
-        &lab::stored::settings(&args.b)?,
+        &verdict::stored::settings(&args.a)?,
+        &verdict::stored::settings(&args.b)?,
     )?;
     let j = args
         .decide

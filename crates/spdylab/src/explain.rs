@@ -1,4 +1,4 @@
-//! `spdylab explain PATH`: why one protocol wins, from stored probes (lab::explain).
+//! `spdylab explain PATH`: why one protocol wins, from stored probes (verdict::explain).
 
 use crate::Failure;
 use clap::Args;
@@ -22,10 +22,10 @@ pub struct ExplainArgs {
 }
 
 pub fn run(args: ExplainArgs) -> Result<i32, Failure> {
-    let groups = lab::explain::read(&args.path)?;
+    let groups = verdict::explain::read(&args.path)?;
     match args.json {
-        true => println!("{}", lab::explain::document(&groups)),
-        false => println!("{}", lab::text::explain::lines(&groups).join("\n")),
+        true => println!("{}", verdict::explain::document(&groups)),
+        false => println!("{}", verdict::text::explain::lines(&groups).join("\n")),
     }
     Ok(0)
 }

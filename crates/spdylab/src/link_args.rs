@@ -128,11 +128,11 @@ impl LinkArgs {
 
     /// The link these flags choose (traces read), or an error naming the flag.
     pub fn choice(&self) -> Result<LinkChoice, Failure> {
-        self.flags().choice()
+        Ok(self.flags().choice()?)
     }
 
     /// The testbed these flags describe, or a one-line error naming the flag(s).
     pub fn testbed_spec(&self, shards: usize) -> Result<TestbedSpec, Failure> {
-        self.flags().testbed_spec(shards)
+        Ok(self.flags().testbed_spec(shards)?)
     }
 }

@@ -7,6 +7,7 @@ mod compare;
 mod crosscheck;
 mod diff;
 mod explain;
+mod failure;
 mod import;
 mod link_args;
 mod loadtest;
@@ -66,13 +67,15 @@ enum Cmd {
     Bench(bench::BenchArgs),
     Load(loadtest::LoadArgs),
     Peers(peer_table::PeersArgs),
-    Probe(survey::SurveyArgs),
+    // `probe`: its old name (DESIGN.md), kept as an alias.
+    #[command(visible_alias = "probe")]
+    Survey(survey::SurveyArgs),
     Priorities(priorities::PrioritiesArgs),
 }
 
-/// Why a command failed: lab's one error, with its one mapping to exit
-/// codes (bad input and refusals 2, setup 1, a stop by signal 130).
-pub use lab::Error as Failure;
+/// Why a command failed, with its one mapping to exit codes (bad input and
+/// refusals 2, setup 1, a stop by signal 130).
+pub use failure::Failure;
 
 /// Commands that only read files and print (no network, no children).
 fn prints_only(cmd: &Cmd) -> bool {
@@ -144,7 +147,7 @@ fn main() -> ExitCode {
         Cmd::Bench(args) => bench::run(args),
         Cmd::Load(args) => loadtest::run(args),
         Cmd::Peers(args) => peer_table::run(args),
-        Cmd::Probe(args) => survey::run(args),
+        Cmd::Survey(args) => survey::run(args),
         Cmd::Priorities(args) => priorities::run(args),
     };
     match result {

@@ -4,8 +4,8 @@
 use crate::compare::{ClientArg, ServerArg};
 use crate::sweep::{run_campaign, run_campaigns, RunArgs};
 use crate::Failure;
+use campaign::presets;
 use clap::Args;
-use lab::presets;
 use std::path::PathBuf;
 
 /// Reproduce a figure of "Can SPDY really make the web faster?" (004): sweep, then report
@@ -33,7 +33,7 @@ pub struct PaperArgs {
     pub run: RunArgs,
 }
 
-/// The examples, then every preset's settings table (`lab::presets::help_tables`).
+/// The examples, then every preset's settings table (`campaign::presets::help_tables`).
 fn help() -> String {
     format!(
         "{}\n\nSettings of each preset (full grid, and --quick where it differs):\n\n{}",
@@ -95,7 +95,7 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
     let mut campaigns = Vec::new();
     for p in &chosen {
         campaigns.push(presets::campaign(p, quick, peers, &out, all).map_err(Failure::Usage)?);
-        eprintln!("{}", lab::text::sweep::paper_line(p, quick));
+        eprintln!("{}", campaign::text::paper_line(p, quick));
     }
     let dirs: Vec<PathBuf> = campaigns.iter().map(|(_, d)| d.clone()).collect();
     // One figure: its campaign. `all`: every figure's Trials in one pool,

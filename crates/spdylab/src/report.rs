@@ -33,7 +33,7 @@ pub struct ReportArgs {
 pub fn run(args: ReportArgs) -> Result<i32, Failure> {
     // A load test's directory (`spdylab load`): its own report.
     if args.dir.join(report::loadtest::LOAD_FILE).exists()
-        && !args.dir.join(lab::campaign::EXPERIMENT_FILE).exists()
+        && !args.dir.join(campaign::EXPERIMENT_FILE).exists()
     {
         let (html, headline) = report::loadtest::write_load(&args.dir, args.sla)
             .map_err(|e| Failure::Usage(e.to_string()))?;

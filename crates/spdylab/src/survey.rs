@@ -1,9 +1,10 @@
-//! `spdylab probe HOST[:PORT]` (DESIGN.md's name): the server survey, lab::survey;
-//! in the code a "probe" is one page load (lab::probe, results::ProbeRecord).
+//! `spdylab survey HOST[:PORT]`: the server survey (the `survey` crate).
+//! `probe` is its old name, kept as an alias (DESIGN.md's); everywhere else
+//! a probe is one page load (lab::probe, results::ProbeRecord).
 
 use crate::Failure;
+use ::survey::{SurveyRequest, Target};
 use clap::Args;
-use lab::survey::{SurveyRequest, Target};
 use link::units::parse_duration;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,8 +13,8 @@ use std::time::Duration;
 /// certificate names, limits and Server header
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
-  spdylab probe 127.0.0.1:8443 --http-port 8080 --sni icons.spdylab.test --ca CA.pem
-  spdylab probe 198.18.1.1 --json          # TLS checks on 443, cleartext ones on 80
+  spdylab survey 127.0.0.1:8443 --http-port 8080 --sni icons.spdylab.test --ca CA.pem
+  spdylab survey 198.18.1.1 --json          # TLS checks on 443, cleartext ones on 80
 
 Each check is a connection of its own, made at once, within --timeout: TLS (what an
 offer of everything gets), http/1.1 over TLS and in clear, h2 and spdy/3.1 by ALPN
@@ -46,7 +47,7 @@ pub struct SurveyArgs {
 }
 
 pub fn run(args: SurveyArgs) -> Result<i32, Failure> {
-    let survey = lab::survey::survey(&SurveyRequest {
+    let survey = ::survey::survey(&SurveyRequest {
         target: args.target,
         http_port: args.http_port,
         server_name: args.sni,
@@ -55,11 +56,11 @@ pub fn run(args: SurveyArgs) -> Result<i32, Failure> {
     })?;
     match args.json {
         true => println!("{:#}", survey.document()),
-        false => print!("{}", lab::text::survey::table(&survey, args.ca.as_deref())),
+        false => print!("{}", ::survey::text::table(&survey, args.ca.as_deref())),
     }
     if survey.answered() {
         return Ok(0);
     }
-    eprintln!("{}", lab::text::survey::nothing_answered(&survey));
+    eprintln!("{}", ::survey::text::nothing_answered(&survey));
     Ok(1)
 }

@@ -3,12 +3,12 @@
 
 use crate::progress::CountProgress;
 use crate::Failure;
-use clap::Args;
-use lab::campaign::{self, Event, SweepOptions};
-use lab::sweep_request::{
+use campaign::sweep_request::{
     parse_jobs, parse_shard, Jobs, PreparedSweep, SweepRequest, DEFAULT_JOBS,
 };
-use lab::text::sweep as text;
+use campaign::text;
+use campaign::{self, Event, SweepOptions};
+use clap::Args;
 use std::path::{Path, PathBuf};
 
 /// Run a campaign: every Trial of an experiment file, resumably, on parallel testbeds
@@ -80,7 +80,7 @@ impl RunArgs {
 
 pub fn run(args: SweepArgs) -> Result<i32, Failure> {
     let prepare = |experiment: &Path| {
-        lab::sweep_request::prepare(&SweepRequest {
+        campaign::sweep_request::prepare(&SweepRequest {
             experiment: experiment.to_path_buf(),
             server: args.server.map(|s| s.kind()),
             client: args.client.map(|c| c.kind()),
@@ -105,7 +105,7 @@ pub fn run(args: SweepArgs) -> Result<i32, Failure> {
     run_campaigns(campaigns, &args.run.options(), args.json)
 }
 
-/// Runs campaigns as one pool (`lab::sweep_request::run_pooled`), each in its
+/// Runs campaigns as one pool (`campaign::sweep_request::run_pooled`), each in its
 /// own directory, with one progress over all of them and each campaign's
 /// start and closing lines; shared by `sweep` with several files and `paper all`.
 /// The exit status is the worst campaign's.
@@ -121,7 +121,7 @@ pub fn run_campaigns(
     let outs: Vec<PathBuf> = campaigns.iter().map(|(_, d)| d.clone()).collect();
     let (mut starts, mut pending, mut done) = (0, 0, 0);
     let mut progress: Option<CountProgress> = None;
-    let ran = lab::sweep_request::run_pooled(campaigns, opts, &mut |c, event| {
+    let ran = campaign::sweep_request::run_pooled(campaigns, opts, &mut |c, event| {
         let line = text::event_line(&names[c], &event, opts, &outs[c]);
         match event {
             Event::Start { pending: p, .. } => {
@@ -161,7 +161,7 @@ pub fn run_campaign(
 ) -> Result<i32, Failure> {
     let name = sweep.experiment.name.clone();
     let mut progress: Option<CountProgress> = None;
-    let ran = lab::sweep_request::run(sweep, out, opts, &mut |event| {
+    let ran = campaign::sweep_request::run(sweep, out, opts, &mut |event| {
         let line = text::event_line(&name, &event, opts, out);
         match (event, &progress) {
             (Event::Probe { done, pending, .. }, Some(p)) => p.item(done, pending, &line),

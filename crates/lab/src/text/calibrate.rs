@@ -4,7 +4,6 @@
 //! its figures from where calibrate keeps them.
 
 use crate::calibrate::{Calibration, Plan, RateResult, ECHO_WIRE_BYTES, RTT_TOLERANCE};
-use crate::text::link::describe;
 use crate::trial::TestbedSpec;
 use serde_json::{json, Value};
 
@@ -46,7 +45,7 @@ the rate at most)."
 pub fn json(spec: &TestbedSpec, plan: &Plan, result: &Calibration) -> Value {
     json!({
         "schema": 1,
-        "link": describe(spec),
+        "link": spec.to_string(),
         "testbed": spec,
         "plan": plan,
         "rtt_ms": result.rtt_ms,
@@ -206,6 +205,6 @@ mod tests {
             .unwrap();
         let v = json(&spec, &Plan::default(), &calibration());
         assert_eq!(v["rtt_ms"]["samples"], 50);
-        assert_eq!(v["link"], describe(&spec));
+        assert_eq!(v["link"], spec.to_string());
     }
 }

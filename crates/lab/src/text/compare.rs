@@ -4,7 +4,6 @@
 
 use crate::compare::{or_na, Metric, ProtocolSummary};
 use crate::probe::{ProbeRecord, ProbeSpec};
-use crate::text::link::describe;
 use results::PartSummary;
 
 /// A finished probe, for the progress bar.
@@ -113,7 +112,7 @@ pub fn site_line(spec: &ProbeSpec) -> String {
         spec.site.name,
         spec.site.resources.len(),
         spec.site.total_bytes() as f64 / 1e3,
-        describe(&spec.testbed)
+        spec.testbed
     )
 }
 

@@ -5,7 +5,6 @@
 //! one JSON object of `--json`.
 
 use crate::loadtest::{LoadEvent, LoadRun, LoadSpec, Second, Watch};
-use crate::text::link::describe;
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -64,7 +63,7 @@ impl LoadProgress {
             spec.ramp,
             spec.hold,
             spec.think,
-            describe(&spec.testbed)
+            spec.testbed
         )
     }
 
@@ -132,7 +131,7 @@ pub fn summary(spec: &LoadSpec, run: &LoadRun, out: &Path) -> String {
         spec.site.resources.len(),
         spec.site.total_bytes() as f64 / 1e3,
         spec.server.name(),
-        describe(&spec.testbed)
+        spec.testbed
     )];
     let opt = |v: Option<f64>, unit: &str| v.map_or("-".to_string(), |v| format!("{v:.1}{unit}"));
     let optu = |v: Option<u32>| v.map_or("-".to_string(), |v| v.to_string());
@@ -205,7 +204,7 @@ pub fn json(spec: &LoadSpec, run: &LoadRun, out: &Path) -> Value {
         "schema": 1,
         "site": spec.site.name,
         "server": spec.server.name(),
-        "link": describe(&spec.testbed),
+        "link": spec.testbed.to_string(),
         "testbed": spec.testbed,
         "users": [spec.users.0, spec.users.1],
         "ramp_s": spec.ramp.as_secs_f64(),
@@ -353,6 +352,6 @@ mod tests {
         assert_eq!(v["schema"], 1);
         assert_eq!(v["users"], json!([1, 400]));
         assert_eq!(v["out"], "/tmp/l");
-        assert_eq!(v["link"], describe(&spec.testbed));
+        assert_eq!(v["link"], spec.testbed.to_string());
     }
 }

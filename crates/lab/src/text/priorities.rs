@@ -66,7 +66,7 @@ pub fn report(req: &Request, cells: &[Cell]) -> Vec<String> {
         .collect();
     for (link, choice) in &req.links {
         let described = crate::link_flags::testbed_spec(choice, 1)
-            .map(|t| crate::text::link::describe(&t))
+            .map(|t| t.to_string())
             .unwrap_or_default();
         out.push(format!("{link}: {described}"));
         let mut table: Vec<Vec<String>> = Vec::new();

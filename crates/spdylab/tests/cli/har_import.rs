@@ -189,7 +189,7 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
     let leftovers: Vec<_> = std::fs::read_dir(&tmp.0)
         .unwrap()
         .filter_map(|e| e.ok())
-        // lab::durable's temporaries are `.NAME.PID-N.tmp`.
+        // results::durable's temporaries are `.NAME.PID-N.tmp`.
         .filter(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             name.ends_with(".tmp") || name.contains("partial")

@@ -8,8 +8,8 @@
 //! figure (the model's paint is None until it estimates them) leaves the
 //! metric with n = 0 and every figure NaN (null in JSON, n/a in text).
 
-use crate::probe::ProbeRecord;
 use results::stats::{ape, mean, median, percentile, spearman};
+use results::ProbeRecord;
 use serde::Serialize;
 
 /// A figure of a page load both clients may report, each in ms from

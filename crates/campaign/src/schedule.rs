@@ -2,7 +2,7 @@
 //! its link's rate), the work queue longest first, and handing the work out
 //! to as many testbeds at once as their weights fit in the cores.
 
-use crate::trial::settings;
+use lab::trial::settings;
 use proto::Protocol;
 use results::experiment::Point;
 use site::Site;

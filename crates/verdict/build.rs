@@ -1,5 +1,5 @@
 //! The build's commit, for what a run records of how it was made
-//! (`lab::settings::BUILD`): `git describe --always --abbrev=12` of the
+//! (`verdict::settings::BUILD`): `git describe --always --abbrev=12` of the
 //! checkout, "unknown" outside one. Rerun when HEAD moves (a commit, a
 //! checkout), not on every edit: the commit a build was made from, not
 //! whether its tree had uncommitted changes.

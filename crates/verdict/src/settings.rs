@@ -6,8 +6,7 @@
 //! runs of different clients or sites: their shifts would read as a run
 //! that got faster or slower when it is another measurement (issue 47).
 
-use crate::trial::knob_fields;
-use results::experiment::{self, Experiment};
+use results::experiment::{self, knob_fields, Experiment};
 use serde_json::{json, Map, Value};
 
 /// The commit this binary was built from (`git describe`, build.rs).

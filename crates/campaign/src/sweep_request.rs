@@ -6,7 +6,7 @@
 //! values of `--jobs` and `--shard`; and the run of a prepared campaign,
 //! with what it did (`Ran`).
 
-use crate::campaign::SweepError;
+use crate::SweepError;
 use results::experiment::{self, Experiment};
 use results::{ClientKind, ServerKind};
 use serde::Deserialize;
@@ -101,7 +101,7 @@ pub fn expand_site_globs(
             continue;
         }
         let line = text[..span.start].matches('\n').count() + 1;
-        let matched = crate::sites::expand_globs(std::slice::from_ref(pattern), base)
+        let matched = lab::sites::expand_globs(std::slice::from_ref(pattern), base)
             .map_err(|(_, why)| SweepError::Usage(format!("{file}:{line}: sites: {why}")))?;
         let list: Vec<String> = matched.iter().map(|m| toml_string(m)).collect();
         let list = if *in_array {
@@ -111,7 +111,7 @@ pub fn expand_site_globs(
         };
         edits.push((span.clone(), list));
     }
-    *values = crate::sites::expand_globs(values, base)
+    *values = lab::sites::expand_globs(values, base)
         .map_err(|(_, why)| SweepError::Usage(format!("{file}: sites: {why}")))?;
     let mut text = text.to_string();
     edits.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
@@ -222,14 +222,14 @@ impl Ran {
 pub fn run(
     sweep: PreparedSweep,
     out: &Path,
-    opts: &crate::campaign::SweepOptions,
-    on_event: &mut dyn FnMut(crate::campaign::Event<'_>),
+    opts: &crate::SweepOptions,
+    on_event: &mut dyn FnMut(crate::Event<'_>),
 ) -> Result<Ran, SweepError> {
-    let cd = crate::campaign::CampaignDir::open(out, sweep.experiment, &sweep.text)?;
+    let cd = crate::CampaignDir::open(out, sweep.experiment, &sweep.text)?;
     let started = std::time::Instant::now();
     let mut ran = Ran::default();
-    ran.failed = crate::campaign::sweep(&cd, opts, &sweep.site_base, &mut |event| {
-        if let crate::campaign::Event::Start {
+    ran.failed = crate::sweep(&cd, opts, &sweep.site_base, &mut |event| {
+        if let crate::Event::Start {
             total,
             finished,
             pending,
@@ -251,37 +251,35 @@ pub fn run(
 /// run from the pool's start to its own last probe.
 pub fn run_pooled(
     sweeps: Vec<(PreparedSweep, PathBuf)>,
-    opts: &crate::campaign::SweepOptions,
-    on_event: &mut dyn FnMut(usize, crate::campaign::Event<'_>),
+    opts: &crate::SweepOptions,
+    on_event: &mut dyn FnMut(usize, crate::Event<'_>),
 ) -> Result<Vec<Ran>, SweepError> {
     let mut dirs = Vec::with_capacity(sweeps.len());
     let mut bases = Vec::with_capacity(sweeps.len());
     for (sweep, out) in sweeps {
-        dirs.push(crate::campaign::CampaignDir::open(
+        dirs.push(crate::CampaignDir::open(
             &out,
             sweep.experiment,
             &sweep.text,
         )?);
         bases.push(sweep.site_base);
     }
-    let campaigns: Vec<crate::campaign::Campaign<'_>> = dirs
+    let campaigns: Vec<crate::Campaign<'_>> = dirs
         .iter()
         .zip(&bases)
-        .map(|(dir, site_base)| crate::campaign::Campaign { dir, site_base })
+        .map(|(dir, site_base)| crate::Campaign { dir, site_base })
         .collect();
     let started = std::time::Instant::now();
     let mut ran = vec![Ran::default(); campaigns.len()];
-    let failed = crate::campaign::sweep_pooled(&campaigns, opts, &mut |c, event| {
+    let failed = crate::sweep_pooled(&campaigns, opts, &mut |c, event| {
         match event {
-            crate::campaign::Event::Start {
+            crate::Event::Start {
                 total,
                 finished,
                 pending,
             } => (ran[c].trials, ran[c].finished_before, ran[c].ran) = (total, finished, pending),
-            crate::campaign::Event::Probe { .. } => {
-                ran[c].seconds = started.elapsed().as_secs_f64()
-            }
-            crate::campaign::Event::Calibrated { .. } => {}
+            crate::Event::Probe { .. } => ran[c].seconds = started.elapsed().as_secs_f64(),
+            crate::Event::Calibrated { .. } => {}
         }
         on_event(c, event);
     })?;
@@ -452,11 +450,11 @@ mod tests {
         };
         let p = prepare(&req).unwrap();
         assert_eq!(p.experiment.name, "exp");
-        drop(crate::campaign::CampaignDir::open(&out, p.experiment, &p.text).unwrap());
+        drop(crate::CampaignDir::open(&out, p.experiment, &p.text).unwrap());
         // The copy is DIR/experiment.toml, named "exp" inside: the same
         // command opens the directory again, and so does the copy itself.
         let p = prepare(&req).unwrap();
-        drop(crate::campaign::CampaignDir::open(&out, p.experiment, &p.text).unwrap());
+        drop(crate::CampaignDir::open(&out, p.experiment, &p.text).unwrap());
         let copy = out.join(results::EXPERIMENT_FILE);
         let again = prepare(&SweepRequest {
             experiment: copy,
@@ -464,14 +462,14 @@ mod tests {
         })
         .unwrap();
         assert_eq!(again.experiment.name, "exp");
-        drop(crate::campaign::CampaignDir::open(&out, again.experiment, &again.text).unwrap());
+        drop(crate::CampaignDir::open(&out, again.experiment, &again.text).unwrap());
         // Another server is another experiment.
         let other = prepare(&SweepRequest {
             server: Some(ServerKind::Peer(results::PeerKind::Nginx)),
             ..req
         })
         .unwrap();
-        let err = crate::campaign::CampaignDir::open(&out, other.experiment, &other.text)
+        let err = crate::CampaignDir::open(&out, other.experiment, &other.text)
             .err()
             .unwrap()
             .to_string();

@@ -18,19 +18,29 @@
 //! - `sweep`: running the pending Trials of a campaign — or of several in
 //!   one pool, longest first across them (`sweep_pooled`, `paper all`) — and
 //!   recording each probe in its own campaign's directory as it ends;
-//! - `merge`: joining the directories of slices run apart.
+//! - `merge`: joining the directories of slices run apart;
+//! - `sweep_request`: an experiment file (or several) made a sweep: the
+//!   campaign directory opened, the pending Trials run;
+//! - `presets`: `spdylab paper`'s figures of the studies as experiments;
+//! - `text`: a sweep's progress and summary as a person reads them.
+//!
+//! A Trial's probe and the testbed it runs on are `lab`'s; what a run was
+//! made with (`builds.txt`) is `verdict::settings`'.
 
 mod dir;
 mod merge;
+pub mod presets;
 pub(crate) mod schedule;
 mod sweep;
+pub mod sweep_request;
+pub mod text;
 
 pub use dir::{CampaignDir, SITES_FILE};
 pub use merge::merge;
 pub use schedule::{cpu_weight, in_shard, max_testbeds, AUTO_JOBS_PER_CORE};
 pub use sweep::{link_key, quick_plan, sweep, sweep_pooled, Campaign, Event, SweepOptions};
 
-// The CLI names these as `lab::campaign::…`.
+// The CLI names these as `campaign::…`.
 pub use results::{EXPERIMENT_FILE, PROBES_FILE};
 
 use std::io;

@@ -5,27 +5,47 @@
 //! are the slow half of a crosscheck (a fresh browser per probe) and the one
 //! that needs a quiet machine; the model's are cheap and steady.
 //!
-//! A Trial is taken from a reference when its site, its link (the whole
-//! description, not only the label) and its protocol match one of the
+//! A Trial is taken from a reference when its site, its link (`LinkKey`: the
+//! stored testbed's link, initial window, congestion control and cross
+//! traffic, not the label nor the text describing them) and its protocol match one of the
 //! reference's rows, the repetitions are as many, and the server is the same
 //! (documents of schema 2 written before the server was recorded are taken as
 //! the built-in server's); every other Trial runs in Chromium as usual.
 
 use super::{Figure, Loads, Phases};
 use proto::Protocol;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// The reference Trials of one or more crosscheck documents.
 #[derive(Debug, Default)]
 pub struct Reference {
-    trials: HashMap<Key, (Loads, PathBuf)>,
+    /// Each Trial's loads, the file it came from and its link's description.
+    trials: HashMap<Key, (Loads, PathBuf, String)>,
     files: Vec<PathBuf>,
 }
 
-/// Site name, link description, protocol.
-type Key = (String, String, Protocol);
+/// The conditions a link puts a Trial in, as a crosscheck stores its testbed
+/// (`testbeds[i]` of its document, `netns::TestbedSpec` serialized): the
+/// link both ways, the initial window, the congestion control and the cross
+/// traffic. Two Trials are on the same link when these are equal, whatever
+/// the text describing them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LinkKey(String);
+
+impl LinkKey {
+    /// The key of a stored (serialized) testbed.
+    pub fn of(testbed: &Value) -> LinkKey {
+        let field = |k: &str| testbed.get(k).cloned().unwrap_or(Value::Null);
+        let conditions = json!({"link": field("link"), "iw": field("iw"), "cc": field("cc"),
+                                "cross": field("cross")});
+        LinkKey(conditions.to_string())
+    }
+}
+
+/// Site name, link, protocol.
+type Key = (String, LinkKey, Protocol);
 
 impl Reference {
     /// Reads each `--json` document of `spdylab crosscheck`. `reps` and
@@ -43,20 +63,22 @@ impl Reference {
                     path.display()
                 )
             })?;
-            for (key, loads) in trials(&doc, reps, server)
+            for (key, loads, described) in trials(&doc, reps, server)
                 .map_err(|e| format!("--reference {}: {e}", path.display()))?
             {
-                if let Some((_, first)) = reference.trials.get(&key) {
+                if let Some((_, first, _)) = reference.trials.get(&key) {
                     return Err(format!(
                         "--reference {}: {} {} {} is in {} too; give each Trial once",
                         path.display(),
                         key.0,
-                        key.1,
+                        described,
                         key.2,
                         first.display()
                     ));
                 }
-                reference.trials.insert(key, (loads, path.clone()));
+                reference
+                    .trials
+                    .insert(key, (loads, path.clone(), described));
             }
             reference.files.push(path.clone());
         }
@@ -64,9 +86,9 @@ impl Reference {
     }
 
     /// Chromium's loads of a Trial, if a reference has it.
-    pub fn get(&self, site: &str, link: &str, protocol: Protocol) -> Option<&Loads> {
-        let key = (site.to_string(), link.to_string(), protocol);
-        self.trials.get(&key).map(|(l, _)| l)
+    pub fn get(&self, site: &str, link: &LinkKey, protocol: Protocol) -> Option<&Loads> {
+        let key = (site.to_string(), link.clone(), protocol);
+        self.trials.get(&key).map(|(l, _, _)| l)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -79,8 +101,9 @@ impl Reference {
     }
 }
 
-/// Every row of a document as a Trial's key and Chromium's loads.
-fn trials(doc: &Value, reps: usize, server: &str) -> Result<Vec<(Key, Loads)>, String> {
+/// Every row of a document as a Trial's key, Chromium's loads and the
+/// description of its link.
+fn trials(doc: &Value, reps: usize, server: &str) -> Result<Vec<(Key, Loads, String)>, String> {
     if doc.get("schema").and_then(Value::as_u64) != Some(2) {
         return Err(
             "not a document of `spdylab crosscheck --json` (schema 2): give that output".into(),
@@ -101,9 +124,14 @@ fn trials(doc: &Value, reps: usize, server: &str) -> Result<Vec<(Key, Loads)>, S
             "its Chromium loaded from the {their_server} server, this crosscheck's from {server}"
         ));
     }
-    let links: HashMap<&str, &str> = array(doc, "links")?
+    // `links[i]` labels and describes `testbeds[i]`.
+    let links: HashMap<&str, (&str, LinkKey)> = array(doc, "links")?
         .iter()
-        .filter_map(|l| Some((l.get("label")?.as_str()?, l.get("link")?.as_str()?)))
+        .zip(array(doc, "testbeds")?)
+        .filter_map(|(l, testbed)| {
+            let described = l.get("link")?.as_str()?;
+            Some((l.get("label")?.as_str()?, (described, LinkKey::of(testbed))))
+        })
         .collect();
     let mut out = Vec::new();
     for (i, row) in array(doc, "rows")?.iter().enumerate() {
@@ -114,7 +142,7 @@ fn trials(doc: &Value, reps: usize, server: &str) -> Result<Vec<(Key, Loads)>, S
                 .ok_or_else(|| format!("{}: missing or not text", at(field)))
         };
         let (site, label) = (text("site")?, text("link")?);
-        let link = links
+        let (described, link) = links
             .get(label)
             .ok_or_else(|| format!("{}: {label} is not among its links", at("link")))?;
         let protocol: Protocol = text("protocol")?
@@ -165,7 +193,11 @@ fn trials(doc: &Value, reps: usize, server: &str) -> Result<Vec<(Key, Loads)>, S
                 .and_then(Value::as_u64)
                 .unwrap_or(0) as usize,
         };
-        out.push(((site.to_string(), link.to_string(), protocol), loads));
+        out.push((
+            (site.to_string(), link.clone(), protocol),
+            loads,
+            described.to_string(),
+        ));
     }
     Ok(out)
 }
@@ -181,9 +213,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A stored testbed of `rtt_ms` at 1 Mbit/s, as `netns::TestbedSpec` serializes.
+    fn testbed(rtt_ms: u32) -> Value {
+        let way = json!({"delay": format!("{}ms", rtt_ms / 2), "loss": {"model": "none"},
+                         "queue": "256p", "service": {"rate": 1000000}});
+        json!({"cc": "cubic", "cross": "none", "hosts": [], "iw": null, "seed": 1, "shards": 1,
+               "warm_metrics": false, "link": {"down": way, "up": way}})
+    }
+
     fn doc(reps: usize) -> Value {
         json!({"schema": 2, "reps": reps,
                "links": [{"label": "20ms 1mbit", "link": "rtt 20ms, down 1mbit"}],
+               "testbeds": [testbed(20)],
                "rows": [{"site": "icons", "link": "20ms 1mbit", "protocol": "h2",
                          "chromium_resources": 51.0, "chromium_connections": 1.0,
                          "chromium_failed": 0,
@@ -212,21 +253,26 @@ mod tests {
     fn a_documents_rows_are_chromiums_loads_by_site_link_and_protocol() {
         let dir = scratch("rows");
         let r = Reference::load(&[write(&dir, "a.json", &doc(2))], 2, "builtin").unwrap();
-        let l = r
-            .get("icons", "rtt 20ms, down 1mbit", Protocol::H2)
-            .unwrap();
+        let at_20ms = LinkKey::of(&testbed(20));
+        let l = r.get("icons", &at_20ms, Protocol::H2).unwrap();
         assert_eq!(l.values(Figure::Plt), vec![100.0, 120.0]);
         assert_eq!(l.values(Figure::Fcp), vec![50.0], "nulls are not loads");
         assert!(l.values(Figure::Lcp).is_empty());
         assert_eq!((l.resources, l.connections, l.failed), (51.0, 1.0, 0));
         assert_eq!(l.phases.discovery, 40.0);
-        assert!(r
-            .get("icons", "rtt 20ms, down 1mbit", Protocol::H3)
-            .is_none());
+        assert!(r.get("icons", &at_20ms, Protocol::H3).is_none());
         assert!(
-            r.get("icons", "20ms 1mbit", Protocol::H2).is_none(),
-            "by description"
+            r.get("icons", &LinkKey::of(&testbed(50)), Protocol::H2)
+                .is_none(),
+            "by the link's conditions"
         );
+        // The testbed's hosts, seed and shards are not the link's conditions.
+        let mut elsewhere = testbed(20);
+        elsewhere["seed"] = json!(7);
+        elsewhere["hosts"] = json!([["a.test", "198.18.0.2"]]);
+        assert!(r
+            .get("icons", &LinkKey::of(&elsewhere), Protocol::H2)
+            .is_some());
     }
 
     #[test]

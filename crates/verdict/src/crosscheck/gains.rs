@@ -367,7 +367,7 @@ pub fn gain_agreement(
 mod tests {
     use super::*;
     use crate::crosscheck::metrics::Cell;
-    use crate::crosscheck::row;
+    use crate::crosscheck::tests::row;
 
     /// A row whose PLT values are given per client (other metrics: none),
     /// at `rtt` ms and `rate` Mbit/s.

@@ -810,7 +810,7 @@ mod tests {
                 assert_eq!(e.metric, Metric::Tow, "{name}");
                 assert_eq!(e.baseline, Protocol::Https, "{name}");
                 for point in e.points() {
-                    let s = crate::trial::settings(&point, 1).unwrap();
+                    let s = lab::trial::settings(&point, 1).unwrap();
                     assert_eq!(s.testbed.shards, 1, "{name}: one server");
                     assert_eq!(s.trial.tls13_only(), Some(false));
                 }
@@ -820,7 +820,7 @@ mod tests {
             let shards: Vec<usize> = e
                 .points()
                 .iter()
-                .map(|pt| crate::trial::settings(pt, 1).unwrap().testbed.shards)
+                .map(|pt| lab::trial::settings(pt, 1).unwrap().testbed.shards)
                 .collect();
             let want: &[usize] = if quick {
                 &[1, 3, 7]
@@ -899,7 +899,7 @@ mod tests {
     #[test]
     #[ignore]
     fn expected_paper_all() {
-        use crate::campaign::schedule::{chunks_of_reps, cpu_weight, expected_secs};
+        use crate::schedule::{chunks_of_reps, cpu_weight, expected_secs};
         fn simulate(mut items: Vec<(f64, f64)>, testbeds: usize, budget: f64) -> f64 {
             items.sort_by(|a, b| b.0.total_cmp(&a.0));
             let (mut now, mut running): (f64, Vec<(f64, f64)>) = (0.0, Vec::new());
@@ -934,12 +934,9 @@ mod tests {
                     results::experiment::parse(p.name, &text(p, quick, Peers::default())).unwrap();
                 let mut items = Vec::new();
                 for pt in e.points() {
-                    let site = crate::sites::resolve_in(
-                        &pt["site"],
-                        e.site_seed,
-                        std::path::Path::new(""),
-                    )
-                    .unwrap();
+                    let site =
+                        lab::sites::resolve_in(&pt["site"], e.site_seed, std::path::Path::new(""))
+                            .unwrap();
                     let pending: Vec<(Protocol, usize)> = (0..e.reps)
                         .flat_map(|r| e.protocols.iter().map(move |&p| (p, r)))
                         .collect();

@@ -2,7 +2,7 @@
 //! table — a row per check (where, offered, detail), then the certificate
 //! and whether it verifies, the Server header and what was offered.
 
-use crate::survey::{Survey, Verdict};
+use crate::{Survey, Verdict};
 use link::units::format_duration;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -101,7 +101,7 @@ pub fn nothing_answered(s: &Survey) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::survey::Check;
+    use crate::Check;
 
     #[test]
     fn a_server_that_offers_nothing_says_why_per_check() {

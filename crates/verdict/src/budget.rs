@@ -93,11 +93,11 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Budget>, Error> {
     let line =
         |span: std::ops::Range<usize>| text[..span.start.min(text.len())].matches('\n').count() + 1;
     let bad = |span: std::ops::Range<usize>, field: &str, why: String| {
-        Error::Usage(format!("{file}: line {}: {field}: {why}", line(span)))
+        Error(format!("{file}: line {}: {field}: {why}", line(span)))
     };
-    let parsed: File = toml::from_str(text).map_err(|e| Error::Usage(format!("{file}: {e}")))?;
+    let parsed: File = toml::from_str(text).map_err(|e| Error(format!("{file}: {e}")))?;
     if parsed.budget.is_empty() {
-        return Err(Error::Usage(format!("{file}: no [[budget]]")));
+        return Err(Error(format!("{file}: no [[budget]]")));
     }
     let mut out = Vec::new();
     for (n, raw) in parsed.budget.into_iter().enumerate() {
@@ -209,7 +209,7 @@ fn parse_change(s: &str) -> Option<f64> {
 /// Reads and parses a budget file.
 pub fn read(path: &Path) -> Result<Vec<Budget>, Error> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::Usage(format!("--budget {}: {e}", path.display())))?;
+        .map_err(|e| Error(format!("--budget {}: {e}", path.display())))?;
     parse(&path.display().to_string(), &text)
 }
 
@@ -433,7 +433,7 @@ site = "youtube"
     #[test]
     fn bad_files_name_the_line_and_the_field() {
         let err = |text: &str| match parse("b.toml", text) {
-            Err(Error::Usage(m)) => m,
+            Err(Error(m)) => m,
             other => panic!("{other:?}"),
         };
         let base = "[[budget]]\nmetric = \"plt\"\nprotocol = \"h2\"\n";

@@ -9,11 +9,13 @@
 //! recorded but never rejected; the `Server` header. Only the address asked
 //! for is contacted: TLS checks on its port (443 by default), cleartext ones
 //! on the same port, or 80 when no port is given, or `http_port`.
-//! `lab::probe` is something else: one page load of a Trial.
+//! `lab::probe` is something else: one page load of a Trial. `text`: the
+//! survey as a table.
 
 mod openssl;
 mod quic;
 mod tcp;
+pub mod text;
 mod tls;
 pub mod wire;
 

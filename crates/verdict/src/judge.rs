@@ -32,13 +32,13 @@ impl Judgement {
     ) -> Result<Judgement, Error> {
         check_alpha(alpha)?;
         let shifts = match baseline {
-            Some(a) => diff_with(a, probes, alpha, pairing).map_err(Error::Usage)?,
+            Some(a) => diff_with(a, probes, alpha, pairing).map_err(Error)?,
             None => Vec::new(),
         };
         let outcomes = budgets.map(|b| budget::check(b, probes));
         if let (Some(path), Some(o)) = (junit, &outcomes) {
-            crate::durable::write_whole(path, budget::junit(o).as_bytes())
-                .map_err(|e| Error::Usage(format!("--junit {}: {e}", path.display())))?;
+            results::durable::write_whole(path, budget::junit(o).as_bytes())
+                .map_err(|e| Error(format!("--junit {}: {e}", path.display())))?;
         }
         Ok(Judgement {
             alpha,

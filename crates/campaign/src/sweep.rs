@@ -10,8 +10,8 @@ use super::schedule::{
     Work,
 };
 use super::SweepError;
-use crate::probe::{run_plan, Probe, ProbeSpec};
-use crate::trial::{settings, Trial};
+use lab::probe::{run_plan, Probe, ProbeSpec};
+use lab::trial::{settings, Trial};
 use proto::Protocol;
 use results::experiment::{self, point_key, trial_key, Point};
 use results::{latest, read_calibration, read_probes, CalibrationEntry, ProbeRecord, HAR_DIR};
@@ -260,11 +260,11 @@ pub fn sweep_pooled(
                     let mut kept = write_error.is_none();
                     if let (true, true, Some(load)) = (kept, opts.har, &load) {
                         let name = har_name(&trial);
-                        let mut doc = crate::har::har(load, started, &point["site"]);
-                        crate::har::add_view(&mut doc, &record);
+                        let mut doc = lab::har::har(load, started, &point["site"]);
+                        lab::har::add_view(&mut doc, &record);
                         let file = cd.dir.join(&name);
                         match write_atomically(&file, doc.to_string().as_bytes())
-                            .and_then(|()| crate::har::write_filmstrip(&file, load))
+                            .and_then(|()| lab::har::write_filmstrip(&file, load))
                         {
                             Ok(()) => record.har = Some(name),
                             Err(e) => {
@@ -333,11 +333,11 @@ fn plan_campaign(
             .map_err(|e| SweepError::Usage(format!("{}: {e}", point_key(p))))?;
         let name = &p["site"];
         if !sites.contains_key(name) {
-            let site = crate::sites::resolve_in(name, exp.site_seed, site_base)
+            let site = lab::sites::resolve_in(name, exp.site_seed, site_base)
                 .map_err(|e| SweepError::Usage(e.named("sites")))?;
             sites.insert(name.clone(), Arc::new(site));
         }
-        crate::sites::lay_out(&sites[name], s.trial.layout)
+        lab::sites::lay_out(&sites[name], s.trial.layout)
             .map_err(|e| SweepError::Usage(format!("{}: knobs.layout: {e}", point_key(p))))
             .and_then(|laid| {
                 s.trial
@@ -356,8 +356,8 @@ fn plan_campaign(
         let refused = trial.refusal(&exp.protocols, sites[name].resources.len());
         if let Some(r) = refused {
             let (key, value) = match r {
-                crate::trial::Refusal::Server { .. } => ("server", exp.server.name()),
-                crate::trial::Refusal::Client { .. } => ("client", exp.client.name()),
+                lab::trial::Refusal::Server { .. } => ("server", exp.server.name()),
+                lab::trial::Refusal::Client { .. } => ("client", exp.client.name()),
             };
             return Err(SweepError::Usage(format!(
                 "{}: {key} = \"{value}\": {}",
@@ -472,7 +472,7 @@ fn run_work(
                 Ok(s) => s,
                 Err(e) => return fail_all(&pending, e),
             };
-            let site = match crate::sites::lay_out(&sites[&s.site], s.trial.layout) {
+            let site = match lab::sites::lay_out(&sites[&s.site], s.trial.layout) {
                 Ok(site) => site,
                 Err(e) => return fail_all(&pending, format!("knobs.layout: {e}")),
             };

@@ -1,16 +1,16 @@
-//! Property tests with arbitrary inputs for budget files (`lab::budget::parse`,
+//! Property tests with arbitrary inputs for budget files (`verdict::budget::parse`,
 //! issue 36's fuzzing of the file formats added since issue 19): arbitrary
 //! text, valid files mutated line by line (with multibyte characters, CRLF
 //! line endings, a byte-order mark, cut short anywhere) and files written from
-//! arbitrary fields never panic. Every error is `Error::Usage` naming the file;
+//! arbitrary fields never panic. Every error is a `verdict::Error` naming the file;
 //! one that names a line names a line of the file, and for a key that is no
 //! budget field nor setting, the line holding that key. A file that parses
 //! has a budget per `[[budget]]`, each with its text. docs/hardening.md lists
 //! them.
 
-use lab::budget::{parse, Budget, Limit};
-use lab::Error;
 use proptest::prelude::*;
+use verdict::budget::{parse, Budget, Limit};
+use verdict::Error;
 
 const GOOD: &str = r#"# Budgets for CI.
 [[budget]]
@@ -45,7 +45,7 @@ fn check(text: &str) -> Result<Vec<Budget>, String> {
             }
             Ok(budgets)
         }
-        Err(Error::Usage(m)) => {
+        Err(Error(m)) => {
             let rest = m
                 .strip_prefix("fuzz.toml: ")
                 .unwrap_or_else(|| panic!("the error does not name the file: {m}"));
@@ -74,7 +74,6 @@ fn check(text: &str) -> Result<Vec<Budget>, String> {
             }
             Err(m)
         }
-        Err(other) => panic!("not a usage error: {other:?}"),
     }
 }
 

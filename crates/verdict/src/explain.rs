@@ -248,7 +248,7 @@ fn mean_ci(xs: &[f64]) -> (f64, [f64; 2]) {
 /// directory) and their protocols' order, grouped; an error names the path
 /// and what is missing.
 pub fn read(path: &Path) -> Result<Vec<Group>, Error> {
-    let usage = |why: String| Error::Usage(format!("{}: {why}", path.display()));
+    let usage = |why: String| Error(format!("{}: {why}", path.display()));
     let (probes, order) = crate::stored::read(path)?;
     if !probes.iter().any(|p| p.explain.is_some()) {
         return Err(usage(

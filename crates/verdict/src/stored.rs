@@ -11,7 +11,7 @@ use std::path::Path;
 /// The probes at `path` and the order of their protocols (compare's, first
 /// the baseline; empty for a campaign, whose order is the probes').
 pub fn read(path: &Path) -> Result<(Vec<ProbeRecord>, Vec<Protocol>), Error> {
-    let usage = |why: String| Error::Usage(format!("{}: {why}", path.display()));
+    let usage = |why: String| Error(format!("{}: {why}", path.display()));
     if path.is_dir() {
         let probes = results::read_probes(path, false).map_err(|e| usage(e.to_string()))?;
         if probes.is_empty() {
@@ -47,7 +47,7 @@ pub fn read(path: &Path) -> Result<(Vec<ProbeRecord>, Vec<Protocol>), Error> {
 /// `settings` (or what an older one has), a campaign's experiment and builds.
 pub fn settings(path: &Path) -> Result<crate::settings::Settings, Error> {
     use crate::settings::{campaign_builds, Settings};
-    let usage = |why: String| Error::Usage(format!("{}: {why}", path.display()));
+    let usage = |why: String| Error(format!("{}: {why}", path.display()));
     if path.is_dir() {
         let file = path.join(results::EXPERIMENT_FILE);
         let text = std::fs::read_to_string(&file)

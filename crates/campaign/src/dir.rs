@@ -188,7 +188,7 @@ impl CampaignDir {
 /// Adds this binary's build to the directory's list (`settings::BUILDS_FILE`)
 /// unless it is there: what `diff` says of the builds that made a campaign.
 fn note_build(dir: &Path) -> io::Result<()> {
-    use crate::settings::{campaign_builds, BUILD, BUILDS_FILE};
+    use verdict::settings::{campaign_builds, BUILD, BUILDS_FILE};
     let mut builds = campaign_builds(dir).unwrap_or_default();
     if builds.iter().any(|b| b == BUILD) {
         return Ok(());
@@ -201,7 +201,7 @@ fn note_build(dir: &Path) -> io::Result<()> {
 /// Writes `path` whole or not at all (`durable::write_whole`); a failure names
 /// the file and leaves no temporary.
 pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    crate::durable::write_whole(path, bytes).map_err(|e| at(path, e))
+    results::durable::write_whole(path, bytes).map_err(|e| at(path, e))
 }
 
 /// fsyncs the directory holding `path`, so that a new name in it survives a crash.
@@ -210,7 +210,7 @@ fn sync_dir(path: &Path) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    crate::durable::sync_dir(dir).map_err(|e| at(dir, e))
+    results::durable::sync_dir(dir).map_err(|e| at(dir, e))
 }
 
 /// Appends records to probes.jsonl, each line fsync'd (fdatasync) before the

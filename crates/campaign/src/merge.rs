@@ -120,10 +120,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<(usize, usize), SweepErro
                     write_atomically(&to, &bytes)?;
                 }
                 // Its filmstrip (Chromium's frames) beside it, frame by frame.
-                let (films, filmt) = (
-                    crate::har::filmstrip_dir(&from),
-                    crate::har::filmstrip_dir(&to),
-                );
+                let (films, filmt) = (lab::har::filmstrip_dir(&from), lab::har::filmstrip_dir(&to));
                 if films.is_dir() {
                     std::fs::create_dir_all(&filmt).map_err(|e| at(&filmt, e))?;
                     for frame in std::fs::read_dir(&films).map_err(|e| at(&films, e))? {

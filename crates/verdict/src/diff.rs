@@ -229,7 +229,7 @@ pub fn check_alpha(alpha: f64) -> Result<(), Error> {
     if alpha > 0.0 && alpha < 1.0 {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
+        Err(Error(format!(
             "--alpha {alpha}: a level between 0 and 1, such as 0.05"
         )))
     }

@@ -3,9 +3,9 @@
 //! line), its closing line, merge's count and the heading of each of the
 //! paper's figures.
 
-use crate::campaign::{max_testbeds, Event, SweepOptions, PROBES_FILE};
 use crate::presets::Preset;
 use crate::sweep_request::Ran;
+use crate::{max_testbeds, Event, SweepOptions, PROBES_FILE};
 use std::path::Path;
 
 /// What an event of the campaign `name` says: at the start, its Trials (in
