@@ -72,89 +72,29 @@ impl From<Refusal> for Failure {
     }
 }
 
-impl From<lab::shell::ShellError> for Failure {
-    fn from(e: lab::shell::ShellError) -> Failure {
-        if e.is_usage() {
-            Failure::Usage(e.to_string())
-        } else {
-            Failure::Setup(Box::new(e))
+// lab's modules' errors reach the process through lab's one error: which
+// of them are bad input, a refusal or a failure to run is lab's to say
+// (`lab::Error`'s `From`s), what each means to the process is said above.
+macro_rules! through_lab_error {
+    ($($module_error:ty),*) => {$(
+        impl From<$module_error> for Failure {
+            fn from(e: $module_error) -> Failure {
+                lab::Error::from(e).into()
+            }
         }
-    }
+    )*};
 }
 
-impl From<lab::serve::ServeError> for Failure {
-    fn from(e: lab::serve::ServeError) -> Failure {
-        match e {
-            lab::serve::ServeError::Setup(e) => Failure::Setup(Box::new(e)),
-            e => Failure::Usage(e.to_string()),
-        }
-    }
-}
-
-impl From<lab::loadtest::LoadtestError> for Failure {
-    fn from(e: lab::loadtest::LoadtestError) -> Failure {
-        use lab::loadtest::LoadtestError;
-        match e {
-            LoadtestError::Usage(m) => Failure::Usage(m),
-            LoadtestError::Refused(r) => Failure::Refused(r),
-            // An output directory or file that cannot be written: the user's to fix.
-            LoadtestError::Output(..) => Failure::Usage(e.to_string()),
-            LoadtestError::Setup(e) => Failure::Setup(Box::new(e)),
-        }
-    }
-}
-
-impl From<lab::bench::BenchError> for Failure {
-    fn from(e: lab::bench::BenchError) -> Failure {
-        use lab::bench::BenchError;
-        match e {
-            BenchError::Usage(m) => Failure::Usage(m),
-            BenchError::Setup(e) => Failure::Setup(Box::new(e)),
-        }
-    }
-}
-
-impl From<lab::calibrate::CalibrateError> for Failure {
-    fn from(e: lab::calibrate::CalibrateError) -> Failure {
-        use lab::calibrate::CalibrateError;
-        match e {
-            CalibrateError::Setup(e) => Failure::Setup(Box::new(e)),
-            e => Failure::Usage(e.to_string()),
-        }
-    }
-}
-
-impl From<lab::crosscheck::CrosscheckError> for Failure {
-    fn from(e: lab::crosscheck::CrosscheckError) -> Failure {
-        use lab::crosscheck::CrosscheckError;
-        match e {
-            // No Chromium: the user asked for a client that is not installed.
-            CrosscheckError::NoBrowser(e) => Failure::Usage(e.to_string()),
-            CrosscheckError::Refused(r) => Failure::Refused(r),
-            CrosscheckError::Setup(e) => Failure::Setup(Box::new(e)),
-        }
-    }
-}
-
-impl From<lab::sites::ImportError> for Failure {
-    fn from(e: lab::sites::ImportError) -> Failure {
-        use lab::sites::ImportError;
-        match e {
-            ImportError::Input(m) => Failure::Usage(m),
-            ImportError::Write(m) => Failure::Setup(m.into()),
-        }
-    }
-}
-
-impl From<lab::record::RecordError> for Failure {
-    fn from(e: lab::record::RecordError) -> Failure {
-        use lab::record::RecordError;
-        match e {
-            RecordError::Usage(m) => Failure::Usage(m),
-            RecordError::Failed(m) => Failure::Setup(m.into()),
-        }
-    }
-}
+through_lab_error!(
+    lab::shell::ShellError,
+    lab::serve::ServeError,
+    lab::loadtest::LoadtestError,
+    lab::bench::BenchError,
+    lab::calibrate::CalibrateError,
+    lab::crosscheck::CrosscheckError,
+    lab::sites::ImportError,
+    lab::record::RecordError
+);
 
 impl From<campaign::SweepError> for Failure {
     fn from(e: campaign::SweepError) -> Failure {
