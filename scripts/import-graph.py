@@ -19,9 +19,23 @@ def crates():
     roots = {n: os.path.dirname(p["manifest_path"]) for n, p in ours.items()}
     return deps, roots
 
+def reexports(src):
+    """Names the crate root re-exports from its modules (`pub use error::{Error, …}`):
+    `crate::Error` is an import of `error`."""
+    names = {}
+    for root in ("lib.rs", "main.rs"):
+        path = os.path.join(src, root)
+        if not os.path.exists(path):
+            continue
+        for module, items in re.findall(r"^pub use ([a-z_][a-z0-9_]*)::(\{[^}]*\}|\w+);", open(path).read(), re.M):
+            for name in re.findall(r"\b([A-Za-z_]\w*)\b", items):
+                names[name] = module
+    return names
+
 def modules(src):
     """Top-level module of each .rs file under src, and the crate:: modules it names."""
     graph = defaultdict(set)
+    names = reexports(src)
     for dirpath, _, files in os.walk(src):
         for f in files:
             if not f.endswith(".rs"):
@@ -39,7 +53,8 @@ def modules(src):
             # Comments name modules without importing them.
             text = "\n".join(l for l in text.split("\n") if not l.lstrip().startswith("//"))
             graph[top]  # every module is a node
-            for m in re.findall(r"\bcrate::([a-z_][a-z0-9_]*)", text):
+            for m in re.findall(r"\bcrate::([A-Za-z_][A-Za-z0-9_]*)", text):
+                m = names.get(m, m)
                 if m != top:
                     graph[top].add(m)
     known = set(graph)

@@ -910,6 +910,16 @@ pub fn pipelining_matrix(
     Ok(rows)
 }
 
+/// Which of these errors are bad input, a refusal or a failure to run (`crate::Error`).
+impl From<BenchError> for crate::Error {
+    fn from(e: BenchError) -> crate::Error {
+        match e {
+            BenchError::Usage(m) => crate::Error::Usage(m),
+            BenchError::Setup(e) => crate::Error::Setup(Box::new(e)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::generator_may_be_bottleneck as limited;

@@ -85,3 +85,13 @@ pub fn run(
 ) -> Result<Calibration, CalibrateError> {
     netns::calibrate::run(&request.testbed, &request.plan, progress).map_err(CalibrateError::Setup)
 }
+
+/// Which of these errors are bad input, a refusal or a failure to run (`crate::Error`).
+impl From<CalibrateError> for crate::Error {
+    fn from(e: CalibrateError) -> crate::Error {
+        match e {
+            CalibrateError::Setup(e) => crate::Error::Setup(Box::new(e)),
+            e => crate::Error::Usage(e.to_string()),
+        }
+    }
+}

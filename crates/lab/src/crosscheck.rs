@@ -314,3 +314,15 @@ pub fn document(spec: &CrosscheckSpec, rows: &[Row], figures: &Figures) -> serde
            "testbeds": spec.links.iter().map(|l| &l.testbed).collect::<Vec<_>>(),
            "links": spec.links.iter().map(|l| json!({"label": l.label, "link": l.testbed.to_string(), "axes": l.axes})).collect::<Vec<_>>()})
 }
+
+/// Which of these errors are bad input, a refusal or a failure to run (`crate::Error`).
+impl From<CrosscheckError> for crate::Error {
+    fn from(e: CrosscheckError) -> crate::Error {
+        match e {
+            // No Chromium: the user asked for a client that is not installed.
+            CrosscheckError::NoBrowser(e) => crate::Error::Usage(e.to_string()),
+            CrosscheckError::Refused(r) => crate::Error::Refused(r),
+            CrosscheckError::Setup(e) => crate::Error::Setup(Box::new(e)),
+        }
+    }
+}

@@ -881,6 +881,19 @@ async fn generate(
     }
 }
 
+/// Which of these errors are bad input, a refusal or a failure to run (`crate::Error`).
+impl From<LoadtestError> for crate::Error {
+    fn from(e: LoadtestError) -> crate::Error {
+        match e {
+            LoadtestError::Usage(m) => crate::Error::Usage(m),
+            LoadtestError::Refused(r) => crate::Error::Refused(r),
+            // An output directory or file that cannot be written: the user's to fix.
+            LoadtestError::Output(..) => crate::Error::Usage(e.to_string()),
+            LoadtestError::Setup(e) => crate::Error::Setup(Box::new(e)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -361,6 +361,16 @@ pub fn document(path: &Path, summary: &RecordSummary) -> serde_json::Value {
     serde_json::json!({"schema": 1, "har": path, "summary": summary})
 }
 
+/// Which of these errors are bad input, a refusal or a failure to run (`crate::Error`).
+impl From<RecordError> for crate::Error {
+    fn from(e: RecordError) -> crate::Error {
+        match e {
+            RecordError::Usage(m) => crate::Error::Usage(m),
+            RecordError::Failed(m) => crate::Error::Setup(m.into()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

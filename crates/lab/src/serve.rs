@@ -251,3 +251,13 @@ impl Serving {
         result.map_err(ServeError::Setup)
     }
 }
+
+/// Which of these errors are bad input, a refusal or a failure to run (`crate::Error`).
+impl From<ServeError> for crate::Error {
+    fn from(e: ServeError) -> crate::Error {
+        match e {
+            ServeError::Setup(e) => crate::Error::Setup(Box::new(e)),
+            e => crate::Error::Usage(e.to_string()),
+        }
+    }
+}

@@ -215,3 +215,14 @@ fn server_output(log: Option<&Path>) -> Result<(Stdio, Stdio), ShellError> {
     };
     Ok((Stdio::from(out), Stdio::from(err)))
 }
+
+/// Which of these errors are bad input, a refusal or a failure to run (`crate::Error`).
+impl From<ShellError> for crate::Error {
+    fn from(e: ShellError) -> crate::Error {
+        if e.is_usage() {
+            crate::Error::Usage(e.to_string())
+        } else {
+            crate::Error::Setup(Box::new(e))
+        }
+    }
+}

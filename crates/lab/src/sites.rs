@@ -381,6 +381,16 @@ fn wildcard(pattern: &[u8], name: &[u8]) -> bool {
     }
 }
 
+/// Which of these errors are bad input, a refusal or a failure to run (`crate::Error`).
+impl From<ImportError> for crate::Error {
+    fn from(e: ImportError) -> crate::Error {
+        match e {
+            ImportError::Input(m) => crate::Error::Usage(m),
+            ImportError::Write(m) => crate::Error::Setup(m.into()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod glob_tests {
     use super::*;

@@ -1303,21 +1303,6 @@ impl Metric {
             _ => Metric::Plt,
         }
     }
-
-    /// Its value in a probe, ms; None where the probe has none (a paint
-    /// the browser did not report) or it is not a number.
-    pub fn of(self, p: &crate::ProbeRecord) -> Option<f64> {
-        let paint = p.paint.as_ref();
-        match self {
-            Metric::Plt => Some(p.plt_ms),
-            Metric::Tow => Some(p.tow_ms),
-            Metric::Ttfb => paint.and_then(|x| x.ttfb_ms),
-            Metric::Fcp => paint.and_then(|x| x.fcp_ms),
-            Metric::Lcp => paint.and_then(|x| x.lcp_ms),
-            Metric::Si => paint.and_then(|x| x.speed_index_ms),
-        }
-        .filter(|v| v.is_finite())
-    }
 }
 
 impl fmt::Display for Metric {

@@ -3,7 +3,7 @@
 //! and resumption, `merge` and the report read it back — one type for all, so
 //! that none can drift from another. Field order is the line's key order.
 
-use crate::experiment::Point;
+use crate::experiment::{Metric, Point};
 use crate::files::PROBES_FILE;
 use proto::Protocol;
 use serde::{Deserialize, Serialize};
@@ -318,6 +318,25 @@ pub fn latest(probes: Vec<ProbeRecord>) -> Vec<ProbeRecord> {
         }
     }
     out
+}
+
+/// A metric's value in a probe (here, not in `experiment`, which the
+/// probe's record names: one direction between the two modules).
+impl Metric {
+    /// Its value in a probe, ms; None where the probe has none (a paint
+    /// the browser did not report) or it is not a number.
+    pub fn of(self, p: &ProbeRecord) -> Option<f64> {
+        let paint = p.paint.as_ref();
+        match self {
+            Metric::Plt => Some(p.plt_ms),
+            Metric::Tow => Some(p.tow_ms),
+            Metric::Ttfb => paint.and_then(|x| x.ttfb_ms),
+            Metric::Fcp => paint.and_then(|x| x.fcp_ms),
+            Metric::Lcp => paint.and_then(|x| x.lcp_ms),
+            Metric::Si => paint.and_then(|x| x.speed_index_ms),
+        }
+        .filter(|v| v.is_finite())
+    }
 }
 
 #[cfg(test)]
