@@ -12,26 +12,11 @@
 //! not before FCP (a probe's JSON has no room for NaN).
 #![no_main]
 
-use client::discover::{css_urls, script_injections, Found, HtmlScanner};
-use client::paint::{image_size, PaintModel};
-use client::render::{BrowserCost, Renderer};
+use client::discover::{css_urls, script_injections};
+use client::paint::image_size;
+use client::render::BrowserCost;
 use libfuzzer_sys::fuzz_target;
-use std::collections::VecDeque;
-use std::time::Duration;
-
-/// The Content-Type a server would give `path` (by its extension), else by the body.
-fn content_type(path: &str, body: &[u8]) -> &'static str {
-    let path = path.split('?').next().unwrap_or(path);
-    match path.rsplit('.').next().unwrap_or("") {
-        "css" => "text/css",
-        "js" => "application/javascript",
-        "png" | "gif" | "jpg" | "webp" => "image/png",
-        "html" | "htm" => "text/html",
-        _ if image_size(body).is_some() => "image/gif",
-        _ if body.starts_with(b"<") => "text/html",
-        _ => "application/octet-stream",
-    }
-}
+use testkit::page::{check_paint, check_scanner_cuts, load};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&piece, data)) = data.split_first() else {
@@ -42,14 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let document = bodies.next().unwrap_or(b"");
 
     // The scanners alone, and whole against cut.
-    let mut whole = HtmlScanner::default();
-    let all = whole.feed_tagged(document);
-    let mut cut = HtmlScanner::default();
-    let mut pieces = Vec::new();
-    for c in document.chunks(piece) {
-        pieces.extend(cut.feed_tagged(c));
-    }
-    assert_eq!(all, pieces);
+    check_scanner_cuts(document, piece);
     let _ = css_urls(document);
     let _ = script_injections(document);
     if let Some((w, h)) = image_size(document) {
@@ -59,69 +37,7 @@ fuzz_target!(|data: &[u8]| {
     // A page load in virtual time: each request answered 1 ms later, its
     // body in pieces 1 ms apart.
     for cost in [BrowserCost::FITTED, BrowserCost::NONE] {
-        let root = Found {
-            host: "a.test".into(),
-            path: "/".into(),
-        };
-        let mut r = Renderer::new(cost, root.clone());
-        let mut p = PaintModel::new("a.test", "/", cost);
-        let mut bodies = std::iter::once(document).chain(data.split(|b| *b == 0).skip(1).take(15));
-        let mut now = Duration::ZERO;
-        let mut pending: VecDeque<Found> = VecDeque::new();
-        let mut served = 0usize;
-        let mut steps = 0usize;
-        loop {
-            steps += 1;
-            assert!(steps < 100_000, "the load does not end");
-            r.advance(now);
-            while let Some(f) = r.poll() {
-                pending.push_back(f);
-            }
-            if let Some(f) = pending.pop_front() {
-                served += 1;
-                let body = bodies.next().unwrap_or(b"");
-                let ct = if served == 1 {
-                    "text/html"
-                } else {
-                    content_type(&f.path, body)
-                };
-                now += Duration::from_millis(1);
-                r.head(&f.host, &f.path, ct);
-                p.head(now, &f.host, &f.path, ct);
-                for c in body.chunks(piece) {
-                    now += Duration::from_millis(1);
-                    r.data(now, &f.host, &f.path, c);
-                    p.data(now, &f.host, &f.path, c);
-                }
-                r.done(now, &f.host, &f.path);
-                p.done(now, &f.host, &f.path);
-                continue;
-            }
-            match r.next_wakeup() {
-                Some(t) => {
-                    assert!(t > now, "a wake-up at {t:?}, not after {now:?}");
-                    now = t;
-                }
-                None => break,
-            }
-        }
-        assert!(served >= 1);
-        let e = p.estimate(now);
-        for v in [
-            e.ttfb_ms,
-            e.fcp_ms,
-            e.lcp_ms,
-            e.lcp_size,
-            e.speed_index_ms,
-            e.visually_complete_ms,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            assert!(v.is_finite() && v >= -1e-6, "{e:?}");
-        }
-        if let (Some(f), Some(l)) = (e.fcp_ms, e.lcp_ms) {
-            assert!(l >= f - 1e-6, "LCP before FCP: {e:?}");
-        }
+        let bodies = data.split(|b| *b == 0).skip(1).take(15);
+        check_paint(&load(document, bodies, piece, cost));
     }
 });

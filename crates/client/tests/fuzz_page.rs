@@ -14,116 +14,26 @@
 //! negative (a probe's JSON has no NaN), LCP not before FCP. The
 //! coverage-guided targets are `page` and `image_size` (docs/fuzzing.md).
 
-use client::discover::{css_urls, script_injections, Found, HtmlScanner};
-use client::paint::{image_size, Paint, PaintModel};
-use client::render::{BrowserCost, Renderer};
+use client::discover::{css_urls, script_injections};
+use client::paint::{image_size, Paint};
+use client::render::BrowserCost;
 use proptest::prelude::*;
-use std::collections::VecDeque;
-use std::time::Duration;
+use testkit::page::{check_paint, check_scanner_cuts};
 
-/// The Content-Type a server would give `path` (by its extension), else by the body.
-fn content_type(path: &str, body: &[u8]) -> &'static str {
-    let path = path.split('?').next().unwrap_or(path);
-    match path.rsplit('.').next().unwrap_or("") {
-        "css" => "text/css",
-        "js" => "application/javascript",
-        "png" | "gif" | "jpg" | "webp" => "image/png",
-        "html" | "htm" => "text/html",
-        _ if image_size(body).is_some() => "image/gif",
-        _ if body.starts_with(b"<") => "text/html",
-        _ => "application/octet-stream",
-    }
-}
-
-/// Loads the page `document` in virtual time, each request answered 1 ms
-/// later with the next of `bodies` (then empty ones), in pieces of `piece`
-/// bytes 1 ms apart; checks the scanners and the estimate, and returns it.
+/// Loads the page `document` in virtual time (`testkit::page::load`), each
+/// request answered 1 ms later with the next of `bodies` (then empty ones),
+/// in pieces of `piece` bytes 1 ms apart; checks the scanners and the
+/// estimate, and returns it.
 fn load(document: &[u8], bodies: &[Vec<u8>], piece: usize, cost: BrowserCost) -> Paint {
-    let piece = piece.max(1);
-    let mut whole = HtmlScanner::default();
-    let all = whole.feed_tagged(document);
-    let mut cut = HtmlScanner::default();
-    let mut pieces = Vec::new();
-    for c in document.chunks(piece) {
-        pieces.extend(cut.feed_tagged(c));
-    }
-    assert_eq!(
-        all, pieces,
-        "the references depend on where the bytes are cut"
-    );
+    check_scanner_cuts(document, piece);
     for b in std::iter::once(document).chain(bodies.iter().map(Vec::as_slice)) {
         let _ = css_urls(b);
         let _ = script_injections(b);
         check_image(b);
     }
-
-    let root = Found {
-        host: "a.test".into(),
-        path: "/".into(),
-    };
-    let mut r = Renderer::new(cost, root);
-    let mut p = PaintModel::new("a.test", "/", cost);
-    let mut next = std::iter::once(document).chain(bodies.iter().map(Vec::as_slice));
-    let mut now = Duration::ZERO;
-    let mut pending: VecDeque<Found> = VecDeque::new();
-    let mut served = 0usize;
-    for step in 0.. {
-        assert!(step < 100_000, "the load does not end");
-        r.advance(now);
-        while let Some(f) = r.poll() {
-            pending.push_back(f);
-        }
-        if let Some(f) = pending.pop_front() {
-            served += 1;
-            let body = next.next().unwrap_or(b"");
-            let ct = if served == 1 {
-                "text/html"
-            } else {
-                content_type(&f.path, body)
-            };
-            now += Duration::from_millis(1);
-            r.head(&f.host, &f.path, ct);
-            p.head(now, &f.host, &f.path, ct);
-            for c in body.chunks(piece) {
-                now += Duration::from_millis(1);
-                r.data(now, &f.host, &f.path, c);
-                p.data(now, &f.host, &f.path, c);
-            }
-            r.done(now, &f.host, &f.path);
-            p.done(now, &f.host, &f.path);
-            continue;
-        }
-        match r.next_wakeup() {
-            Some(t) => {
-                assert!(t > now, "a wake-up at {t:?}, not after {now:?}");
-                now = t;
-            }
-            None => break,
-        }
-    }
-    assert!(served >= 1);
-    let e = p.estimate(now);
+    let e = testkit::page::load(document, bodies.iter().map(Vec::as_slice), piece, cost);
     check_paint(&e);
     e
-}
-
-fn check_paint(e: &Paint) {
-    for v in [
-        e.ttfb_ms,
-        e.fcp_ms,
-        e.lcp_ms,
-        e.lcp_size,
-        e.speed_index_ms,
-        e.visually_complete_ms,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        assert!(v.is_finite() && v >= -1e-6, "{e:?}");
-    }
-    if let (Some(f), Some(l)) = (e.fcp_ms, e.lcp_ms) {
-        assert!(l >= f - 1e-6, "LCP before FCP: {e:?}");
-    }
 }
 
 fn check_image(b: &[u8]) {

@@ -2,8 +2,9 @@
 //! out; no sockets, no clocks): the names of the protocols (`Protocol`), the
 //! HTTP/1.1 response decoder (`h1`), SPDY/3.1 framing with its header
 //! compression and the client and server sessions on it (`spdy3`), a lean
-//! HTTP/2 client connection for the generator (`h2`), and SPDY/3.1
-//! flow-control windows (`flow`). The crates that do I/O (server, client,
+//! HTTP/2 client connection for the generator (`h2`), SPDY/3.1
+//! flow-control windows (`flow`), and QUIC's variable-length integers
+//! (`varint`). The crates that do I/O (server, client,
 //! bench) keep only thin async shells around these.
 
 #![forbid(unsafe_code)]
@@ -14,6 +15,7 @@ pub mod h2;
 pub mod priority;
 mod protocol;
 pub mod spdy3;
+pub mod varint;
 
 pub use protocol::Protocol;
 

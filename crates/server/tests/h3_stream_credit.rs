@@ -15,10 +15,11 @@
 
 use server::quic::{server_config, transport, QuicKnobs};
 use server::Ca;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use testkit::relay::Pass;
 
 /// Every wait below must end within this; it guards against a hang, it
 /// measures nothing (on loopback each takes well under a second).
@@ -33,44 +34,6 @@ fn knobs() -> QuicKnobs {
         iw: None,
         cc: None,
     }
-}
-
-/// A relay between the client and `server` that drops the client's
-/// datagrams while `deaf` is set: the address the client sends to.
-async fn relay(server: SocketAddr, deaf: Arc<AtomicBool>) -> SocketAddr {
-    let front = Arc::new(
-        tokio::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
-            .await
-            .unwrap(),
-    );
-    let back = Arc::new(
-        tokio::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
-            .await
-            .unwrap(),
-    );
-    back.connect(server).await.unwrap();
-    let addr = front.local_addr().unwrap();
-    let client = Arc::new(std::sync::Mutex::new(None::<SocketAddr>));
-    let (f, b, c) = (front.clone(), back.clone(), client.clone());
-    tokio::spawn(async move {
-        let mut buf = vec![0; 65536];
-        while let Ok((n, from)) = f.recv_from(&mut buf).await {
-            *c.lock().unwrap() = Some(from);
-            if !deaf.load(Ordering::SeqCst) {
-                let _ = b.send(&buf[..n]).await;
-            }
-        }
-    });
-    tokio::spawn(async move {
-        let mut buf = vec![0; 65536];
-        while let Ok(n) = back.recv(&mut buf).await {
-            let to = *client.lock().unwrap();
-            if let Some(to) = to {
-                let _ = front.send_to(&buf[..n], to).await;
-            }
-        }
-    });
-    addr
 }
 
 /// What the server saw: the most request streams it was serving at once,
@@ -111,7 +74,8 @@ async fn serve(endpoint: quinn::Endpoint, deaf: Option<Arc<AtomicBool>>, seen: A
 }
 
 /// A server with `knobs()` on loopback, and a client connected to it
-/// through `relay` (when given a `deaf` flag) or directly.
+/// through a relay that drops the client's datagrams while `deaf` is set
+/// (when given one) or directly.
 async fn connect(
     deaf: Option<Arc<AtomicBool>>,
     seen: Arc<Seen>,
@@ -125,7 +89,14 @@ async fn connect(
     let mut to = endpoint.local_addr().unwrap();
     let serving = tokio::spawn(serve(endpoint, deaf.clone(), seen));
     if let Some(deaf) = deaf {
-        to = relay(to, deaf).await;
+        to = testkit::relay::udp(to, move || {
+            if deaf.load(Ordering::SeqCst) {
+                Pass::Drop
+            } else {
+                Pass::Now
+            }
+        })
+        .await;
     }
     let mut roots = rustls::RootCertStore::empty();
     roots.add(ca.der()).unwrap();

@@ -11,48 +11,7 @@ use server::{Ca, Knobs, Offer, Server, ServerOptions};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// A relay between the client and `server` on loopback that holds every
-/// datagram from the client after its first back by `hold` (as a slow link
-/// spaces a ClientHello's two Initials): the address the client sends to.
-async fn spacing_relay(server: SocketAddr, hold: Duration) -> SocketAddr {
-    let front = Arc::new(
-        tokio::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
-            .await
-            .unwrap(),
-    );
-    let back = Arc::new(
-        tokio::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
-            .await
-            .unwrap(),
-    );
-    back.connect(server).await.unwrap();
-    let addr = front.local_addr().unwrap();
-    let client = Arc::new(std::sync::Mutex::new(None::<SocketAddr>));
-    let (f, b, c) = (front.clone(), back.clone(), client.clone());
-    tokio::spawn(async move {
-        let mut buf = vec![0; 65536];
-        let mut first = true;
-        while let Ok((n, from)) = f.recv_from(&mut buf).await {
-            *c.lock().unwrap() = Some(from);
-            if !first {
-                tokio::time::sleep(hold).await;
-            }
-            first = false;
-            let _ = b.send(&buf[..n]).await;
-        }
-    });
-    tokio::spawn(async move {
-        let mut buf = vec![0; 65536];
-        while let Ok(n) = back.recv(&mut buf).await {
-            let to = *client.lock().unwrap();
-            if let Some(to) = to {
-                let _ = front.send_to(&buf[..n], to).await;
-            }
-        }
-    });
-    addr
-}
+use testkit::relay::Pass;
 
 /// A request must be answered within this; it guards against a hang, it
 /// measures nothing.
@@ -119,7 +78,17 @@ async fn a_client_hello_of_two_datagrams_is_answered_with_0rtt_on() {
     // One datagram of ClientHello, then one of about 2.4 KB: two Initials.
     // The second Initial comes after the server accepted the first.
     for padding in [0, 60] {
-        let relay = spacing_relay(addr, Duration::from_millis(50)).await;
+        // Every datagram from the client after its first is held back 50 ms
+        // (as a slow link spaces a ClientHello's two Initials).
+        let mut first = true;
+        let relay = testkit::relay::udp(addr, move || {
+            if std::mem::take(&mut first) {
+                Pass::Now
+            } else {
+                Pass::After(Duration::from_millis(50))
+            }
+        })
+        .await;
         let status = tokio::time::timeout(PATIENCE, fetch(relay, &host, &ca, padding))
             .await
             .unwrap_or_else(|_| panic!("no answer with {padding} ALPN names more"));

@@ -79,22 +79,9 @@ proptest! {
 
     #[test]
     fn fuzz_site_mutated_files_never_panic_and_errors_name_file_and_line(
-        edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, any_line()), 1..5),
+        edits in testkit::lines::edits(any_line()),
     ) {
-        let mut lines: Vec<String> = GOOD.lines().map(str::to_string).collect();
-        for (at, op, line) in edits {
-            let i = at.index(lines.len());
-            match op {
-                0 => lines[i] = line,
-                1 => lines.insert(i, line),
-                _ => {
-                    lines.remove(i);
-                    if lines.is_empty() {
-                        lines.push(line);
-                    }
-                }
-            }
-        }
+        let lines = testkit::lines::apply(GOOD, edits);
         let _ = check(&lines.join("\n"));
     }
 

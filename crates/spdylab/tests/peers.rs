@@ -92,30 +92,26 @@ fn each_real_server_serves_every_resource_over_each_of_its_protocols() {
         let before = processes(comm);
         let scratch = TempDir::new(&format!("peers-{server}"));
         let (har, log) = (scratch.join("har"), scratch.join("log"));
-        let v = run_json(&[
-            "compare",
-            "--site",
-            "youtube",
-            "--server",
-            server,
-            "--protocols",
-            protocols,
-            "--rtt",
-            "20ms",
-            "--rate",
-            "20mbit",
-            "--reps",
-            "1",
-            "--warmup",
-            "0",
-            "--json",
-            "--har-dir",
-            har.to_str().unwrap(),
-            "--keep-server-log",
-            log.to_str().unwrap(),
-            "--pool",
-            "per-address",
-        ]);
+        let v = run_json(&testkit::cli::one_quick_rep(
+            &[
+                "compare",
+                "--site",
+                "youtube",
+                "--server",
+                server,
+                "--protocols",
+                protocols,
+            ],
+            &[
+                "--json",
+                "--har-dir",
+                har.to_str().unwrap(),
+                "--keep-server-log",
+                log.to_str().unwrap(),
+                "--pool",
+                "per-address",
+            ],
+        ));
         let mut expected: BTreeMap<String, u64> = BTreeMap::new();
         for p in probes(&v) {
             assert_loaded_whole(p, &site);

@@ -112,8 +112,8 @@ impl Default for QuicParams {
 pub fn quic_transport_parameters(mut buf: &[u8]) -> Result<QuicParams, String> {
     let mut p = QuicParams::default();
     while !buf.is_empty() {
-        let (id, a) = varint(buf).ok_or("a truncated parameter id")?;
-        let (len, b) = varint(&buf[a..]).ok_or("a truncated parameter length")?;
+        let (id, a) = proto::varint::decode(buf).ok_or("a truncated parameter id")?;
+        let (len, b) = proto::varint::decode(&buf[a..]).ok_or("a truncated parameter length")?;
         let value = buf
             .get(a + b..a + b + len as usize)
             .ok_or_else(|| format!("parameter {id:#x}: {len} bytes announced, fewer sent"))?;
@@ -132,7 +132,7 @@ pub fn quic_transport_parameters(mut buf: &[u8]) -> Result<QuicParams, String> {
             0x0e => &mut p.active_connection_id_limit,
             _ => continue,
         };
-        match varint(value) {
+        match proto::varint::decode(value) {
             Some((v, n)) if n == value.len() => *slot = v,
             _ => return Err(format!("parameter {id:#x}: not one varint")),
         }
@@ -327,29 +327,6 @@ pub fn alt_svc_h3_ports(value: &str) -> Vec<u16> {
         .collect()
 }
 
-/// A QUIC variable-length integer (RFC 9000 §16) at the start of `buf`, and its length.
-pub fn varint(buf: &[u8]) -> Option<(u64, usize)> {
-    let first = *buf.first()?;
-    let len = 1usize << (first >> 6);
-    if buf.len() < len {
-        return None;
-    }
-    let mut v = u64::from(first & 0x3f);
-    for b in &buf[1..len] {
-        v = (v << 8) | u64::from(*b);
-    }
-    Some((v, len))
-}
-
-/// Encodes a QUIC variable-length integer (values below 2^30).
-pub fn put_varint(v: u64, out: &mut Vec<u8>) {
-    match v {
-        0..=63 => out.push(v as u8),
-        64..=16_383 => out.extend_from_slice(&((v as u16) | 0x4000).to_be_bytes()),
-        _ => out.extend_from_slice(&((v as u32) | 0x8000_0000).to_be_bytes()),
-    }
-}
-
 /// How an HTTP/3 control stream read ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum H3Control {
@@ -366,20 +343,20 @@ pub enum H3Control {
 /// Reads the start of a server's unidirectional stream: type 0x00 (control),
 /// then its first frame, which must be SETTINGS (0x04) (RFC 9114 §6.2.1, §7.2.4).
 pub fn h3_control(buf: &[u8]) -> H3Control {
-    let Some((kind, n)) = varint(buf) else {
+    let Some((kind, n)) = proto::varint::decode(buf) else {
         return H3Control::More;
     };
     if kind != 0 {
         return H3Control::Other(kind);
     }
     let rest = &buf[n..];
-    let Some((frame, a)) = varint(rest) else {
+    let Some((frame, a)) = proto::varint::decode(rest) else {
         return H3Control::More;
     };
     if frame != 0x4 {
         return H3Control::NotSettings(frame);
     }
-    let Some((len, b)) = varint(&rest[a..]) else {
+    let Some((len, b)) = proto::varint::decode(&rest[a..]) else {
         return H3Control::More;
     };
     let body = &rest[a + b..];
@@ -388,8 +365,8 @@ pub fn h3_control(buf: &[u8]) -> H3Control {
     }
     let mut body = &body[..len as usize];
     let mut pairs = Vec::new();
-    while let (Some((id, i)), true) = (varint(body), !body.is_empty()) {
-        let Some((v, j)) = varint(&body[i..]) else {
+    while let (Some((id, i)), true) = (proto::varint::decode(body), !body.is_empty()) {
+        let Some((v, j)) = proto::varint::decode(&body[i..]) else {
             break;
         };
         pairs.push((id, v));
@@ -562,16 +539,16 @@ mod tests {
     fn varints_round_trip_and_an_h3_control_stream_yields_its_settings() {
         for v in [0, 63, 64, 16_383, 16_384, (1 << 30) - 1] {
             let mut b = Vec::new();
-            put_varint(v, &mut b);
-            assert_eq!(varint(&b), Some((v, b.len())));
+            proto::varint::encode(&mut b, v);
+            assert_eq!(proto::varint::decode(&b), Some((v, b.len())));
         }
         let mut s = vec![0x00, 0x04];
         let mut body = Vec::new();
         for (id, v) in [(0x6u64, 16_384u64), (0x1, 0), (0x33, 1)] {
-            put_varint(id, &mut body);
-            put_varint(v, &mut body);
+            proto::varint::encode(&mut body, id);
+            proto::varint::encode(&mut body, v);
         }
-        put_varint(body.len() as u64, &mut s);
+        proto::varint::encode(&mut s, body.len() as u64);
         s.extend(&body);
         for cut in 0..s.len() {
             assert_eq!(h3_control(&s[..cut]), H3Control::More, "cut {cut}");
@@ -592,10 +569,10 @@ mod tests {
             (0x08, 100),
             (0x01, 30_000),
         ] {
-            put_varint(id, &mut b);
+            proto::varint::encode(&mut b, id);
             let mut val = Vec::new();
-            put_varint(v, &mut val);
-            put_varint(val.len() as u64, &mut b);
+            proto::varint::encode(&mut val, v);
+            proto::varint::encode(&mut b, val.len() as u64);
             b.extend(val);
         }
         // A non-integer parameter (stateless_reset_token, 16 bytes) is skipped.

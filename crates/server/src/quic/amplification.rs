@@ -87,7 +87,7 @@ fn long_header_end(d: &[u8], kind: u8) -> Option<usize> {
     let scid = usize::from(*d.get(at)?);
     at += 1 + scid;
     if kind == 0 {
-        let (token, n) = varint(d.get(at..)?)?;
+        let (token, n) = proto::varint::decode(d.get(at..)?)?;
         at = at
             .checked_add(n)?
             .checked_add(usize::try_from(token).ok()?)?;
@@ -96,19 +96,8 @@ fn long_header_end(d: &[u8], kind: u8) -> Option<usize> {
         // Retry: no length, the rest of the datagram.
         return Some(d.len());
     }
-    let (len, n) = varint(d.get(at..)?)?;
+    let (len, n) = proto::varint::decode(d.get(at..)?)?;
     at.checked_add(n)?.checked_add(usize::try_from(len).ok()?)
-}
-
-/// A QUIC varint at the start of `d`: its value and length.
-fn varint(d: &[u8]) -> Option<(u64, usize)> {
-    let first = *d.first()?;
-    let n = 1usize << (first >> 6);
-    let bytes = d.get(..n)?;
-    let v = bytes[1..]
-        .iter()
-        .fold(u64::from(first & 0x3f), |v, &b| (v << 8) | u64::from(b));
-    Some((v, n))
 }
 
 /// One unvalidated address.

@@ -199,12 +199,7 @@ impl FrameLimit {
 /// A PRIORITY_UPDATE's payload: the request stream's id (a varint) and its
 /// Priority field value.
 fn priority_update(payload: &[u8]) -> Option<(u64, proto::priority::Signal)> {
-    let first = *payload.first()?;
-    let len = 1usize << (first >> 6);
-    let mut id = u64::from(first & 0x3f);
-    for &b in payload.get(1..len)? {
-        id = (id << 8) | u64::from(b);
-    }
+    let (id, len) = proto::varint::decode(payload)?;
     let value = std::str::from_utf8(&payload[len..]).ok()?;
     Some((id, proto::priority::parse_priority_field(value)))
 }
@@ -731,21 +726,10 @@ impl<B: Buf> quic::Connection<B> for Guarded {
 mod tests {
     use super::*;
 
-    fn varint(out: &mut Vec<u8>, v: u64) {
-        match v {
-            0..=63 => out.push(v as u8),
-            64..=16_383 => out.extend_from_slice(&(v as u16 | 0x4000).to_be_bytes()),
-            16_384..=1_073_741_823 => {
-                out.extend_from_slice(&(v as u32 | 0x8000_0000).to_be_bytes())
-            }
-            _ => out.extend_from_slice(&(v | 0xc000_0000_0000_0000).to_be_bytes()),
-        }
-    }
-
     fn frame_head(kind: u64, len: u64) -> Vec<u8> {
         let mut out = Vec::new();
-        varint(&mut out, kind);
-        varint(&mut out, len);
+        proto::varint::encode(&mut out, kind);
+        proto::varint::encode(&mut out, len);
         out
     }
 
@@ -829,10 +813,10 @@ mod tests {
     fn priority_updates_on_the_control_stream_are_read_in_pieces() {
         use proto::priority::Signal;
         let mut wire = Vec::new();
-        varint(&mut wire, CONTROL);
+        proto::varint::encode(&mut wire, CONTROL);
         wire.extend(frame_head(0x4, 0)); // SETTINGS
         let mut payload = Vec::new();
-        varint(&mut payload, 8);
+        proto::varint::encode(&mut payload, 8);
         payload.extend_from_slice(b"u=1, i");
         wire.extend(frame_head(PRIORITY_UPDATE, payload.len() as u64));
         wire.extend(&payload);

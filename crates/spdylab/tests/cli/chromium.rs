@@ -174,24 +174,18 @@ fn chromium_loads_every_resource_over_the_protocol_asked() {
 /// https: the probe fails, naming it, rather than counting an HTTPS load as http.
 #[test]
 fn plain_http_that_chromium_upgrades_by_hsts_is_not_an_http_load() {
-    let o = common::spdylab(&[
-        "compare",
-        "--site",
-        "twitter",
-        "--client",
-        "chromium",
-        "--protocols",
-        "http",
-        "--rtt",
-        "20ms",
-        "--rate",
-        "20mbit",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-    ]);
+    let o = common::spdylab(&testkit::cli::one_quick_rep(
+        &[
+            "compare",
+            "--site",
+            "twitter",
+            "--client",
+            "chromium",
+            "--protocols",
+            "http",
+        ],
+        &["--json"],
+    ));
     let v = json_of(&o);
     let p = &probes(&v)[0];
     let e = p["error"]
@@ -222,22 +216,10 @@ fn what_chromium_cannot_speak_is_refused_and_crosscheck_pairs_both_clients() {
         );
         assert!(err.contains(why), "{err}");
     }
-    let v = run_json(&[
-        "crosscheck",
-        "--sites",
-        "twitter",
-        "--protocols",
-        "https",
-        "--rtt",
-        "20ms",
-        "--rate",
-        "20mbit",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-    ]);
+    let v = run_json(&testkit::cli::one_quick_rep(
+        &["crosscheck", "--sites", "twitter", "--protocols", "https"],
+        &["--json"],
+    ));
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
@@ -307,26 +289,20 @@ fn a_real_server_gives_chromium_every_cross_origin_font_and_iframe() {
     // 17 domains: fonts from another origin need CORS, third-party iframes
     // must report their requests on the page's target.
     let site = site::builtin("http-archive-2014", site::DEFAULT_SEED).unwrap();
-    let v = run_json(&[
-        "compare",
-        "--site",
-        "http-archive-2014",
-        "--client",
-        "chromium",
-        "--server",
-        "nginx",
-        "--protocols",
-        "https,h2",
-        "--rtt",
-        "20ms",
-        "--rate",
-        "20mbit",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-    ]);
+    let v = run_json(&testkit::cli::one_quick_rep(
+        &[
+            "compare",
+            "--site",
+            "http-archive-2014",
+            "--client",
+            "chromium",
+            "--server",
+            "nginx",
+            "--protocols",
+            "https,h2",
+        ],
+        &["--json"],
+    ));
     for p in probes(&v) {
         assert_loaded_whole(p, &site);
     }
@@ -339,24 +315,18 @@ fn a_real_server_gives_chromium_every_cross_origin_font_and_iframe() {
 #[test]
 fn chromium_probes_carry_ttfb_fcp_and_lcp_and_the_model_estimates_them() {
     let run = |site: &str, client: &str| {
-        run_json(&[
-            "compare",
-            "--site",
-            site,
-            "--client",
-            client,
-            "--protocols",
-            "https,h2",
-            "--rtt",
-            "20ms",
-            "--rate",
-            "20mbit",
-            "--reps",
-            "1",
-            "--warmup",
-            "0",
-            "--json",
-        ])
+        run_json(&testkit::cli::one_quick_rep(
+            &[
+                "compare",
+                "--site",
+                site,
+                "--client",
+                client,
+                "--protocols",
+                "https,h2",
+            ],
+            &["--json"],
+        ))
     };
     let figure = |p: &serde_json::Value, k: &str| {
         p["paint"][k]
@@ -438,26 +408,18 @@ fn chromium_probes_carry_speed_index_and_a_filmstrip_the_model_estimates_it() {
     const FRAME: f64 = 1000.0 / 60.0;
     let run = |client: &str, har_dir: &std::path::Path| {
         let har_dir = har_dir.to_str().unwrap();
-        run_json(&[
-            "compare",
-            "--site",
-            "icons",
-            "--client",
-            client,
-            "--protocols",
-            "https,h2",
-            "--rtt",
-            "20ms",
-            "--rate",
-            "20mbit",
-            "--reps",
-            "1",
-            "--warmup",
-            "0",
-            "--json",
-            "--har-dir",
-            har_dir,
-        ])
+        run_json(&testkit::cli::one_quick_rep(
+            &[
+                "compare",
+                "--site",
+                "icons",
+                "--client",
+                client,
+                "--protocols",
+                "https,h2",
+            ],
+            &["--json", "--har-dir", har_dir],
+        ))
     };
     let tmp = TempDir::new("filmstrip");
     let v = run("chromium", &tmp.join("chromium"));

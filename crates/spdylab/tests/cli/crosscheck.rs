@@ -178,21 +178,10 @@ fn reference_reuses_chromiums_loads_and_loads_the_rest(before: &serde_json::Valu
 
 #[test]
 fn crosscheck_text_has_the_metric_and_gain_tables_and_no_nan() {
-    let o = spdylab(&[
-        "crosscheck",
-        "--sites",
-        "icons",
-        "--protocols",
-        "https,h2",
-        "--rtt",
-        "20ms",
-        "--rate",
-        "20mbit",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-    ]);
+    let o = spdylab(&testkit::cli::one_quick_rep(
+        &["crosscheck", "--sites", "icons", "--protocols", "https,h2"],
+        &[],
+    ));
     ok(&o);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(!out.contains("NaN"), "{out}");

@@ -283,20 +283,10 @@ fn siege_h3(
 
 // ---- HTTP/3 and QPACK by hand ----
 
-/// A QUIC variable-length integer (RFC 9000 §16).
-fn varint(out: &mut Vec<u8>, v: u64) {
-    match v {
-        0..=63 => out.push(v as u8),
-        64..=16_383 => out.extend_from_slice(&(v as u16 | 0x4000).to_be_bytes()),
-        16_384..=1_073_741_823 => out.extend_from_slice(&(v as u32 | 0x8000_0000).to_be_bytes()),
-        _ => out.extend_from_slice(&(v | 0xc000_0000_0000_0000).to_be_bytes()),
-    }
-}
-
 /// An HTTP/3 frame (RFC 9114 §7.1).
 fn h3_frame(out: &mut Vec<u8>, kind: u64, payload: &[u8]) {
-    varint(out, kind);
-    varint(out, payload.len() as u64);
+    proto::varint::encode(out, kind);
+    proto::varint::encode(out, payload.len() as u64);
     out.extend_from_slice(payload);
 }
 
@@ -355,18 +345,11 @@ async fn response(r: &mut quinn::RecvStream) -> String {
         let mut fields = [0u64; 2];
         let mut complete = true;
         for f in fields.iter_mut() {
-            let Some(&first) = buf.get(at) else {
+            let Some((value, len)) = proto::varint::decode(&buf[at..]) else {
                 complete = false;
                 break;
             };
-            let len = 1usize << (first >> 6);
-            let Some(bytes) = buf.get(at..at + len) else {
-                complete = false;
-                break;
-            };
-            *f = bytes.iter().enumerate().fold(0u64, |v, (i, &b)| {
-                (v << 8) | u64::from(if i == 0 { b & 0x3f } else { b })
-            });
+            *f = value;
             at += len;
         }
         if complete {
@@ -784,8 +767,8 @@ fn h3_stream_open_flood() {
                 let mut conns = Vec::new();
                 let mut streams = Vec::new();
                 let mut partial = Vec::new();
-                varint(&mut partial, HEADERS);
-                varint(&mut partial, 1000);
+                proto::varint::encode(&mut partial, HEADERS);
+                proto::varint::encode(&mut partial, 1000);
                 partial.extend_from_slice(&[0u8; 10]);
                 for _ in 0..CONNS {
                     let Ok(h) = raw_h3(&ep, lab).await else {
@@ -967,8 +950,8 @@ fn h3_oversized_headers() {
                 }
                 if let Ok(h) = raw_h3(&ep, lab).await {
                     let mut head = Vec::new();
-                    varint(&mut head, HEADERS);
-                    varint(&mut head, 1 << 30);
+                    proto::varint::encode(&mut head, HEADERS);
+                    proto::varint::encode(&mut head, 1 << 30);
                     let chunk = vec![0u8; 1 << 20];
                     let mut pours = tokio::task::JoinSet::new();
                     for _ in 0..BIG_STREAMS {
@@ -989,8 +972,8 @@ fn h3_oversized_headers() {
                 }
                 if let Ok(mut h) = raw_h3(&ep, lab).await {
                     let mut head = Vec::new();
-                    varint(&mut head, 0x21);
-                    varint(&mut head, 1 << 30);
+                    proto::varint::encode(&mut head, 0x21);
+                    proto::varint::encode(&mut head, 1 << 30);
                     let _ = h.control.write_all(&head).await;
                     let (end, sent) = pour(&mut h.control, &vec![0u8; 1 << 20], 64).await;
                     t.add(format!("control stream 1 GiB frame: {end}"), 1);

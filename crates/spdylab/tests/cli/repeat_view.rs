@@ -18,26 +18,20 @@ fn chromium_s_repeat_view_takes_its_cache_and_moves_fewer_bytes() {
     {
         return common::cannot_run("chromium is not installed (apt-get install chromium)");
     }
-    let v = run_json(&[
-        "compare",
-        "--site",
-        "youtube",
-        "--client",
-        "chromium",
-        "--protocols",
-        "h2",
-        "--view",
-        "both",
-        "--rtt",
-        "20ms",
-        "--rate",
-        "20mbit",
-        "--reps",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-    ]);
+    let v = run_json(&testkit::cli::one_quick_rep(
+        &[
+            "compare",
+            "--site",
+            "youtube",
+            "--client",
+            "chromium",
+            "--protocols",
+            "h2",
+            "--view",
+            "both",
+        ],
+        &["--json"],
+    ));
     let all = probes(&v);
     assert_eq!(all.len(), 2, "{v}");
     let view = |name: &str| {
