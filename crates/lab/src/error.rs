@@ -45,6 +45,14 @@ impl From<Refusal> for Error {
     }
 }
 
+/// A verdict's input that is not what it must be (a baseline, a budget
+/// file, `--alpha`): the user's to fix.
+impl From<verdict::Error> for Error {
+    fn from(e: verdict::Error) -> Error {
+        Error::Usage(e.0)
+    }
+}
+
 impl From<crate::shell::ShellError> for Error {
     fn from(e: crate::shell::ShellError) -> Error {
         if e.is_usage() {
