@@ -376,7 +376,12 @@ impl Compared {
     /// What the table prints, each block one `println!`: the report, each PLT
     /// difference taken apart (`explain`), then where the baseline's settings
     /// differ and the judgement.
-    pub fn text_blocks(&self, spec: &ProbeSpec, probes: &[ProbeRecord], explain: bool) -> Vec<String> {
+    pub fn text_blocks(
+        &self,
+        spec: &ProbeSpec,
+        probes: &[ProbeRecord],
+        explain: bool,
+    ) -> Vec<String> {
         let mut blocks =
             vec![crate::text::compare::report(spec, probes, &self.summary, self.metric).join("\n")];
         if explain {

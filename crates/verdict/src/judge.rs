@@ -159,10 +159,8 @@ impl Diffed {
         let budgets = decision.budgets()?;
         let (a_probes, _) = crate::stored::read(a)?;
         let (b_probes, _) = crate::stored::read(b)?;
-        let settings = decision.settings(
-            &crate::stored::settings(a)?,
-            &crate::stored::settings(b)?,
-        )?;
+        let settings =
+            decision.settings(&crate::stored::settings(a)?, &crate::stored::settings(b)?)?;
         let judgement = decision
             .judge(Some(&a_probes), &b_probes, budgets.as_deref())
             .map_err(|Error(m)| Error(format!("{} against {}: {m}", b.display(), a.display())))?;
@@ -178,7 +176,6 @@ impl Diffed {
         doc["settings"] = self.settings.json.clone();
         doc
     }
-
 }
 
 #[cfg(test)]
