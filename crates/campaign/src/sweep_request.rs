@@ -37,6 +37,42 @@ pub struct PreparedSweep {
     pub site_base: PathBuf,
 }
 
+/// `spdylab sweep FILE… --out DIR`: each experiment file prepared
+/// (`prepare`) with its campaign directory — DIR itself for one file,
+/// DIR/<file name without .toml> for each of several (two of one name
+/// refused, naming the second).
+pub fn prepare_each(
+    experiments: &[PathBuf],
+    out: &Path,
+    server: Option<ServerKind>,
+    client: Option<ClientKind>,
+) -> Result<Vec<(PreparedSweep, PathBuf)>, SweepError> {
+    let prepare_one = |experiment: &Path| {
+        prepare(&SweepRequest {
+            experiment: experiment.to_path_buf(),
+            server,
+            client,
+        })
+    };
+    if let [one] = experiments {
+        return Ok(vec![(prepare_one(one)?, out.to_path_buf())]);
+    }
+    let mut campaigns: Vec<(PreparedSweep, PathBuf)> = Vec::new();
+    for file in experiments {
+        let stem = file.file_stem().unwrap_or_default();
+        let dir = out.join(stem);
+        if campaigns.iter().any(|(_, d)| *d == dir) {
+            return Err(SweepError::Usage(format!(
+                "{}: two experiment files named {}: each campaign goes to --out/<file name>",
+                file.display(),
+                stem.to_string_lossy()
+            )));
+        }
+        campaigns.push((prepare_one(file)?, dir));
+    }
+    Ok(campaigns)
+}
+
 /// Reads, parses and completes the request's experiment. Every error is
 /// `SweepError::Usage` naming the file (and its line, where there is one).
 pub fn prepare(req: &SweepRequest) -> Result<PreparedSweep, SweepError> {
@@ -308,6 +344,31 @@ mod tests {
     }
 
     const SITE: &str = "[[resources]]\npath = \"/\"\nbytes = 100\n";
+
+    #[test]
+    fn one_file_sweeps_into_out_several_into_their_names_and_one_name_twice_is_refused() {
+        let dir = scratch("each");
+        let exp = "sites = [\"icons\"]\nprotocols = [\"https\", \"h2\"]\n";
+        std::fs::create_dir_all(dir.join("again")).unwrap();
+        let (rtt, loss) = (dir.join("rtt.toml"), dir.join("loss.toml"));
+        let again = dir.join("again").join("rtt.toml");
+        for f in [&rtt, &loss, &again] {
+            write(f, exp);
+        }
+        let out = dir.join("out");
+        let one = prepare_each(std::slice::from_ref(&rtt), &out, None, None).unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].1, out);
+        let two = prepare_each(&[rtt.clone(), loss], &out, None, None).unwrap();
+        let dirs: Vec<&Path> = two.iter().map(|(_, d)| d.as_path()).collect();
+        assert_eq!(dirs, [out.join("rtt"), out.join("loss")]);
+        match prepare_each(&[rtt, again], &out, None, None) {
+            Err(SweepError::Usage(m)) => {
+                assert!(m.contains("two experiment files named rtt"), "{m}")
+            }
+            other => panic!("not refused: {:?}", other.map(|c| c.len())),
+        }
+    }
 
     #[test]
     fn a_key_in_a_comment_or_a_string_is_not_set() {

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use verdict::judge::{Decision, Judgement, SettingsDiff};
 
 pub use results::summary::{failure_note, or_na};
 pub use results::{Metric, ProtocolSummary};
@@ -281,6 +282,130 @@ pub fn verdict(outcome: &Outcome) -> Result<i32, crate::Error> {
         return Err(crate::Error::Usage(e.clone()));
     }
     Ok(i32::from(outcome.probes.iter().any(|p| p.error.is_some())))
+}
+
+/// A comparison judged as `--baseline` and the decision flags ask
+/// (`verdict::judge`): the budgets and the baseline read before the run, so
+/// that a bad file costs none, and a baseline of another client or site
+/// refused before it too (`settings`).
+pub struct Against {
+    decision: Decision,
+    baseline: Option<(PathBuf, Vec<ProbeRecord>)>,
+    budgets: Option<Vec<verdict::budget::Budget>>,
+    settings: Option<SettingsDiff>,
+}
+
+impl Against {
+    /// The budgets (`--budget`, `--alpha` checked) and the baseline's probes read.
+    pub fn read(decision: Decision, baseline: Option<PathBuf>) -> Result<Against, crate::Error> {
+        let budgets = decision.budgets()?;
+        let baseline = match baseline {
+            Some(path) => {
+                let (probes, _) = verdict::stored::read(&path)?;
+                Some((path, probes))
+            }
+            None => None,
+        };
+        Ok(Against {
+            decision,
+            baseline,
+            budgets,
+            settings: None,
+        })
+    }
+
+    /// The run's settings (`settings`) against the baseline's: refused when
+    /// their client or site differ (unless `--force`), else kept for the report.
+    pub fn check_settings(
+        &mut self,
+        spec: &ProbeSpec,
+        knobs: &[(&str, String)],
+    ) -> Result<(), crate::Error> {
+        if let Some((path, _)) = &self.baseline {
+            let base = verdict::stored::settings(path)?;
+            self.settings = Some(self.decision.settings(&base, &settings(spec, knobs))?);
+        }
+        Ok(())
+    }
+}
+
+/// A comparison that ran: its summary per protocol, its document (`--json`,
+/// `--out`, with the `decision` when judged) and its judgement, if asked.
+pub struct Compared {
+    pub summary: Vec<ProtocolSummary>,
+    pub document: serde_json::Value,
+    pub judged: Option<Judgement>,
+    settings: Option<SettingsDiff>,
+    metric: Metric,
+}
+
+impl Compared {
+    /// The outcome summarized, put in its document and judged against the
+    /// baseline and budgets (`against`), if any.
+    pub fn of(
+        spec: &ProbeSpec,
+        outcome: &Outcome,
+        metric: Metric,
+        knobs: &[(&str, String)],
+        against: Against,
+    ) -> Result<Compared, crate::Error> {
+        let summary = summarize_probes(&spec.protocols, &outcome.probes);
+        let mut doc = document(spec, outcome, &summary, metric, knobs);
+        let judged = (against.baseline.is_some() || against.budgets.is_some())
+            .then(|| {
+                let base = against.baseline.as_ref().map(|(_, p)| p.as_slice());
+                let budgets = against.budgets.as_deref();
+                against.decision.judge(base, &outcome.probes, budgets)
+            })
+            .transpose()?;
+        if let Some(j) = &judged {
+            doc["decision"] = j.document();
+            if let Some(s) = &against.settings {
+                doc["decision"]["settings"] = s.json.clone();
+            }
+        }
+        Ok(Compared {
+            summary,
+            document: doc,
+            judged,
+            settings: against.settings,
+            metric,
+        })
+    }
+
+    /// What the table prints, each block one `println!`: the report, each PLT
+    /// difference taken apart (`explain`), then where the baseline's settings
+    /// differ and the judgement.
+    pub fn text_blocks(
+        &self,
+        spec: &ProbeSpec,
+        probes: &[ProbeRecord],
+        explain: bool,
+    ) -> Vec<String> {
+        let mut blocks =
+            vec![crate::text::compare::report(spec, probes, &self.summary, self.metric).join("\n")];
+        if explain {
+            let groups = verdict::explain::groups(probes, &spec.protocols);
+            blocks.push(verdict::text::explain::lines(&groups).join("\n"));
+        }
+        if let Some(j) = &self.judged {
+            if let Some(s) = &self.settings {
+                blocks.push(s.lines.join("\n"));
+            }
+            blocks.push(j.lines().join("\n"));
+        }
+        blocks
+    }
+
+    /// The exit status: a failed probe's (or the stop's, or a HAR's error)
+    /// first (`verdict`); then a failed budget's (1).
+    pub fn status(&self, outcome: &Outcome) -> Result<i32, crate::Error> {
+        let status = verdict(outcome)?;
+        Ok(match (status, &self.judged) {
+            (0, Some(j)) => j.status(),
+            (status, _) => status,
+        })
+    }
 }
 
 /// `--protocols`: a comma-separated list, the first being the baseline,

@@ -221,6 +221,17 @@ pub struct Request {
     pub reference: Vec<std::path::PathBuf>,
 }
 
+/// One of `--losses`: a loss such as 1%; not a Gilbert-Elliott model, whose
+/// own commas the list would split.
+pub fn parse_independent_loss(s: &str) -> Result<link::LossModel, String> {
+    if s.starts_with("ge:") {
+        return Err(format!(
+            "{s}: --losses takes independent losses such as 0%,1%,3%; give a Gilbert-Elliott model with --loss"
+        ));
+    }
+    s.parse::<link::LossModel>().map_err(|e| e.to_string())
+}
+
 /// The request's crosscheck: its sites resolved and laid out, then a link
 /// per rate, RTT and loss (rates outer, losses inner) from the link flags
 /// (`link`, read after the sites), each labelled "RTT RATE", and "RTT RATE
@@ -324,5 +335,18 @@ impl From<CrosscheckError> for crate::Error {
             CrosscheckError::Refused(r) => crate::Error::Refused(r),
             CrosscheckError::Setup(e) => crate::Error::Setup(Box::new(e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn losses_take_independent_losses_and_send_a_gilbert_elliott_model_to_loss() {
+        assert!(parse_independent_loss("1%").is_ok());
+        let e = parse_independent_loss("ge:1%,10%,50%,0%").unwrap_err();
+        assert!(e.contains("--losses takes independent losses"), "{e}");
+        assert!(parse_independent_loss("lots").is_err());
     }
 }

@@ -44,3 +44,11 @@ impl From<Refusal> for Error {
         Error::Refused(r)
     }
 }
+
+/// A verdict's input that is not what it must be (a baseline, a budget
+/// file, `--alpha`): the user's to fix.
+impl From<verdict::Error> for Error {
+    fn from(e: verdict::Error) -> Error {
+        Error::Usage(e.0)
+    }
+}

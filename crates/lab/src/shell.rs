@@ -51,6 +51,8 @@ pub enum ShellError {
     ServerEnded { cmd: String, status: ExitStatus },
     /// The command cannot be started.
     Spawn { program: String, error: io::Error },
+    /// The `--stats` file cannot be written (after the command ran).
+    Stats(PathBuf, io::Error),
 }
 
 impl ShellError {
@@ -76,6 +78,7 @@ impl fmt::Display for ShellError {
                 )
             }
             ShellError::Spawn { program, error } => write!(f, "cannot run {program}: {error}"),
+            ShellError::Stats(path, e) => write!(f, "--stats {}: {e}", path.display()),
         }
     }
 }
@@ -99,6 +102,26 @@ pub struct ShellReport {
     /// CPU time the link emulator spent.
     pub emulator_cpu: Duration,
     pub link: LinkStats,
+}
+
+impl ShellReport {
+    /// `spdylab shell --stats FILE`: schema 1, the testbed, the duration,
+    /// the emulator's CPU time and the link's counters.
+    pub fn document(&self) -> serde_json::Value {
+        serde_json::json!({
+            "schema": 1,
+            "testbed": self.testbed,
+            "duration_s": self.duration.as_secs_f64(),
+            "emulator_cpu_s": self.emulator_cpu.as_secs_f64(),
+            "link": self.link,
+        })
+    }
+
+    /// Writes `document` to `path` (pretty, with a newline); the error names `--stats`.
+    pub fn write(&self, path: &Path) -> Result<(), ShellError> {
+        std::fs::write(path, format!("{:#}\n", self.document()))
+            .map_err(|e| ShellError::Stats(path.to_path_buf(), e))
+    }
 }
 
 impl Shell {

@@ -68,6 +68,21 @@ pub struct Written {
     pub headline: Vec<String>,
 }
 
+impl Written {
+    /// `spdylab report`'s closing line: the probes counted and the files written.
+    pub fn line(&self) -> String {
+        format!(
+            "report: {} probes ({} failed, {} not run), {} rows → {} and {}",
+            self.probes,
+            self.failed,
+            self.missing,
+            self.rows,
+            self.csv.display(),
+            self.html.display()
+        )
+    }
+}
+
 fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
 }

@@ -136,14 +136,7 @@ pub struct CompareArgs {
 }
 
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
-    // Budgets and baseline read first: a bad file costs no run.
-    let budgets = args.decide.budgets()?;
-    let baseline = args
-        .baseline
-        .as_deref()
-        .map(verdict::stored::read)
-        .transpose()?;
-    let baseline_path = args.baseline.clone();
+    let mut against = lab::compare::Against::read(args.decide.decision(), args.baseline)?;
     let mut trial = args.trial.trial().map_err(Failure::Usage)?;
     trial.server = args.server.kind();
     trial.client = args.client.kind();
@@ -159,14 +152,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         har_dir: args.har_dir.clone(),
     };
     let spec = lab::compare::prepare(req, || args.link.flags().choice())?;
-    // Against a baseline of another client or site: refused before the run.
-    let settings = baseline_path
-        .map(|path| {
-            let base = verdict::stored::settings(&path)?;
-            let here = lab::compare::settings(&spec, &args.trial.given);
-            args.decide.settings(&base, &here)
-        })
-        .transpose()?;
+    against.check_settings(&spec, &args.trial.given)?;
     let total = spec.protocols.len() * (spec.reps + spec.warmup);
     let spec = Arc::new(spec);
     let progress = CountProgress::new("compare", total);
@@ -179,47 +165,21 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     if outcome.interrupted {
         eprintln!("{}", text::interrupted_line(&spec, outcome.probes.len()));
     }
-    let summary = lab::compare::summarize_probes(&spec.protocols, &outcome.probes);
-    let mut doc = lab::compare::document(&spec, &outcome, &summary, args.metric, &args.trial.given);
-    let judged = (baseline.is_some() || budgets.is_some())
-        .then(|| {
-            let base = baseline.as_ref().map(|(p, _)| p.as_slice());
-            args.decide.judge(base, &outcome.probes, budgets.as_deref())
-        })
-        .transpose()?;
-    if let Some(j) = &judged {
-        doc["decision"] = j.document();
-        if let Some(s) = &settings {
-            doc["decision"]["settings"] = s.json.clone();
-        }
-    }
-    lab::compare::write_document(args.out.as_deref(), &doc)?;
+    let given = &args.trial.given;
+    let compared = lab::compare::Compared::of(&spec, &outcome, args.metric, given, against)?;
+    lab::compare::write_document(args.out.as_deref(), &compared.document)?;
     match args.json {
-        true => println!("{doc}"),
-        false => println!(
-            "{}",
-            text::report(&spec, &outcome.probes, &summary, args.metric).join("\n")
-        ),
-    }
-    if args.explain && !args.json {
-        let groups = verdict::explain::groups(&outcome.probes, &spec.protocols);
-        println!("{}", verdict::text::explain::lines(&groups).join("\n"));
-    }
-    if let (Some(j), false) = (&judged, args.json) {
-        if let Some(s) = &settings {
-            println!("{}", s.lines.join("\n"));
+        true => println!("{}", compared.document),
+        false => {
+            for block in compared.text_blocks(&spec, &outcome.probes, args.explain) {
+                println!("{block}");
+            }
         }
-        println!("{}", crate::diff::lines(j).join("\n"));
     }
     // The table and --out come first: a HAR that could not be written loses
     // that file, never the run's figures; stopped, the status is the stop's.
     if let (true, Some(e)) = (outcome.interrupted, &outcome.har_error) {
         eprintln!("compare: {e}");
     }
-    // A failed probe's status first; then a failed budget's (1).
-    let status = lab::compare::verdict(&outcome)?;
-    Ok(match (status, judged) {
-        (0, Some(j)) => j.status(),
-        (status, _) => status,
-    })
+    Ok(compared.status(&outcome)?)
 }

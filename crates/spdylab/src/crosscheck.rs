@@ -69,7 +69,7 @@ pub struct CrosscheckArgs {
     pub rates: Vec<Bitrate>,
     /// Independent losses to run, comma-separated (each replaces --loss; a
     /// Gilbert-Elliott model goes in --loss)
-    #[arg(long, value_delimiter = ',', value_parser = parse_independent_loss, value_name = "LIST")]
+    #[arg(long, value_delimiter = ',', value_parser = lab::crosscheck::parse_independent_loss, value_name = "LIST")]
     pub losses: Vec<LossModel>,
     /// Repetitions per protocol and client
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -113,19 +113,8 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
     let link = || args.link.choice().map_err(|e| e.to_string());
     let spec = lab::crosscheck::spec(req, link).map_err(Failure::Usage)?;
     let total = spec.total_probes();
-    if !spec.reference.is_empty() {
-        let files: Vec<String> = spec
-            .reference
-            .files()
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect();
-        eprintln!(
-            "crosscheck: Chromium's loads of {} of {} Trials from {} (not loaded again)",
-            spec.referenced_trials(),
-            spec.sites.len() * spec.links.len() * spec.protocols.len(),
-            files.join(", ")
-        );
+    if let Some(line) = lab::text::crosscheck::reference_line(&spec) {
+        eprintln!("{line}");
     }
     let progress = CountProgress::new("crosscheck", total);
     let mut done = 0;
@@ -153,15 +142,4 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         ),
     }
     Ok(lab::crosscheck::exit_code(&rows))
-}
-
-/// One of `--losses`: a loss such as 1%; not a Gilbert-Elliott model, whose
-/// own commas the list would split.
-fn parse_independent_loss(s: &str) -> Result<LossModel, String> {
-    if s.starts_with("ge:") {
-        return Err(format!(
-            "{s}: --losses takes independent losses such as 0%,1%,3%; give a Gilbert-Elliott model with --loss"
-        ));
-    }
-    s.parse::<LossModel>().map_err(|e| e.to_string())
 }

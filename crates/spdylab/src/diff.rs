@@ -4,8 +4,8 @@
 
 use crate::Failure;
 use clap::Args;
-use results::ProbeRecord;
 use std::path::PathBuf;
+use verdict::judge::{Decision, Diffed};
 
 /// Did B get faster or slower than A? Per point and protocol: shift, p-value, verdict; budgets
 #[derive(Debug, Args)]
@@ -56,98 +56,27 @@ pub struct Decide {
 }
 
 impl Decide {
-    /// The budgets, read before any run so that a bad file costs nothing.
-    pub fn budgets(&self) -> Result<Option<Vec<verdict::budget::Budget>>, Failure> {
-        verdict::diff::check_alpha(self.alpha)?;
-        Ok(self
-            .budget
-            .as_deref()
-            .map(verdict::budget::read)
-            .transpose()?)
-    }
-
-    /// Where the baseline A and the run B differ: the lines above the table
-    /// and their JSON; Err (exit 2) when their client or site differ and
-    /// --force is not given.
-    pub fn settings(
-        &self,
-        a: &verdict::settings::Settings,
-        b: &verdict::settings::Settings,
-    ) -> Result<SettingsDiff, Failure> {
-        let differences = a.differences(b);
-        if let (Some(why), false) = (verdict::settings::refusal(&differences), self.force) {
-            return Err(Failure::Usage(why));
+    /// The flags as verdict takes them.
+    pub fn decision(&self) -> Decision {
+        Decision {
+            budget: self.budget.clone(),
+            junit: self.junit.clone(),
+            alpha: self.alpha,
+            paired: self.paired,
+            force: self.force,
         }
-        let unrecorded = a.unrecorded(b);
-        let json = serde_json::json!({
-            "differ": differences.iter().map(|d| serde_json::json!({"name": d.name, "a": d.a, "b": d.b})).collect::<Vec<_>>(),
-            "unrecorded": unrecorded,
-        });
-        Ok(SettingsDiff {
-            lines: verdict::text::diff::settings_lines(&differences, &unrecorded),
-            json,
-        })
     }
-
-    /// `probes` judged against `baseline` (if any) and `budgets`.
-    pub fn judge(
-        &self,
-        baseline: Option<&[ProbeRecord]>,
-        probes: &[ProbeRecord],
-        budgets: Option<&[verdict::budget::Budget]>,
-    ) -> Result<verdict::judge::Judgement, Failure> {
-        let pairing = match self.paired {
-            true => verdict::diff::Pairing::ByRepetition,
-            false => verdict::diff::Pairing::Unpaired,
-        };
-        Ok(verdict::judge::Judgement::of(
-            self.alpha,
-            pairing,
-            baseline,
-            probes,
-            budgets,
-            self.junit.as_deref(),
-        )?)
-    }
-}
-
-/// Where A and B differ, as printed above the table and in the JSON's `settings`.
-pub struct SettingsDiff {
-    pub lines: Vec<String>,
-    pub json: serde_json::Value,
-}
-
-/// The lines of a judgement.
-pub fn lines(j: &verdict::judge::Judgement) -> Vec<String> {
-    verdict::text::diff::lines(j.alpha, &j.shifts, j.outcomes.as_deref(), j.with_baseline)
 }
 
 pub fn run(args: DiffArgs) -> Result<i32, Failure> {
-    let budgets = args.decide.budgets()?;
-    let (a, _) = verdict::stored::read(&args.a)?;
-    let (b, _) = verdict::stored::read(&args.b)?;
-    let settings = args.decide.settings(
-        &verdict::stored::settings(&args.a)?,
-        &verdict::stored::settings(&args.b)?,
-    )?;
-    let j = args
-        .decide
-        .judge(Some(&a), &b, budgets.as_deref())
-        .map_err(|e| match e {
-            Failure::Usage(m) => Failure::Usage(format!(
-                "{} against {}: {m}",
-                args.b.display(),
-                args.a.display()
-            )),
-            e => e,
-        })?;
+    let d = Diffed::of(&args.a, &args.b, &args.decide.decision())?;
     match args.json {
-        true => {
-            let mut doc = j.document();
-            doc["settings"] = settings.json;
-            println!("{doc}")
-        }
-        false => println!("{}\n{}", settings.lines.join("\n"), lines(&j).join("\n")),
+        true => println!("{}", d.document()),
+        false => println!(
+            "{}\n{}",
+            d.settings.lines.join("\n"),
+            d.judgement.lines().join("\n")
+        ),
     }
-    Ok(j.status())
+    Ok(d.judgement.status())
 }

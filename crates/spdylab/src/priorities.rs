@@ -7,19 +7,10 @@ use crate::progress::CountProgress;
 use crate::signals::stop_flag;
 use crate::Failure;
 use clap::Args;
-use lab::priority_matrix::{row, Request, DEFAULT_LOWAT};
-use lab::trial::{ClientKind, LinkChoice};
+use lab::priority_matrix::{Choices, DEFAULT_LOWAT};
 use link::units::parse_duration;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// The matrix's bottleneck queue unless `--queue` is given.
-fn default_queue() -> link::QueueSpec {
-    link::QueueSpec::drop_tail(link::QueueLimit {
-        packets: Some(50),
-        bytes: None,
-    })
-}
 
 /// The prioritization test on every server, protocol and client: a pass/fail matrix
 #[derive(Debug, Args)]
@@ -89,106 +80,21 @@ pub struct PrioritiesArgs {
     pub out: Option<PathBuf>,
 }
 
-/// The matrix's extent, full or `--quick`, where no flag says otherwise.
-struct Extent {
-    servers: &'static str,
-    clients: &'static str,
-    profiles: &'static str,
-    reps: u32,
-    warmup: u32,
-}
-
-const FULL: Extent = Extent {
-    servers: "builtin,builtin+lowat,builtin-off,builtin-off+lowat,nginx,apache,h2o,caddy",
-    clients: "model,chromium",
-    profiles: "3g-fast,cable",
-    reps: 5,
-    warmup: 1,
-};
-
-/// Issue 37's first look: with and without priorities and the lowat, on
-/// the built-in server, by the model; cable's 5 Mbit/s keeps each probe of
-/// the 3.2 MB test near 6 s: its 24 probes took 2 min 24 s (issue 47).
-const QUICK: Extent = Extent {
-    servers: "builtin,builtin+lowat,builtin-off,builtin-off+lowat",
-    clients: "model",
-    profiles: "cable",
-    reps: 3,
-    warmup: 0,
-};
-
-fn parse_clients(s: &str) -> Result<Vec<ClientKind>, String> {
-    s.split(',')
-        .map(|c| match c.trim() {
-            "model" => Ok(ClientKind::Model),
-            "chromium" => Ok(ClientKind::Chromium),
-            other => Err(format!(
-                "--clients: '{other}' is not a client (model, chromium)"
-            )),
-        })
-        .collect()
-}
-
 pub fn run(args: PrioritiesArgs) -> Result<i32, Failure> {
-    let usage = Failure::Usage;
-    let extent = match args.quick {
-        true => QUICK,
-        false => FULL,
-    };
-    let servers = args.servers.as_deref().unwrap_or(extent.servers);
-    let profiles = args.profiles.as_deref().unwrap_or(extent.profiles);
-    let rows = servers
-        .split(',')
-        .map(|n| row(n.trim(), args.lowat).map_err(|e| format!("--servers: {e}")))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(usage)?;
-    let clients =
-        parse_clients(args.clients.as_deref().unwrap_or(extent.clients)).map_err(usage)?;
-    // The bottleneck's queue: --queue, else dummynet's default of 50
-    // packets (WebPageTest's shaper on its Windows agents, where the test's
-    // published results were taken); the lab's usual 256 at 1.6 Mbit/s holds
-    // 1.9 s, which alone keeps a perfect server from passing.
-    let queue = Some(args.link.queue.unwrap_or_else(default_queue));
-    let flags = args.link.flags();
-    let links: Vec<(String, LinkChoice)> = if flags.given().any(|f| f != "queue") {
-        let mut choice = args.link.choice()?;
-        choice.queue = queue;
-        vec![("custom".to_string(), choice)]
-    } else {
-        profiles
-            .split(',')
-            .map(|name| {
-                let profile = link::profile(name.trim()).ok_or_else(|| {
-                    usage(format!(
-                        "--profiles: '{name}' is not a profile ({})",
-                        link::PROFILE_NAMES.join(", ")
-                    ))
-                })?;
-                Ok((
-                    profile.name.to_string(),
-                    LinkChoice {
-                        profile: Some(profile),
-                        queue,
-                        ..LinkChoice::default()
-                    },
-                ))
-            })
-            .collect::<Result<_, Failure>>()?
-    };
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|e| usage(format!("--out {}: {e}", dir.display())))?;
-    }
-    let req = Request {
+    let req = lab::priority_matrix::request(Choices {
+        quick: args.quick,
+        servers: args.servers,
+        clients: args.clients,
+        profiles: args.profiles,
+        link: args.link.flags(),
+        lowat: args.lowat,
+        reps: args.reps,
+        warmup: args.warmup,
         image_bytes: args.image_size,
-        rows,
         protocols: args.protocols,
-        clients,
-        links,
-        reps: args.reps.unwrap_or(extent.reps) as usize,
-        warmup: args.warmup.unwrap_or(extent.warmup) as usize,
         timeout: args.timeout,
-        har_dir: args.out.clone(),
-    };
+        out: args.out.clone(),
+    })?;
     let stop = stop_flag();
     let progress = CountProgress::new("priorities", req.probes());
     let cells = lab::priority_matrix::run(&req, &stop, &mut |line, done, total| {
@@ -201,7 +107,7 @@ pub fn run(args: PrioritiesArgs) -> Result<i32, Failure> {
     if let Some(dir) = &args.out {
         lab::compare::write_document(Some(&dir.join(report::MATRIX_FILE)), &doc)?;
         report::write_priorities(dir)
-            .map_err(|e| usage(format!("--out {}: {e}", dir.display())))?;
+            .map_err(|e| Failure::Usage(format!("--out {}: {e}", dir.display())))?;
     }
     match args.json {
         true => println!("{doc}"),

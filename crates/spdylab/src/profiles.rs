@@ -3,6 +3,7 @@
 
 use crate::Failure;
 use clap::Args;
+use lab::text::profiles as text;
 
 /// List the named network profiles: rates, RTT and source
 #[derive(Debug, Args)]
@@ -20,38 +21,9 @@ pub struct ProfilesArgs {
 }
 
 pub fn run(args: ProfilesArgs) -> Result<i32, Failure> {
-    let profiles = link::PROFILES;
-    if args.json {
-        let list: Vec<serde_json::Value> = profiles
-            .iter()
-            .map(|p| {
-                serde_json::json!({
-                    "name": p.name,
-                    "down": p.down.to_string(),
-                    "up": p.up.to_string(),
-                    "down_bps": p.down.0,
-                    "up_bps": p.up.0,
-                    "rtt_ms": p.rtt.as_secs_f64() * 1e3,
-                    "source": p.source,
-                })
-            })
-            .collect();
-        println!("{}", serde_json::json!({"schema": 1, "profiles": list}));
-        return Ok(0);
-    }
-    println!(
-        "{:<11} {:>9} {:>9} {:>7}  source",
-        "profile", "down", "up", "rtt"
-    );
-    for p in profiles {
-        println!(
-            "{:<11} {:>9} {:>9} {:>7}  {}",
-            p.name,
-            p.down.to_string(),
-            p.up.to_string(),
-            format!("{}ms", p.rtt.as_millis()),
-            p.source
-        );
+    match args.json {
+        true => println!("{}", text::document(link::PROFILES)),
+        false => println!("{}", text::table(link::PROFILES).join("\n")),
     }
     Ok(0)
 }

@@ -55,14 +55,6 @@ pub fn write(dir: &std::path::Path, waterfall: Option<String>) -> Result<i32, Fa
     for line in &w.headline {
         println!("{line}");
     }
-    eprintln!(
-        "report: {} probes ({} failed, {} not run), {} rows → {} and {}",
-        w.probes,
-        w.failed,
-        w.missing,
-        w.rows,
-        w.csv.display(),
-        w.html.display()
-    );
+    eprintln!("{}", w.line());
     Ok(0)
 }

@@ -4,7 +4,6 @@ use crate::link_args::LinkArgs;
 use crate::{signals, Failure};
 use clap::Args;
 use lab::shell::{Shell, ShellRequest, SERVER_START};
-use serde_json::json;
 use std::path::PathBuf;
 
 /// Run CMD in the client namespace behind an emulated link
@@ -66,15 +65,7 @@ pub fn run(args: ShellArgs) -> Result<i32, Failure> {
     let code = signals::wait_forwarding(&mut child);
     let report = shell.finish()?;
     if let Some(path) = &args.stats {
-        let doc = json!({
-            "schema": 1,
-            "testbed": report.testbed,
-            "duration_s": report.duration.as_secs_f64(),
-            "emulator_cpu_s": report.emulator_cpu.as_secs_f64(),
-            "link": report.link,
-        });
-        std::fs::write(path, format!("{doc:#}\n"))
-            .map_err(|e| Failure::Setup(format!("--stats {}: {e}", path.display()).into()))?;
+        report.write(path)?;
     }
     Ok(code)
 }

@@ -4,7 +4,7 @@
 use crate::progress::CountProgress;
 use crate::Failure;
 use campaign::sweep_request::{
-    parse_jobs, parse_shard, Jobs, PreparedSweep, SweepRequest, DEFAULT_JOBS,
+    parse_jobs, parse_shard, prepare_each, Jobs, PreparedSweep, DEFAULT_JOBS,
 };
 use campaign::text;
 use campaign::{self, Event, SweepOptions};
@@ -79,30 +79,15 @@ impl RunArgs {
 }
 
 pub fn run(args: SweepArgs) -> Result<i32, Failure> {
-    let prepare = |experiment: &Path| {
-        campaign::sweep_request::prepare(&SweepRequest {
-            experiment: experiment.to_path_buf(),
-            server: args.server.map(|s| s.kind()),
-            client: args.client.map(|c| c.kind()),
-        })
-    };
-    if let [one] = args.experiment.as_slice() {
-        return run_campaign(prepare(one)?, &args.out, &args.run.options(), args.json);
-    }
-    let mut campaigns: Vec<(PreparedSweep, PathBuf)> = Vec::new();
-    for file in &args.experiment {
-        let stem = file.file_stem().unwrap_or_default();
-        let dir = args.out.join(stem);
-        if campaigns.iter().any(|(_, d)| *d == dir) {
-            return Err(Failure::Usage(format!(
-                "{}: two experiment files named {}: each campaign goes to --out/<file name>",
-                file.display(),
-                stem.to_string_lossy()
-            )));
+    let (server, client) = (args.server.map(|s| s.kind()), args.client.map(|c| c.kind()));
+    let mut campaigns = prepare_each(&args.experiment, &args.out, server, client)?;
+    match args.experiment.len() {
+        1 => {
+            let (sweep, dir) = campaigns.remove(0);
+            run_campaign(sweep, &dir, &args.run.options(), args.json)
         }
-        campaigns.push((prepare(file)?, dir));
+        _ => run_campaigns(campaigns, &args.run.options(), args.json),
     }
-    run_campaigns(campaigns, &args.run.options(), args.json)
 }
 
 /// Runs campaigns as one pool (`campaign::sweep_request::run_pooled`), each in its

@@ -10,6 +10,7 @@ pub mod crosscheck;
 pub mod loadtest;
 pub mod peers;
 pub mod priorities;
+pub mod profiles;
 pub mod record;
 pub mod serve;
 pub mod sites;
