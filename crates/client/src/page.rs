@@ -130,10 +130,10 @@ pub struct Knobs {
     pub headers: RequestHeaders,
     /// SPDY/HTTP/2 sessions per host name or per server address.
     pub pool: Pool,
-    /// The browser's CPU costs and script order (`render`); NONE: the pure network model.
+    /// The browser's CPU costs and script order (`render`); NONE: the pure
+    /// network model. A slower CPU (`--cpu-slowdown`, Chromium's knob) comes
+    /// as costs already scaled (`BrowserCost::slowed`).
     pub browser_cost: BrowserCost,
-    /// The CPU this many times slower: the browser costs scaled (`BrowserCost::slowed`).
-    pub cpu_slowdown: u32,
 }
 
 impl Default for Knobs {
@@ -145,7 +145,6 @@ impl Default for Knobs {
             headers: RequestHeaders::default(),
             pool: Pool::default(),
             browser_cost: BrowserCost::default(),
-            cpu_slowdown: 1,
         }
     }
 }
@@ -526,11 +525,7 @@ impl<'a> State<'a> {
             rx,
             tls: tls_config(cfg),
             render: None,
-            paint: PaintModel::new(
-                &cfg.root.0,
-                &cfg.root.1,
-                cfg.knobs.browser_cost.slowed(cfg.knobs.cpu_slowdown),
-            ),
+            paint: PaintModel::new(&cfg.root.0, &cfg.root.1, cfg.knobs.browser_cost),
             tasks: Vec::new(),
             script: None,
             extras: HintsAndPushes::default(),
@@ -893,10 +888,7 @@ impl<'a> State<'a> {
             self.discover(Found { host, path }, None)?;
         } else {
             self.render = Some(Renderer::new(
-                self.cfg
-                    .knobs
-                    .browser_cost
-                    .slowed(self.cfg.knobs.cpu_slowdown),
+                self.cfg.knobs.browser_cost,
                 Found { host, path },
             ));
         }

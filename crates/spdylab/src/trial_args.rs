@@ -1,15 +1,15 @@
 //! The Trial's knobs as flags (`--max-streams`, `--pool`, `--tls-resume`, …),
 //! made from the one table of knobs (`results::experiment::FIELDS`) rather
 //! than written out: each flag's name, help, value name and check (the one
-//! of an experiment file's value) are `lab::knob_flags`'; an on/off knob is a
+//! of an experiment file's value) are `knob_flags`'; an on/off knob is a
 //! switch. A new knob needs no edit here. Commands flatten `TrialArgs`.
 
+use crate::knob_flags as kf;
 use clap::builder::{ArgAction, PossibleValuesParser, ValueParser};
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
-use lab::knob_flags as kf;
 use lab::trial::{knob_fields, Trial};
 
-pub use lab::knob_flags::default_of;
+pub use crate::knob_flags::default_of;
 
 /// The knobs given on the command line, as (knob, text) in FIELDS order.
 #[derive(Debug, Clone, Default)]
@@ -79,7 +79,7 @@ mod tests {
     use super::*;
 
     /// Every knob of the table has its flag, which lands in `given` (what a
-    /// knob's value does is tested in lab::knob_flags).
+    /// knob's value does is tested in knob_flags).
     #[test]
     fn every_knob_has_a_flag() {
         for f in knob_fields() {
