@@ -54,8 +54,12 @@ use tokio::sync::mpsc;
 #[derive(Clone)]
 pub struct PageConfig {
     pub protocol: Protocol,
-    /// What a Trial sets (`lab::trial::Trial::model`), handed down whole.
+    /// What a Trial sets (`lab::trial::Trial::model_knobs`), handed down whole.
     pub knobs: Knobs,
+    /// The TLS versions offered: only 1.3 (Some(true)), only 1.2
+    /// (Some(false)), or either — the server's (a Trial holds them once, in
+    /// `server::Knobs::tls`: `lab::trial::Trial::tls13_only`).
+    pub tls13_only: Option<bool>,
     /// The page: host and path.
     pub root: (String, String),
     /// Where each host is (the testbed's hosts file, as a map).
@@ -124,8 +128,6 @@ pub struct Knobs {
     pub conns_per_host: usize,
     /// Requests in flight per connection when pipelining.
     pub depth: usize,
-    /// Only TLS 1.3 (Some(true)), only 1.2 (Some(false)), or either.
-    pub tls13_only: Option<bool>,
     /// The request headers (`--headers`, `--cookie-bytes`).
     pub headers: RequestHeaders,
     /// SPDY/HTTP/2 sessions per host name or per server address.
@@ -141,7 +143,6 @@ impl Default for Knobs {
         Knobs {
             conns_per_host: 6,
             depth: 8,
-            tls13_only: None,
             headers: RequestHeaders::default(),
             pool: Pool::default(),
             browser_cost: BrowserCost::default(),
@@ -1515,6 +1516,6 @@ fn same_site(a: &str, b: &str) -> bool {
 fn tls_config(cfg: &PageConfig) -> Arc<rustls::ClientConfig> {
     match &cfg.tls_sessions {
         Some(kept) => kept.clone(),
-        None => client_tls_resuming(cfg.protocol, cfg.ca.clone(), cfg.knobs.tls13_only, None),
+        None => client_tls_resuming(cfg.protocol, cfg.ca.clone(), cfg.tls13_only, None),
     }
 }

@@ -148,6 +148,7 @@ pub fn run_plan(
     let base = PageConfig {
         protocol: Protocol::Https,
         knobs: spec.trial.model_knobs(),
+        tls13_only: spec.trial.tls13_only(),
         root: (root.host.clone(), root.path.clone()),
         resolve,
         ca: ca.der(),

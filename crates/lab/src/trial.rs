@@ -305,16 +305,6 @@ pub fn addresses(
 
 pub use server::ServerDelay;
 
-/// The built-in server's knobs at FIELDS' defaults but for its stream limit
-/// and TLS versions: what `load` and `serve` take flags for.
-pub fn server_knobs(max_streams: u32, tls13_only: Option<bool>) -> ServerKnobs {
-    ServerKnobs {
-        max_streams,
-        tls: server::TlsVersions::from_tls13_only(tls13_only),
-        ..Trial::default().served
-    }
-}
-
 /// A server's think time from its text (`--server-delay`, `server_delay =`):
 /// a duration (zero: none) or `from-har`.
 pub fn parse_server_delay(s: &str) -> Result<ServerDelay, String> {
@@ -434,11 +424,14 @@ impl Trial {
         match knob {
             Knob::Shards => self.shards = int() as usize,
             Knob::MaxStreams => self.served.max_streams = int() as u32,
-            Knob::Tls => self.set_tls13_only(match v.as_str() {
-                "1.3" => Some(true),
-                "1.2" => Some(false),
-                _ => None,
-            }),
+            // The server's versions; the model offers them (`tls13_only`).
+            Knob::Tls => {
+                self.served.tls = server::TlsVersions::from_tls13_only(match v.as_str() {
+                    "1.3" => Some(true),
+                    "1.2" => Some(false),
+                    _ => None,
+                })
+            }
             Knob::ConnsPerHost => self.model.conns_per_host = int() as usize,
             Knob::Depth => self.model.depth = int() as usize,
             Knob::ServerDelay => self.served.delay = parse_server_delay(&v)?,
@@ -487,16 +480,11 @@ impl Trial {
         }
     }
 
-    /// Only TLS 1.3 (Some(true)), only 1.2 (Some(false)), or either: the
-    /// server's versions and the model's offer, set together.
-    pub fn set_tls13_only(&mut self, only13: Option<bool>) {
-        self.served.tls = server::TlsVersions::from_tls13_only(only13);
-        self.model.tls13_only = only13;
-    }
-
-    /// The TLS versions asked for (`set_tls13_only`).
+    /// The TLS versions asked for (`--tls`): only 1.3 (Some(true)), only 1.2
+    /// (Some(false)), or either. Held once, as the server's (`served.tls`);
+    /// the model and a real server are given these.
     pub fn tls13_only(&self) -> Option<bool> {
-        self.model.tls13_only
+        self.served.tls.tls13_only()
     }
 
     /// Whether the model resumes TLS sessions of earlier probes of the Trial
