@@ -29,10 +29,7 @@ fn main() {
         allow: Vec::new(),
         insecure: false,
         map: Vec::new(),
-        cpu_slowdown: 1,
-        screencast: true,
-        keep_cache: false,
-        repeat_view: false,
+        ..browser::ChromiumOptions::default()
     };
     let profile = browser::new_profile().unwrap();
     let cmd = browser::command(&o, &profile).unwrap();

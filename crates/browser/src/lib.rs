@@ -56,14 +56,8 @@ pub struct ChromiumOptions {
     /// each is a rule as given; with `allow` (`spdylab record --map`), where
     /// the allowed hosts it matches go, and nothing more.
     pub map: Vec<(String, String)>,
-    /// The renderer's CPU throttled this many times (DevTools'
-    /// `Emulation.setCPUThrottlingRate`; 1: not throttled).
-    pub cpu_slowdown: u32,
-    /// Whether the screen's frames are recorded (`Page.startScreencast`:
-    /// Speed Index, visually complete, the filmstrip); off leaves the
-    /// renderer the JPEG encoding of every changed frame (docs/visual.md,
-    /// "What it costs").
-    pub screencast: bool,
+    /// What a Trial sets (`lab::trial::Trial::chromium`), handed down whole.
+    pub knobs: Knobs,
     /// Chromium's HTTP cache stays on (a fresh profile's: empty when the
     /// load starts). Off by default (`Network.setCacheDisabled`); on for
     /// 103 Early Hints, whose preloads reach the page through the cache —
@@ -79,6 +73,55 @@ pub struct ChromiumOptions {
     /// (`--enable-features=EnableTLS13EarlyData`, on https, h2 and SPDY: a
     /// repeat view's Trial asks for early data). Needs `keep_cache`.
     pub repeat_view: bool,
+}
+
+impl Default for ChromiumOptions {
+    /// An h2 load of no page yet, in a testbed (nothing allowed beyond
+    /// `resolve`), within 120 s, every knob at its default: a new option is
+    /// a field and its default here, not an edit at every load.
+    fn default() -> Self {
+        ChromiumOptions {
+            protocol: Protocol::H2,
+            url: String::new(),
+            resolve: Vec::new(),
+            spki: Vec::new(),
+            timeout: Duration::from_secs(120),
+            allow: Vec::new(),
+            insecure: false,
+            map: Vec::new(),
+            knobs: Knobs::default(),
+            keep_cache: false,
+            repeat_view: false,
+        }
+    }
+}
+
+/// Chromium's knobs: the part of a Trial (the experiment's `knobs` section,
+/// `results::experiment::FIELDS`) that Chromium honours and the model has no
+/// use for, or reads from here. A Trial holds one and hands it down whole, so
+/// a new Chromium knob is a field here and its use. `Default` is FIELDS'
+/// defaults (a unit test in `lab::trial` checks that they agree).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Knobs {
+    /// The renderer's CPU throttled this many times (DevTools'
+    /// `Emulation.setCPUThrottlingRate`; 1: not throttled). The model's
+    /// browser costs, fitted to this Chromium, are scaled by it too
+    /// (`lab::trial::Trial::model_knobs`).
+    pub cpu_slowdown: u32,
+    /// Whether the screen's frames are recorded (`Page.startScreencast`:
+    /// Speed Index, visually complete, the filmstrip); off leaves the
+    /// renderer the JPEG encoding of every changed frame (docs/visual.md,
+    /// "What it costs").
+    pub screencast: bool,
+}
+
+impl Default for Knobs {
+    fn default() -> Self {
+        Knobs {
+            cpu_slowdown: 1,
+            screencast: true,
+        }
+    }
 }
 
 impl ChromiumOptions {
@@ -468,11 +511,11 @@ impl Browser {
             ),
             (
                 "Emulation.setCPUThrottlingRate",
-                serde_json::json!({"rate": o.cpu_slowdown.max(1)}),
+                serde_json::json!({"rate": o.knobs.cpu_slowdown.max(1)}),
             ),
         ]
         .into_iter()
-        .chain(paint_domains(o.screencast))
+        .chain(paint_domains(o.knobs.screencast))
         .chain([("Page.navigate", serde_json::json!({"url": o.url}))])
         {
             let r = self

@@ -54,8 +54,12 @@ use tokio::sync::mpsc;
 #[derive(Clone)]
 pub struct PageConfig {
     pub protocol: Protocol,
-    /// What a Trial sets (`lab::trial::Trial::model`), handed down whole.
+    /// What a Trial sets (`lab::trial::Trial::model_knobs`), handed down whole.
     pub knobs: Knobs,
+    /// The TLS versions offered: only 1.3 (Some(true)), only 1.2
+    /// (Some(false)), or either — the server's (a Trial holds them once, in
+    /// `server::Knobs::tls`: `lab::trial::Trial::tls13_only`).
+    pub tls13_only: Option<bool>,
     /// The page: host and path.
     pub root: (String, String),
     /// Where each host is (the testbed's hosts file, as a map).
@@ -124,16 +128,14 @@ pub struct Knobs {
     pub conns_per_host: usize,
     /// Requests in flight per connection when pipelining.
     pub depth: usize,
-    /// Only TLS 1.3 (Some(true)), only 1.2 (Some(false)), or either.
-    pub tls13_only: Option<bool>,
     /// The request headers (`--headers`, `--cookie-bytes`).
     pub headers: RequestHeaders,
     /// SPDY/HTTP/2 sessions per host name or per server address.
     pub pool: Pool,
-    /// The browser's CPU costs and script order (`render`); NONE: the pure network model.
+    /// The browser's CPU costs and script order (`render`); NONE: the pure
+    /// network model. A slower CPU (`--cpu-slowdown`, Chromium's knob) comes
+    /// as costs already scaled (`BrowserCost::slowed`).
     pub browser_cost: BrowserCost,
-    /// The CPU this many times slower: the browser costs scaled (`BrowserCost::slowed`).
-    pub cpu_slowdown: u32,
 }
 
 impl Default for Knobs {
@@ -141,11 +143,9 @@ impl Default for Knobs {
         Knobs {
             conns_per_host: 6,
             depth: 8,
-            tls13_only: None,
             headers: RequestHeaders::default(),
             pool: Pool::default(),
             browser_cost: BrowserCost::default(),
-            cpu_slowdown: 1,
         }
     }
 }
@@ -526,11 +526,7 @@ impl<'a> State<'a> {
             rx,
             tls: tls_config(cfg),
             render: None,
-            paint: PaintModel::new(
-                &cfg.root.0,
-                &cfg.root.1,
-                cfg.knobs.browser_cost.slowed(cfg.knobs.cpu_slowdown),
-            ),
+            paint: PaintModel::new(&cfg.root.0, &cfg.root.1, cfg.knobs.browser_cost),
             tasks: Vec::new(),
             script: None,
             extras: HintsAndPushes::default(),
@@ -893,10 +889,7 @@ impl<'a> State<'a> {
             self.discover(Found { host, path }, None)?;
         } else {
             self.render = Some(Renderer::new(
-                self.cfg
-                    .knobs
-                    .browser_cost
-                    .slowed(self.cfg.knobs.cpu_slowdown),
+                self.cfg.knobs.browser_cost,
                 Found { host, path },
             ));
         }
@@ -1523,6 +1516,6 @@ fn same_site(a: &str, b: &str) -> bool {
 fn tls_config(cfg: &PageConfig) -> Arc<rustls::ClientConfig> {
     match &cfg.tls_sessions {
         Some(kept) => kept.clone(),
-        None => client_tls_resuming(cfg.protocol, cfg.ca.clone(), cfg.knobs.tls13_only, None),
+        None => client_tls_resuming(cfg.protocol, cfg.ca.clone(), cfg.tls13_only, None),
     }
 }

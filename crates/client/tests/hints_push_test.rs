@@ -145,6 +145,7 @@ fn config(port: u16) -> PageConfig {
     let local = IpAddr::V4(Ipv4Addr::LOCALHOST);
     PageConfig {
         protocol: Protocol::H2c,
+        tls13_only: None,
         knobs: client::Knobs::default(),
         root: (HOST.to_string(), "/".to_string()),
         resolve: HashMap::from([

@@ -159,6 +159,7 @@ async fn h1_server(listener: TcpListener, connections: Arc<Mutex<usize>>) {
 fn config(protocol: Protocol, port: u16) -> PageConfig {
     PageConfig {
         protocol,
+        tls13_only: None,
         knobs: client::Knobs::default(),
         root: (HOST.to_string(), "/".to_string()),
         resolve: HashMap::from([(HOST.to_string(), IpAddr::V4(Ipv4Addr::LOCALHOST))]),

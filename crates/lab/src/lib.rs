@@ -12,7 +12,6 @@ pub mod compare;
 pub mod crosscheck;
 mod error;
 pub mod har;
-pub mod knob_flags;
 pub mod link_flags;
 pub mod loadtest;
 pub mod peers;

@@ -82,7 +82,6 @@ impl LoadSpec {
             ..Trial::default()
         };
         trial.served = self.served;
-        trial.set_tls13_only(self.served.tls.tls13_only());
         trial
     }
 

@@ -147,7 +147,8 @@ pub fn run_plan(
     let root = spec.site.root();
     let base = PageConfig {
         protocol: Protocol::Https,
-        knobs: spec.trial.model,
+        knobs: spec.trial.model_knobs(),
+        tls13_only: spec.trial.tls13_only(),
         root: (root.host.clone(), root.path.clone()),
         resolve,
         ca: ca.der(),
@@ -191,8 +192,7 @@ pub fn run_plan(
         allow: Vec::new(),
         insecure: false,
         map: unknown_hosts.clone(),
-        cpu_slowdown: spec.trial.model.cpu_slowdown,
-        screencast: spec.trial.screencast,
+        knobs: spec.trial.chromium,
         // A repeat view needs the first load's cache.
         keep_cache: spec.trial.served.early_hints || spec.trial.view().loads_twice(),
         repeat_view: spec.trial.view().loads_twice(),
@@ -200,12 +200,8 @@ pub fn run_plan(
     let client_kind = spec.trial.client;
     let link_spec = &testbed.spec().link;
     // The model's own costs go into its explanation; Chromium's are its own.
-    let browser_cost = (client_kind == ClientKind::Model).then(|| {
-        spec.trial
-            .model
-            .browser_cost
-            .slowed(spec.trial.model.cpu_slowdown)
-    });
+    let browser_cost =
+        (client_kind == ClientKind::Model).then(|| spec.trial.model_knobs().browser_cost);
     let results = std::thread::scope(|s| -> io::Result<Vec<Probe>> {
         let client = s.spawn(move || -> io::Result<()> {
             client_ns.enter_current_thread()?;

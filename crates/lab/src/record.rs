@@ -123,10 +123,7 @@ pub fn record(
                 allow: allow.clone(),
                 insecure: *insecure,
                 map: map.clone(),
-                cpu_slowdown: 1,
-                screencast: true,
-                keep_cache: false,
-                repeat_view: false,
+                ..browser::ChromiumOptions::default()
             };
             let allowed: Vec<String> = allow.iter().map(|a| a.to_string()).collect();
             progress(&format!(
@@ -188,10 +185,7 @@ fn in_testbed(
         allow: Vec::new(),
         insecure: false,
         map: Vec::new(),
-        cpu_slowdown: 1,
-        screencast: true,
-        keep_cache: false,
-        repeat_view: false,
+        ..browser::ChromiumOptions::default()
     };
     progress(&format!("chromium: loading {} over {protocol}", opts.url));
     let recording = (|| {

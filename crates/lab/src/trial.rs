@@ -9,7 +9,7 @@
 use link::{Bitrate, DirectionSpec, LinkSpec, LossModel, QueueSpec, Service, Trace};
 pub use netns::{CongestionControl, TestbedSpec};
 use proto::Protocol;
-use results::experiment::Point;
+use results::experiment::{Knob, Point};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -305,16 +305,6 @@ pub fn addresses(
 
 pub use server::ServerDelay;
 
-/// The built-in server's knobs at FIELDS' defaults but for its stream limit
-/// and TLS versions: what `load` and `serve` take flags for.
-pub fn server_knobs(max_streams: u32, tls13_only: Option<bool>) -> ServerKnobs {
-    ServerKnobs {
-        max_streams,
-        tls: server::TlsVersions::from_tls13_only(tls13_only),
-        ..Trial::default().served
-    }
-}
-
 /// A server's think time from its text (`--server-delay`, `server_delay =`):
 /// a duration (zero: none) or `from-har`.
 pub fn parse_server_delay(s: &str) -> Result<ServerDelay, String> {
@@ -360,15 +350,18 @@ pub struct Trial {
     pub cert: CertKind,
     /// Keep the kernel's per-destination TCP metrics between probes.
     pub warm_metrics: bool,
-    /// Chromium records the screen's frames (Speed Index, filmstrip).
-    pub screencast: bool,
     /// Which load a probe measures (`--view`): the first, the repeat one
     /// (the same client again, its cache and tickets kept), or both.
     pub view: View,
     /// The built-in server's knobs (a real server: as the capability table says).
     pub served: server::Knobs,
-    /// The model client's knobs (Chromium: `refusal` says which it cannot take).
+    /// The model client's knobs (Chromium: `refusal` says which it cannot
+    /// take), handed down through `model_knobs`.
     pub model: client::Knobs,
+    /// Chromium's knobs. `cpu_slowdown` lives here: Chromium throttles its
+    /// own CPU, and the model, whose costs are fitted to this Chromium,
+    /// scales them by the same factor (`model_knobs`).
+    pub chromium: browser::Knobs,
 }
 
 /// The knobs `Trial::set` takes: the experiment's `knobs` section.
@@ -398,10 +391,10 @@ impl Default for Trial {
             preload: site::Preload::None,
             cert: CertKind::default(),
             warm_metrics: false,
-            screencast: true,
             view: View::First,
             served: server::Knobs::default(),
             model: client::Knobs::default(),
+            chromium: browser::Knobs::default(),
         };
         for f in knob_fields() {
             // FIELDS' defaults are checked by a unit test: none fails.
@@ -416,68 +409,82 @@ impl Trial {
     /// field's range or choices first, then the typed parse. The error names
     /// neither key nor source: the caller adds `--max-streams` or `knobs.max_streams`.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let field = results::experiment::field(key)
-            .filter(|f| f.section == "knobs")
-            .ok_or_else(|| format!("unknown knob '{key}'"))?;
-        let v = results::experiment::canonical(field.kind, value).map_err(|e| e.to_string())?;
+        let knob = Knob::named(key).ok_or_else(|| format!("unknown knob '{key}'"))?;
+        self.set_knob(knob, value)
+    }
+
+    /// Sets `knob` from its text, as `set` does. One arm per knob, no other:
+    /// a knob added to FIELDS (`results::experiment::Knob`) and not here
+    /// does not compile.
+    pub fn set_knob(&mut self, knob: Knob, value: &str) -> Result<(), String> {
+        let v =
+            results::experiment::canonical(knob.field().kind, value).map_err(|e| e.to_string())?;
         let int = || -> i64 { v.parse().unwrap_or_default() };
         let on = v == "on";
-        match key {
-            "shards" => self.shards = int() as usize,
-            "max_streams" => self.served.max_streams = int() as u32,
-            "tls" => self.set_tls13_only(match v.as_str() {
-                "1.3" => Some(true),
-                "1.2" => Some(false),
-                _ => None,
-            }),
-            "conns_per_host" => self.model.conns_per_host = int() as usize,
-            "depth" => self.model.depth = int() as usize,
-            "server_delay" => self.served.delay = parse_server_delay(&v)?,
-            "layout" => self.layout = v.parse()?,
-            "cert" => self.cert = v.parse()?,
+        match knob {
+            Knob::Shards => self.shards = int() as usize,
+            Knob::MaxStreams => self.served.max_streams = int() as u32,
+            // The server's versions; the model offers them (`tls13_only`).
+            Knob::Tls => {
+                self.served.tls = server::TlsVersions::from_tls13_only(match v.as_str() {
+                    "1.3" => Some(true),
+                    "1.2" => Some(false),
+                    _ => None,
+                })
+            }
+            Knob::ConnsPerHost => self.model.conns_per_host = int() as usize,
+            Knob::Depth => self.model.depth = int() as usize,
+            Knob::ServerDelay => self.served.delay = parse_server_delay(&v)?,
+            Knob::Layout => self.layout = v.parse()?,
+            Knob::Cert => self.cert = v.parse()?,
             // The model keeps its sessions (`tls_resume()`) when the server
             // issues tickets: one fact.
-            "tls_resume" => self.served.tickets = on,
-            "headers" => self.model.headers.set = v.parse()?,
-            "cookie_bytes" => self.model.headers.cookie_bytes = int() as usize,
-            "warm_metrics" => self.warm_metrics = on,
-            "screencast" => self.screencast = on,
-            "pool" => self.model.pool = v.parse()?,
-            "browser_cost" => self.model.browser_cost = v.parse()?,
-            "cpu_slowdown" => self.model.cpu_slowdown = int() as u32,
-            "notsent_lowat" => self.served.notsent_lowat = (v != "default").then(|| int() as u32),
-            "server_priorities" => {
+            Knob::TlsResume => self.served.tickets = on,
+            Knob::Headers => self.model.headers.set = v.parse()?,
+            Knob::CookieBytes => self.model.headers.cookie_bytes = int() as usize,
+            Knob::WarmMetrics => self.warm_metrics = on,
+            Knob::Screencast => self.chromium.screencast = on,
+            Knob::Pool => self.model.pool = v.parse()?,
+            Knob::BrowserCost => self.model.browser_cost = v.parse()?,
+            Knob::CpuSlowdown => self.chromium.cpu_slowdown = int() as u32,
+            Knob::NotsentLowat => {
+                self.served.notsent_lowat = (v != "default").then(|| int() as u32)
+            }
+            Knob::ServerPriorities => {
                 self.served.priorities = match on {
                     true => proto::priority::Policy::Honour,
                     false => proto::priority::Policy::Ignore,
                 }
             }
-            "server_think" => {
+            Knob::ServerThink => {
                 self.served.think = link::units::parse_duration(&v).map_err(|e| e.to_string())?
             }
-            "early_hints" => self.served.early_hints = on,
-            "push" => self.served.push = v.parse()?,
-            "preload" => self.preload = v.parse()?,
+            Knob::EarlyHints => self.served.early_hints = on,
+            Knob::Push => self.served.push = v.parse()?,
+            Knob::Preload => self.preload = v.parse()?,
             // A repeat view's server takes QUIC 0-RTT: one fact, the view.
-            "view" => {
+            Knob::View => {
                 self.view = v.parse().map_err(|e: results::UnknownName| e.to_string())?;
                 self.served.early_data = self.view.loads_twice();
             }
-            _ => return Err(format!("knob '{key}' is in FIELDS but not in Trial::set")),
         }
         Ok(())
     }
 
-    /// Only TLS 1.3 (Some(true)), only 1.2 (Some(false)), or either: the
-    /// server's versions and the model's offer, set together.
-    pub fn set_tls13_only(&mut self, only13: Option<bool>) {
-        self.served.tls = server::TlsVersions::from_tls13_only(only13);
-        self.model.tls13_only = only13;
+    /// The model's knobs as handed to it: its browser costs slowed by the
+    /// client's CPU (`chromium.cpu_slowdown`).
+    pub fn model_knobs(&self) -> client::Knobs {
+        client::Knobs {
+            browser_cost: self.model.browser_cost.slowed(self.chromium.cpu_slowdown),
+            ..self.model
+        }
     }
 
-    /// The TLS versions asked for (`set_tls13_only`).
+    /// The TLS versions asked for (`--tls`): only 1.3 (Some(true)), only 1.2
+    /// (Some(false)), or either. Held once, as the server's (`served.tls`);
+    /// the model and a real server are given these.
     pub fn tls13_only(&self) -> Option<bool> {
-        self.model.tls13_only
+        self.served.tls.tls13_only()
     }
 
     /// Whether the model resumes TLS sessions of earlier probes of the Trial
@@ -760,6 +767,7 @@ mod tests {
         // them without a Trial) are the table's.
         assert_eq!(d.served, server::Knobs::default());
         assert_eq!(d.model, client::Knobs::default());
+        assert_eq!(d.chromium, browser::Knobs::default());
         assert_eq!(d.changed_knobs().count(), 0);
         assert_eq!(
             (d.server, d.client),

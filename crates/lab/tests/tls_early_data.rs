@@ -60,6 +60,7 @@ fn config(site: &site::Site, ca: &Ca, protocol: Protocol, port: u16) -> PageConf
     let root = site.root();
     PageConfig {
         protocol,
+        tls13_only: None,
         knobs: client::Knobs::default(),
         root: (root.host.clone(), root.path.clone()),
         resolve: site

@@ -155,6 +155,10 @@ pub enum Kind {
         default_ok: bool,
     },
     Choice(&'static [&'static str]),
+    /// Off or on (`Kind::SWITCH`), on the command line a switch: given, on.
+    /// A knob of choices that happen to be `on` and `off` (`--early-hints
+    /// on`) is a `Choice`: a flag with a value.
+    Switch,
     /// A named network (`link::PROFILES`), in our spelling (`3g-fast`) or
     /// WebPageTest's (`3GFast`, `Cable`, `LTE`); canonical: ours.
     Profile,
@@ -170,10 +174,77 @@ pub enum Kind {
     Text(&'static str),
 }
 
+impl Kind {
+    /// A switch's values, off first.
+    pub const SWITCH: &'static [&'static str] = &["off", "on"];
+
+    /// The values of a kind of choices (a switch's: `SWITCH`); None: any
+    /// value of its form.
+    pub fn choices(self) -> Option<&'static [&'static str]> {
+        match self {
+            Kind::Choice(values) => Some(values),
+            Kind::Switch => Some(Kind::SWITCH),
+            _ => None,
+        }
+    }
+}
+
+/// A Trial's knob: one per row of FIELDS' section `knobs`, which names it
+/// (`Field::knob`), so that code that acts on each knob (lab's
+/// `Trial::set`) matches this enum exhaustively: a knob added here and not
+/// there does not compile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Knob {
+    Shards,
+    MaxStreams,
+    Tls,
+    ConnsPerHost,
+    Depth,
+    ServerDelay,
+    Layout,
+    Cert,
+    TlsResume,
+    Headers,
+    CookieBytes,
+    WarmMetrics,
+    Pool,
+    BrowserCost,
+    Screencast,
+    CpuSlowdown,
+    NotsentLowat,
+    ServerPriorities,
+    ServerThink,
+    EarlyHints,
+    Push,
+    View,
+    Preload,
+}
+
+impl Knob {
+    /// The knob's row of FIELDS.
+    pub fn field(self) -> &'static Field {
+        knob_fields()
+            .find(|f| f.knob == Some(self))
+            .expect("every Knob names a row of FIELDS (a unit test checks it)")
+    }
+
+    /// The knob's name in experiment files (`max_streams`).
+    pub fn name(self) -> &'static str {
+        self.field().name
+    }
+
+    /// The knob of this name (`max_streams`), if it is one.
+    pub fn named(name: &str) -> Option<Knob> {
+        knob_fields().find(|f| f.name == name).and_then(|f| f.knob)
+    }
+}
+
 /// One axis of an experiment: its section, name, kind and default value.
 pub struct Field {
     pub section: &'static str,
     pub name: &'static str,
+    /// The knob this row is (section `knobs`), None for other axes.
+    pub knob: Option<Knob>,
     pub kind: Kind,
     pub default: &'static str,
     pub help: &'static str,
@@ -201,6 +272,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "",
         name: "site",
+        knob: None,
         kind: Kind::Site,
         default: "",
         help: "a built-in site or a site file, relative to the experiment file",
@@ -209,6 +281,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "profile",
+        knob: None,
         kind: Kind::Profile,
         default: "",
         help: "a named network (spdylab profiles): its rates and RTT fill the link's fields not given",
@@ -217,6 +290,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "rtt",
+        knob: None,
         kind: Kind::Duration,
         default: "",
         help: "round-trip time, split evenly unless delay_down/delay_up",
@@ -225,6 +299,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "delay_down",
+        knob: None,
         kind: Kind::Duration,
         default: "",
         help: "one-way delay server → client (with rtt: the rest goes up)",
@@ -233,6 +308,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "delay_up",
+        knob: None,
         kind: Kind::Duration,
         default: "",
         help: "one-way delay client → server",
@@ -241,6 +317,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "rate",
+        knob: None,
         kind: Kind::Rate,
         default: "unlimited",
         help: "rate of both directions",
@@ -249,6 +326,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "down",
+        knob: None,
         kind: Kind::Rate,
         default: "",
         help: "rate server → client (overrides rate)",
@@ -257,6 +335,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "up",
+        knob: None,
         kind: Kind::Rate,
         default: "",
         help: "rate client → server (overrides rate)",
@@ -265,6 +344,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "loss",
+        knob: None,
         kind: Kind::Loss,
         default: "0%",
         help: "loss each way: 1% or ge:P,R[,H,K]",
@@ -273,6 +353,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "queue",
+        knob: None,
         kind: Kind::Queue,
         default: "256p",
         help: "queue: drop-tail 256p, 64kb or both, or codel:5ms,100ms[,LIMIT]",
@@ -281,6 +362,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "iw",
+        knob: None,
         kind: Kind::Int {
             min: 1,
             max: 1000,
@@ -293,6 +375,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "cc",
+        knob: None,
         kind: Kind::Choice(&["cubic", "bbr", "reno"]),
         default: "cubic",
         help: "TCP congestion control",
@@ -301,6 +384,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "link",
         name: "cross_traffic",
+        knob: None,
         kind: Kind::Text("a list such as cubic:2, bbr:1, udp:500kbit or cubic:1,udp:1mbit, or none"),
         default: "none",
         help: "competing flows sharing the bottleneck, started before each page and stopped after it: TCP bulk downloads by congestion control and count, or a UDP stream by rate (issue 38)",
@@ -309,6 +393,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "shards",
+        knob: Some(Knob::Shards),
         kind: Kind::Int {
             min: 1,
             max: 254,
@@ -321,6 +406,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "max_streams",
+        knob: Some(Knob::MaxStreams),
         kind: Kind::Int {
             min: 1,
             max: 1_000_000,
@@ -333,6 +419,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "tls",
+        knob: Some(Knob::Tls),
         kind: Kind::Choice(&["any", "1.2", "1.3"]),
         default: "any",
         help: "TLS version",
@@ -341,6 +428,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "conns_per_host",
+        knob: Some(Knob::ConnsPerHost),
         kind: Kind::Int {
             min: 1,
             max: 64,
@@ -353,6 +441,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "depth",
+        knob: Some(Knob::Depth),
         kind: Kind::Int {
             min: 1,
             max: 128,
@@ -365,6 +454,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "server_delay",
+        knob: Some(Knob::ServerDelay),
         kind: Kind::Delay,
         default: "0ms",
         help: "server think time per response; from-har: each imported response's recorded wait (timings.wait)",
@@ -373,6 +463,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "layout",
+        knob: Some(Knob::Layout),
         kind: Kind::Layout,
         default: "origin",
         help: "origin, mirror (one host, 004 §V) or shards:N (N host names, each its own address, 004 Fig. 8)",
@@ -381,6 +472,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "cert",
+        knob: Some(Knob::Cert),
         kind: Kind::Choice(&["ecdsa", "rsa2048"]),
         default: "ecdsa",
         help: "server certificate: ECDSA P-256 root → leaf, or RSA 2048 root → intermediate → leaf",
@@ -389,7 +481,8 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "tls_resume",
-        kind: Kind::Choice(&["off", "on"]),
+        knob: Some(Knob::TlsResume),
+        kind: Kind::Switch,
         default: "off",
         help: "model client resumes TLS sessions of earlier probes of a Trial (tickets)",
         only: Only::ModelClient("Chromium starts with a fresh profile for every probe, so it never resumes a TLS session of an earlier probe"),
@@ -397,6 +490,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "headers",
+        knob: Some(Knob::Headers),
         kind: Kind::Choice(&["chrome2014", "minimal"]),
         default: "chrome2014",
         help: "model client's request headers: a 2014 Chrome's (~350–450 B) or minimal",
@@ -405,6 +499,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "cookie_bytes",
+        knob: Some(Knob::CookieBytes),
         kind: Kind::Int {
             min: 0,
             max: 4096,
@@ -417,7 +512,8 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "warm_metrics",
-        kind: Kind::Choice(&["off", "on"]),
+        knob: Some(Knob::WarmMetrics),
+        kind: Kind::Switch,
         default: "off",
         help:
             "keep the kernel's per-destination TCP metrics between probes (tcp_no_metrics_save=0)",
@@ -426,6 +522,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "pool",
+        knob: Some(Knob::Pool),
         kind: Kind::Choice(&["chromium", "per-host", "per-address"]),
         default: "chromium",
         help: "model's SPDY/HTTP/2 sessions: per host name, per server address, or as Chromium",
@@ -434,6 +531,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "browser_cost",
+        knob: Some(Knob::BrowserCost),
         kind: Kind::Text("fitted, none, or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR"),
         default: "fitted",
         help: "model's browser costs: fitted (to Chromium on this lab's machine), none (the pure network model), or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR (scripts in order)",
@@ -442,6 +540,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "screencast",
+        knob: Some(Knob::Screencast),
         kind: Kind::Choice(&["on", "off"]),
         default: "on",
         help: "Chromium records the screen's frames for Speed Index, visually complete and the filmstrip (DevTools' Page.startScreencast); off: no frames, the renderer encodes no JPEG (the model has no screen: its estimates do not change)",
@@ -450,6 +549,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "cpu_slowdown",
+        knob: Some(Knob::CpuSlowdown),
         kind: Kind::Int {
             min: 1,
             max: 20,
@@ -462,6 +562,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "notsent_lowat",
+        knob: Some(Knob::NotsentLowat),
         kind: Kind::Int {
             min: 1,
             max: 64 << 20,
@@ -474,6 +575,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "server_priorities",
+        knob: Some(Knob::ServerPriorities),
         kind: Kind::Choice(&["on", "off"]),
         default: "on",
         help: "whether the built-in server schedules responses by the client's priorities (h2: RFC 7540's tree as Chrome sends it, or RFC 9218's priority header and PRIORITY_UPDATE; h3: RFC 9218 on quinn's stream priorities; SPDY/3.1: its priorities); off: round robin over the responses with data, one 16 KiB chunk each, in the order the requests came",
@@ -482,6 +584,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "server_think",
+        knob: Some(Knob::ServerThink),
         kind: Kind::Duration,
         default: "0ms",
         help: "the built-in server's think time before the page's document only (the HTML it has to make), after server_delay: when 103 Early Hints and push help",
@@ -490,6 +593,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "early_hints",
+        knob: Some(Knob::EarlyHints),
         // on, off: a flag with a value (`--early-hints on`), as issue 37 writes it.
         kind: Kind::Choice(&["on", "off"]),
         default: "off",
@@ -499,6 +603,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "push",
+        knob: Some(Knob::Push),
         kind: Kind::Choice(&["none", "critical", "all"]),
         default: "none",
         help: "the built-in server pushes, when the document is asked for and before server_think, its critical resources on its own host or every resource under it on its own host (h2 and h2c: PUSH_PROMISE, not when the client's SETTINGS_ENABLE_PUSH is 0; SPDY/3.1: SYN_STREAM with an associated stream)",
@@ -507,6 +612,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "view",
+        knob: Some(Knob::View),
         kind: Kind::Choice(&View::NAMES),
         default: "first",
         help: "which load a probe measures: first (a cold client), repeat (the same client loads the page again after its connections closed, keeping its HTTP cache, TLS session tickets and QUIC 0-RTT tickets; the first load is not counted) or both (each probe measures the first load, then the repeat one); docs/repeat-view.md",
@@ -515,6 +621,7 @@ pub const FIELDS: &[Field] = &[
     Field {
         section: "knobs",
         name: "preload",
+        knob: Some(Knob::Preload),
         kind: Kind::Choice(&["none", "critical"]),
         default: "none",
         help: "a site transform: <link rel=preload> tags for the document's critical resources at the top of its head (generated and imported pages)",
@@ -902,6 +1009,7 @@ pub fn canonical(kind: Kind, s: &str) -> Result<String, ValueError> {
                 default_ok,
             }),
         },
+        Kind::Switch => canonical(Kind::Choice(Kind::SWITCH), s),
         Kind::Choice(allowed) if allowed.contains(&s) => Ok(s.into()),
         Kind::Choice(allowed) => Err(ValueError::Choice {
             given: s.to_string(),
@@ -953,7 +1061,12 @@ pub fn magnitude(kind: Kind, canonical: &str) -> Option<f64> {
             site::Layout::Shards(n) => Some(n as f64),
         },
         Kind::Delay => magnitude(Kind::Duration, canonical),
-        Kind::Queue | Kind::Choice(_) | Kind::Profile | Kind::Site | Kind::Text(_) => None,
+        Kind::Queue
+        | Kind::Choice(_)
+        | Kind::Switch
+        | Kind::Profile
+        | Kind::Site
+        | Kind::Text(_) => None,
     }
 }
 
@@ -1339,6 +1452,27 @@ loss = ["0%", "1%"]
 [knobs]
 max_streams = [1, 6, 100]
 "#;
+
+    /// Each row of section `knobs` names its own Knob, and only those rows
+    /// name one; a switch's values are off and on, in that order.
+    #[test]
+    fn every_knob_row_names_its_own_knob() {
+        let mut seen = Vec::new();
+        for f in FIELDS {
+            assert_eq!(f.knob.is_some(), f.section == "knobs", "{}", f.name);
+            if let Some(k) = f.knob {
+                assert!(!seen.contains(&k), "{}: {k:?} twice", f.name);
+                seen.push(k);
+                assert_eq!((k.name(), Knob::named(f.name)), (f.name, Some(k)));
+            }
+        }
+        assert_eq!(Knob::named("rtt"), None);
+        let switch = field("tls_resume").unwrap().kind;
+        assert_eq!(switch.choices(), Some(&["off", "on"][..]));
+        assert_eq!(canonical(switch, "on"), Ok("on".to_string()));
+        let e = canonical(switch, "yes").unwrap_err().to_string();
+        assert_eq!(e, "'yes' is not one of off, on");
+    }
 
     /// A profile in WebPageTest's spelling is the same point as ours (one
     /// key, one campaign); an unknown one lists the names (issue 47).

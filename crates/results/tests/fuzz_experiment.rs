@@ -174,12 +174,12 @@ proptest! {
                 continue;
             }
             seen.push(f.name);
-            let v = match (f.kind, *form) {
-                // One of its choices, alone or in a list.
-                (experiment::Kind::Choice(c), 0) => format!("\"{}\"", c[choice.index(c.len())]),
-                (experiment::Kind::Choice(c), 1) => format!("[\"{}\", {v}]", c[choice.index(c.len())]),
+            let v = match (f.kind.choices(), f.kind, *form) {
+                // One of its choices (a switch's: off, on), alone or in a list.
+                (Some(c), _, 0) => format!("\"{}\"", c[choice.index(c.len())]),
+                (Some(c), _, 1) => format!("[\"{}\", {v}]", c[choice.index(c.len())]),
                 // An integer in its range.
-                (experiment::Kind::Int { min, max, .. }, 0 | 1) => {
+                (_, experiment::Kind::Int { min, max, .. }, 0 | 1) => {
                     let span = (max - min).clamp(0, 1 << 20) as usize + 1;
                     (min + choice.index(span) as i64).to_string()
                 }

@@ -3,9 +3,9 @@
 //! workers, one record a second.
 
 use crate::compare::{parse_protocols, ProtocolList, ServerArg};
-use crate::link_args::{one_of, LinkArgs};
+use crate::link_args::LinkArgs;
 use crate::sites;
-use crate::trial_args::{default_of, knob};
+use crate::trial_args::ServedArgs;
 use crate::Failure;
 use clap::Args;
 use lab::loadtest::{parse_users, LoadSpec};
@@ -72,13 +72,6 @@ pub struct LoadArgs {
     /// All users share the client's one address (default: one address per user)
     #[arg(long)]
     pub one_address: bool,
-    /// The server's concurrent-stream limit per HTTP/2 connection
-    #[arg(long, default_value = default_of("max_streams"), value_name = "N",
-          value_parser = knob("max_streams", |t| t.served.max_streams))]
-    pub max_streams: u32,
-    /// Only this TLS version (default: 1.3, falling back to 1.2)
-    #[arg(long, value_parser = one_of(&["1.2", "1.3"], |v| Some(v == "1.3")))]
-    pub tls: Option<bool>,
     #[command(flatten)]
     pub link: LinkArgs,
     /// Seed of the site's content
@@ -97,6 +90,10 @@ pub struct LoadArgs {
     /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
     #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
     pub layout: lab::sites::Layout,
+    /// The built-in server's knobs, their flags made from FIELDS as compare's
+    /// (a real server refuses those it cannot honour).
+    #[command(flatten)]
+    pub knobs: ServedArgs,
 }
 
 pub fn run(args: LoadArgs) -> Result<i32, Failure> {
@@ -120,7 +117,7 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
         distinct_addresses: !args.one_address,
         generator_threads: args.generator_threads as usize,
         keepalive: args.keepalive,
-        served: lab::trial::server_knobs(args.max_streams, args.tls),
+        served: args.knobs.trial().map_err(Failure::Usage)?.served,
         stop_server_after: args.stop_server_after,
     };
     spec.check()?;

@@ -9,6 +9,7 @@ mod diff;
 mod explain;
 mod failure;
 mod import;
+mod knob_flags;
 mod link_args;
 mod loadtest;
 mod paper;

@@ -1,7 +1,7 @@
 //! `spdylab serve`: the built-in origin server on this machine (no testbed).
 
 use crate::sites;
-use crate::trial_args::{default_of, knob};
+use crate::trial_args::{default_of, knob, ServedArgs};
 use crate::Failure;
 use clap::Args;
 use lab::serve::{Offer, ServeRequest};
@@ -35,35 +35,10 @@ pub struct ServeArgs {
     /// i on 127.0.0.i); --layout shards:N puts each of its N names on its own
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=254))]
     pub shards: u16,
-    /// Concurrent streams per HTTP/2 connection (advertised in SETTINGS)
-    #[arg(long, default_value = default_of("max_streams"), value_name = "N",
-          value_parser = knob("max_streams", |t| t.served.max_streams))]
-    pub max_streams: u32,
-    /// Think time before each response; from-har: each imported response's
-    /// recorded wait
-    #[arg(long, default_value = default_of("server_delay"), value_name = "DURATION|from-har",
-          value_parser = knob("server_delay", |t| t.served.delay))]
-    pub server_delay: lab::trial::ServerDelay,
-    /// Think time before the page's document only, after --server-delay
-    #[arg(long, default_value = default_of("server_think"), value_name = "DURATION",
-          value_parser = knob("server_think", |t| t.served.think))]
-    pub server_think: std::time::Duration,
-    /// Answer the document's request at once with 103 Early Hints (h2, h2c, h3):
-    /// Link rel=preload for its critical resources, rel=preconnect for their other origins
-    #[arg(long, default_value = default_of("early_hints"), value_name = "on|off",
-          action = clap::ArgAction::Set, value_parser = knob("early_hints", |t| t.served.early_hints))]
-    pub early_hints: bool,
-    /// Push with the document (h2, h2c, spdy3): its critical resources on its host, or all under it on its host
-    #[arg(long, default_value = default_of("push"), value_name = "none|critical|all",
-          value_parser = knob("push", |t| t.served.push))]
-    pub push: lab::trial::Push,
     /// <link rel=preload> for the document's critical resources at the top of its head
     #[arg(long, default_value = default_of("preload"), value_name = "none|critical",
           value_parser = knob("preload", |t| t.preload))]
     pub preload: lab::sites::Preload,
-    /// Only this TLS version (default: 1.2 and 1.3)
-    #[arg(long, value_parser = crate::link_args::one_of(&["1.2", "1.3"], |v| Some(v == "1.3")))]
-    pub tls: Option<bool>,
     /// Where to write the CA certificate (default: $TMPDIR/spdylab-ca-UID/ca-PID.pem, this user's alone; removed at exit, or by the next serve after kill -9)
     #[arg(long, value_name = "FILE")]
     pub ca: Option<PathBuf>,
@@ -78,15 +53,14 @@ pub struct ServeArgs {
     #[arg(long, default_value = "ecdsa", value_name = "CERT",
           value_parser = <lab::trial::CertKind as std::str::FromStr>::from_str)]
     pub cert: lab::trial::CertKind,
-    /// Issue TLS session tickets, so that clients can resume their sessions
-    /// (default: no tickets; a session-ID cache still resumes TLS 1.2 clients)
-    #[arg(long)]
-    pub tls_resume: bool,
     /// h3: with more QUIC handshakes than this under way, a new client address
     /// must first answer a Retry (one more round trip; an Initial flood from
     /// addresses that never answer then costs no state). 0: always Retry
     #[arg(long, default_value_t = lab::serve::QUIC_RETRY_ABOVE, value_name = "N")]
     pub h3_retry_above: usize,
+    /// The built-in server's knobs, their flags made from FIELDS as compare's.
+    #[command(flatten)]
+    pub knobs: ServedArgs,
 }
 
 pub fn run(args: ServeArgs) -> Result<i32, Failure> {
@@ -104,14 +78,7 @@ pub fn run(args: ServeArgs) -> Result<i32, Failure> {
         listen: args.listen,
         tls_listen: args.tls_listen,
         shards: addresses,
-        knobs: lab::trial::ServerKnobs {
-            delay: args.server_delay,
-            tickets: args.tls_resume,
-            think: args.server_think,
-            early_hints: args.early_hints,
-            push: args.push,
-            ..lab::trial::server_knobs(args.max_streams, args.tls)
-        },
+        knobs: args.knobs.trial().map_err(Failure::Usage)?.served,
         ca: args.ca.clone(),
         cert: args.cert,
         quic_retry_above: args.h3_retry_above,

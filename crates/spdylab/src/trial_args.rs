@@ -1,21 +1,84 @@
 //! The Trial's knobs as flags (`--max-streams`, `--pool`, `--tls-resume`, …),
 //! made from the one table of knobs (`results::experiment::FIELDS`) rather
 //! than written out: each flag's name, help, value name and check (the one
-//! of an experiment file's value) are `lab::knob_flags`'; an on/off knob is a
-//! switch. A new knob needs no edit here. Commands flatten `TrialArgs`.
+//! of an experiment file's value) are `knob_flags`'; an on/off knob is a
+//! switch. A new knob needs no edit here. Commands flatten `TrialArgs`
+//! (every knob: compare, crosscheck) or `ServedArgs` (the built-in server's:
+//! serve, load).
 
+use crate::knob_flags as kf;
 use clap::builder::{ArgAction, PossibleValuesParser, ValueParser};
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
-use lab::knob_flags as kf;
 use lab::trial::{knob_fields, Trial};
+use results::experiment::{Field, Knob};
+use std::marker::PhantomData;
 
-pub use lab::knob_flags::default_of;
+pub use crate::knob_flags::default_of;
 
-/// The knobs given on the command line, as (knob, text) in FIELDS order.
-#[derive(Debug, Clone, Default)]
-pub struct TrialArgs {
-    pub given: Vec<(&'static str, String)>,
+/// Which knobs a command takes as flags, under which help heading.
+pub trait KnobSet: Send + Sync + 'static {
+    /// The knobs (None: every one).
+    const KNOBS: Option<&'static [Knob]>;
+    const HEADING: &'static str;
+
+    /// The set's fields, in FIELDS order.
+    fn fields() -> impl Iterator<Item = &'static Field> {
+        knob_fields()
+            .filter(|f| Self::KNOBS.is_none_or(|ks| f.knob.is_some_and(|k| ks.contains(&k))))
+    }
 }
+
+/// Every knob of a Trial.
+#[derive(Debug, Clone)]
+pub struct AllKnobs;
+
+impl KnobSet for AllKnobs {
+    const KNOBS: Option<&'static [Knob]> = None;
+    const HEADING: &'static str = "Trial knobs";
+}
+
+/// The built-in server's knobs (those `server::Knobs` holds): what `serve`
+/// and `load` take; a real server refuses those it cannot honour
+/// (`Trial::refusal_for`).
+#[derive(Debug, Clone)]
+pub struct ServerKnobs;
+
+impl KnobSet for ServerKnobs {
+    const KNOBS: Option<&'static [Knob]> = Some(&[
+        Knob::MaxStreams,
+        Knob::Tls,
+        Knob::ServerDelay,
+        Knob::TlsResume,
+        Knob::NotsentLowat,
+        Knob::ServerPriorities,
+        Knob::ServerThink,
+        Knob::EarlyHints,
+        Knob::Push,
+    ]);
+    const HEADING: &'static str = "Server knobs";
+}
+
+/// The knobs of set `S` given on the command line, as (knob, text) in
+/// FIELDS order.
+#[derive(Debug, Clone)]
+pub struct KnobArgs<S> {
+    pub given: Vec<(&'static str, String)>,
+    set: PhantomData<S>,
+}
+
+impl<S> Default for KnobArgs<S> {
+    fn default() -> Self {
+        KnobArgs {
+            given: Vec::new(),
+            set: PhantomData,
+        }
+    }
+}
+
+/// Every knob's flag (compare, crosscheck).
+pub type TrialArgs = KnobArgs<AllKnobs>;
+/// The built-in server's knobs' flags (serve, load).
+pub type ServedArgs = KnobArgs<ServerKnobs>;
 
 /// The parser of one knob's flag in a command that takes only a few knobs
 /// (`load`, `serve`): the same check as `TrialArgs`', the typed value read
@@ -27,16 +90,16 @@ pub fn knob<T: Clone + Send + Sync + 'static>(
     ValueParser::from(move |s: &str| kf::read(name, s, read))
 }
 
-impl TrialArgs {
+impl<S> KnobArgs<S> {
     /// The Trial of these flags, every other knob at its default.
     pub fn trial(&self) -> Result<Trial, String> {
         kf::trial(&self.given)
     }
 }
 
-impl Args for TrialArgs {
+impl<S: KnobSet> Args for KnobArgs<S> {
     fn augment_args(mut cmd: Command) -> Command {
-        for f in knob_fields() {
+        for f in S::fields() {
             let (name, arg) = (f.name, Arg::new(f.name).long(kf::flag(f)));
             // A switch takes no value (its value name is not shown); a knob
             // of choices lists them; any other is checked as a file's value.
@@ -46,7 +109,7 @@ impl Args for TrialArgs {
                 None => arg.value_parser(ValueParser::from(move |s: &str| kf::check(name, s))),
             };
             let arg = arg.value_name(kf::value_name(f)).help(kf::help(f));
-            cmd = cmd.arg(arg.help_heading("Trial knobs"));
+            cmd = cmd.arg(arg.help_heading(S::HEADING));
         }
         cmd
     }
@@ -56,15 +119,15 @@ impl Args for TrialArgs {
     }
 }
 
-impl FromArgMatches for TrialArgs {
+impl<S: KnobSet> FromArgMatches for KnobArgs<S> {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
-        let mut args = TrialArgs::default();
+        let mut args = KnobArgs::default();
         args.update_from_arg_matches(m)?;
         Ok(args)
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
-        self.given = knob_fields()
+        self.given = S::fields()
             .filter_map(|f| match kf::is_switch(f) {
                 true => Some((f.name, m.get_flag(f.name).then(|| "on".to_string())?)),
                 false => Some((f.name, m.get_one::<String>(f.name)?.clone())),
@@ -79,7 +142,7 @@ mod tests {
     use super::*;
 
     /// Every knob of the table has its flag, which lands in `given` (what a
-    /// knob's value does is tested in lab::knob_flags).
+    /// knob's value does is tested in knob_flags).
     #[test]
     fn every_knob_has_a_flag() {
         for f in knob_fields() {
@@ -92,5 +155,32 @@ mod tests {
             let given = TrialArgs::from_arg_matches(&m.unwrap()).unwrap().given;
             assert_eq!(given, [(f.name, want.to_string())], "{flag}");
         }
+    }
+
+    /// The server's set: its knobs' flags and no other, each reaching the
+    /// server's knobs (`Trial::served`).
+    #[test]
+    fn the_servers_knobs_are_flags_that_reach_the_server() {
+        let cmd = ServedArgs::augment_args(Command::new("x"));
+        let flags: Vec<_> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
+        assert!(flags.contains(&"notsent-lowat") && flags.contains(&"server-priorities"));
+        assert!(
+            !flags.contains(&"pool") && !flags.contains(&"view"),
+            "{flags:?}"
+        );
+        let args = [
+            "x",
+            "--notsent-lowat",
+            "16384",
+            "--server-priorities",
+            "off",
+            "--tls",
+            "1.3",
+        ];
+        let m = cmd.try_get_matches_from(args).unwrap();
+        let t = ServedArgs::from_arg_matches(&m).unwrap().trial().unwrap();
+        assert_eq!(t.served.notsent_lowat, Some(16384));
+        assert_eq!(t.served.priorities, proto::priority::Policy::Ignore);
+        assert_eq!(t.tls13_only(), Some(true));
     }
 }

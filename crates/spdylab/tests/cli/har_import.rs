@@ -409,6 +409,7 @@ fn model_uploads(protocol: proto::Protocol) -> (client::PageResult, Vec<server::
         timeout: Duration::from_secs(60),
         tls_sessions: None,
         cache: None,
+        tls13_only: None,
         knobs: client::Knobs {
             pool: client::Pool::PerAddress,
             browser_cost: client::BrowserCost::NONE,

@@ -126,6 +126,7 @@ fn model_loads(rt: &tokio::runtime::Runtime, site: &site::Site, ca: &server::Ca,
         timeout: Duration::from_secs(60),
         tls_sessions: None,
         cache: None,
+        tls13_only: None,
         knobs: client::Knobs {
             pool: client::Pool::PerAddress,
             browser_cost: client::BrowserCost::NONE,

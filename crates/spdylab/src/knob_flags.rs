@@ -2,12 +2,12 @@
 //! `--tls-resume`, …), from the one table of knobs
 //! (`results::experiment::FIELDS`, section `knobs`): each knob's flag is its
 //! name with dashes, its help and default are the table's, an on/off knob is
-//! a switch, and a value is checked by `trial::Trial::set`, the very check an
-//! experiment file's value goes through. The CLI makes its clap arguments
-//! from these functions (`spdylab::trial_args`), so a new knob needs no edit
-//! there or here.
+//! a switch, and a value is checked by `lab::trial::Trial::set`, the very
+//! check an experiment file's value goes through. The CLI's spelling of the
+//! knobs: `trial_args` makes its clap arguments from these functions, so a
+//! new knob needs no edit there or here.
 
-use crate::trial::Trial;
+use lab::trial::Trial;
 use results::experiment::{Field, Kind};
 
 /// The knob's flag without its dashes: `max_streams` → `max-streams`.
@@ -15,9 +15,9 @@ pub fn flag(f: &Field) -> String {
     f.name.replace('_', "-")
 }
 
-/// An on/off knob: a switch (given: on).
+/// An on/off knob: a switch (given: on), as its kind says (`Kind::Switch`).
 pub fn is_switch(f: &Field) -> bool {
-    matches!(f.kind, Kind::Choice(c) if c == ["off", "on"])
+    f.kind == Kind::Switch
 }
 
 /// The value's name in the help: `N`, `DURATION`, `LAYOUT`, ….
@@ -39,10 +39,7 @@ pub fn help(f: &Field) -> String {
 
 /// The possible values of a knob of choices (None: any text, `check`ed).
 pub fn choices(f: &Field) -> Option<&'static [&'static str]> {
-    match f.kind {
-        Kind::Choice(values) => Some(values),
-        _ => None,
-    }
+    f.kind.choices()
 }
 
 /// A flag's value checked as an experiment file's (the same range, the same
@@ -94,7 +91,7 @@ fn capitalized(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trial::knob_fields;
+    use lab::trial::knob_fields;
 
     /// The knobs named by their flags, as the command line gives them.
     fn parse(flags: &[(&str, &str)]) -> Result<Trial, String> {
