@@ -508,6 +508,10 @@ fn pipelining_depth(req: &BenchRequest) -> Result<usize, BenchError> {
 /// The roots a generator trusts of a bench's own server.
 type Roots = Option<Vec<rustls::pki_types::CertificateDer<'static>>>;
 
+/// What a bench runs against: its target, the roots its generator trusts,
+/// the stop of its server on loopback, and where its generator runs.
+type Served = (Target_, Roots, Option<std::sync::mpsc::Sender<()>>, Place);
+
 /// A site served in a testbed (unshaped without `link`): the server in its
 /// server namespace (testbed_server, as compare and load), the generator to
 /// run in its client namespace.
@@ -515,7 +519,7 @@ fn serve_in_testbed(
     req: &BenchRequest,
     site: &Site,
     link: Option<&TestbedSpec>,
-) -> Result<(Target_, Roots, Option<std::sync::mpsc::Sender<()>>, Place), BenchError> {
+) -> Result<Served, BenchError> {
     let protocol = req.protocol;
     // The server in the testbed's server namespace (testbed_server,
     // as compare and load), the generator in its client namespace.
