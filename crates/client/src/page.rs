@@ -1097,179 +1097,203 @@ impl<'a> State<'a> {
                 status,
                 content_type,
                 cache,
-            } => {
-                // A 304 to a conditional request: the stored response is
-                // used, its body handed to the page as if it came.
-                if let Some(stored) = self.not_modified(req, status, at, &cache) {
-                    let head = Event::Head {
-                        req,
-                        at,
-                        status,
-                        content_type: stored.content_type,
-                        cache,
-                    };
-                    self.reqs[req].cache_use = CacheUse::Revalidated;
-                    self.handle(head)?;
-                    if !stored.body.is_empty() {
-                        self.handle(Event::Data {
-                            req,
-                            data: stored.body,
-                        })?;
-                    }
-                    return Ok(());
-                }
-                let r = &mut self.reqs[req];
-                r.cache_headers = cache;
-                r.head = Some(at);
-                r.status = status;
-                let since = at.saturating_duration_since(self.start);
-                self.paint.head(since, &r.host, &r.path, &content_type);
-                if let Some(render) = self.render.as_mut() {
-                    render.head(&r.host, &r.path, &content_type);
-                    r.content_type = content_type;
-                    return Ok(());
-                }
-                if self.script.is_some() {
-                    r.content_type = content_type;
-                    return Ok(());
-                }
-                if content_type.starts_with("text/html") && self.cfg.replay.is_none() {
-                    r.html = Some(HtmlScanner::default());
-                }
-                r.content_type = content_type;
-                let cfg = self.cfg;
-                if let Some(t) = &cfg.replay {
-                    let (host, path) = (r.host.clone(), r.path.clone());
-                    let url = self.url_of(req);
-                    for f in t.due(&host, &path, 0, false) {
-                        let preload = t.preload(&f);
-                        self.discover_as(f, Some(url.clone()), preload)?;
-                    }
-                }
+            } => return self.head(req, at, status, content_type, cache),
+            Event::Data { req, data } => return self.data(req, data),
+            Event::Done { req, at, conn } => return self.done(req, at, conn),
+            Event::Failed { req, error } => return self.failed(req, error),
+        }
+        Ok(())
+    }
+
+    /// A response's head: a 304 answered from the stored response, else
+    /// kept, painted, and (replaying) what it reveals at once discovered.
+    fn head(
+        &mut self,
+        req: ReqId,
+        at: Instant,
+        status: u16,
+        content_type: String,
+        cache: CacheHeaders,
+    ) -> Result<(), Error> {
+        // A 304 to a conditional request: the stored response is
+        // used, its body handed to the page as if it came.
+        if let Some(stored) = self.not_modified(req, status, at, &cache) {
+            let head = Event::Head {
+                req,
+                at,
+                status,
+                content_type: stored.content_type,
+                cache,
+            };
+            self.reqs[req].cache_use = CacheUse::Revalidated;
+            self.handle(head)?;
+            if !stored.body.is_empty() {
+                self.handle(Event::Data {
+                    req,
+                    data: stored.body,
+                })?;
             }
-            Event::Data { req, data } => {
-                let url = self.url_of(req);
-                let now = self.now();
-                let r = &mut self.reqs[req];
-                r.bytes += data.len() as u64;
-                if self.cfg.cache.is_some() && r.cache_use == CacheUse::Network {
-                    r.kept.extend_from_slice(&data);
-                }
-                self.paint.data(now, &r.host, &r.path, &data);
-                if let Some(render) = self.render.as_mut() {
-                    render.data(now, &r.host, &r.path, &data);
-                    return Ok(());
-                }
-                if self.script.is_some() {
-                    return Ok(());
-                }
-                let cfg = self.cfg;
-                if let Some(t) = &cfg.replay {
-                    let (host, path, bytes) = (r.host.clone(), r.path.clone(), r.bytes);
-                    for f in t.due(&host, &path, bytes, false) {
-                        let preload = t.preload(&f);
-                        self.discover_as(f, Some(url.clone()), preload)?;
-                    }
-                    return Ok(());
-                }
-                let found = match r.html.as_mut() {
-                    Some(scanner) => scanner.feed(&data),
-                    None => {
-                        if r.content_type.starts_with("text/css")
-                            || r.content_type.contains("javascript")
-                        {
-                            r.body.extend_from_slice(&data);
-                        }
-                        Vec::new()
-                    }
-                };
-                for f in found {
-                    self.discover(f, Some(url.clone()))?;
-                }
-            }
-            Event::Done { req, at, conn } => {
-                self.keep(req);
-                let url = self.url_of(req);
-                let now = self.now();
-                let r = &mut self.reqs[req];
-                r.done = Some(at);
-                // A fresh cache hit never went to the scheduler.
-                let hit = r.cache_use == CacheUse::Hit;
-                self.paint
-                    .done(at.saturating_duration_since(self.start), &r.host, &r.path);
-                if !hit {
-                    self.sched.completed(req);
-                }
-                if let Some(render) = self.render.as_mut() {
-                    render.done(now, &r.host, &r.path);
-                    if !hit {
-                        self.sched.finished(conn);
-                    }
-                    return Ok(());
-                }
-                if let Some(script) = self.script.as_mut() {
-                    script.completed(&r.host, &r.path);
-                    if req == 0 {
-                        // The document is parsed: Blink's tight mode is over.
-                        self.sched.tight_mode_over();
-                    }
-                    if !hit {
-                        self.sched.finished(conn);
-                    }
-                    let mut asked = Vec::new();
-                    while let Some(next) = script.next() {
-                        asked.push(next);
-                    }
-                    // The page's script asks: the page is the referer.
-                    let page = self.url_of(0);
-                    for (f, priority) in asked {
-                        self.discover_as(f, Some(page.clone()), Some(priority))?;
-                    }
-                    return Ok(());
-                }
-                let body = std::mem::take(&mut r.body);
-                let found = if let Some(t) = &self.cfg.replay {
-                    t.due(&r.host, &r.path, r.bytes, true)
-                } else if r.content_type.starts_with("text/css") {
-                    css_urls(&body)
-                } else if r.content_type.contains("javascript") {
-                    script_injections(&body)
-                } else {
-                    Vec::new()
-                };
-                if !hit {
-                    self.sched.finished(conn);
-                }
-                for f in found {
-                    self.discover(f, Some(url.clone()))?;
-                }
-            }
-            Event::Failed { req, error } => {
-                let r = &mut self.reqs[req];
-                // A kept-alive HTTP/1.1 connection the server closed (idle)
-                // as the request went out: sent again once on another, as
-                // browsers do with a GET before any byte of its answer.
-                let closed = matches!(error, conn::Error::Closed | conn::Error::Write(_));
-                if closed && !self.cfg.protocol.multiplexed() && r.head.is_none() && !r.retried {
-                    r.retried = true;
-                    r.assigned = None;
-                    r.sent = None;
-                    if let Some(c) = r.conn.take() {
-                        self.sched.closed(c);
-                    }
-                    let pool = r.pool.clone();
-                    self.sched.discovered(req, &pool);
-                    return Ok(());
-                }
-                let r = &self.reqs[req];
-                return Err(Error::Request {
-                    host: r.host.clone(),
-                    path: r.path.clone(),
-                    error,
-                });
+            return Ok(());
+        }
+        let r = &mut self.reqs[req];
+        r.cache_headers = cache;
+        r.head = Some(at);
+        r.status = status;
+        let since = at.saturating_duration_since(self.start);
+        self.paint.head(since, &r.host, &r.path, &content_type);
+        if let Some(render) = self.render.as_mut() {
+            render.head(&r.host, &r.path, &content_type);
+            r.content_type = content_type;
+            return Ok(());
+        }
+        if self.script.is_some() {
+            r.content_type = content_type;
+            return Ok(());
+        }
+        if content_type.starts_with("text/html") && self.cfg.replay.is_none() {
+            r.html = Some(HtmlScanner::default());
+        }
+        r.content_type = content_type;
+        let cfg = self.cfg;
+        if let Some(t) = &cfg.replay {
+            let (host, path) = (r.host.clone(), r.path.clone());
+            let url = self.url_of(req);
+            for f in t.due(&host, &path, 0, false) {
+                let preload = t.preload(&f);
+                self.discover_as(f, Some(url.clone()), preload)?;
             }
         }
         Ok(())
+    }
+
+    /// A piece of a response's body: counted, kept for the cache, painted,
+    /// and scanned for what it references (or, replaying, what is due).
+    fn data(&mut self, req: ReqId, data: Bytes) -> Result<(), Error> {
+        let url = self.url_of(req);
+        let now = self.now();
+        let r = &mut self.reqs[req];
+        r.bytes += data.len() as u64;
+        if self.cfg.cache.is_some() && r.cache_use == CacheUse::Network {
+            r.kept.extend_from_slice(&data);
+        }
+        self.paint.data(now, &r.host, &r.path, &data);
+        if let Some(render) = self.render.as_mut() {
+            render.data(now, &r.host, &r.path, &data);
+            return Ok(());
+        }
+        if self.script.is_some() {
+            return Ok(());
+        }
+        let cfg = self.cfg;
+        if let Some(t) = &cfg.replay {
+            let (host, path, bytes) = (r.host.clone(), r.path.clone(), r.bytes);
+            for f in t.due(&host, &path, bytes, false) {
+                let preload = t.preload(&f);
+                self.discover_as(f, Some(url.clone()), preload)?;
+            }
+            return Ok(());
+        }
+        let found = match r.html.as_mut() {
+            Some(scanner) => scanner.feed(&data),
+            None => {
+                if r.content_type.starts_with("text/css") || r.content_type.contains("javascript") {
+                    r.body.extend_from_slice(&data);
+                }
+                Vec::new()
+            }
+        };
+        for f in found {
+            self.discover(f, Some(url.clone()))?;
+        }
+        Ok(())
+    }
+
+    /// A response's end: the scheduler told, and what its body references
+    /// (a stylesheet's, a script's, what the page's script asks next) discovered.
+    fn done(&mut self, req: ReqId, at: Instant, conn: ConnId) -> Result<(), Error> {
+        self.keep(req);
+        let url = self.url_of(req);
+        let now = self.now();
+        let r = &mut self.reqs[req];
+        r.done = Some(at);
+        // A fresh cache hit never went to the scheduler.
+        let hit = r.cache_use == CacheUse::Hit;
+        self.paint
+            .done(at.saturating_duration_since(self.start), &r.host, &r.path);
+        if !hit {
+            self.sched.completed(req);
+        }
+        if let Some(render) = self.render.as_mut() {
+            render.done(now, &r.host, &r.path);
+            if !hit {
+                self.sched.finished(conn);
+            }
+            return Ok(());
+        }
+        if let Some(script) = self.script.as_mut() {
+            script.completed(&r.host, &r.path);
+            if req == 0 {
+                // The document is parsed: Blink's tight mode is over.
+                self.sched.tight_mode_over();
+            }
+            if !hit {
+                self.sched.finished(conn);
+            }
+            let mut asked = Vec::new();
+            while let Some(next) = script.next() {
+                asked.push(next);
+            }
+            // The page's script asks: the page is the referer.
+            let page = self.url_of(0);
+            for (f, priority) in asked {
+                self.discover_as(f, Some(page.clone()), Some(priority))?;
+            }
+            return Ok(());
+        }
+        let body = std::mem::take(&mut r.body);
+        let found = if let Some(t) = &self.cfg.replay {
+            t.due(&r.host, &r.path, r.bytes, true)
+        } else if r.content_type.starts_with("text/css") {
+            css_urls(&body)
+        } else if r.content_type.contains("javascript") {
+            script_injections(&body)
+        } else {
+            Vec::new()
+        };
+        if !hit {
+            self.sched.finished(conn);
+        }
+        for f in found {
+            self.discover(f, Some(url.clone()))?;
+        }
+        Ok(())
+    }
+
+    /// A request that failed: sent again once when a kept-alive HTTP/1.1
+    /// connection was closed under it, else the load's error.
+    fn failed(&mut self, req: ReqId, error: conn::Error) -> Result<(), Error> {
+        let r = &mut self.reqs[req];
+        // A kept-alive HTTP/1.1 connection the server closed (idle)
+        // as the request went out: sent again once on another, as
+        // browsers do with a GET before any byte of its answer.
+        let closed = matches!(error, conn::Error::Closed | conn::Error::Write(_));
+        if closed && !self.cfg.protocol.multiplexed() && r.head.is_none() && !r.retried {
+            r.retried = true;
+            r.assigned = None;
+            r.sent = None;
+            if let Some(c) = r.conn.take() {
+                self.sched.closed(c);
+            }
+            let pool = r.pool.clone();
+            self.sched.discovered(req, &pool);
+            return Ok(());
+        }
+        let r = &self.reqs[req];
+        Err(Error::Request {
+            host: r.host.clone(),
+            path: r.path.clone(),
+            error,
+        })
     }
 
     /// What the cache says of request `id`, just discovered: a fresh hit

@@ -477,11 +477,9 @@ enum Place {
     Testbed(Box<Testbed>, testbed_server::RunningServer),
 }
 
-/// Runs one bench; `on_start` hears what is about to run.
-pub fn run(
-    req: &BenchRequest,
-    on_start: &mut dyn FnMut(&Plan),
-) -> Result<BenchOutcome, BenchError> {
+/// The requests each connection pipelines (`--depth`: 8 by default on a
+/// pipelined protocol, else 1), or the usage error of `--depth` or `--rate`.
+fn pipelining_depth(req: &BenchRequest) -> Result<usize, BenchError> {
     let protocol = req.protocol;
     let depth = match (req.depth, protocol.pipelined()) {
         (Some(d), true) => d,
@@ -504,6 +502,112 @@ pub fn run(
             return Err(usage(format!("--rate {r}: requests per second above 0")));
         }
     }
+    Ok(depth)
+}
+
+/// The roots a generator trusts of a bench's own server.
+type Roots = Option<Vec<rustls::pki_types::CertificateDer<'static>>>;
+
+/// What a bench runs against: its target, the roots its generator trusts,
+/// the stop of its server on loopback, and where its generator runs.
+type Served = (Target_, Roots, Option<std::sync::mpsc::Sender<()>>, Place);
+
+/// A site served in a testbed (unshaped without `link`): the server in its
+/// server namespace (testbed_server, as compare and load), the generator to
+/// run in its client namespace.
+fn serve_in_testbed(
+    req: &BenchRequest,
+    site: &Site,
+    link: Option<&TestbedSpec>,
+) -> Result<Served, BenchError> {
+    let protocol = req.protocol;
+    // The server in the testbed's server namespace (testbed_server,
+    // as compare and load), the generator in its client namespace.
+    // The server's knobs at the Trial's defaults (the generator's
+    // own: streams, pipelining, are bench's).
+    let trial = crate::trial::Trial::default();
+    let trial = crate::trial::Trial {
+        server: req.server,
+        ..trial
+    };
+    if let Some(why) = trial.refusal_for(None, &[protocol], site.resources.len()) {
+        return Err(usage(why.to_string()));
+    }
+    if let ServerKind::Peer(kind) = req.server {
+        let (binary, package) = peers::Program::binary(kind);
+        netns::find_binary(binary, package)?;
+    }
+    let unshaped;
+    let spec = match link {
+        Some(spec) => spec,
+        None => {
+            unshaped = netns::TestbedSpec::default();
+            &unshaped
+        }
+    };
+    let placement = testbed_server::place(site, spec);
+    let mut testbed = Testbed::start(placement.testbed)?;
+    let ca = server::Ca::new()?;
+    let server = testbed_server::start(
+        &mut testbed,
+        &ca,
+        &placement.addresses[..1],
+        &ServerSetup {
+            site,
+            kind: req.server,
+            knobs: trial.served,
+            keepalive: None,
+            access_log: false,
+            stop_after: None,
+            thread_name: SERVER_THREADS,
+        },
+    )?;
+    let port = if protocol.tls() {
+        HTTPS_PORT
+    } else {
+        HTTP_PORT
+    };
+    let t = Target_ {
+        addr: SocketAddr::new(placement.addresses[0], port),
+        host: site.root().host.clone(),
+        tls: protocol.tls(),
+        paths: site_paths(site),
+    };
+    Ok((
+        t,
+        Some(vec![ca.der()]),
+        None,
+        Place::Testbed(Box::new(testbed), server),
+    ))
+}
+
+/// The generator's run of `spec`: here, or from a thread in the testbed's
+/// client namespace (its threads made from there).
+fn run_generator(place: &Place, spec: BenchSpec) -> io::Result<BenchResult> {
+    Ok(match place {
+        Place::Here => bench::run(spec)?,
+        Place::Testbed(tb, _) => {
+            let ns = tb.namespace(Side::Client);
+            // The generator's threads are made from one inside the client namespace.
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    ns.enter_current_thread()?;
+                    bench::run(spec)
+                })
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the generator panicked")))
+            })?
+        }
+    })
+}
+
+/// Runs one bench; `on_start` hears what is about to run.
+pub fn run(
+    req: &BenchRequest,
+    on_start: &mut dyn FnMut(&Plan),
+) -> Result<BenchOutcome, BenchError> {
+    let protocol = req.protocol;
+    let depth = pipelining_depth(req)?;
     let (mut target, roots, stop, place) = match &req.target {
         Target::Url {
             url,
@@ -522,66 +626,7 @@ pub fn run(
             let l = serve_loopback((**site).clone(), protocol, None)?;
             (l.target, Some(vec![l.ca]), Some(l.stop), Place::Here)
         }
-        Target::Site { site, link } => {
-            // The server in the testbed's server namespace (testbed_server,
-            // as compare and load), the generator in its client namespace.
-            // The server's knobs at the Trial's defaults (the generator's
-            // own: streams, pipelining, are bench's).
-            let trial = crate::trial::Trial::default();
-            let trial = crate::trial::Trial {
-                server: req.server,
-                ..trial
-            };
-            if let Some(why) = trial.refusal_for(None, &[protocol], site.resources.len()) {
-                return Err(usage(why.to_string()));
-            }
-            if let ServerKind::Peer(kind) = req.server {
-                let (binary, package) = peers::Program::binary(kind);
-                netns::find_binary(binary, package)?;
-            }
-            let unshaped;
-            let spec = match link {
-                Some(spec) => spec,
-                None => {
-                    unshaped = netns::TestbedSpec::default();
-                    &unshaped
-                }
-            };
-            let placement = testbed_server::place(site, spec);
-            let mut testbed = Testbed::start(placement.testbed)?;
-            let ca = server::Ca::new()?;
-            let server = testbed_server::start(
-                &mut testbed,
-                &ca,
-                &placement.addresses[..1],
-                &ServerSetup {
-                    site,
-                    kind: req.server,
-                    knobs: trial.served,
-                    keepalive: None,
-                    access_log: false,
-                    stop_after: None,
-                    thread_name: SERVER_THREADS,
-                },
-            )?;
-            let port = if protocol.tls() {
-                HTTPS_PORT
-            } else {
-                HTTP_PORT
-            };
-            let t = Target_ {
-                addr: SocketAddr::new(placement.addresses[0], port),
-                host: site.root().host.clone(),
-                tls: protocol.tls(),
-                paths: site_paths(site),
-            };
-            (
-                t,
-                Some(vec![ca.der()]),
-                None,
-                Place::Testbed(Box::new(testbed), server),
-            )
-        }
+        Target::Site { site, link } => serve_in_testbed(req, site, link.as_ref())?,
     };
     if target.tls != protocol.tls() {
         return Err(usage(format!(
@@ -645,21 +690,7 @@ pub fn run(
     });
     let server_cpu0 = server_pid.and_then(procstat::tree).map(|u| u.cpu_s);
     let in_process0 = procstat::threads_cpu(SERVER_THREADS);
-    let result = match &place {
-        Place::Here => bench::run(spec)?,
-        Place::Testbed(tb, _) => {
-            let ns = tb.namespace(Side::Client);
-            // The generator's threads are made from one inside the client namespace.
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    ns.enter_current_thread()?;
-                    bench::run(spec)
-                })
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the generator panicked")))
-            })?
-        }
-    };
+    let result = run_generator(&place, spec)?;
     let in_process = procstat::threads_cpu(SERVER_THREADS) - in_process0;
     let own_server = stop.is_some() || matches!(place, Place::Testbed(..));
     let server_cpu_s = match (server_pid, server_cpu0) {

@@ -689,89 +689,26 @@ fn run_protocol(
             });
         }
         // The sampler: here, once a second.
-        let ncores = cores() as f64;
-        let (mut last_srv, _, _) = probe.read();
-        let mut last_gen = procstat::threads_cpu("load-gen");
-        let mut last_emu = testbed.emulator_cpu();
-        let mut last_machine = procstat::machine_jiffies();
-        let mut last_t = Instant::now();
+        let mut sampler = Sampler {
+            spec,
+            protocol,
+            testbed: &testbed,
+            probe: &probe,
+            ncores: cores() as f64,
+            status: &status,
+            active: &active,
+            held: &held,
+            in_page: &in_page,
+            last: Readings::of(&probe, &testbed),
+        };
         let mut sec = 0u64;
         loop {
             sec += 1;
-            let due = start + Duration::from_secs(sec);
-            while Instant::now() < due && !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(20).min(due - Instant::now()));
-            }
-            let interrupted = stop.load(Ordering::Relaxed);
+            let interrupted = wait_for_second(start + Duration::from_secs(sec), stop);
             let now = Instant::now();
-            let dt = now.duration_since(last_t).as_secs_f64().max(1e-3);
-            last_t = now;
             let win = std::mem::take(&mut *window.lock().unwrap());
-            let (srv, rss, pss) = probe.read();
-            let gen = procstat::threads_cpu("load-gen");
-            let emu = testbed.emulator_cpu();
-            let machine = procstat::machine_jiffies();
-            let (busy, idle) = match *status.lock().unwrap() {
-                Some((b, i)) => (Some(b), Some(i)),
-                None => (None, None),
-            };
-            let dm = (machine.1 - last_machine.1).max(1) as f64;
-            let (server_connections, client_addresses) = established(
-                &testbed
-                    .namespace(Side::Server)
-                    .read_proc("net/tcp")
-                    .unwrap_or_default(),
-            );
-            let rec = Second {
-                schema: 1,
-                protocol: protocol.name().to_string(),
-                server: spec.server.name().to_string(),
-                t: sec,
-                users: active.load(Ordering::Relaxed) as u32,
-                pages: win.pages,
-                errors: win.errors,
-                errors_by_kind: win.errors_by_kind.clone(),
-                requests: win.requests,
-                bytes: win.bytes,
-                page_ms: page_times(&win.hist),
-                connections_opened: win.connections_opened,
-                retries: win.retries,
-                server_cpu_pct_core: (srv - last_srv) / dt * 100.0,
-                server_cpu_pct_machine: (srv - last_srv) / dt * 100.0 / ncores,
-                server_rss_mb: rss as f64 / 1024.0,
-                server_pss_mb: pss as f64 / 1024.0,
-                machine_idle_pct: 100.0 - (machine.0 - last_machine.0) as f64 / dm * 100.0,
-                busy_workers: busy,
-                idle_workers: idle,
-                generator_cpu_pct_core: (gen - last_gen) / dt * 100.0,
-                emulator_cpu_pct_core: (emu - last_emu).as_secs_f64() / dt * 100.0,
-                client_connections: held.load(Ordering::Relaxed) as u64,
-                pages_in_flight: in_page.load(Ordering::Relaxed) as u64,
-                server_connections,
-                client_addresses,
-            };
-            last_srv = srv;
-            last_gen = gen;
-            last_emu = emu;
-            last_machine = machine;
-            totals.seconds += 1;
-            totals.pages += win.pages;
-            totals.pages_complete += win.pages_complete;
-            totals.errors += win.errors;
-            for (k, v) in &win.errors_by_kind {
-                *totals.errors_by_kind.entry(k.clone()).or_default() += v;
-            }
-            totals.requests += win.requests;
-            totals.bytes += win.bytes;
-            totals.max_users = totals.max_users.max(rec.users);
-            totals.generator_cpu_max_pct_core = totals
-                .generator_cpu_max_pct_core
-                .max(rec.generator_cpu_pct_core);
-            for m in win.samples {
-                if totals.error_samples.len() < 10 {
-                    totals.error_samples.push(m);
-                }
-            }
+            let rec = sampler.second(sec, &win, now);
+            add_second(&mut totals, win, &rec);
             on_second(&rec);
             if interrupted {
                 totals.interrupted = true;
@@ -793,6 +730,133 @@ fn run_protocol(
     drop(server);
     result?;
     Ok(totals)
+}
+
+/// Sleeps until `due` or until `stop` is set: whether it was.
+fn wait_for_second(due: Instant, stop: &AtomicBool) -> bool {
+    while Instant::now() < due && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20).min(due - Instant::now()));
+    }
+    stop.load(Ordering::Relaxed)
+}
+
+/// The CPU counters the sampler read last, each second's differences taken from them.
+struct Readings {
+    server_cpu: f64,
+    generator_cpu: f64,
+    emulator_cpu: Duration,
+    machine: (u64, u64),
+    at: Instant,
+}
+
+impl Readings {
+    fn of(probe: &ServerProbe, testbed: &Testbed) -> Readings {
+        let (server_cpu, _, _) = probe.read();
+        Readings {
+            server_cpu,
+            generator_cpu: procstat::threads_cpu("load-gen"),
+            emulator_cpu: testbed.emulator_cpu(),
+            machine: procstat::machine_jiffies(),
+            at: Instant::now(),
+        }
+    }
+}
+
+/// What a load's sampler reads each second: the server's, the generator's
+/// and the emulator's CPU, the users' counters, Apache's workers.
+struct Sampler<'a> {
+    spec: &'a LoadSpec,
+    protocol: Protocol,
+    testbed: &'a Testbed,
+    probe: &'a ServerProbe,
+    ncores: f64,
+    status: &'a Mutex<Option<(u32, u32)>>,
+    active: &'a AtomicUsize,
+    held: &'a AtomicUsize,
+    in_page: &'a AtomicUsize,
+    last: Readings,
+}
+
+impl Sampler<'_> {
+    /// Second `sec`'s record, of its window `win` of pages, read `now`.
+    fn second(&mut self, sec: u64, win: &Window, now: Instant) -> Second {
+        let dt = now.duration_since(self.last.at).as_secs_f64().max(1e-3);
+        let (srv, rss, pss) = self.probe.read();
+        let gen = procstat::threads_cpu("load-gen");
+        let emu = self.testbed.emulator_cpu();
+        let machine = procstat::machine_jiffies();
+        let (busy, idle) = match *self.status.lock().unwrap() {
+            Some((b, i)) => (Some(b), Some(i)),
+            None => (None, None),
+        };
+        let last = &self.last;
+        let dm = (machine.1 - last.machine.1).max(1) as f64;
+        let (server_connections, client_addresses) = established(
+            &self
+                .testbed
+                .namespace(Side::Server)
+                .read_proc("net/tcp")
+                .unwrap_or_default(),
+        );
+        let rec = Second {
+            schema: 1,
+            protocol: self.protocol.name().to_string(),
+            server: self.spec.server.name().to_string(),
+            t: sec,
+            users: self.active.load(Ordering::Relaxed) as u32,
+            pages: win.pages,
+            errors: win.errors,
+            errors_by_kind: win.errors_by_kind.clone(),
+            requests: win.requests,
+            bytes: win.bytes,
+            page_ms: page_times(&win.hist),
+            connections_opened: win.connections_opened,
+            retries: win.retries,
+            server_cpu_pct_core: (srv - last.server_cpu) / dt * 100.0,
+            server_cpu_pct_machine: (srv - last.server_cpu) / dt * 100.0 / self.ncores,
+            server_rss_mb: rss as f64 / 1024.0,
+            server_pss_mb: pss as f64 / 1024.0,
+            machine_idle_pct: 100.0 - (machine.0 - last.machine.0) as f64 / dm * 100.0,
+            busy_workers: busy,
+            idle_workers: idle,
+            generator_cpu_pct_core: (gen - last.generator_cpu) / dt * 100.0,
+            emulator_cpu_pct_core: (emu - last.emulator_cpu).as_secs_f64() / dt * 100.0,
+            client_connections: self.held.load(Ordering::Relaxed) as u64,
+            pages_in_flight: self.in_page.load(Ordering::Relaxed) as u64,
+            server_connections,
+            client_addresses,
+        };
+        self.last = Readings {
+            server_cpu: srv,
+            generator_cpu: gen,
+            emulator_cpu: emu,
+            machine,
+            at: now,
+        };
+        rec
+    }
+}
+
+/// Adds a second's window `win` (and its record `rec`) to the protocol's totals.
+fn add_second(totals: &mut Totals, win: Window, rec: &Second) {
+    totals.seconds += 1;
+    totals.pages += win.pages;
+    totals.pages_complete += win.pages_complete;
+    totals.errors += win.errors;
+    for (k, v) in &win.errors_by_kind {
+        *totals.errors_by_kind.entry(k.clone()).or_default() += v;
+    }
+    totals.requests += win.requests;
+    totals.bytes += win.bytes;
+    totals.max_users = totals.max_users.max(rec.users);
+    totals.generator_cpu_max_pct_core = totals
+        .generator_cpu_max_pct_core
+        .max(rec.generator_cpu_pct_core);
+    for m in win.samples {
+        if totals.error_samples.len() < 10 {
+            totals.error_samples.push(m);
+        }
+    }
 }
 
 /// Established connections on local ports 80 and 443 in a /proc/net/tcp table,

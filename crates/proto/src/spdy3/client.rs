@@ -632,67 +632,12 @@ impl<T: Copy> ClientSession<T> {
                 stream_id,
                 fin,
                 headers,
-            } => {
-                let Some(s) = self.open.get(&stream_id) else {
-                    return;
-                };
-                let status = status_of(&headers).unwrap_or(0);
-                self.events.push_back(Event::Head {
-                    req: s.req,
-                    status,
-                    headers,
-                });
-                if fin {
-                    self.finish(stream_id);
-                }
-            }
+            } => self.syn_reply(stream_id, fin, headers),
             Frame::Data {
                 stream_id,
                 fin,
                 data,
-            } => {
-                match self.session_window.received(data.len()) {
-                    Ok(Some(delta)) => self.enc.encode(
-                        &Frame::WindowUpdate {
-                            stream_id: 0,
-                            delta,
-                        },
-                        &mut self.out,
-                    ),
-                    Ok(None) => {}
-                    Err(e) => return self.session_error(SessionError::Window(e)),
-                }
-                if self.pushed.contains_key(&stream_id) {
-                    return self.push_data(stream_id, fin, data);
-                }
-                let Some(s) = self.open.get_mut(&stream_id) else {
-                    return;
-                };
-                match s.window.received(data.len()) {
-                    Ok(Some(delta)) if !fin => self
-                        .enc
-                        .encode(&Frame::WindowUpdate { stream_id, delta }, &mut self.out),
-                    Ok(_) => {}
-                    Err(e) => {
-                        self.enc.encode(
-                            &Frame::RstStream {
-                                stream_id,
-                                status: rst::FLOW_CONTROL_ERROR,
-                            },
-                            &mut self.out,
-                        );
-                        let s = self.open.remove(&stream_id).expect("it is open");
-                        return self.fail(s.req, StreamError::Window(e));
-                    }
-                }
-                if !data.is_empty() {
-                    let req = s.req;
-                    self.events.push_back(Event::Data { req, data });
-                }
-                if fin {
-                    self.finish(stream_id);
-                }
-            }
+            } => self.data(stream_id, fin, data),
             Frame::SynStream {
                 stream_id,
                 associated_to,
@@ -709,20 +654,7 @@ impl<T: Copy> ClientSession<T> {
                 fin,
                 headers,
             } if self.pushed.contains_key(&stream_id) => {
-                let status = status_of(&headers);
-                if let (Some(p), Some(status)) = (self.pushed.get_mut(&stream_id), status) {
-                    if !p.head {
-                        p.head = true;
-                        self.push_events.push_back(PushEvent::Head {
-                            stream_id,
-                            status,
-                            headers,
-                        });
-                    }
-                }
-                if fin {
-                    self.push_done(stream_id);
-                }
+                self.pushed_headers(stream_id, fin, headers)
             }
             // Trailing headers that end the stream.
             Frame::Headers {
@@ -735,59 +667,8 @@ impl<T: Copy> ClientSession<T> {
                 self.push_events
                     .push_back(PushEvent::Reset { stream_id, status });
             }
-            Frame::RstStream { stream_id, status } => {
-                let Some(s) = self.open.remove(&stream_id) else {
-                    return;
-                };
-                if status == rst::REFUSED_STREAM {
-                    if !self.limit_announced {
-                        // Over a limit the server never announced: keep
-                        // below it from now on.
-                        self.limit = self.limit.min(self.open.len().max(1));
-                    }
-                    if self.retry_refused && s.refusals >= crate::MAX_REFUSED_RETRIES {
-                        self.fail(s.req, StreamError::Refused(s.refusals + 1));
-                    } else if self.retry_refused {
-                        // Asked again when a stream ends, in its first place.
-                        self.queue.push_back(Queued {
-                            req: s.req,
-                            priority: s.priority,
-                            seq: s.seq,
-                            refusals: s.refusals + 1,
-                            headers: s.headers,
-                            body: s.body,
-                        });
-                    } else {
-                        self.events.push_back(Event::Refused(s.req));
-                    }
-                } else {
-                    self.fail(s.req, StreamError::Reset(status));
-                }
-            }
-            Frame::Settings { entries, .. } => {
-                for (_, id, value) in entries {
-                    if id == settings::INITIAL_WINDOW_SIZE {
-                        let value = value.min(crate::flow::MAX_WINDOW as u32);
-                        let delta = value as i64 - self.initial_send as i64;
-                        self.initial_send = value;
-                        for s in self.open.values_mut() {
-                            s.send.adjust(delta);
-                        }
-                    }
-                    if id == settings::MAX_CONCURRENT_STREAMS {
-                        self.limit = value as usize;
-                        self.limit_announced = true;
-                        if value == 0 {
-                            // No stream will ever open: fail now, not at the
-                            // page's timeout.
-                            let queued: Vec<T> = self.queue.drain(..).map(|q| q.req).collect();
-                            for req in queued {
-                                self.fail(req, StreamError::Refused(0));
-                            }
-                        }
-                    }
-                }
-            }
+            Frame::RstStream { stream_id, status } => self.rst_stream(stream_id, status),
+            Frame::Settings { entries, .. } => self.settings(entries),
             // More window for our request bodies (`start` sends them).
             Frame::WindowUpdate {
                 stream_id: 0,
@@ -797,22 +678,7 @@ impl<T: Copy> ClientSession<T> {
                     self.session_error(SessionError::Window(e));
                 }
             }
-            Frame::WindowUpdate { stream_id, delta } => {
-                let overflow = self
-                    .open
-                    .get_mut(&stream_id)
-                    .is_some_and(|s| s.send.grow(delta).is_err());
-                if let Some(s) = overflow.then(|| self.open.remove(&stream_id)).flatten() {
-                    self.enc.encode(
-                        &Frame::RstStream {
-                            stream_id,
-                            status: rst::FLOW_CONTROL_ERROR,
-                        },
-                        &mut self.out,
-                    );
-                    self.fail(s.req, StreamError::Window(FlowError::Overflow));
-                }
-            }
+            Frame::WindowUpdate { stream_id, delta } => self.stream_window_update(stream_id, delta),
             // The server's pings (even ids) go back; ours we never sent.
             Frame::Ping { id } if id % 2 == 0 => {
                 self.enc.encode(&Frame::Ping { id }, &mut self.out)
@@ -820,30 +686,193 @@ impl<T: Copy> ClientSession<T> {
             Frame::GoAway {
                 last_good_stream_id,
                 status,
-            } => {
-                self.going_away = true;
-                self.events.push_back(Event::GoAway {
-                    last_good_stream_id,
+            } => self.go_away(last_good_stream_id, status),
+            _ => {}
+        }
+    }
+
+    /// A SYN_REPLY: an open stream's response head.
+    fn syn_reply(&mut self, stream_id: u32, fin: bool, headers: Headers) {
+        let Some(s) = self.open.get(&stream_id) else {
+            return;
+        };
+        let status = status_of(&headers).unwrap_or(0);
+        self.events.push_back(Event::Head {
+            req: s.req,
+            status,
+            headers,
+        });
+        if fin {
+            self.finish(stream_id);
+        }
+    }
+
+    /// A DATA frame: counted against the session's window and the stream's
+    /// (each updated as it runs low), then a pushed stream's or a response's body.
+    fn data(&mut self, stream_id: u32, fin: bool, data: Vec<u8>) {
+        match self.session_window.received(data.len()) {
+            Ok(Some(delta)) => self.enc.encode(
+                &Frame::WindowUpdate {
+                    stream_id: 0,
+                    delta,
+                },
+                &mut self.out,
+            ),
+            Ok(None) => {}
+            Err(e) => return self.session_error(SessionError::Window(e)),
+        }
+        if self.pushed.contains_key(&stream_id) {
+            return self.push_data(stream_id, fin, data);
+        }
+        let Some(s) = self.open.get_mut(&stream_id) else {
+            return;
+        };
+        match s.window.received(data.len()) {
+            Ok(Some(delta)) if !fin => self
+                .enc
+                .encode(&Frame::WindowUpdate { stream_id, delta }, &mut self.out),
+            Ok(_) => {}
+            Err(e) => {
+                self.enc.encode(
+                    &Frame::RstStream {
+                        stream_id,
+                        status: rst::FLOW_CONTROL_ERROR,
+                    },
+                    &mut self.out,
+                );
+                let s = self.open.remove(&stream_id).expect("it is open");
+                return self.fail(s.req, StreamError::Window(e));
+            }
+        }
+        if !data.is_empty() {
+            let req = s.req;
+            self.events.push_back(Event::Data { req, data });
+        }
+        if fin {
+            self.finish(stream_id);
+        }
+    }
+
+    /// A pushed stream's HEADERS: its response head (the first with a
+    /// status), or its end.
+    fn pushed_headers(&mut self, stream_id: u32, fin: bool, headers: Headers) {
+        let status = status_of(&headers);
+        if let (Some(p), Some(status)) = (self.pushed.get_mut(&stream_id), status) {
+            if !p.head {
+                p.head = true;
+                self.push_events.push_back(PushEvent::Head {
+                    stream_id,
                     status,
+                    headers,
                 });
-                // Streams above the last good one were not processed.
-                let mut lost: Vec<u32> = self
-                    .open
-                    .keys()
-                    .copied()
-                    .filter(|&id| id > last_good_stream_id)
-                    .collect();
-                lost.sort_unstable();
-                for id in lost {
-                    let s = self.open.remove(&id).expect("it is open");
-                    self.fail(s.req, StreamError::GoneAway(Some(status)));
-                }
-                let queued: Vec<T> = self.queue.drain(..).map(|q| q.req).collect();
-                for req in queued {
-                    self.fail(req, StreamError::GoneAway(Some(status)));
+            }
+        }
+        if fin {
+            self.push_done(stream_id);
+        }
+    }
+
+    /// A RST_STREAM of one of our streams: a refusal is asked again (or
+    /// told), any other status fails the request.
+    fn rst_stream(&mut self, stream_id: u32, status: u32) {
+        let Some(s) = self.open.remove(&stream_id) else {
+            return;
+        };
+        if status == rst::REFUSED_STREAM {
+            if !self.limit_announced {
+                // Over a limit the server never announced: keep
+                // below it from now on.
+                self.limit = self.limit.min(self.open.len().max(1));
+            }
+            if self.retry_refused && s.refusals >= crate::MAX_REFUSED_RETRIES {
+                self.fail(s.req, StreamError::Refused(s.refusals + 1));
+            } else if self.retry_refused {
+                // Asked again when a stream ends, in its first place.
+                self.queue.push_back(Queued {
+                    req: s.req,
+                    priority: s.priority,
+                    seq: s.seq,
+                    refusals: s.refusals + 1,
+                    headers: s.headers,
+                    body: s.body,
+                });
+            } else {
+                self.events.push_back(Event::Refused(s.req));
+            }
+        } else {
+            self.fail(s.req, StreamError::Reset(status));
+        }
+    }
+
+    /// The server's SETTINGS: the initial window of our streams, and how many
+    /// may be open (none: every queued request fails now).
+    fn settings(&mut self, entries: Vec<(u8, u32, u32)>) {
+        for (_, id, value) in entries {
+            if id == settings::INITIAL_WINDOW_SIZE {
+                let value = value.min(crate::flow::MAX_WINDOW as u32);
+                let delta = value as i64 - self.initial_send as i64;
+                self.initial_send = value;
+                for s in self.open.values_mut() {
+                    s.send.adjust(delta);
                 }
             }
-            _ => {}
+            if id == settings::MAX_CONCURRENT_STREAMS {
+                self.limit = value as usize;
+                self.limit_announced = true;
+                if value == 0 {
+                    // No stream will ever open: fail now, not at the
+                    // page's timeout.
+                    let queued: Vec<T> = self.queue.drain(..).map(|q| q.req).collect();
+                    for req in queued {
+                        self.fail(req, StreamError::Refused(0));
+                    }
+                }
+            }
+        }
+    }
+
+    /// A stream's WINDOW_UPDATE: more window for its request body; one past
+    /// the maximum resets the stream and fails its request.
+    fn stream_window_update(&mut self, stream_id: u32, delta: u32) {
+        let overflow = self
+            .open
+            .get_mut(&stream_id)
+            .is_some_and(|s| s.send.grow(delta).is_err());
+        if let Some(s) = overflow.then(|| self.open.remove(&stream_id)).flatten() {
+            self.enc.encode(
+                &Frame::RstStream {
+                    stream_id,
+                    status: rst::FLOW_CONTROL_ERROR,
+                },
+                &mut self.out,
+            );
+            self.fail(s.req, StreamError::Window(FlowError::Overflow));
+        }
+    }
+
+    /// A GOAWAY: told, and each stream above the last good one (in order)
+    /// and each queued request failed.
+    fn go_away(&mut self, last_good_stream_id: u32, status: u32) {
+        self.going_away = true;
+        self.events.push_back(Event::GoAway {
+            last_good_stream_id,
+            status,
+        });
+        // Streams above the last good one were not processed.
+        let mut lost: Vec<u32> = self
+            .open
+            .keys()
+            .copied()
+            .filter(|&id| id > last_good_stream_id)
+            .collect();
+        lost.sort_unstable();
+        for id in lost {
+            let s = self.open.remove(&id).expect("it is open");
+            self.fail(s.req, StreamError::GoneAway(Some(status)));
+        }
+        let queued: Vec<T> = self.queue.drain(..).map(|q| q.req).collect();
+        for req in queued {
+            self.fail(req, StreamError::GoneAway(Some(status)));
         }
     }
 }
