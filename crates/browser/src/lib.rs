@@ -69,9 +69,9 @@ pub struct ChromiumOptions {
     /// `chrome.benchmarking.closeConnections()` between the loads) and its
     /// net log written into the profile (`netlog`: which handshakes resumed
     /// TLS, which QUIC connections sent 0-RTT, which TLS connections over
-    /// TCP sent early data), and TLS 1.3 early data over TCP on
-    /// (`--enable-features=EnableTLS13EarlyData`, on https, h2 and SPDY: a
-    /// repeat view's Trial asks for early data). Needs `keep_cache`.
+    /// TCP sent early data), and TLS 1.3 early data over TCP on where
+    /// `knobs.tls_early_data` asks (`--enable-features=EnableTLS13EarlyData`,
+    /// on https, h2 and SPDY). Needs `keep_cache`.
     pub repeat_view: bool,
 }
 
@@ -113,6 +113,11 @@ pub struct Knobs {
     /// renderer the JPEG encoding of every changed frame (docs/visual.md,
     /// "What it costs").
     pub screencast: bool,
+    /// TLS 1.3 early data over TCP on a repeat view
+    /// (`--enable-features=EnableTLS13EarlyData`): off, as in stock Chromium
+    /// (net/base/features.cc `kEnableTLS13EarlyData`,
+    /// FEATURE_DISABLED_BY_DEFAULT). The model sends it when this is on.
+    pub tls_early_data: bool,
 }
 
 impl Default for Knobs {
@@ -120,6 +125,7 @@ impl Default for Knobs {
         Knobs {
             cpu_slowdown: 1,
             screencast: true,
+            tls_early_data: false,
         }
     }
 }
@@ -237,11 +243,11 @@ pub fn command(o: &ChromiumOptions, profile: &Scratch) -> io::Result<Command> {
                 profile.0.join(netlog::FILE).display()
             ))
             .arg("--net-log-capture-mode=Default");
-        if o.protocol.tls() && o.protocol != Protocol::H3 {
+        if o.knobs.tls_early_data && o.protocol.tls() && o.protocol != Protocol::H3 {
             // TLS 1.3 early data over TCP: off by default in Chromium
             // (net/base/features.cc `kEnableTLS13EarlyData`, named
-            // "EnableTLS13EarlyData" in Chromium 156's binary). A repeat
-            // view's Trial asks for early data (`server::Knobs::early_data`).
+            // "EnableTLS13EarlyData" in Chromium 156's binary): on only
+            // when the Trial asks (`--early-data on`).
             cmd.arg("--enable-features=EnableTLS13EarlyData");
         }
     }
@@ -747,6 +753,39 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 
 #[cfg(test)]
 mod tests {
+    /// A repeat view passes EnableTLS13EarlyData only when the Trial asks
+    /// (`--early-data on`): stock Chromium has it off.
+    #[test]
+    fn early_data_over_tcp_is_asked_for_only_by_its_knob() {
+        if let Err(e) = super::find() {
+            assert!(std::env::var_os("CI").is_none(), "CI needs Chromium: {e}");
+            return;
+        }
+        let profile = netns::Scratch::new("early-data-flag").unwrap();
+        let flags = |tls_early_data: bool, protocol| {
+            let o = super::ChromiumOptions {
+                protocol,
+                url: "https://a.test/".into(),
+                keep_cache: true,
+                repeat_view: true,
+                knobs: super::Knobs {
+                    tls_early_data,
+                    ..super::Knobs::default()
+                },
+                ..super::ChromiumOptions::default()
+            };
+            let cmd = super::command(&o, &profile).unwrap();
+            cmd.get_args()
+                .any(|a| a == "--enable-features=EnableTLS13EarlyData")
+        };
+        assert!(!flags(false, proto::Protocol::H2), "stock: off");
+        assert!(flags(true, proto::Protocol::H2));
+        assert!(
+            !flags(true, proto::Protocol::H3),
+            "QUIC 0-RTT is not this flag's"
+        );
+    }
+
     #[test]
     fn the_done_probe_reads_the_meta_the_site_crate_names() {
         let meta = format!("meta[name=\"{}\"]", site::content::DONE_MARK_META);

@@ -335,8 +335,10 @@ pub struct Compared {
     pub summary: Vec<ProtocolSummary>,
     pub document: serde_json::Value,
     pub judged: Option<Judgement>,
-    settings: Option<SettingsDiff>,
-    metric: Metric,
+    /// Where the baseline's settings differ from this run's.
+    pub settings: Option<SettingsDiff>,
+    /// The headline of the table's gain column.
+    pub metric: Metric,
 }
 
 impl Compared {
@@ -371,30 +373,6 @@ impl Compared {
             settings: against.settings,
             metric,
         })
-    }
-
-    /// What the table prints, each block one `println!`: the report, each PLT
-    /// difference taken apart (`explain`), then where the baseline's settings
-    /// differ and the judgement.
-    pub fn text_blocks(
-        &self,
-        spec: &ProbeSpec,
-        probes: &[ProbeRecord],
-        explain: bool,
-    ) -> Vec<String> {
-        let mut blocks =
-            vec![crate::text::compare::report(spec, probes, &self.summary, self.metric).join("\n")];
-        if explain {
-            let groups = verdict::explain::groups(probes, &spec.protocols);
-            blocks.push(verdict::text::explain::lines(&groups).join("\n"));
-        }
-        if let Some(j) = &self.judged {
-            if let Some(s) = &self.settings {
-                blocks.push(s.lines.join("\n"));
-            }
-            blocks.push(j.lines().join("\n"));
-        }
-        blocks
     }
 
     /// The exit status: a failed probe's (or the stop's, or a HAR's error)

@@ -18,6 +18,8 @@ pub struct ModelViews {
     view: View,
     ca: CertificateDer<'static>,
     tls13_only: Option<bool>,
+    /// TLS 1.3 early data over TCP (`--early-data`).
+    tls_early_data: bool,
     /// The cache and TLS configuration of the probe under way (`both`:
     /// made by its first view, taken by its repeat view).
     kept: Option<(client::SharedCache, Arc<rustls::ClientConfig>)>,
@@ -29,6 +31,7 @@ impl ModelViews {
             view: trial.view(),
             ca,
             tls13_only: trial.tls13_only(),
+            tls_early_data: trial.chromium.tls_early_data,
             kept: None,
         }
     }
@@ -49,10 +52,12 @@ impl ModelViews {
         if !self.view.loads_twice() {
             return Ok(cfg);
         }
-        // TLS 1.3 early data on TCP unless a request of the page is not
-        // safe (an imported POST): the model cannot hold it back until the
+        // TLS 1.3 early data on TCP where the Trial asks (`--early-data`,
+        // off as in stock Chromium) and no request of the page is unsafe
+        // (an imported POST): the model cannot hold it back until the
         // handshake is verified (RFC 8470 §4.1).
-        let tcp_early_data = cfg.replay.as_ref().is_none_or(|t| !t.has_unsafe());
+        let tcp_early_data =
+            self.tls_early_data && cfg.replay.as_ref().is_none_or(|t| !t.has_unsafe());
         let fresh = || {
             let store = Arc::new(rustls::client::ClientSessionMemoryCache::new(256));
             let tls = client::conn::client_tls_repeat(

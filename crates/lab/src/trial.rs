@@ -462,6 +462,10 @@ impl Trial {
             Knob::EarlyHints => self.served.early_hints = on,
             Knob::Push => self.served.push = v.parse()?,
             Knob::Preload => self.preload = v.parse()?,
+            Knob::EarlyData => self.chromium.tls_early_data = on,
+            Knob::QuicCc => {
+                self.served.quic_cc = ["cubic", "reno", "bbr"].into_iter().find(|cc| *cc == v)
+            }
             // A repeat view's server takes QUIC 0-RTT: one fact, the view.
             Knob::View => {
                 self.view = v.parse().map_err(|e: results::UnknownName| e.to_string())?;
@@ -1001,6 +1005,34 @@ mod tests {
         };
         assert_eq!(why(&chromium, Protocol::H2), None);
         assert_eq!(why(&chromium, Protocol::H3), None);
+    }
+
+    #[test]
+    fn early_data_and_quic_cc_reach_chromium_the_model_and_the_server() {
+        let t = Trial::default();
+        assert!(!t.chromium.tls_early_data, "stock Chromium's default");
+        assert_eq!(t.served.quic_cc, None);
+        let mut t = Trial::default();
+        t.set("early_data", "on").unwrap();
+        assert!(t.chromium.tls_early_data);
+        t.set("quic_cc", "bbr").unwrap();
+        assert_eq!(t.served.quic_cc, Some("bbr"));
+        t.set("quic_cc", "same").unwrap();
+        assert_eq!(t.served.quic_cc, None);
+        assert!(t.set("quic_cc", "vegas").is_err());
+        t.set("quic_cc", "reno").unwrap();
+        let why = |t: &Trial, p: Protocol| t.refusal(&[p], 10).map(|r| r.to_string());
+        let caddy = Trial {
+            server: ServerKind::Peer(PeerKind::Caddy),
+            ..t.clone()
+        };
+        let refused = why(&caddy, Protocol::H3).unwrap_or_default();
+        assert!(refused.contains("quic-go"), "{refused}");
+        let chromium = Trial {
+            client: ClientKind::Chromium,
+            ..t
+        };
+        assert_eq!(why(&chromium, Protocol::H2), None);
     }
 
     #[test]

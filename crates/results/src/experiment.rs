@@ -218,6 +218,8 @@ pub enum Knob {
     Push,
     View,
     Preload,
+    EarlyData,
+    QuicCc,
 }
 
 impl Knob {
@@ -626,6 +628,24 @@ pub const FIELDS: &[Field] = &[
         default: "none",
         help: "a site transform: <link rel=preload> tags for the document's critical resources at the top of its head (generated and imported pages)",
         only: Only::No,
+    },
+    Field {
+        section: "knobs",
+        name: "early_data",
+        knob: Some(Knob::EarlyData),
+        kind: Kind::Choice(&["off", "on"]),
+        default: "off",
+        help: "TLS 1.3 early data over TCP on a repeat view (https, h2, spdy3), both clients: Chromium's EnableTLS13EarlyData feature, off in stock Chromium (net/base/features.cc: FEATURE_DISABLED_BY_DEFAULT); QUIC 0-RTT is on either way",
+        only: Only::No,
+    },
+    Field {
+        section: "knobs",
+        name: "quic_cc",
+        knob: Some(Knob::QuicCc),
+        kind: Kind::Choice(&["same", "cubic", "reno", "bbr"]),
+        default: "same",
+        help: "the built-in server's QUIC congestion control (quinn's cubic, reno or bbr) on h3; same: the link's cc, TCP's",
+        only: Only::BuiltinServer("caddy's QUIC is quic-go's, with a congestion control of its own"),
     },
 ];
 

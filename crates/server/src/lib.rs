@@ -147,6 +147,19 @@ pub struct ServerOptions {
     pub iw: Option<u32>,
 }
 
+impl ServerOptions {
+    /// What h3 takes of these options: its congestion control is
+    /// `knobs.quic_cc`, else TCP's (`cc`).
+    pub fn quic_knobs(&self) -> quic::QuicKnobs {
+        quic::QuicKnobs {
+            early_data: self.knobs.early_data,
+            max_streams: self.knobs.max_streams,
+            iw: self.iw,
+            cc: self.knobs.quic_cc.map(str::to_string).or(self.cc.clone()),
+        }
+    }
+}
+
 impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
@@ -204,6 +217,9 @@ pub struct Knobs {
     /// What the server pushes with the document (`--push`): h2, h2c and
     /// SPDY/3.1 (HTTP/1.1 has no push; quinn and h3 here have none).
     pub push: Push,
+    /// The QUIC congestion control (`--quic-cc`: quinn's "cubic", "reno" or
+    /// "bbr"); None: the TCP one's (`ServerOptions::cc`).
+    pub quic_cc: Option<&'static str>,
 }
 
 /// What the built-in server pushes when the page's document is asked for
@@ -259,6 +275,7 @@ impl Default for Knobs {
             think: Duration::ZERO,
             early_hints: false,
             push: Push::None,
+            quic_cc: None,
         }
     }
 }
@@ -315,15 +332,7 @@ impl Server {
         }
         let quic = if opts.offer.offers(Protocol::H3) {
             let resolver = Arc::new(ca.resolver(&site.hosts(), addresses)?);
-            Some(quic::server_config(
-                resolver,
-                &quic::QuicKnobs {
-                    early_data: opts.knobs.early_data,
-                    max_streams: opts.knobs.max_streams,
-                    iw: opts.iw,
-                    cc: opts.cc.clone(),
-                },
-            )?)
+            Some(quic::server_config(resolver, &opts.quic_knobs())?)
         } else {
             None
         };
@@ -610,6 +619,19 @@ pub fn set_congestion_control(sock: &impl std::os::fd::AsRawFd, name: &str) -> i
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// h3's congestion control is `--quic-cc`'s where given, else the link's.
+    #[test]
+    fn quic_takes_its_own_congestion_control_or_tcps() {
+        let mut opts = ServerOptions {
+            cc: Some("cubic".into()),
+            ..ServerOptions::default()
+        };
+        assert_eq!(opts.quic_knobs().cc.as_deref(), Some("cubic"));
+        opts.knobs.quic_cc = Some("bbr");
+        assert_eq!(opts.quic_knobs().cc.as_deref(), Some("bbr"));
+        assert!(quic::transport(&opts.quic_knobs()).is_ok());
+    }
 
     #[test]
     fn an_offer_names_protocols_as_proto_does() {

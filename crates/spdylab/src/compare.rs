@@ -171,7 +171,8 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     match args.json {
         true => println!("{}", compared.document),
         false => {
-            for block in compared.text_blocks(&spec, &outcome.probes, args.explain) {
+            for block in lab::text::compare::blocks(&compared, &spec, &outcome.probes, args.explain)
+            {
                 println!("{block}");
             }
         }

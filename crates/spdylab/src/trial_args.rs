@@ -54,6 +54,7 @@ impl KnobSet for ServerKnobs {
         Knob::ServerThink,
         Knob::EarlyHints,
         Knob::Push,
+        Knob::QuicCc,
     ]);
     const HEADING: &'static str = "Server knobs";
 }

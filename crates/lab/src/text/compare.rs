@@ -320,6 +320,29 @@ fn interval(ci: [f64; 2], fmt: impl Fn(f64) -> String, sep: &str) -> String {
     }
 }
 
+/// What compare prints for a person, each block one `println!`: the report,
+/// each PLT difference taken apart (`--explain`), then where the baseline's
+/// settings differ and the judgement.
+pub fn blocks(
+    compared: &crate::compare::Compared,
+    spec: &ProbeSpec,
+    probes: &[ProbeRecord],
+    explain: bool,
+) -> Vec<String> {
+    let mut blocks = vec![report(spec, probes, &compared.summary, compared.metric).join("\n")];
+    if explain {
+        let groups = verdict::explain::groups(probes, &spec.protocols);
+        blocks.push(verdict::text::explain::lines(&groups).join("\n"));
+    }
+    if let Some(j) = &compared.judged {
+        if let Some(s) = &compared.settings {
+            blocks.push(s.lines.join("\n"));
+        }
+        blocks.push(j.lines().join("\n"));
+    }
+    blocks
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,8 @@
 //! connections closed, takes the cache (fewer bytes down, 304 for the
 //! no-cache document), resumes TLS and sends its request before the
 //! handshake ends — in QUIC 0-RTT on h3, in TLS 1.3 early data on h2 and
-//! SPDY — which the server accepts (one handshake round trip saved, none in
+//! SPDY with `--early-data on` (off by default, as in stock Chromium) —
+//! which the server accepts (one handshake round trip saved, none in
 //! the first view); the link sees its connection open. No timed
 //! assertions: counts, bytes, and a time on wire no shorter than the
 //! link's round trip.
@@ -27,6 +28,8 @@ fn repeat_view_caches_resumes_and_sends_0rtt_on_h3_and_early_data_on_h2() {
         "8mbit",
         "--view",
         "both",
+        "--early-data",
+        "on",
         "--reps",
         "1",
         "--warmup",
@@ -105,6 +108,49 @@ fn repeat_view_caches_resumes_and_sends_0rtt_on_h3_and_early_data_on_h2() {
             "spdy3 repeat"
         ]
     );
+}
+
+/// Without `--early-data on` neither client sends TLS 1.3 early data over
+/// TCP, as stock Chromium does not (its EnableTLS13EarlyData feature is off
+/// by default): h2's repeat view resumes its TLS session and sends its
+/// requests after the handshake; h3's repeat still sends 0-RTT.
+#[test]
+fn early_data_over_tcp_is_off_unless_asked_as_in_stock_chromium() {
+    if !common::is_root() {
+        return common::cannot_run("the testbed's namespaces need root");
+    }
+    let v = run_json(&[
+        "compare",
+        "--site",
+        "youtube",
+        "--protocols",
+        "h2,h3",
+        "--rtt",
+        "40ms",
+        "--rate",
+        "8mbit",
+        "--view",
+        "repeat",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    let all = probes(&v);
+    let n = |p: &serde_json::Value, k: &str| p[k].as_u64().unwrap_or(0);
+    let of = |proto: &str| {
+        all.iter()
+            .find(|p| p["protocol"] == proto)
+            .cloned()
+            .unwrap()
+    };
+    let (h2, h3) = (of("h2"), of("h3"));
+    assert!(n(&h2, "tls_resumed") >= 1, "{h2}");
+    assert_eq!(n(&h2, "early_data"), 0, "{h2}");
+    assert_eq!(n(&h2, "zero_rtt_sent"), 0, "{h2}");
+    assert_eq!(n(&h3, "zero_rtt_sent"), 1, "{h3}");
+    assert_eq!(n(&h3, "early_data"), 0, "{h3}");
 }
 
 /// A bad view is one line naming the flag, exit 2.
