@@ -461,7 +461,9 @@ pub fn goodput(start: &Delivery, end: &Delivery) -> (f64, f64) {
 /// more than 1 ms apart, and the narrowest kept, its midpoint the instant. On
 /// a busy machine the thread may lose the core between reading the clock and
 /// reading the socket, which would count bytes that arrived after the
-/// instant the sample names (seen: +147 kbit/s at 8 Mbit/s under a load of 5).
+/// instant the sample names. (Not the only cause of a goodput over the rate
+/// under load: an emulator that runs late and catches up at a window's edge
+/// is another, bounded only by `EDGE_JITTER`; seen at a load of 10.)
 fn delivery_now(sender: &TcpStream, start: Instant) -> io::Result<Delivery> {
     let mut narrowest: Option<Delivery> = None;
     for _ in 0..20 {
