@@ -70,11 +70,53 @@ pub fn free_port() -> io::Result<u16> {
     Ok(free_ports(1)?[0])
 }
 
-/// `n` distinct free TCP ports on 127.0.0.1: all bound at once (so that the
-/// kernel cannot hand out one twice), then released for the server to take.
+/// `n` distinct free TCP ports on 127.0.0.1: all bound at once, then released
+/// for the server to take. They are taken below the kernel's ephemeral range
+/// (`ip_local_port_range`), because a port from inside it can be handed to
+/// any outgoing connection in the moment between our release and the
+/// server's bind (CI saw slurmctld fail so: "Address already in use").
+/// Processes start their search at different places (by pid), and a port
+/// another holds is skipped.
 pub fn free_ports(n: usize) -> io::Result<Vec<u16>> {
-    let held: Vec<std::net::TcpListener> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-        .collect::<io::Result<_>>()?;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let (low, high) = below_ephemeral();
+    let span = u32::from(high - low);
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        std::process::id().wrapping_mul(2_654_435_761) % span,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+    let mut held = Vec::with_capacity(n);
+    for _ in 0..span {
+        if held.len() == n {
+            break;
+        }
+        let port = low + (NEXT.fetch_add(1, Ordering::Relaxed) % span) as u16;
+        if let Ok(l) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            held.push(l);
+        }
+    }
+    if held.len() < n {
+        // Every port below the ephemeral range is taken: let the kernel pick.
+        while held.len() < n {
+            held.push(std::net::TcpListener::bind("127.0.0.1:0")?);
+        }
+    }
     held.iter().map(|l| Ok(l.local_addr()?.port())).collect()
+}
+
+/// The ports from 10 000 up to the first the kernel hands out for outgoing
+/// connections (32 768 by default).
+fn below_ephemeral() -> (u16, u16) {
+    let first_ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32_768);
+    if first_ephemeral > 11_000 {
+        (10_000, first_ephemeral)
+    } else {
+        (1_024, 10_000)
+    }
 }

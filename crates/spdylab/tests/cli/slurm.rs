@@ -5,7 +5,6 @@
 //! hold exactly the Trials and probes of the same sweep run on one machine.
 
 use crate::common::{ok, records, spdylab, TempDir};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -20,15 +19,6 @@ warmup = 0
 rtt = ["10ms", "20ms", "40ms"]
 rate = "8mbit"
 "#;
-
-/// A port nothing listens on now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// munged, slurmctld and slurmd of one scratch cluster; on drop (a failed
 /// assertion included) its jobs are cancelled and the daemons stopped.
@@ -55,6 +45,7 @@ impl Cluster {
         let socket = munge.join("munge.socket");
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let conf = dir.join("slurm.conf");
+        let ports = netns::free_ports(2).unwrap();
         let d = |p: &str| dir.join(p).display().to_string();
         std::fs::write(
             &conf,
@@ -84,8 +75,8 @@ impl Cluster {
                  SlurmdLogFile={slurmd_log}\n\
                  NodeName=n1 NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN\n\
                  PartitionName=lab Nodes=n1 Default=YES MaxTime=INFINITE State=UP\n",
-                ctld = free_port(),
-                slurmd = free_port(),
+                ctld = ports[0],
+                slurmd = ports[1],
                 socket = socket.display(),
                 state = state.display(),
                 spool = spool.display(),
