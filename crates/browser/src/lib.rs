@@ -786,6 +786,63 @@ mod tests {
         );
     }
 
+    /// docs/chromium-flags.md lists every flag the launcher passes (each
+    /// protocol kind, a repeat view with early data, an insecure record) and
+    /// every feature it turns off or on, with stock Chromium's default and
+    /// why: a new flag without its row fails here.
+    #[test]
+    fn every_flag_the_probe_sets_is_in_docs_chromium_flags() {
+        if let Err(e) = super::find() {
+            assert!(std::env::var_os("CI").is_none(), "CI needs Chromium: {e}");
+            return;
+        }
+        let doc = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/chromium-flags.md"),
+        )
+        .unwrap();
+        let profile = netns::Scratch::new("flags-doc").unwrap();
+        let mut missing = Vec::new();
+        for protocol in [
+            proto::Protocol::Https,
+            proto::Protocol::H2,
+            proto::Protocol::H3,
+        ] {
+            for (repeat_view, insecure) in [(false, false), (true, true)] {
+                let o = super::ChromiumOptions {
+                    protocol,
+                    url: "https://a.test/".into(),
+                    keep_cache: repeat_view,
+                    repeat_view,
+                    insecure,
+                    resolve: vec![("a.test".into(), [198, 18, 0, 1].into())],
+                    knobs: super::Knobs {
+                        tls_early_data: true,
+                        ..super::Knobs::default()
+                    },
+                    ..super::ChromiumOptions::default()
+                };
+                let cmd = super::command(&o, &profile).unwrap();
+                for arg in cmd.get_args().filter_map(|a| a.to_str()) {
+                    let Some(flag) = arg.strip_prefix("--") else {
+                        continue;
+                    };
+                    let (name, value) = flag.split_once('=').unwrap_or((flag, ""));
+                    let mut wanted = vec![format!("`--{name}")];
+                    if name == "disable-features" || name == "enable-features" {
+                        wanted.extend(value.split(',').map(|f| format!("`{f}`")));
+                    }
+                    missing.extend(wanted.into_iter().filter(|w| !doc.contains(w.as_str())));
+                }
+            }
+        }
+        missing.sort();
+        missing.dedup();
+        assert!(
+            missing.is_empty(),
+            "not in docs/chromium-flags.md: {missing:?}"
+        );
+    }
+
     #[test]
     fn the_done_probe_reads_the_meta_the_site_crate_names() {
         let meta = format!("meta[name=\"{}\"]", site::content::DONE_MARK_META);
