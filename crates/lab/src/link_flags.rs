@@ -26,6 +26,28 @@ impl LinkFlags {
     pub fn testbed_spec(&self, shards: usize) -> Result<TestbedSpec, Error> {
         testbed_spec(&self.choice()?, shards)
     }
+
+    /// Refuses `--cross-traffic` for a command that runs none (only page
+    /// loads do: compare, crosscheck, sweep, paper).
+    pub fn refuse_cross_traffic(&self, command: &str) -> Result<(), Error> {
+        match &self.cross {
+            Some(c) if !c.is_empty() => Err(Error::Usage(format!(
+                "--cross-traffic {c}: `spdylab {command}` runs no cross traffic (compare, crosscheck and sweep do)"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `--profile`: a named network in our spelling or WebPageTest's
+/// (`link::profile`); an error lists the names.
+pub fn profile(name: &str) -> Result<&'static link::Profile, String> {
+    link::profile(name).ok_or_else(|| {
+        format!(
+            "no profile '{name}': one of {} (or WebPageTest's spelling: 3GFast, Cable, LTE, ...)",
+            link::PROFILE_NAMES.join(", ")
+        )
+    })
 }
 
 /// A choice's testbed, or a one-line error naming the flag(s).

@@ -47,7 +47,7 @@ pub struct ServeArgs {
     pub seed: u64,
     /// How the site's resources map to host names: origin, mirror (all on the
     /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
-    #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
+    #[arg(long, default_value = "origin", value_parser = str::parse::<lab::sites::Layout>, value_name = "LAYOUT")]
     pub layout: lab::sites::Layout,
     /// The certificate chain: rsa2048 (root → intermediate → leaf, as in 2014) or ecdsa (P-256 root → leaf)
     #[arg(long, default_value = "ecdsa", value_name = "CERT",

@@ -38,11 +38,11 @@ pub struct SweepArgs {
     #[arg(long)]
     pub json: bool,
     /// The server, for an experiment that does not set `server`
-    #[arg(long, value_enum)]
-    pub server: Option<crate::compare::ServerArg>,
+    #[arg(long, value_parser = crate::compare::server())]
+    pub server: Option<lab::trial::ServerKind>,
     /// The client, for an experiment that does not set `client`
-    #[arg(long, value_enum)]
-    pub client: Option<crate::compare::ClientArg>,
+    #[arg(long, value_parser = crate::compare::client())]
+    pub client: Option<lab::trial::ClientKind>,
 }
 
 /// How a campaign runs: shared by `sweep` and `paper`.
@@ -79,8 +79,7 @@ impl RunArgs {
 }
 
 pub fn run(args: SweepArgs) -> Result<i32, Failure> {
-    let (server, client) = (args.server.map(|s| s.kind()), args.client.map(|c| c.kind()));
-    let mut campaigns = prepare_each(&args.experiment, &args.out, server, client)?;
+    let mut campaigns = prepare_each(&args.experiment, &args.out, args.server, args.client)?;
     match args.experiment.len() {
         1 => {
             let (sweep, dir) = campaigns.remove(0);
