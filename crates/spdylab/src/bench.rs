@@ -108,7 +108,8 @@ pub fn run(args: BenchArgs) -> Result<i32, Failure> {
         None => {
             let name = args.site.as_deref().unwrap_or_default();
             let layout = args.layout.unwrap_or_default();
-            let (site, n) = crate::sites::laid_out(name, lab::sites::DEFAULT_SEED, layout, 1)?;
+            let (site, n) = lab::sites::laid_out(name, lab::sites::DEFAULT_SEED, layout, 1)
+                .map_err(Failure::Usage)?;
             Target::site(site, n, &choice)?
         }
     };

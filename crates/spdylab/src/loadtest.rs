@@ -4,7 +4,6 @@
 
 use crate::compare::Protocols;
 use crate::link_args::LinkArgs;
-use crate::sites;
 use crate::trial_args::ServedArgs;
 use crate::Failure;
 use clap::Args;
@@ -101,7 +100,8 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
     link.refuse_cross_traffic("load")?;
     // Before the site is read: a flag's error comes first.
     lab::loadtest::check_keepalive(args.keepalive, args.server)?;
-    let (site, addresses) = sites::laid_out(&args.site, args.site_seed, args.layout, 1)?;
+    let (site, addresses) =
+        lab::sites::laid_out(&args.site, args.site_seed, args.layout, 1).map_err(Failure::Usage)?;
     let spec = LoadSpec {
         site,
         protocols: args.protocols.clone(),

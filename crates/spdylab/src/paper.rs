@@ -1,7 +1,7 @@
 //! `spdylab paper`: the paper's experiments (004) as ready-made campaigns,
 //! each followed by its report.
 
-use crate::sweep::{run_campaign, run_campaigns, RunArgs};
+use crate::sweep::{run_campaigns, RunArgs};
 use crate::Failure;
 use campaign::presets;
 use clap::Args;
@@ -99,13 +99,7 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
     let dirs: Vec<PathBuf> = campaigns.iter().map(|(_, d)| d.clone()).collect();
     // One figure: its campaign. `all`: every figure's Trials in one pool,
     // longest first across figures, each figure's results in its own directory.
-    let worst = match campaigns.len() {
-        1 => {
-            let (campaign, dir) = campaigns.remove(0);
-            run_campaign(campaign, &dir, &r.options(), false)?
-        }
-        _ => run_campaigns(campaigns, &r.options(), false)?,
-    };
+    let worst = run_campaigns(campaigns, &r.options(), false)?;
     for dir in &dirs {
         crate::report::write(dir, None)?;
     }

@@ -1,6 +1,5 @@
 //! `spdylab serve`: the built-in origin server on this machine (no testbed).
 
-use crate::sites;
 use crate::trial_args::{default_of, knob, ServedArgs};
 use crate::Failure;
 use clap::Args;
@@ -64,7 +63,8 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<i32, Failure> {
-    let (site, addresses) = sites::laid_out(&args.site, args.seed, args.layout, args.shards)?;
+    let (site, addresses) = lab::sites::laid_out(&args.site, args.seed, args.layout, args.shards)
+        .map_err(Failure::Usage)?;
     let site = args
         .preload
         .apply(&site)

@@ -2,7 +2,6 @@
 
 use crate::Failure;
 use clap::Args;
-use lab::sites::Site;
 use lab::text::sites as text;
 
 /// List the built-in sites, or show the tree of one (built-in or a TOML file)
@@ -23,17 +22,6 @@ pub struct SitesArgs {
     /// Write the site's files under DIR/<host>/<path> (for real servers to serve)
     #[arg(long, value_name = "DIR", requires = "site")]
     pub export: Option<std::path::PathBuf>,
-}
-
-/// `--site` resolved and laid out by `--layout`, with the number of server
-/// addresses it is placed on (`lab::sites::laid_out`).
-pub fn laid_out(
-    name_or_path: &str,
-    seed: u64,
-    layout: lab::sites::Layout,
-    shards: u16,
-) -> Result<(Site, usize), Failure> {
-    lab::sites::laid_out(name_or_path, seed, layout, shards).map_err(Failure::Usage)
 }
 
 pub fn run(args: SitesArgs) -> Result<i32, Failure> {
