@@ -392,4 +392,33 @@ mod tests {
         );
         assert!(line.ends_with(", iw 4, cc cubic"), "{line}");
     }
+
+    /// Commands that run no cross traffic refuse `--cross-traffic` by name
+    /// (exit 2 through `Error::Usage`); an empty spec, or none, is no refusal.
+    #[test]
+    fn a_command_without_cross_traffic_refuses_the_flag() {
+        let given = LinkFlags {
+            cross: Some("cubic:2".parse().unwrap()),
+            ..flags()
+        };
+        match given.refuse_cross_traffic("bench") {
+            Err(Error::Usage(m)) => assert!(
+                m.starts_with("--cross-traffic cubic:2: `spdylab bench` runs no cross traffic"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(flags().refuse_cross_traffic("bench").is_ok());
+    }
+
+    /// `--profile` finds our names and WebPageTest's; an unknown name's
+    /// error lists every profile.
+    #[test]
+    fn a_profile_is_found_by_either_spelling_and_an_unknown_one_lists_them() {
+        assert_eq!(profile("3GFast").unwrap().name, "3g-fast");
+        assert_eq!(profile("cable").unwrap().name, "cable");
+        let e = profile("5g").unwrap_err();
+        assert!(e.starts_with("no profile '5g': one of fios, cable,"), "{e}");
+        assert!(e.contains("paper-004"), "{e}");
+    }
 }
