@@ -26,6 +26,28 @@ impl LinkFlags {
     pub fn testbed_spec(&self, shards: usize) -> Result<TestbedSpec, Error> {
         testbed_spec(&self.choice()?, shards)
     }
+
+    /// Refuses `--cross-traffic` for a command that runs none (only page
+    /// loads do: compare, crosscheck, sweep, paper).
+    pub fn refuse_cross_traffic(&self, command: &str) -> Result<(), Error> {
+        match &self.cross {
+            Some(c) if !c.is_empty() => Err(Error::Usage(format!(
+                "--cross-traffic {c}: `spdylab {command}` runs no cross traffic (compare, crosscheck and sweep do)"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `--profile`: a named network in our spelling or WebPageTest's
+/// (`link::profile`); an error lists the names.
+pub fn profile(name: &str) -> Result<&'static link::Profile, String> {
+    link::profile(name).ok_or_else(|| {
+        format!(
+            "no profile '{name}': one of {} (or WebPageTest's spelling: 3GFast, Cable, LTE, ...)",
+            link::PROFILE_NAMES.join(", ")
+        )
+    })
 }
 
 /// A choice's testbed, or a one-line error naming the flag(s).
@@ -369,5 +391,34 @@ mod tests {
             "{line}"
         );
         assert!(line.ends_with(", iw 4, cc cubic"), "{line}");
+    }
+
+    /// Commands that run no cross traffic refuse `--cross-traffic` by name
+    /// (exit 2 through `Error::Usage`); an empty spec, or none, is no refusal.
+    #[test]
+    fn a_command_without_cross_traffic_refuses_the_flag() {
+        let given = LinkFlags {
+            cross: Some("cubic:2".parse().unwrap()),
+            ..flags()
+        };
+        match given.refuse_cross_traffic("bench") {
+            Err(Error::Usage(m)) => assert!(
+                m.starts_with("--cross-traffic cubic:2: `spdylab bench` runs no cross traffic"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(flags().refuse_cross_traffic("bench").is_ok());
+    }
+
+    /// `--profile` finds our names and WebPageTest's; an unknown name's
+    /// error lists every profile.
+    #[test]
+    fn a_profile_is_found_by_either_spelling_and_an_unknown_one_lists_them() {
+        assert_eq!(profile("3GFast").unwrap().name, "3g-fast");
+        assert_eq!(profile("cable").unwrap().name, "cable");
+        let e = profile("5g").unwrap_err();
+        assert!(e.starts_with("no profile '5g': one of fios, cable,"), "{e}");
+        assert!(e.contains("paper-004"), "{e}");
     }
 }

@@ -35,8 +35,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub site: Option<String>,
     /// With --site: the server (builtin on loopback, or a real one in a testbed; see `spdylab peers`)
-    #[arg(long, value_enum, default_value = "builtin")]
-    pub server: crate::compare::ServerArg,
+    #[arg(long, default_value = "builtin", value_parser = crate::compare::server())]
+    pub server: lab::trial::ServerKind,
     /// http, https, http-pipelined, https-pipelined, spdy3, h2, h2c, h3
     #[arg(long, default_value = "http")]
     pub protocol: Protocol,
@@ -94,20 +94,22 @@ pub struct BenchArgs {
     pub link: crate::link_args::LinkArgs,
     /// How the site's resources map to host names: origin, mirror (all on the
     /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
-    #[arg(long, value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
+    #[arg(long, value_parser = str::parse::<lab::sites::Layout>, value_name = "LAYOUT")]
     pub layout: Option<lab::sites::Layout>,
 }
 
 pub fn run(args: BenchArgs) -> Result<i32, Failure> {
-    args.link.no_cross_traffic("bench")?;
-    let choice = args.link.choice()?;
-    let (server, cacert) = (args.server.kind(), args.cacert.clone());
+    let link = args.link.flags();
+    link.refuse_cross_traffic("bench")?;
+    let choice = link.choice()?;
+    let (server, cacert) = (args.server, args.cacert.clone());
     let target = match &args.url {
         Some(url) => Target::url(url, args.insecure, cacert, server, args.layout, &choice)?,
         None => {
             let name = args.site.as_deref().unwrap_or_default();
             let layout = args.layout.unwrap_or_default();
-            let (site, n) = crate::sites::laid_out(name, lab::sites::DEFAULT_SEED, layout, 1)?;
+            let (site, n) = lab::sites::laid_out(name, lab::sites::DEFAULT_SEED, layout, 1)
+                .map_err(Failure::Usage)?;
             Target::site(site, n, &choice)?
         }
     };

@@ -34,14 +34,15 @@ pub struct CalibrateArgs {
 }
 
 pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
-    args.link.no_cross_traffic("calibrate")?;
+    let link = args.link.flags();
+    link.refuse_cross_traffic("calibrate")?;
     let plan = Plan {
         echo_samples: args.echo_samples as usize,
         bulk_time: args.bulk_time,
         datagrams: args.datagrams as usize,
         transport: args.transport,
     };
-    let request = CalibrateRequest::new(args.link.testbed_spec(1)?, plan)?;
+    let request = CalibrateRequest::new(link.testbed_spec(1)?, plan)?;
     let (spec, plan) = (request.testbed(), request.plan());
     let mut progress = TimedProgress::new("calibrate", request.estimate());
     let result = lab::calibrate::run(&request, &mut |phase| progress.phase(phase))?;
@@ -49,10 +50,7 @@ pub fn run(args: CalibrateArgs) -> Result<i32, Failure> {
     for w in &result.warnings {
         eprintln!("spdylab: warning: {w}");
     }
-    if args.json {
-        println!("{}", text::json(spec, plan, &result));
-    } else {
-        println!("{}", text::table(&spec.to_string(), &result));
-    }
+    let table = || text::table(&spec.to_string(), &result);
+    crate::print_json_or(args.json, || text::json(spec, plan, &result), table);
     Ok(0)
 }

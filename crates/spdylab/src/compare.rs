@@ -3,62 +3,35 @@
 //! `--out`) of the probes finished until then, exit status 130; a second one
 //! ends it at once.
 
+use crate::link_args::one_of;
 use crate::link_args::LinkArgs;
 use crate::progress::CountProgress;
 use crate::signals::stop_flag;
 use crate::Failure;
-use clap::{Args, ValueEnum};
+use clap::builder::TypedValueParser;
+use clap::Args;
 use lab::text::compare as text;
+use lab::trial::{ClientKind, ServerKind};
 use link::units::parse_duration;
 use proto::Protocol;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ServerArg {
-    Builtin,
-    Nginx,
-    Apache,
-    H2o,
-    Caddy,
+/// `--server`: builtin or a real server, by `results::ServerKind`'s names.
+pub fn server() -> impl TypedValueParser<Value = ServerKind> {
+    one_of(&ServerKind::NAMES, |name| name.parse().ok())
 }
 
-impl ServerArg {
-    pub fn kind(self) -> lab::trial::ServerKind {
-        use lab::trial::ServerKind;
-        match self {
-            ServerArg::Builtin => ServerKind::Builtin,
-            ServerArg::Nginx => ServerKind::Peer(lab::trial::PeerKind::Nginx),
-            ServerArg::Apache => ServerKind::Peer(lab::trial::PeerKind::Apache),
-            ServerArg::H2o => ServerKind::Peer(lab::trial::PeerKind::H2o),
-            ServerArg::Caddy => ServerKind::Peer(lab::trial::PeerKind::Caddy),
-        }
-    }
+/// `--client`: model or chromium, by `results::ClientKind`'s names.
+pub fn client() -> impl TypedValueParser<Value = ClientKind> {
+    one_of(&ClientKind::NAMES, |name| name.parse().ok())
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ClientArg {
-    Model,
-    Chromium,
-}
-
-impl ClientArg {
-    pub fn kind(self) -> lab::trial::ClientKind {
-        match self {
-            ClientArg::Model => lab::trial::ClientKind::Model,
-            ClientArg::Chromium => lab::trial::ClientKind::Chromium,
-        }
-    }
-}
-
-/// A comma-separated list of protocols, the first being the baseline.
-#[derive(Debug, Clone)]
-pub struct ProtocolList(pub Vec<Protocol>);
-
-pub fn parse_protocols(s: &str) -> Result<ProtocolList, String> {
-    lab::compare::parse_protocols(s).map(ProtocolList)
-}
+/// A comma-separated list of protocols, the first being the baseline
+/// (`lab::compare::parse_protocols`); an alias, so that clap takes the list as
+/// one value.
+pub type Protocols = Vec<Protocol>;
 
 /// Load one site over several protocols on the same emulated network; PLT, time on wire, gain
 #[derive(Debug, Args)]
@@ -79,8 +52,8 @@ pub struct CompareArgs {
     #[arg(long)]
     pub site: String,
     /// Protocols, the first being the baseline: http, https, http-pipelined, https-pipelined, spdy3, h2, h2c, h3
-    #[arg(long, default_value = "https,spdy3,h2", value_parser = parse_protocols)]
-    pub protocols: ProtocolList,
+    #[arg(long, default_value = "https,spdy3,h2", value_parser = lab::compare::parse_protocols)]
+    pub protocols: Protocols,
     #[command(flatten)]
     pub link: LinkArgs,
     /// Repetitions per protocol
@@ -92,15 +65,15 @@ pub struct CompareArgs {
     /// The server: builtin (every protocol and knob), or a real one — nginx (not
     /// spdy3, h2c), apache (not spdy3), h2o (not spdy3; 100 streams; no TLS 1.2
     /// only), caddy (not spdy3; 250 streams); see `spdylab peers`
-    #[arg(long, value_enum, default_value = "builtin")]
-    pub server: ServerArg,
+    #[arg(long, default_value = "builtin", value_parser = server())]
+    pub server: ServerKind,
     /// Copy the real server's access and error logs to DIR at the end
     #[arg(long, value_name = "DIR", hide = true)]
     pub keep_server_log: Option<PathBuf>,
     /// The client: model (every protocol and knob) or chromium (headless, fresh
     /// profile per probe; http, https, h2, h3)
-    #[arg(long, value_enum, default_value = "model")]
-    pub client: ClientArg,
+    #[arg(long, default_value = "model", value_parser = client())]
+    pub client: ClientKind,
     /// A probe that has not loaded the page by then fails
     #[arg(long, value_parser = parse_duration, default_value = "120s", value_name = "DURATION")]
     pub timeout: Duration,
@@ -138,13 +111,13 @@ pub struct CompareArgs {
 pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     let mut against = lab::compare::Against::read(args.decide.decision(), args.baseline)?;
     let mut trial = args.trial.trial().map_err(Failure::Usage)?;
-    trial.server = args.server.kind();
-    trial.client = args.client.kind();
+    trial.server = args.server;
+    trial.client = args.client;
     trial.timeout = args.timeout;
     let req = lab::compare::Request {
         site: args.site,
         site_seed: args.site_seed,
-        protocols: args.protocols.0,
+        protocols: args.protocols,
         reps: args.reps as usize,
         warmup: args.warmup as usize,
         trial,

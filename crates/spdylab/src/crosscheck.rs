@@ -6,7 +6,7 @@
 //! Chromium's own spread; per pair of protocols the model's gain error, its
 //! sign and its trend along each swept axis (docs/crosscheck.md).
 
-use crate::compare::{ProtocolList, ServerArg};
+use crate::compare::Protocols;
 use crate::link_args::LinkArgs;
 use crate::progress::CountProgress;
 use crate::Failure;
@@ -57,8 +57,8 @@ pub struct CrosscheckArgs {
     #[arg(long, default_value = "youtube,twitter", value_delimiter = ',')]
     pub sites: Vec<String>,
     /// Protocols Chromium speaks: http, https, h2, h3
-    #[arg(long, default_value = "https,h2", value_parser = crate::compare::parse_protocols)]
-    pub protocols: ProtocolList,
+    #[arg(long, default_value = "https,h2", value_parser = lab::compare::parse_protocols)]
+    pub protocols: Protocols,
     #[command(flatten)]
     pub link: LinkArgs,
     /// Round-trip times to run, comma-separated (each replaces --rtt)
@@ -78,8 +78,8 @@ pub struct CrosscheckArgs {
     #[arg(long, default_value_t = 1)]
     pub warmup: u32,
     /// The server both clients load from
-    #[arg(long, value_enum, default_value = "builtin")]
-    pub server: ServerArg,
+    #[arg(long, default_value = "builtin", value_parser = crate::compare::server())]
+    pub server: lab::trial::ServerKind,
     /// A probe that has not loaded the page by then fails
     #[arg(long, value_parser = parse_duration, default_value = "120s", value_name = "DURATION")]
     pub timeout: Duration,
@@ -97,11 +97,11 @@ pub struct CrosscheckArgs {
 
 pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
     let mut trial = args.trial.trial().map_err(Failure::Usage)?;
-    trial.server = args.server.kind();
+    trial.server = args.server;
     trial.timeout = args.timeout;
     let req = lab::crosscheck::Request {
         sites: args.sites,
-        protocols: args.protocols.0,
+        protocols: args.protocols,
         rtts: args.rtts,
         rates: args.rates,
         losses: args.losses,
@@ -110,7 +110,7 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
         trial,
         reference: args.reference,
     };
-    let link = || args.link.choice().map_err(|e| e.to_string());
+    let link = || args.link.flags().choice().map_err(|e| e.to_string());
     let spec = lab::crosscheck::spec(req, link).map_err(Failure::Usage)?;
     let total = spec.total_probes();
     if let Some(line) = lab::text::crosscheck::reference_line(&spec) {
@@ -128,18 +128,10 @@ pub fn run(args: CrosscheckArgs) -> Result<i32, Failure> {
     })?;
     progress.finish();
     let figures = lab::crosscheck::Figures::of(&rows);
-    match args.json {
-        true => println!("{}", lab::crosscheck::document(&spec, &rows, &figures)),
-        false => println!(
-            "{}",
-            text::report(
-                &rows,
-                &figures,
-                &spec.trial.model.pool,
-                &spec.trial.model.browser_cost
-            )
-            .join("\n")
-        ),
-    }
+    let (model, doc) = (&spec.trial.model, || {
+        lab::crosscheck::document(&spec, &rows, &figures)
+    });
+    let report = || text::report(&rows, &figures, &model.pool, &model.browser_cost).join("\n");
+    crate::print_json_or(args.json, doc, report);
     Ok(lab::crosscheck::exit_code(&rows))
 }

@@ -70,13 +70,8 @@ impl Decide {
 
 pub fn run(args: DiffArgs) -> Result<i32, Failure> {
     let d = Diffed::of(&args.a, &args.b, &args.decide.decision())?;
-    match args.json {
-        true => println!("{}", d.document()),
-        false => println!(
-            "{}\n{}",
-            d.settings.lines.join("\n"),
-            d.judgement.lines().join("\n")
-        ),
-    }
+    let (settings, judgement) = (&d.settings.lines, || d.judgement.lines());
+    let text = || format!("{}\n{}", settings.join("\n"), judgement().join("\n"));
+    crate::print_json_or(args.json, || d.document(), text);
     Ok(d.judgement.status())
 }

@@ -23,9 +23,7 @@ pub struct ExplainArgs {
 
 pub fn run(args: ExplainArgs) -> Result<i32, Failure> {
     let groups = verdict::explain::read(&args.path)?;
-    match args.json {
-        true => println!("{}", verdict::explain::document(&groups)),
-        false => println!("{}", verdict::text::explain::lines(&groups).join("\n")),
-    }
+    let text = || verdict::text::explain::lines(&groups).join("\n");
+    crate::print_json_or(args.json, || verdict::explain::document(&groups), text);
     Ok(0)
 }

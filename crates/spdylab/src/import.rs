@@ -30,10 +30,9 @@ pub struct ImportArgs {
 pub fn run(args: ImportArgs) -> Result<i32, Failure> {
     let out = args.out.as_deref();
     let imported = lab::sites::import_or_inspect(&args.har, out)?;
-    match args.json {
-        true => println!("{}", lab::sites::import_document(out, &imported)),
-        // Never empty: an import has at least one HAR.
-        false => println!("{}", lab::text::sites::imported(&imported, out).join("\n")),
-    }
+    let doc = || lab::sites::import_document(out, &imported);
+    // Never empty: an import has at least one HAR.
+    let text = || lab::text::sites::imported(&imported, out).join("\n");
+    crate::print_json_or(args.json, doc, text);
     Ok(0)
 }

@@ -3,11 +3,10 @@
 //! both flags, the testbed) is `lab::link_flags`'. No flag has a clap
 //! default, so that "given" means given; the defaults are lab's.
 
-use crate::Failure;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use lab::link_flags::LinkFlags;
-use lab::trial::{CongestionControl, LinkChoice, TestbedSpec};
+use lab::trial::CongestionControl;
 use link::units::parse_duration;
 use link::{Bitrate, LossModel, QueueSpec};
 use std::path::PathBuf;
@@ -21,17 +20,6 @@ pub fn one_of<T: Clone + Send + Sync + 'static>(
     PossibleValuesParser::new(names).try_map(move |v| of(&v).ok_or("no such value"))
 }
 
-/// `--profile`: a named network in our spelling or WebPageTest's; an
-/// error lists the names.
-pub fn profile(name: &str) -> Result<&'static link::Profile, String> {
-    link::profile(name).ok_or_else(|| {
-        format!(
-            "no profile '{name}': one of {} (or WebPageTest's spelling: 3GFast, Cable, LTE, ...)",
-            link::PROFILE_NAMES.join(", ")
-        )
-    })
-}
-
 /// The emulated link: delay, rate, loss, queue, TCP initial window and congestion control.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Link")]
@@ -43,7 +31,7 @@ pub struct LinkArgs {
     /// mobile-002 2/1 Mbit 150 ms and paper-004 1 Mbit 150 ms; the flags
     /// below override its rates and RTT. WebPageTest's own spellings
     /// (3GFast, Cable, LTE) name the same profiles
-    #[arg(long, value_parser = profile, value_name = "NAME")]
+    #[arg(long, value_parser = lab::link_flags::profile, value_name = "NAME")]
     pub profile: Option<&'static link::Profile>,
     /// Round-trip time, split evenly between the directions (e.g. 150ms)
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
@@ -113,26 +101,5 @@ impl LinkArgs {
             seed: a.seed,
             cross: a.cross_traffic,
         }
-    }
-
-    /// Refuses `--cross-traffic` for a command that does not run it (only
-    /// page loads do: compare, crosscheck, sweep, paper).
-    pub fn no_cross_traffic(&self, command: &str) -> Result<(), Failure> {
-        match &self.cross_traffic {
-            Some(c) if !c.is_empty() => Err(Failure::Usage(format!(
-                "--cross-traffic {c}: `spdylab {command}` runs no cross traffic (compare, crosscheck and sweep do)"
-            ))),
-            _ => Ok(()),
-        }
-    }
-
-    /// The link these flags choose (traces read), or an error naming the flag.
-    pub fn choice(&self) -> Result<LinkChoice, Failure> {
-        Ok(self.flags().choice()?)
-    }
-
-    /// The testbed these flags describe, or a one-line error naming the flag(s).
-    pub fn testbed_spec(&self, shards: usize) -> Result<TestbedSpec, Failure> {
-        Ok(self.flags().testbed_spec(shards)?)
     }
 }

@@ -2,9 +2,8 @@
 //! 000's NeoLoad test — ramp, think time, SLA, the server's CPU, memory and busy
 //! workers, one record a second.
 
-use crate::compare::{parse_protocols, ProtocolList, ServerArg};
+use crate::compare::Protocols;
 use crate::link_args::LinkArgs;
-use crate::sites;
 use crate::trial_args::ServedArgs;
 use crate::Failure;
 use clap::Args;
@@ -28,11 +27,11 @@ pub struct LoadArgs {
     #[arg(long)]
     pub site: String,
     /// Protocols, run one after another (each on a fresh testbed and server)
-    #[arg(long, default_value = "http,h2", value_parser = parse_protocols)]
-    pub protocols: ProtocolList,
+    #[arg(long, default_value = "http,h2", value_parser = lab::compare::parse_protocols)]
+    pub protocols: Protocols,
     /// The server (see `spdylab peers`); apache runs the worker MPM with seed 000's settings
-    #[arg(long, value_enum, default_value = "builtin")]
-    pub server: ServerArg,
+    #[arg(long, default_value = "builtin", value_parser = crate::compare::server())]
+    pub server: lab::trial::ServerKind,
     /// Users at the start and at the end of the ramp: FROM:TO (or N)
     #[arg(long, default_value = "1:100", value_parser = parse_users)]
     pub users: (u32, u32),
@@ -88,7 +87,7 @@ pub struct LoadArgs {
     pub json: bool,
     /// How the site's resources map to host names: origin, mirror (all on the
     /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
-    #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
+    #[arg(long, default_value = "origin", value_parser = str::parse::<lab::sites::Layout>, value_name = "LAYOUT")]
     pub layout: lab::sites::Layout,
     /// The built-in server's knobs, their flags made from FIELDS as compare's
     /// (a real server refuses those it cannot honour).
@@ -97,15 +96,17 @@ pub struct LoadArgs {
 }
 
 pub fn run(args: LoadArgs) -> Result<i32, Failure> {
-    args.link.no_cross_traffic("load")?;
+    let link = args.link.flags();
+    link.refuse_cross_traffic("load")?;
     // Before the site is read: a flag's error comes first.
-    lab::loadtest::check_keepalive(args.keepalive, args.server.kind())?;
-    let (site, addresses) = sites::laid_out(&args.site, args.site_seed, args.layout, 1)?;
+    lab::loadtest::check_keepalive(args.keepalive, args.server)?;
+    let (site, addresses) =
+        lab::sites::laid_out(&args.site, args.site_seed, args.layout, 1).map_err(Failure::Usage)?;
     let spec = LoadSpec {
         site,
-        protocols: args.protocols.0.clone(),
-        server: args.server.kind(),
-        testbed: args.link.testbed_spec(addresses)?,
+        protocols: args.protocols.clone(),
+        server: args.server,
+        testbed: link.testbed_spec(addresses)?,
         users: args.users,
         ramp: args.ramp,
         hold: args.hold,
@@ -127,11 +128,8 @@ pub fn run(args: LoadArgs) -> Result<i32, Failure> {
     let run = lab::loadtest::run_load(&spec, &out, &args.at, args.cpu_at, &stop, &mut |e| {
         eprint!("{}", progress.event(&e, stop.load(Ordering::Relaxed)))
     })?;
-    if args.json {
-        println!("{}", text::json(&spec, &run, &out));
-    } else {
-        println!("{}", text::summary(&spec, &run, &out));
-    }
+    let summary = || text::summary(&spec, &run, &out);
+    crate::print_json_or(args.json, || text::json(&spec, &run, &out), summary);
     Ok(0)
 }
 

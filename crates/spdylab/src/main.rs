@@ -34,6 +34,7 @@ mod trial_args;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::{Parser, Subcommand};
+use std::fmt::Display;
 use std::process::ExitCode;
 
 #[derive(Debug, Parser)]
@@ -77,6 +78,19 @@ enum Cmd {
 /// Why a command failed, with its one mapping to exit codes (bad input and
 /// refusals 2, setup 1, a stop by signal 130).
 pub use failure::Failure;
+
+/// Prints a command's outcome on stdout: with `--json` its one JSON document,
+/// else its text for a person; only the one asked for is made.
+pub fn print_json_or<D: Display, T: Display>(
+    json: bool,
+    doc: impl FnOnce() -> D,
+    text: impl FnOnce() -> T,
+) {
+    match json {
+        true => println!("{}", doc()),
+        false => println!("{}", text()),
+    }
+}
 
 /// Commands that only read files and print (no network, no children).
 fn prints_only(cmd: &Cmd) -> bool {

@@ -1,8 +1,7 @@
 //! `spdylab paper`: the paper's experiments (004) as ready-made campaigns,
 //! each followed by its report.
 
-use crate::compare::{ClientArg, ServerArg};
-use crate::sweep::{run_campaign, run_campaigns, RunArgs};
+use crate::sweep::{run_campaigns, RunArgs};
 use crate::Failure;
 use campaign::presets;
 use clap::Args;
@@ -24,11 +23,11 @@ pub struct PaperArgs {
     #[arg(long)]
     pub print: bool,
     /// The server (spdy3 only on builtin: elsewhere h2 stands in for SPDY)
-    #[arg(long, value_enum, default_value = "builtin")]
-    pub server: ServerArg,
+    #[arg(long, default_value = "builtin", value_parser = crate::compare::server())]
+    pub server: lab::trial::ServerKind,
     /// The client: model, or chromium (no spdy3: h2 stands in for SPDY)
-    #[arg(long, value_enum, default_value = "model")]
-    pub client: ClientArg,
+    #[arg(long, default_value = "model", value_parser = crate::compare::client())]
+    pub client: lab::trial::ClientKind,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -64,8 +63,8 @@ in its own subdirectory.",
 pub fn run(args: PaperArgs) -> Result<i32, Failure> {
     let (r, quick) = (&args.run, args.quick);
     let peers = presets::Peers {
-        server: args.server.kind(),
-        client: args.client.kind(),
+        server: args.server,
+        client: args.client,
     };
     if !presets::is_campaign(&args.figure) {
         let flags = presets::CampaignFlags {
@@ -100,13 +99,7 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
     let dirs: Vec<PathBuf> = campaigns.iter().map(|(_, d)| d.clone()).collect();
     // One figure: its campaign. `all`: every figure's Trials in one pool,
     // longest first across figures, each figure's results in its own directory.
-    let worst = match campaigns.len() {
-        1 => {
-            let (campaign, dir) = campaigns.remove(0);
-            run_campaign(campaign, &dir, &r.options(), false)?
-        }
-        _ => run_campaigns(campaigns, &r.options(), false)?,
-    };
+    let worst = run_campaigns(campaigns, &r.options(), false)?;
     for dir in &dirs {
         crate::report::write(dir, None)?;
     }

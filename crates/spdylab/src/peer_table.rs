@@ -23,9 +23,7 @@ pub struct PeersArgs {
 
 pub fn run(args: PeersArgs) -> Result<i32, Failure> {
     let table = lab::peers::table();
-    match args.json {
-        true => println!("{}", table.document()),
-        false => println!("{}", lab::text::peers::table(&table).join("\n")),
-    }
+    let text = || lab::text::peers::table(&table).join("\n");
+    crate::print_json_or(args.json, || table.document(), text);
     Ok(0)
 }

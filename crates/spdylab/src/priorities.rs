@@ -46,7 +46,7 @@ pub struct PrioritiesArgs {
     pub servers: Option<String>,
     /// Protocols (h2, h3, spdy3, h2c)
     #[arg(long, default_value = "h2,h3", value_parser = lab::compare::parse_protocols)]
-    pub protocols: std::vec::Vec<proto::Protocol>,
+    pub protocols: crate::compare::Protocols,
     /// Clients: model, chromium [default: model,chromium; --quick: model]
     #[arg(long)]
     pub clients: Option<String>,
@@ -109,10 +109,8 @@ pub fn run(args: PrioritiesArgs) -> Result<i32, Failure> {
         report::write_priorities(dir)
             .map_err(|e| Failure::Usage(format!("--out {}: {e}", dir.display())))?;
     }
-    match args.json {
-        true => println!("{doc}"),
-        false => println!("{}", lab::text::priorities::report(&req, &cells).join("\n")),
-    }
+    let text = || lab::text::priorities::report(&req, &cells).join("\n");
+    crate::print_json_or(args.json, || &doc, text);
     if interrupted {
         return Err(Failure::Interrupted);
     }

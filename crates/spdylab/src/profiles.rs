@@ -21,9 +21,7 @@ pub struct ProfilesArgs {
 }
 
 pub fn run(args: ProfilesArgs) -> Result<i32, Failure> {
-    match args.json {
-        true => println!("{}", text::document(link::PROFILES)),
-        false => println!("{}", text::table(link::PROFILES).join("\n")),
-    }
+    let table = || text::table(link::PROFILES).join("\n");
+    crate::print_json_or(args.json, || text::document(link::PROFILES), table);
     Ok(0)
 }

@@ -3,7 +3,6 @@
 //! site served by the built-in server in a testbed, or a URL of your server.
 
 use crate::link_args::LinkArgs;
-use crate::sites;
 use crate::Failure;
 use clap::Args;
 use link::units::parse_duration;
@@ -55,7 +54,7 @@ pub struct RecordArgs {
     #[command(flatten)]
     pub link: LinkArgs,
     /// With --site: how the site's resources map to host names (origin, mirror, shards:N)
-    #[arg(long, value_parser = sites::parse_layout, value_name = "LAYOUT")]
+    #[arg(long, value_parser = str::parse::<lab::sites::Layout>, value_name = "LAYOUT")]
     pub layout: Option<lab::sites::Layout>,
     /// Seed of the site's content
     #[arg(long, default_value_t = lab::sites::DEFAULT_SEED)]
@@ -87,7 +86,8 @@ pub struct RecordArgs {
 }
 
 pub fn run(args: RecordArgs) -> Result<i32, Failure> {
-    args.link.no_cross_traffic("record")?;
+    let link = args.link.flags();
+    link.refuse_cross_traffic("record")?;
     let req = lab::record::Request {
         url: args.url,
         site: args.site,
@@ -99,13 +99,12 @@ pub fn run(args: RecordArgs) -> Result<i32, Failure> {
         map: args.map,
         allow: args.allow_host,
     };
-    let source = lab::record::source(&req, || args.link.choice())?;
+    let source = lab::record::source(&req, || link.choice())?;
     let (path, summary) = lab::record::record_to(&source, &args.out, args.timeout, &mut |line| {
         eprintln!("record: {line}")
     })?;
-    match args.json {
-        true => println!("{}", lab::record::document(&path, &summary)),
-        false => println!("{}", lab::text::record::summary(&path, &summary).join("\n")),
-    }
+    let doc = || lab::record::document(&path, &summary);
+    let text = || lab::text::record::summary(&path, &summary).join("\n");
+    crate::print_json_or(args.json, doc, text);
     Ok(0)
 }

@@ -1,6 +1,5 @@
 //! `spdylab serve`: the built-in origin server on this machine (no testbed).
 
-use crate::sites;
 use crate::trial_args::{default_of, knob, ServedArgs};
 use crate::Failure;
 use clap::Args;
@@ -47,7 +46,7 @@ pub struct ServeArgs {
     pub seed: u64,
     /// How the site's resources map to host names: origin, mirror (all on the
     /// page's host, 004 §V), shards:N (N host names, each its own address, 004 Fig. 8)
-    #[arg(long, default_value = "origin", value_parser = crate::sites::parse_layout, value_name = "LAYOUT")]
+    #[arg(long, default_value = "origin", value_parser = str::parse::<lab::sites::Layout>, value_name = "LAYOUT")]
     pub layout: lab::sites::Layout,
     /// The certificate chain: rsa2048 (root → intermediate → leaf, as in 2014) or ecdsa (P-256 root → leaf)
     #[arg(long, default_value = "ecdsa", value_name = "CERT",
@@ -64,7 +63,8 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<i32, Failure> {
-    let (site, addresses) = sites::laid_out(&args.site, args.seed, args.layout, args.shards)?;
+    let (site, addresses) = lab::sites::laid_out(&args.site, args.seed, args.layout, args.shards)
+        .map_err(Failure::Usage)?;
     let site = args
         .preload
         .apply(&site)

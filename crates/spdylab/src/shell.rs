@@ -40,8 +40,9 @@ pub struct ShellArgs {
 }
 
 pub fn run(args: ShellArgs) -> Result<i32, Failure> {
-    args.link.no_cross_traffic("shell")?;
-    let spec = args.link.testbed_spec(args.shards as usize)?;
+    let link = args.link.flags();
+    link.refuse_cross_traffic("shell")?;
+    let spec = link.testbed_spec(args.shards as usize)?;
     signals::catch();
     let shell = Shell::start(ShellRequest {
         testbed: spec,

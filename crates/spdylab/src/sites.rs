@@ -2,7 +2,6 @@
 
 use crate::Failure;
 use clap::Args;
-use lab::sites::Site;
 use lab::text::sites as text;
 
 /// List the built-in sites, or show the tree of one (built-in or a TOML file)
@@ -25,29 +24,14 @@ pub struct SitesArgs {
     pub export: Option<std::path::PathBuf>,
 }
 
-/// Parses `--layout` (origin, mirror, shards:N).
-pub fn parse_layout(s: &str) -> Result<lab::sites::Layout, String> {
-    s.parse()
-}
-
-/// `--site` resolved and laid out by `--layout`, with the number of server
-/// addresses it is placed on (`lab::sites::laid_out`).
-pub fn laid_out(
-    name_or_path: &str,
-    seed: u64,
-    layout: lab::sites::Layout,
-    shards: u16,
-) -> Result<(Site, usize), Failure> {
-    lab::sites::laid_out(name_or_path, seed, layout, shards).map_err(Failure::Usage)
-}
-
 pub fn run(args: SitesArgs) -> Result<i32, Failure> {
     let Some(name) = &args.site else {
         let sites = lab::sites::builtin(args.seed);
-        match args.json {
-            true => println!("{}", lab::sites::list_document(&sites)),
-            false => println!("{}", text::list(&sites).join("\n")),
-        }
+        let (doc, list) = (
+            || lab::sites::list_document(&sites),
+            || text::list(&sites).join("\n"),
+        );
+        crate::print_json_or(args.json, doc, list);
         return Ok(0);
     };
     let s = lab::sites::resolve(name, args.seed).map_err(|e| Failure::Usage(e.named("--site")))?;

@@ -9,7 +9,7 @@ use campaign::sweep_request::{
 use campaign::text;
 use campaign::{self, Event, SweepOptions};
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Run a campaign: every Trial of an experiment file, resumably, on parallel testbeds
 #[derive(Debug, Args)]
@@ -38,11 +38,11 @@ pub struct SweepArgs {
     #[arg(long)]
     pub json: bool,
     /// The server, for an experiment that does not set `server`
-    #[arg(long, value_enum)]
-    pub server: Option<crate::compare::ServerArg>,
+    #[arg(long, value_parser = crate::compare::server())]
+    pub server: Option<lab::trial::ServerKind>,
     /// The client, for an experiment that does not set `client`
-    #[arg(long, value_enum)]
-    pub client: Option<crate::compare::ClientArg>,
+    #[arg(long, value_parser = crate::compare::client())]
+    pub client: Option<lab::trial::ClientKind>,
 }
 
 /// How a campaign runs: shared by `sweep` and `paper`.
@@ -79,23 +79,18 @@ impl RunArgs {
 }
 
 pub fn run(args: SweepArgs) -> Result<i32, Failure> {
-    let (server, client) = (args.server.map(|s| s.kind()), args.client.map(|c| c.kind()));
-    let mut campaigns = prepare_each(&args.experiment, &args.out, server, client)?;
-    match args.experiment.len() {
-        1 => {
-            let (sweep, dir) = campaigns.remove(0);
-            run_campaign(sweep, &dir, &args.run.options(), args.json)
-        }
-        _ => run_campaigns(campaigns, &args.run.options(), args.json),
-    }
+    let campaigns = prepare_each(&args.experiment, &args.out, args.server, args.client)?;
+    run_campaigns(campaigns, &args.run.options(), args.json)
 }
 
-/// Runs campaigns as one pool (`campaign::sweep_request::run_pooled`), each in its
-/// own directory, with one progress over all of them and each campaign's
-/// start and closing lines; shared by `sweep` with several files and `paper all`.
-/// The exit status is the worst campaign's.
+/// Runs campaigns with one progress over all of them, each campaign's start
+/// and calibration lines, and each one's closing line (or, `json`, its JSON
+/// object); shared by `sweep` and `paper`. One campaign runs alone
+/// (`campaign::sweep_request::run`), several as one pool (`run_pooled`), each
+/// in its own directory, a probe's line then led by its campaign's name. The
+/// exit status is the worst campaign's.
 pub fn run_campaigns(
-    campaigns: Vec<(PreparedSweep, PathBuf)>,
+    mut campaigns: Vec<(PreparedSweep, PathBuf)>,
     opts: &SweepOptions,
     json: bool,
 ) -> Result<i32, Failure> {
@@ -106,7 +101,7 @@ pub fn run_campaigns(
     let outs: Vec<PathBuf> = campaigns.iter().map(|(_, d)| d.clone()).collect();
     let (mut starts, mut pending, mut done) = (0, 0, 0);
     let mut progress: Option<CountProgress> = None;
-    let ran = campaign::sweep_request::run_pooled(campaigns, opts, &mut |c, event| {
+    let mut on_event = |c: usize, event: Event| {
         let line = text::event_line(&names[c], &event, opts, &outs[c]);
         match event {
             Event::Start { pending: p, .. } => {
@@ -119,12 +114,24 @@ pub fn run_campaigns(
             Event::Calibrated { .. } => eprintln!("{line}"),
             Event::Probe { .. } => {
                 done += 1;
+                let line = match names.len() {
+                    1 => line,
+                    _ => format!("{}: {line}", names[c]),
+                };
                 if let Some(p) = &progress {
-                    p.item(done, pending, &format!("{}: {line}", names[c]));
+                    p.item(done, pending, &line);
                 }
             }
         }
-    })?;
+    };
+    let ran = match campaigns.len() {
+        1 => {
+            let (sweep, out) = campaigns.remove(0);
+            let ran = campaign::sweep_request::run(sweep, &out, opts, &mut |e| on_event(0, e))?;
+            vec![ran]
+        }
+        _ => campaign::sweep_request::run_pooled(campaigns, opts, &mut on_event)?,
+    };
     if let Some(p) = progress {
         p.finish();
     }
@@ -135,37 +142,6 @@ pub fn run_campaigns(
         }
     }
     Ok(ran.iter().map(|r| r.exit_code()).max().unwrap_or(0))
-}
-
-/// Runs a campaign with progress and a closing line; shared by `sweep` and `paper`.
-pub fn run_campaign(
-    sweep: PreparedSweep,
-    out: &Path,
-    opts: &SweepOptions,
-    json: bool,
-) -> Result<i32, Failure> {
-    let name = sweep.experiment.name.clone();
-    let mut progress: Option<CountProgress> = None;
-    let ran = campaign::sweep_request::run(sweep, out, opts, &mut |event| {
-        let line = text::event_line(&name, &event, opts, out);
-        match (event, &progress) {
-            (Event::Probe { done, pending, .. }, Some(p)) => p.item(done, pending, &line),
-            (Event::Probe { .. }, None) => {}
-            (Event::Start { pending, .. }, _) => {
-                eprintln!("{line}");
-                progress = Some(CountProgress::new("sweep", pending));
-            }
-            (Event::Calibrated { .. }, _) => eprintln!("{line}"),
-        }
-    })?;
-    if let Some(p) = progress {
-        p.finish();
-    }
-    match json {
-        true => println!("{}", ran.document(out)),
-        false => eprintln!("{}", text::end_line(&name, &ran, out)),
-    }
-    Ok(ran.exit_code())
 }
 
 /// Join the directories of a campaign's slices into one
