@@ -39,7 +39,7 @@ use crate::paint::{Paint, PaintModel};
 use crate::priority::Priority;
 use crate::render::{BrowserCost, Renderer};
 use crate::replay::{ReplayTree, Upload};
-use crate::schedule::{Action, Class, ConnId, Join, Policy, Pool, ReqId, Scheduler};
+use crate::schedule::{Action, Class, ConnId, Join, Policy, Pool, ReqId, RequestLimits, Scheduler};
 use bytes::Bytes;
 use proto::Protocol;
 use rustls::pki_types::CertificateDer;
@@ -136,6 +136,8 @@ pub struct Knobs {
     /// network model. A slower CPU (`--cpu-slowdown`, Chromium's knob) comes
     /// as costs already scaled (`BrowserCost::slowed`).
     pub browser_cost: BrowserCost,
+    /// The network service's limits on delayable requests (`schedule`).
+    pub request_limits: RequestLimits,
 }
 
 impl Default for Knobs {
@@ -146,6 +148,7 @@ impl Default for Knobs {
             headers: RequestHeaders::default(),
             pool: Pool::default(),
             browser_cost: BrowserCost::default(),
+            request_limits: RequestLimits::default(),
         }
     }
 }
@@ -518,7 +521,7 @@ impl<'a> State<'a> {
             cfg,
             start,
             wall: SystemTime::now(),
-            sched: Scheduler::new(policy),
+            sched: Scheduler::with_limits(policy, cfg.knobs.request_limits),
             reqs: Vec::new(),
             seen: HashMap::new(),
             conns: Vec::new(),

@@ -446,6 +446,7 @@ impl Trial {
             Knob::Screencast => self.chromium.screencast = on,
             Knob::Pool => self.model.pool = v.parse()?,
             Knob::BrowserCost => self.model.browser_cost = v.parse()?,
+            Knob::RequestLimits => self.model.request_limits = v.parse()?,
             Knob::CpuSlowdown => self.chromium.cpu_slowdown = int() as u32,
             Knob::NotsentLowat => {
                 self.served.notsent_lowat = (v != "default").then(|| int() as u32)
@@ -1033,6 +1034,36 @@ mod tests {
             ..t
         };
         assert_eq!(why(&chromium, Protocol::H2), None);
+    }
+
+    /// Chromium's request limits are the model's by default; `none` reaches
+    /// the model's knobs, and Chromium, which always has them, refuses it.
+    #[test]
+    fn request_limits_reach_the_model_and_chromium_refuses_none() {
+        let limits = |t: &Trial| t.model_knobs().request_limits.to_string();
+        assert_eq!(limits(&Trial::default()), "chromium");
+        let mut t = Trial::default();
+        t.set("request_limits", "none").unwrap();
+        assert_eq!(limits(&t), "none");
+        let e = t.set("request_limits", "firefox").unwrap_err();
+        assert!(e.contains("'firefox' is not one of chromium, none"), "{e}");
+        assert_eq!(limits(&t), "none", "a refused value changes nothing");
+        let why = |t: &Trial, p: Protocol| t.refusal(&[p], 10).map(|r| r.to_string());
+        assert_eq!(why(&t, Protocol::Https), None);
+        let chromium = Trial {
+            client: ClientKind::Chromium,
+            ..t
+        };
+        let r = why(&chromium, Protocol::Https).unwrap_or_default();
+        assert!(
+            r.starts_with("--client chromium: Chromium's ResourceScheduler always holds"),
+            "{r}"
+        );
+        let stock = Trial {
+            client: ClientKind::Chromium,
+            ..Trial::default()
+        };
+        assert_eq!(why(&stock, Protocol::Https), None);
     }
 
     #[test]

@@ -220,6 +220,7 @@ pub enum Knob {
     Preload,
     EarlyData,
     QuicCc,
+    RequestLimits,
 }
 
 impl Knob {
@@ -646,6 +647,15 @@ pub const FIELDS: &[Field] = &[
         default: "same",
         help: "the built-in server's QUIC congestion control (quinn's cubic, reno or bbr) on h3; same: the link's cc, TCP's",
         only: Only::BuiltinServer("caddy's QUIC is quic-go's, with a congestion control of its own"),
+    },
+    Field {
+        section: "knobs",
+        name: "request_limits",
+        knob: Some(Knob::RequestLimits),
+        kind: Kind::Choice(&["chromium", "none"]),
+        default: "chromium",
+        help: "the model's network-side request limits: chromium (Chromium's ResourceScheduler: requests below MEDIUM to a host not known to support priorities wait while 10 such are in flight on the page or 6 requests to their host are) or none (every request the renderer lets go starts at once)",
+        only: Only::ModelClient("Chromium's ResourceScheduler always holds its delayable requests"),
     },
 ];
 
