@@ -5,9 +5,10 @@
 //! bytes the block parser sees. Never a panic; blocks within the limit.
 #![no_main]
 
-use flate2::{Compress, Compression, FlushCompress};
+use flate2::Compression;
 use libfuzzer_sys::fuzz_target;
-use proto::spdy3::{Decoder, Frame, Limits, DICTIONARY};
+use proto::spdy3::{Decoder, Frame, Limits};
+use testkit::spdy::{deflate_blocks, header_frame};
 
 const LIMITS: Limits = Limits {
     max_frame: 1 << 16,
@@ -15,32 +16,10 @@ const LIMITS: Limits = Limits {
 };
 
 fuzz_target!(|data: &[u8]| {
-    let mut c = Compress::new(Compression::fast(), true);
-    c.set_dictionary(DICTIONARY).unwrap();
+    let plain: Vec<&[u8]> = data.split(|b| *b == 0xff).take(8).collect();
     let mut wire = Vec::new();
-    for (i, plain) in data.split(|b| *b == 0xff).take(8).enumerate() {
-        let kind: u16 = [1, 2, 8][i % 3];
-        let mut p = if kind == 1 {
-            vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0]
-        } else {
-            vec![0, 0, 0, 1]
-        };
-        p.reserve(plain.len() * 2 + 64);
-        let mut input = plain;
-        loop {
-            let before = c.total_in();
-            c.compress_vec(input, &mut p, FlushCompress::Sync).unwrap();
-            input = &input[(c.total_in() - before) as usize..];
-            if input.is_empty() && p.len() < p.capacity() {
-                break;
-            }
-            p.reserve(p.capacity());
-        }
-        wire.extend_from_slice(&[0x80, 3]);
-        wire.extend_from_slice(&kind.to_be_bytes());
-        wire.push(0);
-        wire.extend_from_slice(&(p.len() as u32).to_be_bytes()[1..]);
-        wire.extend_from_slice(&p);
+    for (i, block) in deflate_blocks(Compression::fast(), &plain).iter().enumerate() {
+        wire.extend(header_frame([1, 2, 8][i % 3], 0, block));
     }
     let mut d = Decoder::new(LIMITS);
     d.feed(&wire);

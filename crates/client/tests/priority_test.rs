@@ -213,31 +213,30 @@ fn check_sequence(result: &PageResult) {
 
 /// The HEADERS frames a client sent: stream id → (exclusive, parent, weight).
 fn priority_fields(bytes: &[u8]) -> HashMap<u32, (bool, u32, u16)> {
-    let mut fields = HashMap::new();
-    let mut at = 24;
-    while at + 9 <= bytes.len() {
-        let len = (usize::from(bytes[at]) << 16)
-            | (usize::from(bytes[at + 1]) << 8)
-            | usize::from(bytes[at + 2]);
-        let (kind, flags) = (bytes[at + 3], bytes[at + 4]);
-        let id = u32::from_be_bytes([bytes[at + 5], bytes[at + 6], bytes[at + 7], bytes[at + 8]])
-            & 0x7fff_ffff;
-        let payload = &bytes[at + 9..(at + 9 + len).min(bytes.len())];
-        if kind == 0x1 {
-            assert_eq!(flags & 0x20, 0x20, "stream {id}: HEADERS without PRIORITY");
-            let dep = u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]);
-            fields.insert(
+    use proto::h2::frame::{HEADERS, PREFACE, PRIORITY};
+    let (frames, _) = testkit::h2::split(&bytes[PREFACE.len()..]);
+    frames
+        .into_iter()
+        .filter(|f| f.kind == HEADERS)
+        .map(|f| {
+            let id = f.stream;
+            assert_eq!(
+                f.flags & PRIORITY,
+                PRIORITY,
+                "stream {id}: HEADERS without PRIORITY"
+            );
+            let p = &f.payload;
+            let dep = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
+            (
                 id,
                 (
                     dep & 0x8000_0000 != 0,
                     dep & 0x7fff_ffff,
-                    u16::from(payload[4]) + 1,
+                    u16::from(p[4]) + 1,
                 ),
-            );
-        }
-        at += 9 + len;
-    }
-    fields
+            )
+        })
+        .collect()
 }
 
 /// `whole_chain`: the lows' HEADERS all go out before any low ends (one

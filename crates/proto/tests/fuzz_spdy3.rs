@@ -6,9 +6,10 @@
 //! The default case count keeps these fast in `cargo test`; docs/fuzzing.md has
 //! the long runs (`PROPTEST_CASES=…`) and the coverage-guided targets in fuzz/.
 
-use flate2::{Compress, Compression, FlushCompress};
+use flate2::Compression;
 use proptest::prelude::*;
-use proto::spdy3::{Decoder, Encoder, Error, Frame, Headers, Limits, DICTIONARY};
+use proto::spdy3::{Decoder, Encoder, Error, Frame, Headers, Limits};
+use testkit::spdy::{control, deflate_blocks, header_frame};
 
 /// Feeds `chunks` one after the other, collecting frames until the first
 /// error; never more than `max` frames per chunk (a guard, not a limit).
@@ -50,41 +51,6 @@ fn within(limits: Limits, f: &Frame) -> bool {
         Frame::Settings { entries, .. } => entries.len() * 8 + 4 <= limits.max_frame,
         _ => true,
     }
-}
-
-/// A control frame of `kind` with `payload`, as on the wire.
-fn control(kind: u16, flags: u8, payload: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x80, 3];
-    out.extend_from_slice(&kind.to_be_bytes());
-    out.push(flags);
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    out.extend_from_slice(payload);
-    out
-}
-
-/// `plain` deflated in one zlib stream primed with the SPDY dictionary, one sync
-/// flush per block: what a peer's compressor sends, whatever the plain bytes.
-fn deflate_blocks(blocks: &[Vec<u8>]) -> Vec<Vec<u8>> {
-    let mut c = Compress::new(Compression::default(), true);
-    c.set_dictionary(DICTIONARY).unwrap();
-    blocks
-        .iter()
-        .map(|plain| {
-            let mut out = Vec::with_capacity(plain.len() * 2 + 128);
-            let mut input: &[u8] = plain;
-            loop {
-                let before = c.total_in();
-                c.compress_vec(input, &mut out, FlushCompress::Sync)
-                    .unwrap();
-                input = &input[(c.total_in() - before) as usize..];
-                if input.is_empty() && out.len() < out.capacity() {
-                    break;
-                }
-                out.reserve(out.capacity());
-            }
-            out
-        })
-        .collect()
 }
 
 /// A plain header block for `headers`, as the encoder lays it out.
@@ -249,13 +215,10 @@ proptest! {
         ),
         kinds in proptest::collection::vec(prop_oneof![Just(1u16), Just(2), Just(8)], 5),
     ) {
-        let deflated = deflate_blocks(&blocks);
+        let deflated = deflate_blocks(Compression::default(), &blocks);
         let mut bytes = Vec::new();
         for (i, block) in deflated.iter().enumerate() {
-            let kind = kinds[i];
-            let mut p = if kind == 1 { vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0] } else { vec![0, 0, 0, 1] };
-            p.extend_from_slice(block);
-            bytes.extend(control(kind, 0, &p));
+            bytes.extend(header_frame(kinds[i], 0, block));
         }
         let limits = Limits { max_frame: 1 << 16, max_headers: 1024 };
         let mut d = Decoder::new(limits);
@@ -325,11 +288,9 @@ fn a_header_block_well_formed_in_plain_decodes_to_its_headers() {
         (b":status".to_vec(), b"200 OK".to_vec()),
         (b"x-bin".to_vec(), vec![0, 0xff, b'a']),
     ];
-    let block = &deflate_blocks(&[plain_block(&h)])[0];
-    let mut p = vec![0, 0, 0, 1];
-    p.extend_from_slice(block);
+    let block = &deflate_blocks(Compression::default(), &[plain_block(&h)])[0];
     let mut d = Decoder::default();
-    let (got, err) = drain(&mut d, &[&control(2, 1, &p)]);
+    let (got, err) = drain(&mut d, &[&header_frame(2, 1, block)]);
     assert_eq!(err, None);
     assert_eq!(
         got,

@@ -176,30 +176,12 @@ async fn exchange(
     (run, task.await.expect("the server does not panic"))
 }
 
-/// An HTTP/2 frame as on the wire.
-struct Frame {
-    kind: u8,
-    flags: u8,
-    stream: u32,
-    payload: Vec<u8>,
-}
-
 /// The frames in `bytes` (after the preface, if it starts with it).
-fn frames(bytes: &[u8]) -> Vec<Frame> {
-    let mut rest = bytes.strip_prefix(frame::PREFACE).unwrap_or(bytes);
-    let mut out = Vec::new();
-    while rest.len() >= 9 {
-        let len = u32::from_be_bytes([0, rest[0], rest[1], rest[2]]) as usize;
-        out.push(Frame {
-            kind: rest[3],
-            flags: rest[4],
-            stream: u32::from_be_bytes([rest[5], rest[6], rest[7], rest[8]]) & 0x7fff_ffff,
-            payload: rest[9..9 + len].to_vec(),
-        });
-        rest = &rest[9 + len..];
-    }
-    assert!(rest.is_empty(), "whole frames");
-    out
+fn frames(bytes: &[u8]) -> Vec<testkit::h2::Frame> {
+    let rest = bytes.strip_prefix(frame::PREFACE).unwrap_or(bytes);
+    let (frames, used) = testkit::h2::split(rest);
+    assert_eq!(used, rest.len(), "whole frames");
+    frames
 }
 
 /// The WINDOW_UPDATEs in `bytes`: (stream, increment).
@@ -215,15 +197,6 @@ fn window_updates(bytes: &[u8]) -> Vec<(u32, usize)> {
             )
         })
         .collect()
-}
-
-/// Bytes of a frame, for a hand-written server.
-fn raw(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-    f.extend_from_slice(&[kind, flags]);
-    f.extend_from_slice(&stream.to_be_bytes());
-    f.extend_from_slice(payload);
-    f
 }
 
 fn done(req: usize, status: u16, body: u64) -> Event<usize> {
@@ -438,6 +411,7 @@ async fn a_graceful_goaway_lets_the_streams_in_flight_finish() {
 #[tokio::test]
 async fn a_malformed_frame_from_the_server_is_a_clean_error() {
     use frame::*;
+    use testkit::h2::frame as raw;
     let mut too_large = raw(DATA, 0, 1, &[0; 16_385]);
     too_large.truncate(9);
     let cases: Vec<(&str, Vec<u8>)> = vec![

@@ -98,17 +98,9 @@ async fn connect(
         })
         .await;
     }
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca.der()).unwrap();
-    let mut tls = rustls::ClientConfig::builder_with_protocol_versions(&[&rustls::version::TLS13])
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![server::quic::ALPN.to_vec()];
-    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
-    let mut client = quinn::ClientConfig::new(Arc::new(crypto));
-    client.transport_config(Arc::new(transport(&knobs()).unwrap()));
-    let mut endpoint = quinn::Endpoint::client((Ipv4Addr::LOCALHOST, 0).into()).unwrap();
-    endpoint.set_default_client_config(client);
+    let tls = testkit::h3::tls13(ca.der(), vec![server::quic::ALPN.to_vec()]);
+    let client = testkit::h3::client_config(Arc::new(tls), transport(&knobs()).unwrap());
+    let endpoint = testkit::h3::endpoint(client);
     let conn = endpoint.connect(to, "credit.test").unwrap().await.unwrap();
     (conn, serving)
 }

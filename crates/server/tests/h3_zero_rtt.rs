@@ -20,19 +20,12 @@ const PATIENCE: Duration = Duration::from_secs(20);
 /// Fetches `/` from `addr` over h3 with a ClientHello of `alpn_padding`
 /// more ALPN names than h3 (each 40 bytes): the response's status.
 async fn fetch(addr: SocketAddr, host: &str, ca: &Ca, alpn_padding: usize) -> u16 {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca.der()).unwrap();
-    let mut tls = rustls::ClientConfig::builder_with_protocol_versions(&[&rustls::version::TLS13])
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"h3".to_vec()];
-    for i in 0..alpn_padding {
-        tls.alpn_protocols
-            .push(format!("x-padding-{i:030}").into_bytes());
-    }
-    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
-    let mut endpoint = quinn::Endpoint::client((Ipv4Addr::LOCALHOST, 0).into()).unwrap();
-    endpoint.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
+    let alpn = std::iter::once(b"h3".to_vec())
+        .chain((0..alpn_padding).map(|i| format!("x-padding-{i:030}").into_bytes()))
+        .collect();
+    let tls = testkit::h3::tls13(ca.der(), alpn);
+    let client = testkit::h3::client_config(Arc::new(tls), quinn::TransportConfig::default());
+    let endpoint = testkit::h3::endpoint(client);
     let conn = endpoint.connect(addr, host).unwrap().await.unwrap();
     let (mut driver, mut send) = h3::client::new(h3_quinn::Connection::new(conn))
         .await

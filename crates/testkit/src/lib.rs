@@ -9,12 +9,24 @@
 //!   another), and the checks of what it reads and estimates;
 //! - `lines`: the line-by-line mutation of a good file that the property
 //!   tests of file formats start from;
-//! - `cli`: the arguments the CLI tests give `spdylab` again and again.
+//! - `cli`: the arguments the CLI tests give `spdylab` again and again;
+//! - `h2`: HTTP/2 frames written and read by hand, for hostile clients and
+//!   scripted servers;
+//! - `spdy`: SPDY/3.1 control frames and deflated header blocks by hand, and
+//!   a server's frames read back until the last one wanted;
+//! - `h3`: the QUIC test client (quinn, trusting the test's CA) and HTTP/3
+//!   frames by hand.
 
 pub mod cli;
+#[cfg(feature = "h2")]
+pub mod h2;
+#[cfg(feature = "h3")]
+pub mod h3;
 #[cfg(feature = "lines")]
 pub mod lines;
 #[cfg(feature = "page")]
 pub mod page;
 #[cfg(feature = "relay")]
 pub mod relay;
+#[cfg(feature = "spdy")]
+pub mod spdy;

@@ -12,8 +12,8 @@ use crate::common;
 
 use crate::common::TempDir;
 use proto::h2::frame::{
-    CONTINUATION, DATA, END_HEADERS, END_STREAM, GOAWAY, HEADERS, PING, PREFACE, RST_STREAM,
-    SETTINGS, WINDOW_UPDATE,
+    CONTINUATION, DATA, END_HEADERS, END_STREAM, GOAWAY, HEADERS, PING, RST_STREAM, SETTINGS,
+    WINDOW_UPDATE,
 };
 use proto::h2::hpack_int;
 use std::io::{ErrorKind, Read, Write};
@@ -23,6 +23,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use testkit::{h2, spdy};
 
 /// The server's peak resident set must stay below this (KiB).
 pub(crate) const RSS_BOUND_KIB: u64 = 512 * 1024;
@@ -295,15 +296,7 @@ fn siege(name: &str, params: &str, client: Client, mut attack: impl FnMut(&Lab) 
     );
 }
 
-// ---- HTTP/2 frames, by hand (the wire constants are proto's) ----
-
-fn frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    out.push(kind);
-    out.push(flags);
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
-}
+// ---- HTTP/2 frames, by hand (testkit's writer, proto's wire constants) ----
 
 /// A literal header with a new name; `index` adds it to the dynamic table.
 fn hpack_literal(out: &mut Vec<u8>, index: bool, name: &[u8], value: &[u8]) {
@@ -379,39 +372,30 @@ fn count_frames(mut r: TcpStream) {
     r.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
-    let mut at = 0;
     while let Ok(n @ 1..) = r.read(&mut chunk) {
         buf.extend_from_slice(&chunk[..n]);
-        while buf.len() - at >= 9 {
-            let len = u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
-            if buf.len() - at < 9 + len {
-                break;
-            }
-            let payload = &buf[at + 9..at + 9 + len];
+        let (frames, used) = h2::split(&buf);
+        for f in frames {
             let code = |o: usize| {
-                payload
+                f.payload
                     .get(o..o + 4)
                     .map_or(0, |c| u32::from_be_bytes(c.try_into().unwrap()))
             };
-            match buf[at + 3] {
+            match f.kind {
                 GOAWAY => seen(format!("server GOAWAY {}", h2_error(code(4)))),
                 RST_STREAM => seen(format!("server RST_STREAM {}", h2_error(code(0)))),
                 HEADERS => seen("server response HEADERS"),
                 _ => {}
             }
-            at += 9 + len;
         }
-        buf.drain(..at);
-        at = 0;
+        buf.drain(..used);
     }
 }
 
 fn h2c(lab: &Lab, drain: bool) -> std::io::Result<H2c> {
     let mut s = TcpStream::connect(lab.http())?;
     s.set_write_timeout(Some(Duration::from_secs(20)))?;
-    let mut hello = PREFACE.to_vec();
-    frame(&mut hello, SETTINGS, 0, 0, &[]);
-    s.write_all(&hello)?;
+    s.write_all(&h2::client_hello())?;
     let reader = if drain {
         let r = s.try_clone()?;
         Some(std::thread::spawn(move || count_frames(r)))
@@ -504,8 +488,14 @@ fn http2_rapid_reset() {
                                 }
                                 let mut out = Vec::new();
                                 for _ in 0..100 {
-                                    frame(&mut out, HEADERS, END_HEADERS | END_STREAM, id, &block);
-                                    frame(&mut out, RST_STREAM, 0, id, &8u32.to_be_bytes());
+                                    h2::write(
+                                        &mut out,
+                                        HEADERS,
+                                        END_HEADERS | END_STREAM,
+                                        id,
+                                        &block,
+                                    );
+                                    h2::write(&mut out, RST_STREAM, 0, id, &8u32.to_be_bytes());
                                     id += 2;
                                 }
                                 sent += 100;
@@ -539,16 +529,16 @@ fn http2_endless_continuation() {
             hpack_literal(&mut full, false, b"x-c", &[b'c'; 16376]);
             assert_eq!(full.len(), 16384);
             let mut cont = Vec::new();
-            frame(&mut cont, CONTINUATION, 0, 1, &full);
+            h2::write(&mut cont, CONTINUATION, 0, 1, &full);
             let mut empty = Vec::new();
             for _ in 0..1000 {
-                frame(&mut empty, CONTINUATION, 0, 1, &[]);
+                h2::write(&mut empty, CONTINUATION, 0, 1, &[]);
             }
             let mut t = Tally::default();
             for (what, chunk, times) in [("16 KiB", &cont, FULL), ("empty", &empty, EMPTY)] {
                 let mut c = h2c(lab, true).unwrap();
                 let mut head = Vec::new();
-                frame(&mut head, HEADERS, END_STREAM, 1, &get_block(false));
+                h2::write(&mut head, HEADERS, END_STREAM, 1, &get_block(false));
                 c.write_all(&head).unwrap();
                 repeat(&mut c, chunk, times).tally(&mut t, what);
             }
@@ -574,7 +564,7 @@ fn hpack_bomb() {
             hpack_literal(&mut first, true, b"x-b", &[b'b'; 4000]);
             first.extend(std::iter::repeat_n(0xbe, 3000));
             let mut head = Vec::new();
-            frame(&mut head, HEADERS, END_HEADERS | END_STREAM, 1, &first);
+            h2::write(&mut head, HEADERS, END_HEADERS | END_STREAM, 1, &first);
             let mut id = 3u32;
             let mut n = 0;
             flood(&mut c, || {
@@ -588,7 +578,7 @@ fn hpack_bomb() {
                 let mut block = get_block(false);
                 block.extend(std::iter::repeat_n(0xbe, 16000));
                 let mut out = Vec::new();
-                frame(&mut out, HEADERS, END_HEADERS | END_STREAM, id, &block);
+                h2::write(&mut out, HEADERS, END_HEADERS | END_STREAM, id, &block);
                 id += 2;
                 Some(out)
             })
@@ -598,23 +588,6 @@ fn hpack_bomb() {
             t
         },
     );
-}
-
-/// The frames a SPDY server sent until it closed (or went quiet for 20 s).
-fn spdy_frames_until_close(s: &mut Tls) -> Vec<proto::spdy3::Frame> {
-    let mut dec = proto::spdy3::Decoder::default();
-    let mut frames = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => dec.feed(&buf[..n]),
-        }
-        while let Ok(Some(f)) = dec.next_frame() {
-            frames.push(f);
-        }
-    }
-    frames
 }
 
 /// Counts what a SPDY server sent: GOAWAYs, RST_STREAMs, SYN_REPLYs.
@@ -678,7 +651,7 @@ fn spdy_zlib_bomb() {
                     continue;
                 }
                 t.add("bombs sent", 1);
-                spdy_tally(&mut t, &spdy_frames_until_close(&mut c));
+                spdy_tally(&mut t, &spdy::read_until_close(&mut c));
             }
             t
         },
@@ -770,7 +743,7 @@ fn h2_control_flood(name: &str, kind: u8, payload: &[u8]) {
     const FRAMES: u64 = 1_000_000;
     let mut chunk = Vec::new();
     for _ in 0..1000 {
-        frame(&mut chunk, kind, 0, 0, payload);
+        h2::write(&mut chunk, kind, 0, 0, payload);
     }
     siege(
         name,
@@ -857,16 +830,10 @@ fn spdy_control_floods() {
     );
 }
 
-/// Reads one h2 frame: (type, stream, payload); None at EOF or after 20 s.
-fn read_h2_frame(s: &mut TcpStream) -> Option<(u8, u32, Vec<u8>)> {
+/// Reads one h2 frame; None at EOF or after 20 s.
+fn read_h2_frame(s: &mut TcpStream) -> Option<h2::Frame> {
     s.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
-    let mut head = [0u8; 9];
-    s.read_exact(&mut head).ok()?;
-    let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
-    let mut payload = vec![0u8; len];
-    s.read_exact(&mut payload).ok()?;
-    let stream = u32::from_be_bytes(head[5..9].try_into().unwrap()) & 0x7fff_ffff;
-    Some((head[3], stream, payload))
+    h2::read(s)
 }
 
 /// Stream-ID exhaustion: a client that jumps to the last stream id (2^31−1),
@@ -884,7 +851,7 @@ fn stream_id_exhaustion() {
             for _ in 0..CONNS {
                 let mut c = h2c(lab, false).unwrap();
                 let mut out = Vec::new();
-                frame(
+                h2::write(
                     &mut out,
                     HEADERS,
                     END_HEADERS | END_STREAM,
@@ -892,14 +859,14 @@ fn stream_id_exhaustion() {
                     &get_block(false),
                 );
                 c.write_all(&out).unwrap();
-                while let Some((kind, stream, _)) = read_h2_frame(&mut c.s) {
-                    if kind == HEADERS && stream == 0x7fff_ffff {
+                while let Some(f) = read_h2_frame(&mut c.s) {
+                    if f.kind == HEADERS && f.stream == 0x7fff_ffff {
                         t.add("h2c: stream 2^31−1 answered", 1);
                         break;
                     }
                 }
                 let mut out = Vec::new();
-                frame(
+                h2::write(
                     &mut out,
                     HEADERS,
                     END_HEADERS | END_STREAM,
@@ -907,9 +874,9 @@ fn stream_id_exhaustion() {
                     &get_block(false),
                 );
                 let _ = c.write_all(&out);
-                while let Some((kind, _, payload)) = read_h2_frame(&mut c.s) {
-                    if kind == GOAWAY {
-                        let code = u32::from_be_bytes(payload[4..8].try_into().unwrap());
+                while let Some(f) = read_h2_frame(&mut c.s) {
+                    if f.kind == GOAWAY {
+                        let code = u32::from_be_bytes(f.payload[4..8].try_into().unwrap());
                         t.add(format!("h2c: then GOAWAY {}", h2_error(code)), 1);
                     }
                 }
@@ -920,30 +887,25 @@ fn stream_id_exhaustion() {
                 enc.encode(&spdy_get(0x7fff_ffff, &[]), &mut out);
                 s.write_all(&out).unwrap();
                 s.flush().unwrap();
-                let mut dec = proto::spdy3::Decoder::default();
-                let mut buf = vec![0u8; 64 * 1024];
-                'answer: loop {
-                    match s.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => dec.feed(&buf[..n]),
-                    }
-                    while let Ok(Some(f)) = dec.next_frame() {
-                        if matches!(
-                            f,
-                            Frame::SynReply {
-                                stream_id: 0x7fff_ffff,
-                                ..
-                            }
-                        ) {
-                            t.add("SPDY: stream 2^31−1 answered", 1);
-                            break 'answer;
+                let answered = |f: &Frame| {
+                    matches!(
+                        f,
+                        Frame::SynReply {
+                            stream_id: 0x7fff_ffff,
+                            ..
                         }
-                    }
+                    )
+                };
+                if spdy::read_until(&mut s, answered)
+                    .last()
+                    .is_some_and(answered)
+                {
+                    t.add("SPDY: stream 2^31−1 answered", 1);
                 }
                 let mut out = Vec::new();
                 enc.encode(&spdy_get(1, &[]), &mut out);
                 let _ = s.write_all(&out).and_then(|_| s.flush());
-                let frames = spdy_frames_until_close(&mut s);
+                let frames = spdy::read_until_close(&mut s);
                 let mut then = Tally::default();
                 spdy_tally(&mut then, &frames);
                 for (w, n) in then.0 {
@@ -971,7 +933,7 @@ fn oversized_frames_and_bodies() {
             // An h2 frame header claiming 16 MiB − 1.
             let mut c = h2c(lab, true).unwrap();
             let mut head = Vec::new();
-            frame(&mut head, HEADERS, END_HEADERS, 1, &get_block(true));
+            h2::write(&mut head, HEADERS, END_HEADERS, 1, &get_block(true));
             head.extend_from_slice(&[0xff, 0xff, 0xff, DATA, 0, 0, 0, 0, 1]);
             c.write_all(&head).unwrap();
             repeat(&mut c, &zeros, CHUNKS).tally(&mut t, "h2c 16 MiB frame:");
@@ -979,10 +941,10 @@ fn oversized_frames_and_bodies() {
             // A body beyond the 64 KiB window, in legal-sized frames.
             let mut c = h2c(lab, true).unwrap();
             let mut head = Vec::new();
-            frame(&mut head, HEADERS, END_HEADERS, 1, &get_block(true));
+            h2::write(&mut head, HEADERS, END_HEADERS, 1, &get_block(true));
             c.write_all(&head).unwrap();
             let mut data = Vec::new();
-            frame(&mut data, DATA, 0, 1, &zeros);
+            h2::write(&mut data, DATA, 0, 1, &zeros);
             repeat(&mut c, &data, CHUNKS).tally(&mut t, "h2c body:");
             drop(c);
             // HTTP/1.1: Content-Length 1 GiB.
@@ -1004,8 +966,7 @@ fn oversized_frames_and_bodies() {
             // SPDY: a control frame of 16 MiB − 1 (the decoder's limit is 1 MiB).
             let mut s = lab.tls(proto::spdy3::ALPN).unwrap();
             s.sock.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
-            let head = [0x80, 3, 0, 1, 0, 0xff, 0xff, 0xff];
-            let _ = s.write_all(&head);
+            let _ = s.write_all(&spdy::control_head(1, 0, 0xff_ffff));
             repeat(&mut s, &zeros, CHUNKS).tally(&mut t, "SPDY 16 MiB frame:");
             t
         },

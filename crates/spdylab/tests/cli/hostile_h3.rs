@@ -283,13 +283,6 @@ fn siege_h3(
 
 // ---- HTTP/3 and QPACK by hand ----
 
-/// An HTTP/3 frame (RFC 9114 §7.1).
-fn h3_frame(out: &mut Vec<u8>, kind: u64, payload: &[u8]) {
-    proto::varint::encode(out, kind);
-    proto::varint::encode(out, payload.len() as u64);
-    out.extend_from_slice(payload);
-}
-
 const HEADERS: u64 = 0x01;
 
 /// A QPACK field section for `GET path` on HOST over https, from the static
@@ -317,7 +310,7 @@ fn get_section(path: &str, extra: &[(&[u8], &[u8])]) -> Vec<u8> {
 /// The HEADERS frame of `GET path`.
 fn get_frame(path: &str) -> Vec<u8> {
     let mut f = Vec::new();
-    h3_frame(&mut f, HEADERS, &get_section(path, &[]));
+    testkit::h3::frame(&mut f, HEADERS, &get_section(path, &[]));
     f
 }
 
@@ -390,20 +383,16 @@ fn conn_end(e: &quinn::ConnectionError) -> String {
     }
 }
 
-/// Our QUIC client configuration (ALPN h3, the lab's CA) with `transport`.
+/// Our QUIC client configuration (the browser model's TLS: ALPN h3, the
+/// lab's CA) with `transport`.
 fn quic_client(lab: &Lab, transport: quinn::TransportConfig) -> quinn::ClientConfig {
     let tls = client::conn::client_tls(proto::Protocol::H3, ca_of(lab), None);
-    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(tls).unwrap();
-    let mut c = quinn::ClientConfig::new(Arc::new(crypto));
-    c.transport_config(Arc::new(transport));
-    c
+    testkit::h3::client_config(tls, transport)
 }
 
 /// A client endpoint on its own UDP socket.
 fn endpoint(lab: &Lab, transport: quinn::TransportConfig) -> quinn::Endpoint {
-    let mut ep = quinn::Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
-    ep.set_default_client_config(quic_client(lab, transport));
-    ep
+    testkit::h3::endpoint(quic_client(lab, transport))
 }
 
 /// A QUIC connection speaking HTTP/3 by hand: its control stream is open
@@ -767,8 +756,7 @@ fn h3_stream_open_flood() {
                 let mut conns = Vec::new();
                 let mut streams = Vec::new();
                 let mut partial = Vec::new();
-                proto::varint::encode(&mut partial, HEADERS);
-                proto::varint::encode(&mut partial, 1000);
+                testkit::h3::frame_head(&mut partial, HEADERS, 1000);
                 partial.extend_from_slice(&[0u8; 10]);
                 for _ in 0..CONNS {
                     let Ok(h) = raw_h3(&ep, lab).await else {
@@ -824,7 +812,7 @@ async fn pour(s: &mut quinn::SendStream, chunk: &[u8], times: usize) -> (String,
 /// FIN): the response's status or how the stream or connection ended.
 async fn request(h: &RawH3, section: &[u8]) -> String {
     let mut f = Vec::new();
-    h3_frame(&mut f, HEADERS, section);
+    testkit::h3::frame(&mut f, HEADERS, section);
     let got = async {
         let (mut s, mut r) = match h.conn.open_bi().await {
             Ok(sr) => sr,
@@ -950,8 +938,7 @@ fn h3_oversized_headers() {
                 }
                 if let Ok(h) = raw_h3(&ep, lab).await {
                     let mut head = Vec::new();
-                    proto::varint::encode(&mut head, HEADERS);
-                    proto::varint::encode(&mut head, 1 << 30);
+                    testkit::h3::frame_head(&mut head, HEADERS, 1 << 30);
                     let chunk = vec![0u8; 1 << 20];
                     let mut pours = tokio::task::JoinSet::new();
                     for _ in 0..BIG_STREAMS {
@@ -972,8 +959,7 @@ fn h3_oversized_headers() {
                 }
                 if let Ok(mut h) = raw_h3(&ep, lab).await {
                     let mut head = Vec::new();
-                    proto::varint::encode(&mut head, 0x21);
-                    proto::varint::encode(&mut head, 1 << 30);
+                    testkit::h3::frame_head(&mut head, 0x21, 1 << 30);
                     let _ = h.control.write_all(&head).await;
                     let (end, sent) = pour(&mut h.control, &vec![0u8; 1 << 20], 64).await;
                     t.add(format!("control stream 1 GiB frame: {end}"), 1);
