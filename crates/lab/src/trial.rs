@@ -1087,6 +1087,44 @@ mod tests {
         assert_eq!(why(&chromium, Protocol::H2), None);
     }
 
+    /// `tcp_pacing` reaches the built-in server's knobs; every real server
+    /// refuses it, with the reason; Chromium takes it (a server's knob).
+    #[test]
+    fn tcp_pacing_reaches_the_server_and_real_servers_refuse_it() {
+        assert!(!Trial::default().served.tcp_pacing);
+        let mut t = Trial::default();
+        t.set("tcp_pacing", "on").unwrap();
+        assert!(t.served.tcp_pacing);
+        assert!(t.set("tcp_pacing", "fq").is_err());
+        let why = |t: &Trial, p: Protocol| t.refusal(&[p], 10).map(|r| r.to_string());
+        assert_eq!(why(&t, Protocol::H2), None);
+        for peer in [
+            PeerKind::Nginx,
+            PeerKind::Apache,
+            PeerKind::H2o,
+            PeerKind::Caddy,
+        ] {
+            let real = Trial {
+                server: ServerKind::Peer(peer),
+                ..t.clone()
+            };
+            let refused = why(&real, Protocol::H2).unwrap_or_default();
+            assert!(
+                refused.contains("do not set SO_MAX_PACING_RATE")
+                    && refused.contains("no fq qdisc"),
+                "{peer:?}: {refused}"
+            );
+        }
+        let chromium = Trial {
+            client: ClientKind::Chromium,
+            ..t
+        };
+        assert_eq!(why(&chromium, Protocol::H2), None);
+        t = Trial::default();
+        t.set("tcp_pacing", "off").unwrap();
+        assert_eq!(t, Trial::default());
+    }
+
     #[test]
     fn from_har_needs_an_imported_page() {
         let mut t = Trial::default();
