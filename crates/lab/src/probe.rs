@@ -353,8 +353,7 @@ impl LinkCounts {
             ],
             packets: [
                 (after.up.packets_out - before.up.packets_out).saturating_sub(cross.packets[0]),
-                (after.down.packets_out - before.down.packets_out)
-                    .saturating_sub(cross.packets[1]),
+                (after.down.packets_out - before.down.packets_out).saturating_sub(cross.packets[1]),
             ],
             drops_queue: (after.down.drops_queue + after.up.drops_queue)
                 - (before.down.drops_queue + before.up.drops_queue),
@@ -497,9 +496,10 @@ impl Prober<'_> {
     ) -> Option<io::Result<browser::Browser>> {
         match (self.spec.trial.client, view, self.kept.take()) {
             (ClientKind::Model, ..) => None,
-            (ClientKind::Chromium, View::Repeat, Some(Ok(mut b))) => {
-                Some(b.close_connections(Instant::now() + opts.timeout).map(|()| b))
-            }
+            (ClientKind::Chromium, View::Repeat, Some(Ok(mut b))) => Some(
+                b.close_connections(Instant::now() + opts.timeout)
+                    .map(|()| b),
+            ),
             (ClientKind::Chromium, View::Repeat, _) => {
                 Some(chromium_first_view(self.testbed, opts, &self.link))
             }

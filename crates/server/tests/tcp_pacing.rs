@@ -17,12 +17,22 @@ const PATIENCE: Duration = Duration::from_secs(20);
 /// `ss -tin`'s line of the server's side of its one established connection.
 fn server_socket_state(port: u16) -> String {
     let out = Command::new("ss")
-        .args(["-tin", "state", "established", "sport", "=", &format!(":{port}")])
+        .args([
+            "-tin",
+            "state",
+            "established",
+            "sport",
+            "=",
+            &format!(":{port}"),
+        ])
         .output()
         .expect("ss (iproute2) runs");
     assert!(out.status.success(), "{out:?}");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(text.contains(&format!(":{port}")), "no connection in {text}");
+    assert!(
+        text.contains(&format!(":{port}")),
+        "no connection in {text}"
+    );
     text
 }
 
