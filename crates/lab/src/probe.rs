@@ -85,21 +85,76 @@ pub fn run_plan(
         testbed: tb_spec,
         addresses,
     } = testbed_server::place(&spec.site, &spec.testbed);
+    preflight(spec)?;
+    let log = PacketLog::new();
+    let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
+    let ca = Ca::of_kind(spec.trial.cert)?;
+    let tls_sessions = resuming_tls_configs(spec, &ca);
+    // The model's repeat view: its cache and sessions between a probe's loads.
+    let model_views = crate::repeat::ModelViews::new(&spec.trial, ca.der());
+    let mut server = start_server(spec, &mut testbed, &ca, &addresses)?;
+    let plan = with_views(plan, spec.trial.view());
+    let total = plan.len();
+    let prober = Prober {
+        spec,
+        testbed: &testbed,
+        log,
+        link: testbed.link(),
+        epoch: testbed.epoch(),
+        base: model_config(spec, &ca, resolve),
+        spki: ca.spki_list(),
+        tls_sessions,
+        model_views,
+        // The model's own costs go into its explanation; Chromium's are its own.
+        browser_cost: (spec.trial.client == ClientKind::Model)
+            .then(|| spec.trial.model_knobs().browser_cost),
+        last_start: Time(0),
+        kept: None,
+        held: None,
+    };
+    let (tx, rx) = mpsc::channel::<Probe>();
+    let results = std::thread::scope(|s| -> io::Result<Vec<Probe>> {
+        let client = s.spawn(move || prober.run(plan, tx));
+        let mut results = Vec::new();
+        for (done, probe) in rx.iter().enumerate() {
+            on_probe(&probe, done + 1, total);
+            results.push(probe);
+        }
+        client
+            .join()
+            .map_err(|_| io::Error::other("client thread panicked"))??;
+        Ok(results)
+    });
+    server.stop();
+    testbed.shutdown()?;
+    keep_server_log(spec, &server)?;
+    drop(server);
+    results
+}
+
+/// What must hold before any testbed: the server and client can run the
+/// spec as asked, and a real server's program is installed (a missing one
+/// names its Debian package).
+fn preflight(spec: &ProbeSpec) -> io::Result<()> {
     if let Some(why) = spec.refusal() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
     }
     if let ServerKind::Peer(kind) = spec.trial.server {
-        // Before any testbed: a missing server names its Debian package.
         let (binary, package) = peers::Program::binary(kind);
         netns::find_binary(binary, package)?;
     }
-    let log = PacketLog::new();
-    let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
-    let ca = Ca::of_kind(spec.trial.cert)?;
-    // One store per protocol for all the probes: each resumes the sessions of
-    // the earlier ones of its protocol (a session is resumed only with the
-    // ALPN it was made with, and the store keeps one TLS 1.2 session per name).
-    // The config itself is kept: rustls resumes only with the same verifier.
+    Ok(())
+}
+
+/// The model's TLS configs when it resumes sessions (`tls_resume`): one
+/// store per protocol for all the probes, so each resumes the sessions of
+/// the earlier ones of its protocol (a session is resumed only with the
+/// ALPN it was made with, and the store keeps one TLS 1.2 session per name).
+/// The config itself is kept: rustls resumes only with the same verifier.
+fn resuming_tls_configs(
+    spec: &ProbeSpec,
+    ca: &Ca,
+) -> std::collections::HashMap<Protocol, Arc<rustls::ClientConfig>> {
     let mut tls_sessions = std::collections::HashMap::new();
     if spec.trial.tls_resume() {
         for p in spec.protocols.iter().filter(|p| p.tls()) {
@@ -113,12 +168,20 @@ pub fn run_plan(
             tls_sessions.insert(*p, config);
         }
     }
-    // The model's repeat view: its cache and sessions between a probe's loads.
-    let mut model_views = crate::repeat::ModelViews::new(&spec.trial, ca.der());
-    let mut server = testbed_server::start(
-        &mut testbed,
-        &ca,
-        &addresses,
+    tls_sessions
+}
+
+/// The Trial's server in the testbed, serving the spec's site.
+fn start_server(
+    spec: &ProbeSpec,
+    testbed: &mut Testbed,
+    ca: &Ca,
+    addresses: &[std::net::IpAddr],
+) -> io::Result<testbed_server::RunningServer> {
+    testbed_server::start(
+        testbed,
+        ca,
+        addresses,
         &ServerSetup {
             site: &spec.site,
             kind: spec.trial.server,
@@ -134,18 +197,29 @@ pub fn run_plan(
             stop_after: None,
             thread_name: "compare-srv",
         },
-    )?;
+    )
+}
 
-    // Each probe's loads (`--view`): `both` measures a first and a repeat
-    // view, one record each (a repeat view's uncounted first load is not here).
-    let measured = spec.trial.view().measured();
-    let plan: Vec<(Protocol, Option<usize>, View)> = plan
-        .into_iter()
+/// Each probe's loads (`--view`): `both` measures a first and a repeat
+/// view, one record each (a repeat view's uncounted first load is not here).
+fn with_views(
+    plan: Vec<(Protocol, Option<usize>)>,
+    view: View,
+) -> Vec<(Protocol, Option<usize>, View)> {
+    let measured = view.measured();
+    plan.into_iter()
         .flat_map(|(p, rep)| measured.iter().map(move |v| (p, rep, *v)))
-        .collect();
-    let total = plan.len();
+        .collect()
+}
+
+/// The model's page config, each probe's protocol and TLS sessions aside.
+fn model_config(
+    spec: &ProbeSpec,
+    ca: &Ca,
+    resolve: std::collections::HashMap<String, std::net::IpAddr>,
+) -> PageConfig {
     let root = spec.site.root();
-    let base = PageConfig {
+    PageConfig {
         protocol: Protocol::Https,
         knobs: spec.trial.model_knobs(),
         tls13_only: spec.trial.tls13_only(),
@@ -161,14 +235,18 @@ pub fn run_plan(
             .site
             .is_recorded()
             .then(|| Arc::new(client::replay::ReplayTree::of(&spec.site))),
-    };
-    let link = testbed.link();
-    let epoch = testbed.epoch();
-    let (tx, rx) = mpsc::channel::<Probe>();
-    let client_ns = testbed.namespace(Side::Client);
-    let testbed_ref = &testbed;
-    let (page, hosts) = (base.root.clone(), base.resolve.clone());
-    let (spki, timeout) = (ca.spki_list(), spec.trial.timeout);
+    }
+}
+
+/// Chromium's options for a probe of `protocol`: the page of `base` (the
+/// model's config), its hosts, and the Trial's Chromium knobs.
+fn chromium_options(
+    spec: &ProbeSpec,
+    base: &PageConfig,
+    spki: &[String],
+    protocol: Protocol,
+) -> browser::ChromiumOptions {
+    let (page, hosts) = (&base.root, &base.resolve);
     // A recorded page replays Web Page Replay's way: a name the recording
     // never saw (a beacon's redirect to a URL the HAR lacks) still reaches
     // the testbed's server, which answers 404 and counts the miss, instead
@@ -178,7 +256,7 @@ pub fn run_plan(
         Some(addr) if spec.site.is_recorded() => vec![("*".into(), addr.to_string())],
         _ => Vec::new(),
     };
-    let chromium = move |protocol: Protocol| browser::ChromiumOptions {
+    browser::ChromiumOptions {
         protocol,
         url: format!(
             "{}://{}{}",
@@ -187,270 +265,20 @@ pub fn run_plan(
             page.1
         ),
         resolve: hosts.iter().map(|(h, a)| (h.clone(), *a)).collect(),
-        spki: spki.clone(),
-        timeout,
+        spki: spki.to_vec(),
+        timeout: spec.trial.timeout,
         allow: Vec::new(),
         insecure: false,
-        map: unknown_hosts.clone(),
+        map: unknown_hosts,
         knobs: spec.trial.chromium,
         // A repeat view needs the first load's cache.
         keep_cache: spec.trial.served.early_hints || spec.trial.view().loads_twice(),
         repeat_view: spec.trial.view().loads_twice(),
-    };
-    let client_kind = spec.trial.client;
-    let link_spec = &testbed.spec().link;
-    // The model's own costs go into its explanation; Chromium's are its own.
-    let browser_cost =
-        (client_kind == ClientKind::Model).then(|| spec.trial.model_knobs().browser_cost);
-    let results = std::thread::scope(|s| -> io::Result<Vec<Probe>> {
-        let client = s.spawn(move || -> io::Result<()> {
-            client_ns.enter_current_thread()?;
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            // The last probe's start on the link's clock: its packets tell a
-            // straggler of its connections (a QUIC close after its window)
-            // from a connection of the next page.
-            let mut last_start = Time(0);
-            // `both`: the Chromium of a probe's first view, kept for its
-            // repeat view, and that first view's probe, sent once the
-            // browser's net log gives its handshakes.
-            let mut kept: Option<io::Result<browser::Browser>> = None;
-            let mut held: Option<Probe> = None;
-            for (protocol, rep, view) in plan {
-                // Chromium starts before the probe (its start-up is not the page's).
-                let opts = chromium(protocol);
-                let mut browser = match (client_kind, view, kept.take()) {
-                    (ClientKind::Model, ..) => None,
-                    (ClientKind::Chromium, View::Repeat, Some(Ok(mut b))) => {
-                        Some(b.close_connections(Instant::now() + timeout).map(|()| b))
-                    }
-                    (ClientKind::Chromium, View::Repeat, _) => {
-                        Some(chromium_first_view(testbed_ref, &opts, &link))
-                    }
-                    (ClientKind::Chromium, ..) => Some(start_chromium(testbed_ref, &opts)),
-                };
-                // The model's load: its repeat view's cache and sessions, or
-                // an uncounted first load for a lone repeat view, now,
-                // before the probe's window.
-                let mut model_cfg = (client_kind == ClientKind::Model).then(|| {
-                    let cfg = PageConfig {
-                        protocol,
-                        tls_sessions: tls_sessions.get(&protocol).cloned(),
-                        ..base.clone()
-                    };
-                    model_views.config(&rt, cfg, protocol, view)
-                });
-                let mut model_reuse = None;
-                wait_idle(&link);
-                // Competing flows (`cross_traffic`) start before the page and
-                // run through it: a ramp of 20 RTTs (1 s to 10 s) first.
-                let cross = testbed_ref.start_cross_traffic()?;
-                if cross.is_some() {
-                    let ramp = (link_spec.rtt() * 20)
-                        .clamp(Duration::from_secs(1), Duration::from_secs(10));
-                    std::thread::sleep(ramp);
-                }
-                let before = link.stats();
-                let t_before = Instant::now();
-                let started = SystemTime::now();
-                let t0 = Instant::now();
-                // The model's connections close after the window (below).
-                let mut open = None;
-                let mut cache = browser::CacheUse::default();
-                let load = match browser.as_mut() {
-                    None => match model_cfg.take().unwrap_or_else(|| Ok(base.clone())) {
-                        // A lone repeat view whose uncounted first load failed.
-                        Err(e) => PageResult {
-                            protocol,
-                            plt_ms: 0.0,
-                            connections: 0,
-                            entries: Vec::new(),
-                            error: Some(e),
-                            tls_resumed: 0,
-                            navigation_start: None,
-                            paint: None,
-                        },
-                        Ok(cfg) => {
-                            // The prioritization test's page runs a script the
-                            // model cannot: the model plays its sequence.
-                            let (load, conns) = if spec.site.name == site::priorities::NAME {
-                                rt.block_on(client::priority_test::run_keeping_connections(&cfg))
-                            } else {
-                                let (load, reuse, conns) =
-                                    rt.block_on(client::load_page_reusing(&cfg));
-                                model_reuse = Some(reuse);
-                                (load, conns)
-                            };
-                            open = Some(conns);
-                            load
-                        }
-                    },
-                    Some(Ok(b)) => {
-                        let (load, used) = b.load_page_cached(&opts);
-                        cache = used;
-                        load
-                    }
-                    Some(Err(e)) => PageResult {
-                        protocol,
-                        plt_ms: 0.0,
-                        connections: 0,
-                        entries: Vec::new(),
-                        error: Some(format!("chromium did not start: {e}")),
-                        tls_resumed: 0,
-                        navigation_start: None,
-                        paint: None,
-                    },
-                };
-                // A browser with loads to come (`both`'s first view) is kept;
-                // one that loaded twice ends after the link's counters are
-                // read (`close`, for its net log); any other ends now.
-                if opts.repeat_view {
-                    if view == View::First {
-                        kept = browser.take();
-                    }
-                } else {
-                    drop(browser.take());
-                }
-                let t1 = Instant::now();
-                if let Some(conns) = open {
-                    rt.block_on(conns.close());
-                }
-                let cross_ran = cross.is_some();
-                drop(cross);
-                wait_idle(&link);
-                let after = link.stats();
-                // Each load's handshakes from Chromium's net log: [first, repeat].
-                let handshakes = match browser.take() {
-                    Some(Ok(mut b)) => b.close(Instant::now() + CLOSE_WAIT),
-                    _ => Vec::new(),
-                };
-                let window = (to_time(epoch, t0), to_time(epoch, t1));
-                // One copy of the log for both readers of it.
-                let entries = log.entries();
-                // Navigation on the link's clock: the model's first step,
-                // Chromium's document request (after the tab opened: a third
-                // of a second here), not t0, which a loaded machine can put
-                // seconds before either.
-                let navigation = load.navigation_start.filter(|&nav| nav >= t0 && nav <= t1);
-                let navigation_start = navigation.map_or(window.0, |nav| to_time(epoch, nav));
-                // Chromium's page ends at its onload: what the tab sends
-                // after it (a favicon, before the browser is stopped) is not
-                // the page's time on wire.
-                let page_end = match navigation {
-                    Some(nav) if load.error.is_none() => {
-                        let plt = Duration::from_secs_f64(load.plt_ms.max(0.0) / 1e3);
-                        (nav + plt).min(t1)
-                    }
-                    _ => t1,
-                };
-                // The page's bytes and packets: the link's counters less
-                // what cross traffic moved meanwhile.
-                let cross_out = if cross_ran {
-                    cross_delivered(&entries, to_time(epoch, t_before))
-                } else {
-                    CrossDelivered::default()
-                };
-                let (tow_ms, syns) = time_on_wire(&entries, (window.0, to_time(epoch, page_end)));
-                let explain = load.error.is_none().then(|| {
-                    let since = last_start;
-                    explain_probe(
-                        &entries,
-                        since,
-                        link_spec,
-                        (window.0, navigation_start),
-                        &load,
-                        browser_cost,
-                    )
-                });
-                last_start = window.0;
-                let record = ProbeRecord {
-                    trial: String::new(),
-                    point: Default::default(),
-                    schema: 1,
-                    protocol,
-                    rep: rep.unwrap_or(0),
-                    plt_ms: load.plt_ms,
-                    tow_ms,
-                    connections: load.connections,
-                    syns,
-                    bytes_down: (after.down.bytes_out - before.down.bytes_out)
-                        .saturating_sub(cross_out.bytes[1]),
-                    bytes_up: (after.up.bytes_out - before.up.bytes_out)
-                        .saturating_sub(cross_out.bytes[0]),
-                    packets_down: (after.down.packets_out - before.down.packets_out)
-                        .saturating_sub(cross_out.packets[1]),
-                    packets_up: (after.up.packets_out - before.up.packets_out)
-                        .saturating_sub(cross_out.packets[0]),
-                    drops_queue: (after.down.drops_queue + after.up.drops_queue)
-                        - (before.down.drops_queue + before.up.drops_queue),
-                    drops_loss: (after.down.drops_loss + after.up.drops_loss)
-                        - (before.down.drops_loss + before.up.drops_loss),
-                    resources: load.entries.len(),
-                    body_bytes: load.entries.iter().map(|e| e.body_bytes).sum(),
-                    misses: misses(&spec.site, &load),
-                    phases: phase_totals(&load),
-                    error: load.error.clone(),
-                    tls_resumed: load.tls_resumed,
-                    started: unix_secs(started),
-                    har: None,
-                    explain,
-                    paint: load.paint.as_ref().map(paint_record),
-                    reuse: crate::repeat::record(
-                        view,
-                        model_reuse.as_ref(),
-                        &load,
-                        spec.trial.tls13_only(),
-                        protocol,
-                    ),
-                };
-                let mut probe = Probe {
-                    record,
-                    warmup: rep.is_none(),
-                    load: Some(load),
-                    started,
-                };
-                if client_kind == ClientKind::Chromium {
-                    // The repeat view's own numbers, and its first view's
-                    // handshakes (`both`) once known.
-                    let counted = handshakes.get(usize::from(view == View::Repeat));
-                    reused(&mut probe.record, counted, cache);
-                    if let (Some(first), Some(h)) = (held.as_mut(), handshakes.first()) {
-                        let cache = browser::CacheUse {
-                            from_cache: first.record.reuse.cache_hits,
-                            not_modified: first.record.reuse.not_modified,
-                            cached_bytes: first.record.reuse.cached_bytes,
-                        };
-                        reused(&mut first.record, Some(h), cache);
-                    }
-                    if kept.is_some() {
-                        held = Some(probe);
-                        continue;
-                    }
-                }
-                if let Some(first) = held.take() {
-                    if tx.send(first).is_err() {
-                        break;
-                    }
-                }
-                if tx.send(probe).is_err() {
-                    break;
-                }
-            }
-            Ok(())
-        });
-        let mut results = Vec::new();
-        for (done, probe) in rx.iter().enumerate() {
-            on_probe(&probe, done + 1, total);
-            results.push(probe);
-        }
-        client
-            .join()
-            .map_err(|_| io::Error::other("client thread panicked"))??;
-        Ok(results)
-    });
-    server.stop();
-    testbed.shutdown()?;
+    }
+}
+
+/// Copies a real server's access and error logs where the spec asks.
+fn keep_server_log(spec: &ProbeSpec, server: &testbed_server::RunningServer) -> io::Result<()> {
     if let (Some(out), Some(dir)) = (&spec.keep_server_log, server.dir()) {
         std::fs::create_dir_all(out)?;
         for f in ["access.log", "error.log", "stderr.log"] {
@@ -461,8 +289,385 @@ pub fn run_plan(
             }
         }
     }
-    drop(server);
-    results
+    Ok(())
+}
+
+/// The client's side of a plan, on its own thread in the client namespace:
+/// what every probe reads, and what one probe leaves to the next.
+struct Prober<'a> {
+    spec: &'a ProbeSpec,
+    testbed: &'a Testbed,
+    log: PacketLog,
+    link: netns::LinkHandle,
+    epoch: Instant,
+    /// The model's page config, each probe's protocol and sessions aside.
+    base: PageConfig,
+    spki: Vec<String>,
+    tls_sessions: std::collections::HashMap<Protocol, Arc<rustls::ClientConfig>>,
+    model_views: crate::repeat::ModelViews,
+    browser_cost: Option<client::BrowserCost>,
+    /// The last probe's start on the link's clock: its packets tell a
+    /// straggler of its connections (a QUIC close after its window) from a
+    /// connection of the next page.
+    last_start: Time,
+    /// `both`: the Chromium of a probe's first view, kept for its repeat
+    /// view, and that first view's probe, sent once the browser's net log
+    /// gives its handshakes.
+    kept: Option<io::Result<browser::Browser>>,
+    held: Option<Probe>,
+}
+
+/// One probe as measured, with what only Chromium's records still need:
+/// the handshakes of its net log and what its cache answered.
+struct Measured {
+    probe: Probe,
+    handshakes: Vec<browser::netlog::Handshakes>,
+    cache: browser::CacheUse,
+}
+
+/// A load as the client did it: the page, and what the model keeps of it.
+struct Loaded {
+    load: PageResult,
+    /// The model's reuse of its repeat view's cache and sessions.
+    model_reuse: Option<client::Reuse>,
+    /// The model's connections, closed after the probe's window.
+    open: Option<client::OpenConnections>,
+    cache: browser::CacheUse,
+}
+
+/// The link's counters over a probe less what cross traffic moved meanwhile.
+struct LinkCounts {
+    bytes: [u64; 2],
+    packets: [u64; 2],
+    drops_queue: u64,
+    drops_loss: u64,
+}
+
+impl LinkCounts {
+    /// [up, down] as `CrossDelivered` counts them.
+    fn between(before: &link::LinkStats, after: &link::LinkStats, cross: &CrossDelivered) -> Self {
+        LinkCounts {
+            bytes: [
+                (after.up.bytes_out - before.up.bytes_out).saturating_sub(cross.bytes[0]),
+                (after.down.bytes_out - before.down.bytes_out).saturating_sub(cross.bytes[1]),
+            ],
+            packets: [
+                (after.up.packets_out - before.up.packets_out).saturating_sub(cross.packets[0]),
+                (after.down.packets_out - before.down.packets_out).saturating_sub(cross.packets[1]),
+            ],
+            drops_queue: (after.down.drops_queue + after.up.drops_queue)
+                - (before.down.drops_queue + before.up.drops_queue),
+            drops_loss: (after.down.drops_loss + after.up.drops_loss)
+                - (before.down.drops_loss + before.up.drops_loss),
+        }
+    }
+}
+
+impl Prober<'_> {
+    /// Runs `plan` in order, sending each probe as it is done (a `both`
+    /// first view of Chromium's once its repeat view is); stops when no one
+    /// listens.
+    fn run(
+        mut self,
+        plan: Vec<(Protocol, Option<usize>, View)>,
+        tx: mpsc::Sender<Probe>,
+    ) -> io::Result<()> {
+        self.testbed
+            .namespace(Side::Client)
+            .enter_current_thread()?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        for (protocol, rep, view) in plan {
+            let measured = self.probe(&rt, protocol, rep, view)?;
+            let Some(probe) = self.with_reuse(measured, view) else {
+                continue;
+            };
+            if let Some(first) = self.held.take() {
+                if tx.send(first).is_err() {
+                    break;
+                }
+            }
+            if tx.send(probe).is_err() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// One probe: its client ready, an idle link, cross traffic started, the
+    /// page loaded in the probe's window, then the link's counters and log.
+    fn probe(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        protocol: Protocol,
+        rep: Option<usize>,
+        view: View,
+    ) -> io::Result<Measured> {
+        let client_kind = self.spec.trial.client;
+        // Chromium starts before the probe (its start-up is not the page's).
+        let opts = chromium_options(self.spec, &self.base, &self.spki, protocol);
+        let mut browser = self.browser(&opts, view);
+        // The model's load: its repeat view's cache and sessions, or an
+        // uncounted first load for a lone repeat view, now, before the
+        // probe's window.
+        let model_cfg = (client_kind == ClientKind::Model).then(|| {
+            let cfg = PageConfig {
+                protocol,
+                tls_sessions: self.tls_sessions.get(&protocol).cloned(),
+                ..self.base.clone()
+            };
+            self.model_views.config(rt, cfg, protocol, view)
+        });
+        wait_idle(&self.link);
+        // Competing flows (`cross_traffic`) start before the page and run
+        // through it: a ramp of 20 RTTs (1 s to 10 s) first.
+        let cross = self.testbed.start_cross_traffic()?;
+        if cross.is_some() {
+            let ramp = (self.testbed.spec().link.rtt() * 20)
+                .clamp(Duration::from_secs(1), Duration::from_secs(10));
+            std::thread::sleep(ramp);
+        }
+        let before = self.link.stats();
+        let t_before = Instant::now();
+        let started = SystemTime::now();
+        let t0 = Instant::now();
+        let mut loaded = self.load(rt, browser.as_mut(), model_cfg, protocol, &opts);
+        // A browser with loads to come (`both`'s first view) is kept; one
+        // that loaded twice ends after the link's counters are read
+        // (`close`, for its net log); any other ends now.
+        if opts.repeat_view {
+            if view == View::First {
+                self.kept = browser.take();
+            }
+        } else {
+            drop(browser.take());
+        }
+        let t1 = Instant::now();
+        if let Some(conns) = loaded.open.take() {
+            rt.block_on(conns.close());
+        }
+        let cross_ran = cross.is_some();
+        drop(cross);
+        wait_idle(&self.link);
+        let after = self.link.stats();
+        // Each load's handshakes from Chromium's net log: [first, repeat].
+        let handshakes = match browser.take() {
+            Some(Ok(mut b)) => b.close(Instant::now() + CLOSE_WAIT),
+            _ => Vec::new(),
+        };
+        // The page's bytes and packets: the link's counters less what cross
+        // traffic moved meanwhile. One copy of the log for both readers of it.
+        let entries = self.log.entries();
+        let cross_out = if cross_ran {
+            cross_delivered(&entries, to_time(self.epoch, t_before))
+        } else {
+            CrossDelivered::default()
+        };
+        let counts = LinkCounts::between(&before, &after, &cross_out);
+        let record = self.record(
+            (protocol, rep, view),
+            &loaded,
+            &entries,
+            (t0, t1),
+            counts,
+            started,
+        );
+        let probe = Probe {
+            record,
+            warmup: rep.is_none(),
+            load: Some(loaded.load),
+            started,
+        };
+        Ok(Measured {
+            probe,
+            handshakes,
+            cache: loaded.cache,
+        })
+    }
+
+    /// The probe's Chromium (None: the model): the one kept from its first
+    /// view with its connections closed, a new one that loaded the page once
+    /// for a lone repeat view, or a new one.
+    fn browser(
+        &mut self,
+        opts: &browser::ChromiumOptions,
+        view: View,
+    ) -> Option<io::Result<browser::Browser>> {
+        match (self.spec.trial.client, view, self.kept.take()) {
+            (ClientKind::Model, ..) => None,
+            (ClientKind::Chromium, View::Repeat, Some(Ok(mut b))) => Some(
+                b.close_connections(Instant::now() + opts.timeout)
+                    .map(|()| b),
+            ),
+            (ClientKind::Chromium, View::Repeat, _) => {
+                Some(chromium_first_view(self.testbed, opts, &self.link))
+            }
+            (ClientKind::Chromium, ..) => Some(start_chromium(self.testbed, opts)),
+        }
+    }
+
+    /// The page loaded by Chromium (`browser`) or the model (`model_cfg`,
+    /// else the base config).
+    fn load(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        browser: Option<&mut io::Result<browser::Browser>>,
+        model_cfg: Option<Result<PageConfig, String>>,
+        protocol: Protocol,
+        opts: &browser::ChromiumOptions,
+    ) -> Loaded {
+        let (mut model_reuse, mut open, mut cache) = (None, None, browser::CacheUse::default());
+        let load = match browser {
+            None => match model_cfg.unwrap_or_else(|| Ok(self.base.clone())) {
+                // A lone repeat view whose uncounted first load failed.
+                Err(e) => failed_load(protocol, e),
+                Ok(cfg) => {
+                    // The prioritization test's page runs a script the model
+                    // cannot: the model plays its sequence.
+                    let (load, conns) = if self.spec.site.name == site::priorities::NAME {
+                        rt.block_on(client::priority_test::run_keeping_connections(&cfg))
+                    } else {
+                        let (load, reuse, conns) = rt.block_on(client::load_page_reusing(&cfg));
+                        model_reuse = Some(reuse);
+                        (load, conns)
+                    };
+                    open = Some(conns);
+                    load
+                }
+            },
+            Some(Ok(b)) => {
+                let (load, used) = b.load_page_cached(opts);
+                cache = used;
+                load
+            }
+            Some(Err(e)) => failed_load(protocol, format!("chromium did not start: {e}")),
+        };
+        Loaded {
+            load,
+            model_reuse,
+            open,
+            cache,
+        }
+    }
+
+    /// The probe's record: the load's numbers, its time on wire and
+    /// explanation from the link's log, the link's counts.
+    fn record(
+        &mut self,
+        (protocol, rep, view): (Protocol, Option<usize>, View),
+        loaded: &Loaded,
+        entries: &[link::LogEntry],
+        (t0, t1): (Instant, Instant),
+        counts: LinkCounts,
+        started: SystemTime,
+    ) -> ProbeRecord {
+        let (load, epoch) = (&loaded.load, self.epoch);
+        let window = (to_time(epoch, t0), to_time(epoch, t1));
+        // Navigation on the link's clock: the model's first step, Chromium's
+        // document request (after the tab opened: a third of a second here),
+        // not t0, which a loaded machine can put seconds before either.
+        let navigation = load.navigation_start.filter(|&nav| nav >= t0 && nav <= t1);
+        let navigation_start = navigation.map_or(window.0, |nav| to_time(epoch, nav));
+        // Chromium's page ends at its onload: what the tab sends after it (a
+        // favicon, before the browser is stopped) is not the page's time on wire.
+        let page_end = match navigation {
+            Some(nav) if load.error.is_none() => {
+                let plt = Duration::from_secs_f64(load.plt_ms.max(0.0) / 1e3);
+                (nav + plt).min(t1)
+            }
+            _ => t1,
+        };
+        let (tow_ms, syns) = time_on_wire(entries, (window.0, to_time(epoch, page_end)));
+        let explain = load.error.is_none().then(|| {
+            explain_probe(
+                entries,
+                self.last_start,
+                &self.testbed.spec().link,
+                (window.0, navigation_start),
+                load,
+                self.browser_cost,
+            )
+        });
+        self.last_start = window.0;
+        ProbeRecord {
+            trial: String::new(),
+            point: Default::default(),
+            schema: 1,
+            protocol,
+            rep: rep.unwrap_or(0),
+            plt_ms: load.plt_ms,
+            tow_ms,
+            connections: load.connections,
+            syns,
+            bytes_down: counts.bytes[1],
+            bytes_up: counts.bytes[0],
+            packets_down: counts.packets[1],
+            packets_up: counts.packets[0],
+            drops_queue: counts.drops_queue,
+            drops_loss: counts.drops_loss,
+            resources: load.entries.len(),
+            body_bytes: load.entries.iter().map(|e| e.body_bytes).sum(),
+            misses: misses(&self.spec.site, load),
+            phases: phase_totals(load),
+            error: load.error.clone(),
+            tls_resumed: load.tls_resumed,
+            started: unix_secs(started),
+            har: None,
+            explain,
+            paint: load.paint.as_ref().map(paint_record),
+            reuse: crate::repeat::record(
+                view,
+                loaded.model_reuse.as_ref(),
+                load,
+                self.spec.trial.tls13_only(),
+                protocol,
+            ),
+        }
+    }
+
+    /// Chromium's reuse into its records: the probe's own (a repeat view's
+    /// numbers), and its first view's handshakes (`both`) once known. None:
+    /// the probe is held until its repeat view is done (`both`'s first view).
+    fn with_reuse(&mut self, measured: Measured, view: View) -> Option<Probe> {
+        let Measured {
+            mut probe,
+            handshakes,
+            cache,
+        } = measured;
+        if self.spec.trial.client != ClientKind::Chromium {
+            return Some(probe);
+        }
+        let counted = handshakes.get(usize::from(view == View::Repeat));
+        reused(&mut probe.record, counted, cache);
+        if let (Some(first), Some(h)) = (self.held.as_mut(), handshakes.first()) {
+            let cache = browser::CacheUse {
+                from_cache: first.record.reuse.cache_hits,
+                not_modified: first.record.reuse.not_modified,
+                cached_bytes: first.record.reuse.cached_bytes,
+            };
+            reused(&mut first.record, Some(h), cache);
+        }
+        if self.kept.is_some() {
+            self.held = Some(probe);
+            return None;
+        }
+        Some(probe)
+    }
+}
+
+/// A load that could not be made: `error`, nothing loaded.
+fn failed_load(protocol: Protocol, error: String) -> PageResult {
+    PageResult {
+        protocol,
+        plt_ms: 0.0,
+        connections: 0,
+        entries: Vec::new(),
+        error: Some(error),
+        tls_resumed: 0,
+        navigation_start: None,
+        paint: None,
+    }
 }
 
 /// A repeat view's Chromium: started, the page loaded once (not counted: a

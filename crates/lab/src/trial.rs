@@ -451,6 +451,7 @@ impl Trial {
             Knob::NotsentLowat => {
                 self.served.notsent_lowat = (v != "default").then(|| int() as u32)
             }
+            Knob::TcpPacing => self.served.tcp_pacing = on,
             Knob::ServerPriorities => {
                 self.served.priorities = match on {
                     true => proto::priority::Policy::Honour,
@@ -742,6 +743,57 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    /// A value of field `f` other than its default, that `set` takes.
+    fn another_value(f: &results::experiment::Field) -> String {
+        use results::experiment::Kind;
+        match f.kind {
+            Kind::Int { min, max, .. } => [min, max].map(|v| v.to_string()),
+            Kind::Duration | Kind::Delay => ["5ms", "5ms"].map(String::from),
+            Kind::Layout => ["mirror", "mirror"].map(String::from),
+            Kind::Text(_) => ["none", "none"].map(String::from),
+            k => {
+                let choices = k.choices().expect("a knob's kind is one of the above");
+                [choices[0], choices[choices.len() - 1]].map(String::from)
+            }
+        }
+        .into_iter()
+        .find(|v| v != f.default)
+        .unwrap_or_else(|| panic!("{}: no value but its default", f.name))
+    }
+
+    /// Each knob's FIELDS row names its holder (`Field::holder`, what
+    /// `serve` and `load` take as flags): setting the knob away from its
+    /// default changes that struct of the Trial, and no other's (the lab's
+    /// `view` also tells the server to take 0-RTT: one fact).
+    #[test]
+    fn each_knob_is_held_where_its_row_says() {
+        use results::experiment::Holder;
+        for f in knob_fields() {
+            let (d, mut t) = (Trial::default(), Trial::default());
+            let value = another_value(f);
+            t.set(f.name, &value)
+                .unwrap_or_else(|e| panic!("{}: {value}: {e}", f.name));
+            let lab = |t: &Trial| Trial {
+                served: server::Knobs::default(),
+                model: client::Knobs::default(),
+                chromium: browser::Knobs::default(),
+                ..t.clone()
+            };
+            let changed = [
+                (Holder::Lab, lab(&t) != lab(&d)),
+                (Holder::BuiltinServer, t.served != d.served),
+                (Holder::Model, t.model != d.model),
+                (Holder::Chromium, t.chromium != d.chromium),
+            ];
+            let changed: Vec<_> = changed.iter().filter(|c| c.1).map(|c| c.0).collect();
+            let expected = match f.name {
+                "view" => vec![Holder::Lab, Holder::BuiltinServer],
+                _ => vec![f.holder],
+            };
+            assert_eq!(changed, expected, "{} = {value}", f.name);
+        }
     }
 
     /// Every FIELDS default is a value `set` takes, and `Default` is them.
@@ -1064,6 +1116,44 @@ mod tests {
             ..Trial::default()
         };
         assert_eq!(why(&stock, Protocol::Https), None);
+    }
+
+    /// `tcp_pacing` reaches the built-in server's knobs; every real server
+    /// refuses it, with the reason; Chromium takes it (a server's knob).
+    #[test]
+    fn tcp_pacing_reaches_the_server_and_real_servers_refuse_it() {
+        assert!(!Trial::default().served.tcp_pacing);
+        let mut t = Trial::default();
+        t.set("tcp_pacing", "on").unwrap();
+        assert!(t.served.tcp_pacing);
+        assert!(t.set("tcp_pacing", "fq").is_err());
+        let why = |t: &Trial, p: Protocol| t.refusal(&[p], 10).map(|r| r.to_string());
+        assert_eq!(why(&t, Protocol::H2), None);
+        for peer in [
+            PeerKind::Nginx,
+            PeerKind::Apache,
+            PeerKind::H2o,
+            PeerKind::Caddy,
+        ] {
+            let real = Trial {
+                server: ServerKind::Peer(peer),
+                ..t.clone()
+            };
+            let refused = why(&real, Protocol::H2).unwrap_or_default();
+            assert!(
+                refused.contains("do not set SO_MAX_PACING_RATE")
+                    && refused.contains("no fq qdisc"),
+                "{peer:?}: {refused}"
+            );
+        }
+        let chromium = Trial {
+            client: ClientKind::Chromium,
+            ..t
+        };
+        assert_eq!(why(&chromium, Protocol::H2), None);
+        t = Trial::default();
+        t.set("tcp_pacing", "off").unwrap();
+        assert_eq!(t, Trial::default());
     }
 
     #[test]

@@ -212,6 +212,7 @@ pub enum Knob {
     Screencast,
     CpuSlowdown,
     NotsentLowat,
+    TcpPacing,
     ServerPriorities,
     ServerThink,
     EarlyHints,
@@ -248,11 +249,31 @@ pub struct Field {
     pub name: &'static str,
     /// The knob this row is (section `knobs`), None for other axes.
     pub knob: Option<Knob>,
+    /// Whose knob it is: which struct of a Trial holds it (None: not a knob).
+    pub holder: Holder,
     pub kind: Kind,
     pub default: &'static str,
     pub help: &'static str,
     /// Which servers and clients honour a knob (`lab::trial::refusal`).
     pub only: Only,
+}
+
+/// Whose knob a row of FIELDS is: which of a Trial's structs holds it
+/// (`lab::trial::Trial`). The built-in server's are the flags `serve` and
+/// `load` take (`spdylab::trial_args::ServerKnobs`); a unit test of lab
+/// checks each knob's `Trial::set` changes its holder's struct.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holder {
+    /// Not a knob: an axis of the site, link or run.
+    None,
+    /// The lab's own (testbed, layout, view): `Trial`'s fields.
+    Lab,
+    /// The built-in server's: `server::Knobs` (`Trial::served`).
+    BuiltinServer,
+    /// The model client's: `client::Knobs` (`Trial::model`).
+    Model,
+    /// Chromium's: `browser::Knobs` (`Trial::chromium`).
+    Chromium,
 }
 
 /// Which servers and clients honour a knob. The built-in server and the model
@@ -276,6 +297,7 @@ pub const FIELDS: &[Field] = &[
         section: "",
         name: "site",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Site,
         default: "",
         help: "a built-in site or a site file, relative to the experiment file",
@@ -285,6 +307,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "profile",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Profile,
         default: "",
         help: "a named network (spdylab profiles): its rates and RTT fill the link's fields not given",
@@ -294,6 +317,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "rtt",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Duration,
         default: "",
         help: "round-trip time, split evenly unless delay_down/delay_up",
@@ -303,6 +327,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "delay_down",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Duration,
         default: "",
         help: "one-way delay server → client (with rtt: the rest goes up)",
@@ -312,6 +337,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "delay_up",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Duration,
         default: "",
         help: "one-way delay client → server",
@@ -321,6 +347,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "rate",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Rate,
         default: "unlimited",
         help: "rate of both directions",
@@ -330,6 +357,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "down",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Rate,
         default: "",
         help: "rate server → client (overrides rate)",
@@ -339,6 +367,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "up",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Rate,
         default: "",
         help: "rate client → server (overrides rate)",
@@ -348,6 +377,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "loss",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Loss,
         default: "0%",
         help: "loss each way: 1% or ge:P,R[,H,K]",
@@ -357,6 +387,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "queue",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Queue,
         default: "256p",
         help: "queue: drop-tail 256p, 64kb or both, or codel:5ms,100ms[,LIMIT]",
@@ -366,6 +397,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "iw",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Int {
             min: 1,
             max: 1000,
@@ -379,6 +411,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "cc",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Choice(&["cubic", "bbr", "reno"]),
         default: "cubic",
         help: "TCP congestion control",
@@ -388,6 +421,7 @@ pub const FIELDS: &[Field] = &[
         section: "link",
         name: "cross_traffic",
         knob: None,
+        holder: Holder::None,
         kind: Kind::Text("a list such as cubic:2, bbr:1, udp:500kbit or cubic:1,udp:1mbit, or none"),
         default: "none",
         help: "competing flows sharing the bottleneck, started before each page and stopped after it: TCP bulk downloads by congestion control and count, or a UDP stream by rate (issue 38)",
@@ -397,6 +431,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "shards",
         knob: Some(Knob::Shards),
+        holder: Holder::Lab,
         kind: Kind::Int {
             min: 1,
             max: 254,
@@ -410,6 +445,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "max_streams",
         knob: Some(Knob::MaxStreams),
+        holder: Holder::BuiltinServer,
         kind: Kind::Int {
             min: 1,
             max: 1_000_000,
@@ -423,6 +459,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "tls",
         knob: Some(Knob::Tls),
+        holder: Holder::BuiltinServer,
         kind: Kind::Choice(&["any", "1.2", "1.3"]),
         default: "any",
         help: "TLS version",
@@ -432,6 +469,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "conns_per_host",
         knob: Some(Knob::ConnsPerHost),
+        holder: Holder::Model,
         kind: Kind::Int {
             min: 1,
             max: 64,
@@ -445,6 +483,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "depth",
         knob: Some(Knob::Depth),
+        holder: Holder::Model,
         kind: Kind::Int {
             min: 1,
             max: 128,
@@ -458,6 +497,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "server_delay",
         knob: Some(Knob::ServerDelay),
+        holder: Holder::BuiltinServer,
         kind: Kind::Delay,
         default: "0ms",
         help: "server think time per response; from-har: each imported response's recorded wait (timings.wait)",
@@ -467,6 +507,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "layout",
         knob: Some(Knob::Layout),
+        holder: Holder::Lab,
         kind: Kind::Layout,
         default: "origin",
         help: "origin, mirror (one host, 004 §V) or shards:N (N host names, each its own address, 004 Fig. 8)",
@@ -476,6 +517,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "cert",
         knob: Some(Knob::Cert),
+        holder: Holder::Lab,
         kind: Kind::Choice(&["ecdsa", "rsa2048"]),
         default: "ecdsa",
         help: "server certificate: ECDSA P-256 root → leaf, or RSA 2048 root → intermediate → leaf",
@@ -485,6 +527,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "tls_resume",
         knob: Some(Knob::TlsResume),
+        holder: Holder::BuiltinServer,
         kind: Kind::Switch,
         default: "off",
         help: "model client resumes TLS sessions of earlier probes of a Trial (tickets)",
@@ -494,6 +537,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "headers",
         knob: Some(Knob::Headers),
+        holder: Holder::Model,
         kind: Kind::Choice(&["chrome2014", "minimal"]),
         default: "chrome2014",
         help: "model client's request headers: a 2014 Chrome's (~350–450 B) or minimal",
@@ -503,6 +547,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "cookie_bytes",
         knob: Some(Knob::CookieBytes),
+        holder: Holder::Model,
         kind: Kind::Int {
             min: 0,
             max: 4096,
@@ -516,6 +561,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "warm_metrics",
         knob: Some(Knob::WarmMetrics),
+        holder: Holder::Lab,
         kind: Kind::Switch,
         default: "off",
         help:
@@ -526,6 +572,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "pool",
         knob: Some(Knob::Pool),
+        holder: Holder::Model,
         kind: Kind::Choice(&["chromium", "per-host", "per-address"]),
         default: "chromium",
         help: "model's SPDY/HTTP/2 sessions: per host name, per server address, or as Chromium",
@@ -535,6 +582,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "browser_cost",
         knob: Some(Knob::BrowserCost),
+        holder: Holder::Model,
         kind: Kind::Text("fitted, none, or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR"),
         default: "fitted",
         help: "model's browser costs: fitted (to Chromium on this lab's machine), none (the pure network model), or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR (scripts in order)",
@@ -544,6 +592,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "screencast",
         knob: Some(Knob::Screencast),
+        holder: Holder::Chromium,
         kind: Kind::Choice(&["on", "off"]),
         default: "on",
         help: "Chromium records the screen's frames for Speed Index, visually complete and the filmstrip (DevTools' Page.startScreencast); off: no frames, the renderer encodes no JPEG (the model has no screen: its estimates do not change)",
@@ -553,6 +602,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "cpu_slowdown",
         knob: Some(Knob::CpuSlowdown),
+        holder: Holder::Chromium,
         kind: Kind::Int {
             min: 1,
             max: 20,
@@ -566,6 +616,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "notsent_lowat",
         knob: Some(Knob::NotsentLowat),
+        holder: Holder::BuiltinServer,
         kind: Kind::Int {
             min: 1,
             max: 64 << 20,
@@ -577,8 +628,19 @@ pub const FIELDS: &[Field] = &[
     },
     Field {
         section: "knobs",
+        name: "tcp_pacing",
+        knob: Some(Knob::TcpPacing),
+        holder: Holder::BuiltinServer,
+        kind: Kind::Choice(&["off", "on"]),
+        default: "off",
+        help: "the built-in server's TCP connections pace their sends (Linux's internal TCP pacing, on with SO_MAX_PACING_RATE: the testbed has no fq qdisc) instead of sending each window in bursts (https, h2, h2c, spdy3, http); h3 is paced by quinn, always",
+        only: Only::BuiltinServer("the real servers here do not set SO_MAX_PACING_RATE and the testbed has no fq qdisc to pace them"),
+    },
+    Field {
+        section: "knobs",
         name: "server_priorities",
         knob: Some(Knob::ServerPriorities),
+        holder: Holder::BuiltinServer,
         kind: Kind::Choice(&["on", "off"]),
         default: "on",
         help: "whether the built-in server schedules responses by the client's priorities (h2: RFC 7540's tree as Chrome sends it, or RFC 9218's priority header and PRIORITY_UPDATE; h3: RFC 9218 on quinn's stream priorities; SPDY/3.1: its priorities); off: round robin over the responses with data, one 16 KiB chunk each, in the order the requests came",
@@ -588,6 +650,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "server_think",
         knob: Some(Knob::ServerThink),
+        holder: Holder::BuiltinServer,
         kind: Kind::Duration,
         default: "0ms",
         help: "the built-in server's think time before the page's document only (the HTML it has to make), after server_delay: when 103 Early Hints and push help",
@@ -597,6 +660,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "early_hints",
         knob: Some(Knob::EarlyHints),
+        holder: Holder::BuiltinServer,
         // on, off: a flag with a value (`--early-hints on`), as issue 37 writes it.
         kind: Kind::Choice(&["on", "off"]),
         default: "off",
@@ -607,6 +671,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "push",
         knob: Some(Knob::Push),
+        holder: Holder::BuiltinServer,
         kind: Kind::Choice(&["none", "critical", "all"]),
         default: "none",
         help: "the built-in server pushes, when the document is asked for and before server_think, its critical resources on its own host or every resource under it on its own host (h2 and h2c: PUSH_PROMISE, not when the client's SETTINGS_ENABLE_PUSH is 0; SPDY/3.1: SYN_STREAM with an associated stream)",
@@ -616,6 +681,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "view",
         knob: Some(Knob::View),
+        holder: Holder::Lab,
         kind: Kind::Choice(&View::NAMES),
         default: "first",
         help: "which load a probe measures: first (a cold client), repeat (the same client loads the page again after its connections closed, keeping its HTTP cache, TLS session tickets and QUIC 0-RTT tickets; the first load is not counted) or both (each probe measures the first load, then the repeat one); docs/repeat-view.md",
@@ -625,6 +691,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "preload",
         knob: Some(Knob::Preload),
+        holder: Holder::Lab,
         kind: Kind::Choice(&["none", "critical"]),
         default: "none",
         help: "a site transform: <link rel=preload> tags for the document's critical resources at the top of its head (generated and imported pages)",
@@ -634,6 +701,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "early_data",
         knob: Some(Knob::EarlyData),
+        holder: Holder::Chromium,
         kind: Kind::Choice(&["off", "on"]),
         default: "off",
         help: "TLS 1.3 early data over TCP on a repeat view (https, h2, spdy3), both clients: Chromium's EnableTLS13EarlyData feature, off in stock Chromium (net/base/features.cc: FEATURE_DISABLED_BY_DEFAULT); QUIC 0-RTT is on either way",
@@ -643,6 +711,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "quic_cc",
         knob: Some(Knob::QuicCc),
+        holder: Holder::BuiltinServer,
         kind: Kind::Choice(&["same", "cubic", "reno", "bbr"]),
         default: "same",
         help: "the built-in server's QUIC congestion control (quinn's cubic, reno or bbr) on h3; same: the link's cc, TCP's",
@@ -652,6 +721,7 @@ pub const FIELDS: &[Field] = &[
         section: "knobs",
         name: "request_limits",
         knob: Some(Knob::RequestLimits),
+        holder: Holder::Model,
         kind: Kind::Choice(&["chromium", "none"]),
         default: "chromium",
         help: "the model's network-side request limits: chromium (Chromium's ResourceScheduler: requests below MEDIUM to a host not known to support priorities wait while 10 such are in flight on the page or 6 requests to their host are) or none (every request the renderer lets go starts at once)",
@@ -1483,13 +1553,14 @@ loss = ["0%", "1%"]
 max_streams = [1, 6, 100]
 "#;
 
-    /// Each row of section `knobs` names its own Knob, and only those rows
-    /// name one; a switch's values are off and on, in that order.
+    /// Each row of section `knobs` names its own Knob and its holder, and
+    /// only those rows name one; a switch's values are off and on, in that order.
     #[test]
     fn every_knob_row_names_its_own_knob() {
         let mut seen = Vec::new();
         for f in FIELDS {
             assert_eq!(f.knob.is_some(), f.section == "knobs", "{}", f.name);
+            assert_eq!(f.knob.is_some(), f.holder != Holder::None, "{}", f.name);
             if let Some(k) = f.knob {
                 assert!(!seen.contains(&k), "{}: {k:?} twice", f.name);
                 seen.push(k);

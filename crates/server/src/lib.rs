@@ -202,6 +202,12 @@ pub struct Knobs {
     /// stream scheduler (not the send buffer) decides what goes next. None:
     /// Linux's default (no limit). TCP only; h3's sending is quinn's.
     pub notsent_lowat: Option<u32>,
+    /// TCP's internal pacing on each accepted TCP connection (`--tcp-pacing`):
+    /// SO_MAX_PACING_RATE set to a finite rate no link here reaches, so the
+    /// kernel spreads each window's segments over the RTT instead of sending
+    /// them in bursts (the testbed has no fq qdisc to pace). TCP only: h3's
+    /// pacing is quinn's own, always on.
+    pub tcp_pacing: bool,
     /// Whether responses are scheduled by the client's priorities
     /// (`proto::priority`), or round robin by arrival (`--server-priorities off`).
     pub priorities: proto::priority::Policy,
@@ -271,6 +277,7 @@ impl Default for Knobs {
             tickets: false,
             early_data: false,
             notsent_lowat: None,
+            tcp_pacing: false,
             priorities: proto::priority::Policy::Honour,
             think: Duration::ZERO,
             early_hints: false,
@@ -545,7 +552,7 @@ async fn accept_loop(l: TcpListener, ctx: Arc<Ctx>, tls: Option<tokio_rustls::Tl
 const TLS_RECORD: usize = 16 * 1024;
 
 /// Sets an accepted TCP connection's options as the server's knobs say:
-/// no Nagle, the congestion control, TCP_NOTSENT_LOWAT. Best effort: a kernel
+/// no Nagle, the congestion control, TCP_NOTSENT_LOWAT, pacing. Best effort: a kernel
 /// that refuses one (gVisor may) serves the connection with its defaults.
 fn tune(sock: &TcpStream, ctx: &Ctx) {
     let _ = sock.set_nodelay(true);
@@ -554,6 +561,10 @@ fn tune(sock: &TcpStream, ctx: &Ctx) {
     }
     if let Some(bytes) = ctx.knobs.notsent_lowat {
         let _ = socket2::SockRef::from(sock).set_tcp_notsent_lowat(bytes);
+    }
+    if ctx.knobs.tcp_pacing {
+        // Not ~0 (unlimited): the kernel then paces the socket itself.
+        let _ = sys::set_max_pacing_rate(sock, u64::MAX - 1);
     }
 }
 

@@ -10,21 +10,20 @@ use crate::knob_flags as kf;
 use clap::builder::{ArgAction, PossibleValuesParser, ValueParser};
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
 use lab::trial::{knob_fields, Trial};
-use results::experiment::{Field, Knob};
+use results::experiment::{Field, Holder};
 use std::marker::PhantomData;
 
 pub use crate::knob_flags::default_of;
 
 /// Which knobs a command takes as flags, under which help heading.
 pub trait KnobSet: Send + Sync + 'static {
-    /// The knobs (None: every one).
-    const KNOBS: Option<&'static [Knob]>;
+    /// Whose knobs (None: every one), as FIELDS' rows say (`Field::holder`).
+    const HOLDER: Option<Holder>;
     const HEADING: &'static str;
 
     /// The set's fields, in FIELDS order.
     fn fields() -> impl Iterator<Item = &'static Field> {
-        knob_fields()
-            .filter(|f| Self::KNOBS.is_none_or(|ks| f.knob.is_some_and(|k| ks.contains(&k))))
+        knob_fields().filter(|f| Self::HOLDER.is_none_or(|h| f.holder == h))
     }
 }
 
@@ -33,29 +32,18 @@ pub trait KnobSet: Send + Sync + 'static {
 pub struct AllKnobs;
 
 impl KnobSet for AllKnobs {
-    const KNOBS: Option<&'static [Knob]> = None;
+    const HOLDER: Option<Holder> = None;
     const HEADING: &'static str = "Trial knobs";
 }
 
-/// The built-in server's knobs (those `server::Knobs` holds): what `serve`
-/// and `load` take; a real server refuses those it cannot honour
-/// (`Trial::refusal_for`).
+/// The built-in server's knobs (those `server::Knobs` holds: FIELDS' rows
+/// of `Holder::BuiltinServer`): what `serve` and `load` take; a real server
+/// refuses those it cannot honour (`Trial::refusal_for`).
 #[derive(Debug, Clone)]
 pub struct ServerKnobs;
 
 impl KnobSet for ServerKnobs {
-    const KNOBS: Option<&'static [Knob]> = Some(&[
-        Knob::MaxStreams,
-        Knob::Tls,
-        Knob::ServerDelay,
-        Knob::TlsResume,
-        Knob::NotsentLowat,
-        Knob::ServerPriorities,
-        Knob::ServerThink,
-        Knob::EarlyHints,
-        Knob::Push,
-        Knob::QuicCc,
-    ]);
+    const HOLDER: Option<Holder> = Some(Holder::BuiltinServer);
     const HEADING: &'static str = "Server knobs";
 }
 

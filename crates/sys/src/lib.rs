@@ -301,6 +301,24 @@ pub fn set_tcp_congestion(fd: &impl AsRawFd, name: &str) -> io::Result<()> {
     .map(drop)
 }
 
+/// Sets a socket's SO_MAX_PACING_RATE in bytes per second, as the 8-byte
+/// value the kernel takes (`u64::MAX`: unlimited). Any other value turns
+/// on TCP's internal pacing when no fq qdisc paces the socket (net/core/
+/// sock.c: `sk_pacing_status` SK_PACING_NEEDED).
+pub fn set_max_pacing_rate(fd: &impl AsRawFd, bytes_per_sec: u64) -> io::Result<()> {
+    // SAFETY: the option value is a valid u64 of the given length.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_MAX_PACING_RATE,
+            (&bytes_per_sec as *const u64).cast(),
+            std::mem::size_of::<u64>() as libc::socklen_t,
+        )
+    })
+    .map(drop)
+}
+
 /// Reads a TCP socket's TCP_INFO into `info` (struct tcp_info, as words):
 /// how many bytes the kernel wrote.
 pub fn tcp_info(fd: &impl AsRawFd, info: &mut [u64; 32]) -> io::Result<usize> {
