@@ -64,24 +64,11 @@ build:
 demo: demo-deps build
 	$(SUDO) $(BIN) compare --site youtube --protocols https,spdy3,h2 --rtt 150ms --rate 1mbit --reps 5
 
-# The CLI tests (crates/spdylab/tests/cli) whose bounds are on time or
-# rates (calibration, the emulator's lateness, goodput, tails, explained
-# mechanisms, verdicts on speed): they run with two at a time, as a plain
-# `cargo test` runs every test on this 2-core machine. The other CLI tests mostly
-# wait on emulated round trips (a compare of eight protocols: 3.3 s of wall,
-# 0.7 s of CPU), so four run at once; the hostile ones still one after
-# another (their own lock).
-TIMED_TESTS := calibrate:: shell:: rootless:: bench:: load:: cross_traffic:: explain:: diff::
-CLI_THREADS ?= 4
-TEST := $(SUDO) env "PATH=$$PATH" "CI=$$CI" $(CARGO) test --release --locked
-
 # Formatting, lints, then every test (unit, and integration on real namespaces: needs root).
 test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --locked --all-targets -- -D warnings
-	$(TEST) --workspace --exclude spdylab
-	$(TEST) -p spdylab -- --test-threads $(CLI_THREADS) $(addprefix --skip ,$(TIMED_TESTS))
-	$(TEST) -p spdylab -- --test-threads 2 $(TIMED_TESTS)
+	$(SUDO) env "PATH=$$PATH" "CI=$$CI" $(CARGO) test --release --locked --workspace
 
 # Coverage-guided fuzzing of every parser of outside bytes, FUZZ_SECONDS per target
 # (installs a nightly toolchain and cargo-fuzz when missing; docs/fuzzing.md).
