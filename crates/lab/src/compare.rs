@@ -222,6 +222,100 @@ pub fn prepare(
     Ok(spec)
 }
 
+/// `--check N`: Chromium's loads beside the model's, and the protocols it
+/// cannot load with why.
+pub struct Check {
+    /// Chromium's comparison: the model's spec with Chromium as the client
+    /// (`Trial::for_chromium`), the protocols it speaks, N repetitions.
+    pub spec: Arc<ProbeSpec>,
+    pub skipped: Vec<(Protocol, String)>,
+}
+
+impl Check {
+    /// Chromium's half of `compare --check loads` on the model's `spec`:
+    /// refused (naming `--check`) when the model is not the client, when
+    /// Chromium cannot load the baseline or any other protocol, or when it
+    /// refuses the Trial; Chromium must be installed.
+    pub fn of(spec: &ProbeSpec, loads: usize) -> Result<Check, crate::Error> {
+        use crate::trial::ClientKind;
+        let usage = |m: String| crate::Error::Usage(format!("--check: {m}"));
+        if spec.trial.client != ClientKind::Model {
+            return Err(usage(
+                "it loads Chromium beside the model: with --client chromium there is no model to check".into(),
+            ));
+        }
+        let (speaks, skipped): (Vec<Protocol>, Vec<Protocol>) = spec
+            .protocols
+            .iter()
+            .partition(|p| browser::refuses(**p).is_none());
+        let skipped: Vec<(Protocol, String)> = skipped
+            .into_iter()
+            .map(|p| (p, browser::refuses(p).unwrap_or_default().to_string()))
+            .collect();
+        if let Some((p, why)) = skipped
+            .first()
+            .filter(|(p, _)| Some(p) == spec.protocols.first())
+        {
+            return Err(usage(format!(
+                "Chromium cannot load {p}, the baseline: {why}"
+            )));
+        }
+        if speaks.len() < 2 {
+            return Err(usage(
+                "Chromium loads none of the protocols compared with the baseline: nothing to check"
+                    .into(),
+            ));
+        }
+        let chromium = ProbeSpec {
+            site: spec.site.clone(),
+            protocols: speaks,
+            testbed: spec.testbed.clone(),
+            reps: loads,
+            warmup: spec.warmup,
+            trial: spec.trial.for_chromium(),
+            keep_server_log: None,
+        };
+        if let Some(why) = chromium.refusal() {
+            return Err(usage(why.to_string()));
+        }
+        browser::find()?;
+        Ok(Check {
+            spec: Arc::new(chromium),
+            skipped,
+        })
+    }
+}
+
+impl Check {
+    /// The check's figures from Chromium's `outcome`, beside the model's
+    /// `summary`: the agreement per protocol on `metric`, and the JSON put
+    /// under the comparison's `check` (Chromium's summary and probes too).
+    pub fn judge(
+        &self,
+        outcome: &Outcome,
+        model: &[ProtocolSummary],
+        metric: Metric,
+    ) -> (Vec<verdict::check::Agreement>, serde_json::Value) {
+        let chromium = summarize_probes(&self.spec.protocols, &outcome.probes);
+        let agreements = verdict::check::agreements(metric, model, &chromium);
+        let skipped: Vec<serde_json::Value> = self
+            .skipped
+            .iter()
+            .map(|(p, why)| serde_json::json!({ "protocol": p, "why": why }))
+            .collect();
+        let doc = serde_json::json!({
+            "client": "chromium",
+            "loads": self.spec.reps,
+            "interrupted": outcome.interrupted,
+            "agreement": agreements,
+            "skipped": skipped,
+            "summary": chromium,
+            "probes": outcome.probes,
+        });
+        (agreements, doc)
+    }
+}
+
 /// The comparison as one JSON object (`--json`, `--out`): the spec, the
 /// summary per protocol and every probe kept.
 pub fn document(

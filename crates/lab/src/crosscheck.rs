@@ -108,14 +108,13 @@ impl CrosscheckSpec {
         client: ClientKind,
         protocols: &[Protocol],
     ) -> ProbeSpec {
-        let mut trial = Trial {
-            client,
-            ..self.trial.clone()
+        let trial = match client {
+            ClientKind::Chromium => self.trial.for_chromium(),
+            ClientKind::Model => Trial {
+                client,
+                ..self.trial.clone()
+            },
         };
-        if client == ClientKind::Chromium {
-            trial.model.pool = Trial::default().model.pool;
-            trial.model.browser_cost = Trial::default().model.browser_cost;
-        }
         ProbeSpec {
             site: site.clone(),
             protocols: protocols.to_vec(),

@@ -404,7 +404,30 @@ impl Default for Trial {
     }
 }
 
+/// The model's knobs that say how it imitates Chromium (how it pools
+/// connections, what its work costs, which requests it holds back): beside
+/// the model (`crosscheck`, `compare --check`) Chromium does all three its
+/// own way, so they go back to their defaults for it instead of refusing.
+const CHROMIUMS_OWN_WAY: [Knob; 3] = [Knob::Pool, Knob::BrowserCost, Knob::RequestLimits];
+
 impl Trial {
+    /// This Trial as Chromium loads it beside the model: the client
+    /// Chromium, and the model's imitations of Chromium (`CHROMIUMS_OWN_WAY`)
+    /// at their defaults. Another model-only knob set stays, and Chromium
+    /// refuses it (`refusal`): it changes what is loaded, not how the model
+    /// imitates the browser.
+    pub fn for_chromium(&self) -> Trial {
+        let mut t = Trial {
+            client: ClientKind::Chromium,
+            ..self.clone()
+        };
+        for knob in CHROMIUMS_OWN_WAY {
+            // FIELDS' defaults are checked by a unit test: none fails.
+            let _ = t.set_knob(knob, knob.field().default);
+        }
+        t
+    }
+
     /// Sets knob `key` (a FIELDS name of section `knobs`) from its text: the
     /// field's range or choices first, then the typed parse. The error names
     /// neither key nor source: the caller adds `--max-streams` or `knobs.max_streams`.
@@ -761,6 +784,26 @@ mod tests {
         .into_iter()
         .find(|v| v != f.default)
         .unwrap_or_else(|| panic!("{}: no value but its default", f.name))
+    }
+
+    /// Beside the model, Chromium runs with the model's imitations of it
+    /// (pool, browser costs, request limits) at their defaults and refuses
+    /// another model-only knob; every other knob is left as set.
+    #[test]
+    fn chromium_beside_the_model_drops_the_models_imitations_only() {
+        let mut model = Trial::default();
+        for knob in CHROMIUMS_OWN_WAY {
+            model.set_knob(knob, &another_value(knob.field())).unwrap();
+        }
+        model.set("max_streams", "10").unwrap();
+        let chromium = model.for_chromium();
+        assert_eq!(chromium.client, ClientKind::Chromium);
+        assert_eq!(chromium.model, Trial::default().model);
+        assert_eq!(chromium.served.max_streams, 10);
+        assert_eq!(chromium.refusal(&[Protocol::H2], 10), None);
+        model.set("conns_per_host", "2").unwrap();
+        let why = model.for_chromium().refusal(&[Protocol::H2], 10).unwrap();
+        assert!(why.to_string().contains("--conns-per-host"), "{why}");
     }
 
     /// Each knob's FIELDS row names its holder (`Field::holder`, what

@@ -46,6 +46,14 @@ impl Metric {
         }
     }
 
+    /// The loads of a summary that have the headline.
+    pub fn n(self, s: &ProtocolSummary) -> usize {
+        match self {
+            Metric::Plt | Metric::Tow => s.n,
+            _ => self.part(s).map_or(0, |p| p.n),
+        }
+    }
+
     /// The headline's Mann-Whitney p-value against the baseline.
     pub fn p_value(self, s: &ProtocolSummary) -> Option<f64> {
         match self {

@@ -42,11 +42,17 @@ pub type Protocols = Vec<Protocol>;
   spdylab compare --site youtube --protocols https,h2 --rtt 150ms --rate 1mbit --server apache
   spdylab compare --site youtube --protocols https,h2 --rtt 150ms --rate 1mbit --tls 1.2 \
       --cert rsa2048 --tls-resume --warm-metrics --cookie-bytes 200
+  spdylab compare --site icons --protocols https,h2,h3 --rtt 50ms --rate 10mbit --check 3
 
 Repetitions interleave the protocols (A B C A B C ...). Gain is against the first
 protocol: (B - X) / B x 100 %, positive when X is faster; its 95 % CI is a bootstrap.
 Ctrl-C stops early: the table, --json and --out hold the probes finished by then
-(\"interrupted\": true in the JSON), and the exit status is 130.")]
+(\"interrupted\": true in the JSON), and the exit status is 130.
+
+--check N: after the model's loads, Chromium loads each protocol it speaks N times
+(a fresh browser each) on a fresh testbed of the same link; under the table, per
+protocol, both gains and whether they agree: Chromium's gain within the model's
+95 % CI, or the model's within Chromium's (\"check\" in the JSON).")]
 pub struct CompareArgs {
     /// A built-in site (see `spdylab sites`) or a site file (.toml)
     #[arg(long)]
@@ -102,6 +108,11 @@ pub struct CompareArgs {
     /// directory) as `spdylab diff` does
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// Then load the page N times per protocol in Chromium too (after the
+    /// model's loads, on a testbed made as theirs) and say under the table
+    /// whether Chromium's gain and the model's agree
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub check: Option<u32>,
     #[command(flatten)]
     pub decide: crate::diff::Decide,
     #[command(flatten)]
@@ -126,20 +137,45 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     };
     let spec = lab::compare::prepare(req, || args.link.flags().choice())?;
     against.check_settings(&spec, &args.trial.given)?;
-    let total = spec.protocols.len() * (spec.reps + spec.warmup);
+    let check = args
+        .check
+        .map(|n| lab::compare::Check::of(&spec, n as usize))
+        .transpose()?;
+    let check_total = check.as_ref().map_or(0, |c| {
+        let s = &c.spec;
+        s.protocols.len() * (s.reps + s.warmup)
+    });
+    let total = spec.protocols.len() * (spec.reps + spec.warmup) + check_total;
     let spec = Arc::new(spec);
     let progress = CountProgress::new("compare", total);
-    let outcome = lab::compare::run_until_stopped(spec.clone(), args.har_dir, stop_flag(), {
+    let stop = stop_flag();
+    let run = |spec: Arc<lab::probe::ProbeSpec>, har_dir, before: usize| {
         let progress = progress.clone();
-        move |p, done, total| progress.item(done, total, &text::progress_line(p))
-    });
+        lab::compare::run_until_stopped(spec, har_dir, stop.clone(), move |p, done, _| {
+            progress.item(before + done, total, &text::progress_line(p))
+        })
+    };
+    let outcome = run(spec.clone(), args.har_dir, 0)?;
+    // Chromium's loads once the model's are done, unless stopped.
+    let checked = match &check {
+        Some(c) if !outcome.interrupted => Some(run(c.spec.clone(), None, total - check_total)?),
+        _ => None,
+    };
     progress.finish();
-    let outcome = outcome?;
-    if outcome.interrupted {
+    let interrupted = outcome.interrupted || checked.as_ref().is_some_and(|o| o.interrupted);
+    if interrupted {
         eprintln!("{}", text::interrupted_line(&spec, outcome.probes.len()));
     }
     let given = &args.trial.given;
-    let compared = lab::compare::Compared::of(&spec, &outcome, args.metric, given, against)?;
+    let mut compared = lab::compare::Compared::of(&spec, &outcome, args.metric, given, against)?;
+    let check_lines = match (&check, &checked) {
+        (Some(c), Some(o)) => {
+            let (agreements, doc) = c.judge(o, &compared.summary, args.metric);
+            compared.document["check"] = doc;
+            verdict::text::check::lines(&agreements, c.spec.reps, &c.skipped)
+        }
+        _ => Vec::new(),
+    };
     lab::compare::write_document(args.out.as_deref(), &compared.document)?;
     match args.json {
         true => println!("{}", compared.document),
@@ -148,6 +184,9 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
             {
                 println!("{block}");
             }
+            if !check_lines.is_empty() {
+                println!("{}", check_lines.join("\n"));
+            }
         }
     }
     // The table and --out come first: a HAR that could not be written loses
@@ -155,5 +194,12 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
     if let (true, Some(e)) = (outcome.interrupted, &outcome.har_error) {
         eprintln!("compare: {e}");
     }
-    Ok(compared.status(&outcome)?)
+    if checked.as_ref().is_some_and(|o| o.interrupted) {
+        return Err(lab::Error::Interrupted.into());
+    }
+    let status = compared.status(&outcome)?;
+    let check_failed = checked
+        .iter()
+        .any(|o| o.probes.iter().any(|p| p.error.is_some()));
+    Ok(status.max(i32::from(check_failed)))
 }

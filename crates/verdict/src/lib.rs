@@ -1,13 +1,15 @@
 //! spdylab's verdicts on stored results, with no network, no processes and
 //! no privileges: did B get faster than A (`diff`, `budget`, `judge`), why
 //! one protocol is faster (`explain`'s grouping of stored probes), is the
-//! model right (`crosscheck`'s rows, metrics, gains and references), what a
-//! run was made with (`settings`), and reading runs back (`stored`); `text`
-//! is how each reads for a person.
+//! model right (`crosscheck`'s rows, metrics, gains and references; `check`,
+//! one compare's gains against Chromium's), what a run was made with
+//! (`settings`), and reading runs back (`stored`); `text` is how each reads
+//! for a person.
 
 #![forbid(unsafe_code)]
 
 pub mod budget;
+pub mod check;
 pub mod crosscheck;
 pub mod diff;
 pub mod explain;

@@ -228,6 +228,101 @@ fn what_chromium_cannot_speak_is_refused_and_crosscheck_pairs_both_clients() {
     assert!(v["mape_pct"].as_f64().unwrap().is_finite(), "{v}");
 }
 
+/// `compare --check N` (issue 49): Chromium loads each protocol it speaks
+/// N times after the model's loads; under the table, per protocol, both
+/// gains with their CIs and whether they agree, the same in `--out`'s
+/// JSON; a protocol Chromium cannot load is named, not checked. Refused
+/// when there is no model to check or Chromium cannot load the baseline.
+#[test]
+fn compare_check_loads_chromium_beside_the_model_and_says_whether_they_agree() {
+    let dir = TempDir::new("check");
+    let out = dir.join("compare.json");
+    let out_arg = out.display().to_string();
+    let o = common::spdylab(&[
+        "compare",
+        "--site",
+        "icons",
+        "--protocols",
+        "https,h2,spdy3",
+        "--rtt",
+        "20ms",
+        "--rate",
+        "20mbit",
+        "--reps",
+        "2",
+        "--warmup",
+        "0",
+        "--check",
+        "2",
+        "--out",
+        &out_arg,
+    ]);
+    ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("check: Chromium's PLT gains over https (2 loads per protocol"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains(" h2 ") && l.contains(" vs model "))
+        .unwrap_or_else(|| panic!("no check line for h2: {text}"));
+    assert!(
+        [
+            "  Chromium agrees: h2",
+            "  DISAGREES: Chromium h2",
+            "  cannot tell: h2"
+        ]
+        .iter()
+        .any(|start| line.starts_with(start)),
+        "{line}"
+    );
+    assert!(
+        text.contains("  spdy3: not checked: Chromium dropped SPDY"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let check = &v["check"];
+    assert_eq!(check["loads"], 2, "{check}");
+    assert_eq!(
+        probes(check).len(),
+        4,
+        "two loads of https and of h2: {check}"
+    );
+    assert!(
+        probes(check).iter().all(|p| p["error"].is_null()),
+        "{check}"
+    );
+    let agreement = check["agreement"].as_array().unwrap();
+    assert_eq!(agreement.len(), 1, "{check}");
+    let a = &agreement[0];
+    assert_eq!(
+        (a["protocol"].as_str(), a["baseline"].as_str()),
+        (Some("h2"), Some("https"))
+    );
+    let model_h2 = v["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["protocol"] == "h2")
+        .unwrap();
+    assert_eq!(
+        a["model"]["pct"], model_h2["gain_pct"],
+        "the model's gain is the table's"
+    );
+    assert_eq!(check["skipped"][0]["protocol"], "spdy3", "{check}");
+    let base = ["compare", "--site", "icons", "--reps", "1", "--check", "2"];
+    let chromium = ["--client", "chromium", "--protocols", "https,h2"];
+    let err = fails(&[&base[..], &chromium].concat(), 2, "--check");
+    assert!(err.contains("no model to check"), "{err}");
+    let err = fails(
+        &[&base[..], &["--protocols", "spdy3,h2"]].concat(),
+        2,
+        "--check",
+    );
+    assert!(err.contains("spdy3, the baseline"), "{err}");
+}
+
 #[test]
 fn kill_9_leaves_no_browser_server_or_directory() {
     let mut child = common::command(&["compare", "--site", "youtube", "--server", "nginx"])

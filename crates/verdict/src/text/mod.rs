@@ -2,6 +2,7 @@
 //! budgets, explain and crosscheck as lines of text. The CLI only prints
 //! these lines; the layout is decided and tested here.
 
+pub mod check;
 pub mod crosscheck;
 pub mod diff;
 pub mod explain;
