@@ -3,6 +3,7 @@
 //! probes on one testbed (`probe::run_plan`), and the summary per protocol.
 
 use crate::probe::{run_plan, Probe, ProbeRecord, ProbeSpec};
+use netns::TestbedSpec;
 use proto::Protocol;
 use std::io;
 use std::path::PathBuf;
@@ -314,6 +315,60 @@ impl Check {
         });
         (agreements, doc)
     }
+}
+
+/// Where the fidelity benchmark's grid (`verdict::fidelity`) places a
+/// comparison's link, or why it cannot: the benchmark ran the same constant
+/// rate both ways, drop-tail queues of 256 packets, Cubic, the kernel's
+/// initial window, independent loss and no competing flow.
+pub fn fidelity_point(t: &TestbedSpec) -> Result<verdict::fidelity::Point, String> {
+    use link::{LossModel, QueueSpec, Service};
+    let (up, down) = (&t.link.up, &t.link.down);
+    let differs = |what: &str| Err(format!("the benchmark ran {what}; this link does not"));
+    let rate_mbit = match (&down.service, &up.service) {
+        (Service::Rate(d), Service::Rate(u)) if d == u => d.bits_per_sec() as f64 / 1e6,
+        _ => return differs("the same constant rate both ways"),
+    };
+    if up.queue != QueueSpec::default() || down.queue != QueueSpec::default() {
+        return differs("drop-tail queues of 256 packets");
+    }
+    if t.cc != netns::CongestionControl::Cubic || t.iw.is_some() {
+        return differs("Cubic with the kernel's initial window");
+    }
+    if !t.cross.is_empty() {
+        return differs("no competing flow");
+    }
+    let loss_pct = match (&down.loss, &up.loss) {
+        (LossModel::None, LossModel::None) => 0.0,
+        (LossModel::Bernoulli { p }, _) => p * 100.0,
+        _ => return differs("independent loss the same both ways"),
+    };
+    Ok(verdict::fidelity::Point {
+        rtt_ms: t.link.rtt().as_secs_f64() * 1000.0,
+        rate_mbit,
+        loss_pct,
+    })
+}
+
+/// How far to trust each protocol's gain over the baseline on `metric`
+/// where no Chromium was loaded: the fidelity benchmark's figures at the
+/// point nearest `spec`'s link (`verdict::fidelity::trust`), or why none.
+pub fn trust(spec: &ProbeSpec, metric: Metric) -> Vec<verdict::fidelity::Trust> {
+    use verdict::fidelity::Trust;
+    let Some((&base, others)) = spec.protocols.split_first() else {
+        return Vec::new();
+    };
+    let point = fidelity_point(&spec.testbed);
+    others
+        .iter()
+        .map(|&p| match &point {
+            Ok(point) => verdict::fidelity::trust(base, p, metric, point),
+            Err(why) => Trust::Outside {
+                protocol: p,
+                why: why.clone(),
+            },
+        })
+        .collect()
 }
 
 /// The comparison as one JSON object (`--json`, `--out`): the spec, the

@@ -176,6 +176,21 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         }
         _ => Vec::new(),
     };
+    // No Chromium loaded: how far the fidelity benchmark lets one trust the model here.
+    let trust = match (&check, spec.trial.client) {
+        (None, ClientKind::Model) => lab::compare::trust(&spec, args.metric),
+        _ => Vec::new(),
+    };
+    if !trust.is_empty() {
+        compared.document["trust"] = serde_json::json!({
+            "source": verdict::fidelity::source(),
+            "gains": trust,
+        });
+    }
+    let check_lines = match check_lines.is_empty() {
+        true => verdict::text::check::trust_lines(&trust, args.metric),
+        false => check_lines,
+    };
     lab::compare::write_document(args.out.as_deref(), &compared.document)?;
     match args.json {
         true => println!("{}", compared.document),

@@ -13,6 +13,7 @@ pub mod check;
 pub mod crosscheck;
 pub mod diff;
 pub mod explain;
+pub mod fidelity;
 pub mod judge;
 pub mod settings;
 pub mod stored;

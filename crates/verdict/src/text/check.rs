@@ -1,7 +1,10 @@
-//! `compare --check N` under the table: per protocol, whether Chromium's
-//! gain and the model's agree (`verdict::check`), both with their CIs.
+//! How far to trust a compare's gains, under its table: with `--check N`,
+//! per protocol whether Chromium's gain and the model's agree
+//! (`verdict::check`), both with their CIs; without, the gain errors the
+//! fidelity benchmark measured nearest the link (`verdict::fidelity`).
 
 use crate::check::{Agreement, Gain, Verdict};
+use crate::fidelity::Trust;
 use results::summary::or_na;
 
 /// "+18.9 % [+15.1, +22.6]", or "n/a".
@@ -59,6 +62,28 @@ pub fn lines(
     out
 }
 
+/// Without `--check`: a heading, then per protocol the benchmark's gain
+/// error at its nearest point, or why it says nothing there.
+pub fn trust_lines(trust: &[Trust], metric: results::Metric) -> Vec<String> {
+    if trust.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!(
+        "trust: no Chromium loaded here (--check N loads it); the model's {} gain errors the fidelity benchmark measured (model − Chromium, points, over its sites):",
+        metric.label()
+    )];
+    for t in trust {
+        out.push(match t {
+            Trust::Nearest { measured: m, .. } => format!(
+                "  {}: at {} (nearest checked), mean |error| {:.1} (mean {:+.1}), within 3 points at {} of {} sites",
+                m.b, m.point, m.mean_abs_err_pts, m.mean_err_pts, m.within_3, m.sites
+            ),
+            Trust::Outside { protocol, why } => format!("  {protocol}: not known: {why}"),
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +129,50 @@ mod tests {
                 "  DISAGREES: Chromium h3 -45.9 % [-50.0, -40.1] vs model +11.5 % [+2.0, +20.0]: the model is 57.4 points above",
                 "  spdy3: not checked: Chromium dropped SPDY",
             ]
+        );
+    }
+
+    #[test]
+    fn trust_reads_the_nearest_point_or_why_not() {
+        use crate::fidelity::{Measured, Point};
+        let measured = Measured {
+            a: Protocol::Https,
+            b: Protocol::H2,
+            metric: Metric::Plt,
+            point: Point {
+                rtt_ms: 20.0,
+                rate_mbit: 8.0,
+                loss_pct: 0.0,
+            },
+            sites: 8,
+            mean_abs_err_pts: 4.25,
+            mean_err_pts: 1.0,
+            within_3: 4,
+        };
+        let trust = [
+            Trust::Nearest {
+                measured,
+                reversed: false,
+            },
+            Trust::Outside {
+                protocol: Protocol::Spdy3,
+                why: "the benchmark has no spdy3 vs https PLT gains".into(),
+            },
+        ];
+        let out = trust_lines(&trust, Metric::Plt);
+        assert_eq!(out.len(), 3);
+        assert!(
+            out[0].starts_with("trust: no Chromium loaded here (--check N loads it)"),
+            "{}",
+            out[0]
+        );
+        assert_eq!(
+            out[1],
+            "  h2: at 20 ms / 8 Mbit / 0 % loss (nearest checked), mean |error| 4.2 (mean +1.0), within 3 points at 4 of 8 sites"
+        );
+        assert_eq!(
+            out[2],
+            "  spdy3: not known: the benchmark has no spdy3 vs https PLT gains"
         );
     }
 

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The fidelity benchmark's gain table (issue 49): from `spdylab crosscheck
+--json` documents, per protocol pair (A>B: B's gain over A) and metric, over
+the points where both clients have a gain: n, the share of gain errors within
+±3 points (all points, and the points where Chromium's own 95 % CI half-width
+is at most 3 points: the issue's goal), the share whose sign agrees where
+Chromium's CI excludes zero, the mean |error| in points, and the mean error
+(model − Chromium: > 0, the model overstates B's gain). With two documents
+(BEFORE AFTER) each cell reads "before → after". Plain Python 3; Markdown.
+
+With --tsv, instead, the table `spdylab compare` reads to say how far to trust
+a gain where no Chromium was loaded (docs/results/crosscheck/fidelity.tsv,
+`verdict::fidelity`): per pair, metric and link point, over the sites, the
+number of sites, the mean |error|, the mean error and the sites within ±3
+points.
+
+Usage: scripts/fidelity-gains.py RUN.json [AFTER.json] [--by rate|rtt|site]
+       scripts/fidelity-gains.py --tsv RUN.json [NOTE] > docs/results/crosscheck/fidelity.tsv
+"""
+import json
+import math
+import sys
+
+CLOSE = 3.0
+
+
+def finite(v):
+    return v is not None and isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def figures(points):
+    """The row's figures over `points` (GainPoints of crosscheck's JSON)."""
+    both = [p for p in points if finite(p["error_pts"])]
+    if not both:
+        return None
+    errs = [p["error_pts"] for p in both]
+    tight = [
+        p["error_pts"]
+        for p in both
+        if all(finite(c) for c in p["chromium_ci95"])
+        and (p["chromium_ci95"][1] - p["chromium_ci95"][0]) / 2 <= CLOSE
+    ]
+    signs = [p["sign_agrees"] for p in both if p["sign_agrees"] is not None]
+    return {
+        "n": len(both),
+        "within": 100 * sum(abs(e) <= CLOSE for e in errs) / len(errs),
+        "tight_n": len(tight),
+        "tight_within": 100 * sum(abs(e) <= CLOSE for e in tight) / len(tight) if tight else float("nan"),
+        "sign_n": len(signs),
+        "sign": 100 * sum(signs) / len(signs) if signs else float("nan"),
+        "mae": sum(abs(e) for e in errs) / len(errs),
+        "bias": sum(errs) / len(errs),
+    }
+
+
+def cell(key, fmt, before, after):
+    def one(f):
+        if f is None or not finite(f[key]):
+            return "n/a"
+        return fmt % f[key]
+
+    return one(before) if after is False else "%s → %s" % (one(before), one(after))
+
+
+def groups(doc, by):
+    out = {}
+    for p in doc["gains"]:
+        extra = ""
+        if by == "rate":
+            extra = "%g Mbit" % p["axes"]["rate_mbit"] if p["axes"]["rate_mbit"] else "no limit"
+        elif by == "rtt":
+            extra = "%g ms" % p["axes"]["rtt_ms"]
+        elif by == "site":
+            extra = p["site"]
+        key = ("%s>%s" % (p["a"], p["b"]), p["metric"], extra)
+        out.setdefault(key, []).append(p)
+    return out
+
+
+def tsv(doc, note):
+    """The per-point table of `doc` (see --tsv above)."""
+    print("# The fidelity benchmark's gain errors per point (scripts/fidelity-gains.py --tsv): %s" % note)
+    print("# gain of B over A, model - Chromium, in points, over the sites where both clients have a gain")
+    print("\t".join(["a", "b", "metric", "rtt_ms", "rate_mbit", "loss_pct", "sites",
+                    "mean_abs_err_pts", "mean_err_pts", "within_3"]))
+    points = {}
+    for p in doc["gains"]:
+        if not finite(p["error_pts"]):
+            continue
+        ax = p["axes"]
+        key = (p["a"], p["b"], p["metric"], ax["rtt_ms"], ax["rate_mbit"] or 0, ax["loss_pct"])
+        points.setdefault(key, []).append(p["error_pts"])
+    for key in sorted(points):
+        errs = points[key]
+        print("%s\t%s\t%s\t%g\t%g\t%g\t%d\t%.1f\t%+.1f\t%d" % (
+            key + (len(errs), sum(abs(e) for e in errs) / len(errs), sum(errs) / len(errs),
+                   sum(abs(e) <= CLOSE for e in errs))))
+
+
+def main(argv):
+    if argv[:1] == ["--tsv"] and len(argv) in (2, 3):
+        tsv(json.load(open(argv[1])), argv[2] if len(argv) == 3 else argv[1])
+        return
+    by = None
+    if "--by" in argv:
+        i = argv.index("--by")
+        by = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    if not 1 <= len(argv) <= 2:
+        sys.exit(__doc__.split("Usage: ")[1])
+    docs = [json.load(open(f)) for f in argv]
+    parts = [groups(d, by) for d in docs]
+    keys = sorted(set().union(*[set(p) for p in parts]), key=lambda k: (k[0], k[1], k[2]))
+    head = ["pair", "metric"] + ([by] if by else []) + [
+        "n", "within 3", "n (Chromium CI ≤ ±3)", "within 3 there", "sign agrees", "mean |err|", "mean err"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + " --- |" * len(head))
+    total = [[], []]
+    for k in keys:
+        f = [figures(p.get(k, [])) for p in parts]
+        for i, p in enumerate(parts):
+            total[i].extend(p.get(k, []))
+        b, a = f[0], (f[1] if len(f) > 1 else False)
+        row = [k[0], k[1]] + ([k[2]] if by else []) + [
+            cell("n", "%d", b, a),
+            cell("within", "%.0f %%", b, a),
+            cell("tight_n", "%d", b, a),
+            cell("tight_within", "%.0f %%", b, a),
+            cell("sign", "%.0f %%", b, a),
+            cell("mae", "%.1f", b, a),
+            cell("bias", "%+.1f", b, a),
+        ]
+        print("| " + " | ".join(row) + " |")
+    f = [figures(t) for t in total[: len(docs)]]
+    b, a = f[0], (f[1] if len(f) > 1 else False)
+    row = ["all", "all"] + ([""] if by else []) + [
+        cell("n", "%d", b, a), cell("within", "%.0f %%", b, a), cell("tight_n", "%d", b, a),
+        cell("tight_within", "%.0f %%", b, a), cell("sign", "%.0f %%", b, a),
+        cell("mae", "%.1f", b, a), cell("bias", "%+.1f", b, a)]
+    print("| " + " | ".join("**%s**" % c for c in row) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
