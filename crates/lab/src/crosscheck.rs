@@ -318,6 +318,7 @@ pub fn document(spec: &CrosscheckSpec, rows: &[Row], figures: &Figures) -> serde
     json!({"schema": 2, "reps": spec.reps, "rows": rows,
            "mape_pct": groups.first().map_or(f64::NAN, |g| g.mape_pct), "agreement": groups,
            "metrics": figures.metrics, "gains": figures.gains, "gain_agreement": figures.gain_agreement,
+           "diagnosis": {"trials": figures.trial_diagnoses, "pairs": figures.pair_diagnoses},
            "pool": spec.trial.model.pool.name(), "browser_cost": spec.trial.model.browser_cost.to_string(),
            "server": spec.trial.server.name(),
            "reference": spec.reference.files(),

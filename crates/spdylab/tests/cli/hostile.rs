@@ -1,12 +1,13 @@
-//! The built-in server against hostile peers: each test runs one attack on
+//! The built-in server against hostile peers: each attack runs on
 //! `spdylab serve` (hand-built HTTP/2 and SPDY/3.1 frames over raw TCP or
 //! TLS) while a legitimate client (curl over h2 and h2c, or spdylab's own
 //! SPDY client) keeps fetching the site's front page. Each checks that the
 //! server stays up, that its peak RSS (VmHWM) stays under `RSS_BOUND_KIB`,
 //! and that every legitimate request succeeded; it prints one line of the
-//! table in docs/hardening.md (`cargo test --release -p spdylab --test
-//! hostile -- --nocapture --test-threads 1`). Bounds are on counts and bytes,
-//! never on time.
+//! table in docs/hardening.md. All run one after another in one test,
+//! `every_attack_one_after_another` (`cargo test --release --workspace --test
+//! cli -- hostile::every_attack --nocapture`). Bounds are on counts and
+//! bytes, never on time.
 
 use crate::common;
 
@@ -461,7 +462,6 @@ fn repeat(s: &mut impl Write, chunk: &[u8], times: u64) -> Flood {
 
 /// CVE-2023-44487: HEADERS then RST_STREAM at once, stream after stream, on
 /// a few connections in parallel (a new one when the server closes one).
-#[test]
 fn http2_rapid_reset() {
     const THREADS: usize = 4;
     const STREAMS_PER_THREAD: u64 = 100_000;
@@ -516,7 +516,6 @@ fn http2_rapid_reset() {
 /// CVE-2024-27316 style: HEADERS without END_HEADERS, then CONTINUATION
 /// frames that never end — full ones (16 KiB of literal headers each) and,
 /// on another connection, empty ones.
-#[test]
 fn http2_endless_continuation() {
     const FULL: u64 = 2048; // frames of 16 KiB: 32 MiB
     const EMPTY: u64 = 200; // writes of 1 000 empty frames
@@ -550,7 +549,6 @@ fn http2_endless_continuation() {
 /// HPACK bomb: one 4 000-byte header put in the dynamic table, then header
 /// blocks that name it by index 16 000 times (1 byte each: 64 MB of headers
 /// from 16 KB), stream after stream.
-#[test]
 fn hpack_bomb() {
     const STREAMS: u64 = 200;
     siege(
@@ -629,7 +627,6 @@ fn spdy_get(stream_id: u32, extra: &[(&str, String)]) -> proto::spdy3::Frame {
 
 /// SPDY zlib bomb: a SYN_STREAM whose header block is a few KiB of deflate
 /// that inflates to 8 MiB, on connection after connection.
-#[test]
 fn spdy_zlib_bomb() {
     const CONNS: usize = 50;
     let mut bomb = Vec::new();
@@ -700,7 +697,6 @@ fn slowloris(n: usize, rounds: u32) {
     );
 }
 
-#[test]
 fn slowloris_1000() {
     slowloris(1000, 14);
 }
@@ -725,7 +721,6 @@ fn idle_tls(n: usize) {
     );
 }
 
-#[test]
 fn idle_tls_handshakes_2000() {
     idle_tls(2000);
 }
@@ -761,7 +756,6 @@ fn h2_control_flood(name: &str, kind: u8, payload: &[u8]) {
     );
 }
 
-#[test]
 fn http2_settings_flood() {
     // SETTINGS_HEADER_TABLE_SIZE 4096: each needs an ACK.
     h2_control_flood(
@@ -771,12 +765,10 @@ fn http2_settings_flood() {
     );
 }
 
-#[test]
 fn http2_ping_flood() {
     h2_control_flood("HTTP/2 PING flood (h2c)", PING, &[7; 8]);
 }
 
-#[test]
 fn http2_window_update_flood() {
     h2_control_flood(
         "HTTP/2 WINDOW_UPDATE flood (h2c)",
@@ -786,7 +778,6 @@ fn http2_window_update_flood() {
 }
 
 /// PING, SETTINGS and WINDOW_UPDATE floods on SPDY/3.1, never reading.
-#[test]
 fn spdy_control_floods() {
     use proto::spdy3::Frame;
     const FRAMES: u64 = 1_000_000;
@@ -838,7 +829,6 @@ fn read_h2_frame(s: &mut TcpStream) -> Option<h2::Frame> {
 
 /// Stream-ID exhaustion: a client that jumps to the last stream id (2^31−1),
 /// waits for its response, and then opens one more, on h2c and SPDY/3.1.
-#[test]
 fn stream_id_exhaustion() {
     const CONNS: usize = 20;
     siege(
@@ -920,7 +910,6 @@ fn stream_id_exhaustion() {
 /// Oversized frames and bodies: an h2 DATA frame that claims 16 MiB − 1
 /// (SETTINGS_MAX_FRAME_SIZE is 16 KiB), an h2 request body far beyond its
 /// window, a 1 GiB HTTP/1.1 body, and a SPDY frame over the decoder's limit.
-#[test]
 fn oversized_frames_and_bodies() {
     const CHUNKS: u64 = 4096; // × 16 KiB = 64 MiB a connection
     siege(
@@ -974,7 +963,6 @@ fn oversized_frames_and_bodies() {
 }
 
 /// SPDY's rapid reset: SYN_STREAM then RST_STREAM CANCEL, stream after stream.
-#[test]
 fn spdy_rapid_reset() {
     const STREAMS: u32 = 100_000;
     siege(
@@ -1027,7 +1015,6 @@ fn peer_closed(mut s: &TcpStream) -> bool {
 
 /// Idle SPDY sessions: TLS done, ALPN spdy/3.1, then nothing (the server
 /// closes a session with no stream open after 30 s).
-#[test]
 fn spdy_idle_sessions() {
     const CONNS: usize = 1000;
     siege(
@@ -1052,5 +1039,58 @@ fn spdy_idle_sessions() {
             t.add("closed by the server", closed as u64);
             t
         },
+    );
+}
+
+/// This file's attacks, by name, in the order they run.
+const ATTACKS: [(&str, fn()); 14] = [
+    ("http2_rapid_reset", http2_rapid_reset),
+    ("http2_endless_continuation", http2_endless_continuation),
+    ("hpack_bomb", hpack_bomb),
+    ("spdy_zlib_bomb", spdy_zlib_bomb),
+    ("slowloris_1000", slowloris_1000),
+    ("idle_tls_handshakes_2000", idle_tls_handshakes_2000),
+    ("http2_settings_flood", http2_settings_flood),
+    ("http2_ping_flood", http2_ping_flood),
+    ("http2_window_update_flood", http2_window_update_flood),
+    ("spdy_control_floods", spdy_control_floods),
+    ("stream_id_exhaustion", stream_id_exhaustion),
+    ("oversized_frames_and_bodies", oversized_frames_and_bodies),
+    ("spdy_rapid_reset", spdy_rapid_reset),
+    ("spdy_idle_sessions", spdy_idle_sessions),
+];
+
+/// Every attack of this file and of `hostile_h3`, one after another in ONE
+/// test. One siege at a time (`SERIAL`'s reason), and the chain holds one of
+/// libtest's threads: as 23 tests in a row (by name) they held every thread,
+/// all but one waiting on `SERIAL`, so nothing else ran for the chain's
+/// 467 s. An attack's failure is kept and the next one runs; the test fails
+/// at the end naming each. `SPDYLAB_HOSTILE=NAME[,NAME…]` runs only the
+/// attacks whose names contain one of them (docs/hardening.md).
+#[test]
+fn every_attack_one_after_another() {
+    let only: Vec<String> = std::env::var("SPDYLAB_HOSTILE")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let mut failed = Vec::new();
+    for (name, attack) in ATTACKS.iter().chain(crate::hostile_h3::ATTACKS.iter()) {
+        if !only.is_empty() && !only.iter().any(|o| name.contains(o.as_str())) {
+            continue;
+        }
+        eprintln!("hostile: {name}");
+        if let Err(e) = std::panic::catch_unwind(attack) {
+            let why = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            failed.push(format!("{name}: {why}"));
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} attack(s) failed:\n{}",
+        failed.len(),
+        failed.join("\n")
     );
 }

@@ -561,7 +561,6 @@ fn assert_amplification(name: &str, flows: &[Flow]) {
 /// Initial flood: many UDP sockets (source ports) each send client Initials
 /// of new connections and never answer; what the server sends back is read
 /// and must stay within 3× per address.
-#[test]
 fn h3_initial_flood() {
     const SOCKETS: usize = 64;
     const PER_ROUND: usize = 3000;
@@ -592,7 +591,6 @@ fn h3_initial_flood() {
 /// the server sends them (its first flight and retransmissions) is counted
 /// for 12 s. With the 3-certificate RSA chain the first flight alone would
 /// exceed 3×.
-#[test]
 fn h3_amplification_limit() {
     const CLIENTS: usize = 50;
     let mut all = Vec::new();
@@ -637,7 +635,6 @@ fn h3_amplification_limit() {
 /// Connection-ID churn: one connection migrates to a new UDP socket (source
 /// port) before each request, so the server validates a new path and the
 /// client moves to a new connection ID every time; keys are updated too.
-#[test]
 fn h3_connection_id_churn() {
     const MOVES: usize = 200;
     let _ = siege_h3(
@@ -685,7 +682,6 @@ fn h3_connection_id_churn() {
 /// (RESET_STREAM and STOP_SENDING, H3_REQUEST_CANCELLED) at once, stream
 /// after stream; quinn's client opens a stream only when the server's
 /// MAX_STREAMS allows it.
-#[test]
 fn h3_rapid_reset() {
     const STREAMS: usize = 20_000;
     let _ = siege_h3(
@@ -740,7 +736,6 @@ fn h3_rapid_reset() {
 /// Stream-open flood: connections that open every request stream the server
 /// allows, each with an unfinished HEADERS frame, hold them, and ask for
 /// more (quinn's client waits for MAX_STREAMS: the limit holds).
-#[test]
 fn h3_stream_open_flood() {
     const CONNS: usize = 20;
     const STREAMS: usize = 150;
@@ -839,7 +834,6 @@ async fn request(h: &RawH3, section: &[u8]) -> String {
 /// Name (1 KiB values), then a request that references the dynamic table; a
 /// second: a decoder-stream flood (Insert Count Increment); a third: two
 /// encoder streams.
-#[test]
 fn h3_qpack_encoder_stream_bomb() {
     const MIB: usize = 16;
     let _ = siege_h3(
@@ -910,7 +904,6 @@ fn h3_qpack_encoder_stream_bomb() {
 /// HEADERS over the size limit: complete field sections with a 1 MiB field;
 /// HEADERS frames that declare 1 GiB and keep coming; and an unknown frame
 /// type of 1 GiB on the control stream.
-#[test]
 fn h3_oversized_headers() {
     const BIG_STREAMS: usize = 20;
     const MIB_EACH: usize = 16;
@@ -976,7 +969,6 @@ fn h3_oversized_headers() {
 /// 4 MB resource on every stream the server allows and never read, so the
 /// server's responses wait on the client's windows (Chrome's: 6 MiB a
 /// stream, 15 MiB a connection), which they fill.
-#[test]
 fn h3_slow_reader() {
     const CONNS: usize = 10;
     let dir = common::TempDir::new("hostile-h3-site");
@@ -1136,7 +1128,6 @@ fn idle_quic(n: usize) {
     );
 }
 
-#[test]
 fn h3_idle_connections_1000() {
     idle_quic(1000);
 }
@@ -1148,3 +1139,16 @@ fn h3_idle_connections_1000() {
 fn h3_idle_connections_5000() {
     idle_quic(5000);
 }
+
+/// This file's attacks, by name, in the order `hostile::every_attack_one_after_another` runs them.
+pub(crate) const ATTACKS: [(&str, fn()); 9] = [
+    ("h3_initial_flood", h3_initial_flood),
+    ("h3_amplification_limit", h3_amplification_limit),
+    ("h3_connection_id_churn", h3_connection_id_churn),
+    ("h3_rapid_reset", h3_rapid_reset),
+    ("h3_stream_open_flood", h3_stream_open_flood),
+    ("h3_qpack_encoder_stream_bomb", h3_qpack_encoder_stream_bomb),
+    ("h3_oversized_headers", h3_oversized_headers),
+    ("h3_slow_reader", h3_slow_reader),
+    ("h3_idle_connections_1000", h3_idle_connections_1000),
+];

@@ -9,6 +9,7 @@
 //! protocols the error of the model's gain, its sign and its trend along
 //! each swept axis (`gains`). docs/crosscheck.md defines each figure.
 
+pub mod diagnosis;
 pub mod gains;
 pub mod metrics;
 pub mod reference;
@@ -58,6 +59,12 @@ pub struct Row {
     /// Whether Chromium's loads came from a reference (`--reference`), not
     /// from this run.
     pub chromium_reference: bool,
+    /// Each client's loads taken apart (`Loads::explained`): what a later
+    /// diagnosis of the model reads from a reference, without Chromium.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub model_explained: Vec<explain::Explanation>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub chromium_explained: Vec<explain::Explanation>,
 }
 
 /// HAR phases of one load summed over its resources, in ms; `discovery` is
@@ -266,6 +273,10 @@ pub struct Loads {
     pub connections: f64,
     pub phases: Phases,
     pub failed: usize,
+    /// Each finished load taken apart (`explain`: components, mechanisms,
+    /// connections, the bottleneck), for the diagnosis of model vs Chromium;
+    /// none from a reference written before they were stored.
+    pub explained: Vec<explain::Explanation>,
 }
 
 impl Loads {
@@ -288,6 +299,7 @@ impl Loads {
             resources: med(&|p| p.resources as f64),
             connections: med(&|p| p.connections as f64),
             phases: Phases::median(&phases),
+            explained: ok.iter().filter_map(|(r, _)| r.explain.clone()).collect(),
             failed: probes
                 .iter()
                 .filter(|(r, _)| r.protocol == protocol && r.error.is_some())
@@ -348,6 +360,8 @@ pub fn row_of(
         model_phases: model.phases,
         chromium_phases: chromium.phases,
         chromium_reference: false,
+        model_explained: model.explained.clone(),
+        chromium_explained: chromium.explained.clone(),
     }
 }
 
@@ -372,6 +386,9 @@ pub struct Figures {
     pub metrics: Vec<MetricAgreement>,
     pub gains: Vec<GainPoint>,
     pub gain_agreement: Vec<GainAgreement>,
+    /// Model vs Chromium taken apart per Trial, and each pair's gain error.
+    pub trial_diagnoses: Vec<diagnosis::TrialDiagnosis>,
+    pub pair_diagnoses: Vec<diagnosis::PairDiagnosis>,
 }
 
 impl Figures {
@@ -382,6 +399,8 @@ impl Figures {
             metrics: metric_agreements(rows),
             gain_agreement: gains::gain_agreements(&gains),
             gains,
+            trial_diagnoses: diagnosis::trials(rows),
+            pair_diagnoses: diagnosis::pairs(rows),
         }
     }
 }

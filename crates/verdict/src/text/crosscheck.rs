@@ -6,6 +6,7 @@
 //! gains: per point both clients' and the error, per pair and metric the
 //! share within 3 points, the sign and the trend along each swept axis.
 
+use crate::crosscheck::diagnosis::{PairDiagnosis, TrialDiagnosis};
 use crate::crosscheck::{Figure, Figures, GainAgreement, GainPoint, MetricAgreement, Phases, Row};
 use results::summary::or_na;
 use std::fmt::Display;
@@ -93,6 +94,81 @@ pub fn report(
     out.extend(metrics(&figures.metrics));
     out.push(String::new());
     out.extend(gains(&figures.gains, &figures.gain_agreement));
+    out.extend(diagnosis(&figures.trial_diagnoses, &figures.pair_diagnoses));
+    out
+}
+
+/// At most this many Trials' model-vs-Chromium lines (the largest first);
+/// `--json` has them all.
+const DIAGNOSED_TRIALS_SHOWN: usize = 24;
+
+/// Where the model's error lives: per pair, the PLT gain error by
+/// component, worst first; per Trial (the largest differences first), the
+/// model's PLT against Chromium's taken apart as `explain` does. Nothing
+/// when no Trial has both clients' loads explained.
+pub fn diagnosis(trials: &[TrialDiagnosis], pairs: &[PairDiagnosis]) -> Vec<String> {
+    let mut out = Vec::new();
+    if trials.is_empty() {
+        return out;
+    }
+    out.push(String::new());
+    if !pairs.is_empty() {
+        out.push(
+            "PLT gain error by component (model - Chromium, points, mean over the points; the largest mean |part| first):"
+                .into(),
+        );
+        for p in pairs {
+            let parts: Vec<String> = p
+                .components
+                .iter()
+                .filter(|c| c.mean_abs_pts >= 0.05)
+                .map(|c| {
+                    format!(
+                        "{} {:+.1} (|{:.1}|)",
+                        c.component.name(),
+                        c.mean_pts,
+                        c.mean_abs_pts
+                    )
+                })
+                .collect();
+            out.push(format!(
+                "  {}>{}: {:+.1} over {} point{} = {}",
+                p.a,
+                p.b,
+                p.mean_error_pts,
+                p.points,
+                if p.points == 1 { "" } else { "s" },
+                if parts.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    parts.join(", ")
+                }
+            ));
+        }
+    }
+    let mut worst: Vec<&TrialDiagnosis> = trials.iter().collect();
+    let size = |t: &TrialDiagnosis| t.difference.plt_ms.mean.map_or(0.0, f64::abs);
+    worst.sort_by(|x, y| size(y).total_cmp(&size(x)));
+    out.push(format!(
+        "model vs Chromium per Trial (PLT taken apart as explain does{}):",
+        if worst.len() > DIAGNOSED_TRIALS_SHOWN {
+            format!(
+                "; the {DIAGNOSED_TRIALS_SHOWN} largest of {}, --json has all",
+                worst.len()
+            )
+        } else {
+            String::new()
+        }
+    ));
+    for t in worst.into_iter().take(DIAGNOSED_TRIALS_SHOWN) {
+        out.push(format!(
+            "  {} {} {}: {}",
+            t.site,
+            t.link,
+            t.protocol,
+            explain::text::difference(&t.difference)
+        ));
+    }
     out
 }
 
