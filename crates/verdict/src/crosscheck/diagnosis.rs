@@ -88,16 +88,8 @@ fn gain_parts(a: &[Explanation], b: &[Explanation]) -> Option<Vec<f64>> {
 /// them), the PLT gain error by component over the (site, link) points
 /// where both clients' loads of both are explained.
 pub fn pairs(rows: &[Row]) -> Vec<PairDiagnosis> {
-    let mut order: Vec<Protocol> = Vec::new();
-    for r in rows {
-        if !order.contains(&r.protocol) {
-            order.push(r.protocol);
-        }
-    }
-    let find = |site: &str, link: &str, p: Protocol| {
-        rows.iter()
-            .find(|r| r.site == site && r.link == link && r.protocol == p)
-    };
+    use super::gains::{find_row, protocols};
+    let order = protocols(rows);
     let mut out = Vec::new();
     for (i, &a) in order.iter().enumerate() {
         for &b in &order[i + 1..] {
@@ -106,7 +98,7 @@ pub fn pairs(rows: &[Row]) -> Vec<PairDiagnosis> {
                 .iter()
                 .filter(|r| r.protocol == a)
                 .filter_map(|ra| {
-                    let rb = find(&ra.site, &ra.link, b)?;
+                    let rb = find_row(rows, &ra.site, &ra.link, b)?;
                     let model = gain_parts(&ra.model_explained, &rb.model_explained)?;
                     let chromium = gain_parts(&ra.chromium_explained, &rb.chromium_explained)?;
                     Some(model.iter().zip(&chromium).map(|(m, c)| m - c).collect())

@@ -133,7 +133,7 @@ pub fn gain_point(ra: &Row, rb: &Row, metric: Figure) -> GainPoint {
 
 /// The protocols of `rows` in the order they first appear (the order of
 /// `--protocols`).
-fn protocols(rows: &[Row]) -> Vec<Protocol> {
+pub(crate) fn protocols(rows: &[Row]) -> Vec<Protocol> {
     let mut out: Vec<Protocol> = Vec::new();
     for r in rows {
         if !out.contains(&r.protocol) {
@@ -141,6 +141,17 @@ fn protocols(rows: &[Row]) -> Vec<Protocol> {
         }
     }
     out
+}
+
+/// The row of `protocol` at (`site`, `link`), if any.
+pub(crate) fn find_row<'a>(
+    rows: &'a [Row],
+    site: &str,
+    link: &str,
+    protocol: Protocol,
+) -> Option<&'a Row> {
+    rows.iter()
+        .find(|r| r.site == site && r.link == link && r.protocol == protocol)
 }
 
 /// Every point: per pair (A before B), per metric, per (site, link) in the
@@ -153,10 +164,7 @@ pub fn gain_points(rows: &[Row]) -> Vec<GainPoint> {
             places.push((&r.site, &r.link));
         }
     }
-    let find = |site: &str, link: &str, p: Protocol| {
-        rows.iter()
-            .find(|r| r.site == site && r.link == link && r.protocol == p)
-    };
+    let find = |site: &str, link: &str, p: Protocol| find_row(rows, site, link, p);
     let mut out = Vec::new();
     for (i, &a) in protocols.iter().enumerate() {
         for &b in &protocols[i + 1..] {
