@@ -153,10 +153,11 @@ pub fn run(
                     return Err(CrosscheckError::Refused(r));
                 }
             }
+            // Each client's probes and the machine's load as they ended.
             let mut by_client = Vec::new();
             for (client, protocols) in &runs {
                 if protocols.is_empty() {
-                    by_client.push(Vec::new());
+                    by_client.push((Vec::new(), None));
                     continue;
                 }
                 let probe = spec.probe_spec(site, &link.testbed, *client, protocols);
@@ -164,18 +165,25 @@ pub fn run(
                     on_probe(&p.record, site, &link.label, *client)
                 })
                 .map_err(CrosscheckError::Setup)?;
-                by_client.push(probes);
+                by_client.push((probes, netns::calibrate::load_average()));
             }
+            let loads = |client: usize, p: Protocol| {
+                let (probes, machine_load) = &by_client[client];
+                Loads {
+                    machine_load: *machine_load,
+                    ..loads_of(probes, p)
+                }
+            };
             for p in &spec.protocols {
                 let referenced = spec.referenced(site, link, *p);
-                let loaded = loads_of(&by_client[1], *p);
+                let loaded = loads(1, *p);
                 let row = row_of(
                     &site.name,
                     &link.label,
                     &link.rate,
                     &link.rtt,
                     *p,
-                    &loads_of(&by_client[0], *p),
+                    &loads(0, *p),
                     referenced.unwrap_or(&loaded),
                 );
                 rows.push(Row {
@@ -320,7 +328,7 @@ pub fn document(spec: &CrosscheckSpec, rows: &[Row], figures: &Figures) -> serde
            "metrics": figures.metrics, "gains": figures.gains, "gain_agreement": figures.gain_agreement,
            "diagnosis": {"trials": figures.trial_diagnoses, "pairs": figures.pair_diagnoses},
            "pool": spec.trial.model.pool.name(), "browser_cost": spec.trial.model.browser_cost.to_string(),
-           "server": spec.trial.server.name(),
+           "server": spec.trial.server.name(), "build": verdict::settings::BUILD,
            "reference": spec.reference.files(),
            "testbeds": spec.links.iter().map(|l| &l.testbed).collect::<Vec<_>>(),
            "links": spec.links.iter().map(|l| json!({"label": l.label, "link": l.testbed.to_string(), "axes": l.axes})).collect::<Vec<_>>()})

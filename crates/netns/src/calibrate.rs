@@ -232,7 +232,7 @@ pub fn rtt_strain(
 }
 
 /// The 1-minute load average (Linux), if it can be read.
-fn load_average() -> Option<f64> {
+pub fn load_average() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg")
         .ok()?
         .split_whitespace()

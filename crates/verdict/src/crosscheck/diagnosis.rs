@@ -5,10 +5,10 @@
 //! − Chromium, in points) taken apart by component, worst first: each
 //! client's gain is Σ over the components of (A's − B's) / A's PLT, so the
 //! gain error is the sum of each component's share of it. Trials whose loads
-//! were not both explained (a reference stored before they were) are left
-//! out.
+//! were not both stored explained (a reference stored before they were) are
+//! left out.
 
-use super::Row;
+use super::{Loads, Row};
 use explain::{Component, Difference, Explanation};
 use proto::Protocol;
 use serde::Serialize;
@@ -26,9 +26,15 @@ pub struct TrialDiagnosis {
 /// Per Trial with both clients' loads explained, model − Chromium.
 pub fn trials(rows: &[Row]) -> Vec<TrialDiagnosis> {
     rows.iter()
-        .filter(|r| !r.model_explained.is_empty() && !r.chromium_explained.is_empty())
-        .map(|r| {
-            let mut difference = explain::difference(&r.model_explained, &r.chromium_explained);
+        .filter_map(|r| {
+            let (model, chromium) = (
+                Loads::explained(&r.model_loads),
+                Loads::explained(&r.chromium_loads),
+            );
+            (!model.is_empty() && !chromium.is_empty()).then_some((r, model, chromium))
+        })
+        .map(|(r, model, chromium)| {
+            let mut difference = explain::difference(&model, &chromium);
             difference.a_label = "model".into();
             difference.b_label = "Chromium".into();
             TrialDiagnosis {
@@ -99,8 +105,15 @@ pub fn pairs(rows: &[Row]) -> Vec<PairDiagnosis> {
                 .filter(|r| r.protocol == a)
                 .filter_map(|ra| {
                     let rb = find_row(rows, &ra.site, &ra.link, b)?;
-                    let model = gain_parts(&ra.model_explained, &rb.model_explained)?;
-                    let chromium = gain_parts(&ra.chromium_explained, &rb.chromium_explained)?;
+                    let explained = |r: &Row, model: bool| {
+                        Loads::explained(if model {
+                            &r.model_loads
+                        } else {
+                            &r.chromium_loads
+                        })
+                    };
+                    let model = gain_parts(&explained(ra, true), &explained(rb, true))?;
+                    let chromium = gain_parts(&explained(ra, false), &explained(rb, false))?;
                     Some(model.iter().zip(&chromium).map(|(m, c)| m - c).collect())
                 })
                 .collect();
@@ -133,6 +146,7 @@ pub fn pairs(rows: &[Row]) -> Vec<PairDiagnosis> {
 mod tests {
     use super::*;
     use crate::crosscheck::tests::row;
+    use results::ProbeRecord;
 
     /// An explained load: `setup` and `transfer` ms, the PLT their sum.
     fn load(label: &str, setup: f64, transfer: f64) -> Explanation {
@@ -161,8 +175,13 @@ mod tests {
 
     fn explained(p: Protocol, model: [f64; 2], chromium: [f64; 2]) -> Row {
         let mut r = row("icons", "20ms 8mbit", "8mbit", "20ms", p, &[], &[]);
-        r.model_explained = vec![load(p.name(), model[0], model[1])];
-        r.chromium_explained = vec![load(p.name(), chromium[0], chromium[1])];
+        let record = |e: Explanation| ProbeRecord {
+            explain: Some(e),
+            error: None,
+            ..ProbeRecord::failed(p, 0, String::new())
+        };
+        r.model_loads = vec![record(load(p.name(), model[0], model[1]))];
+        r.chromium_loads = vec![record(load(p.name(), chromium[0], chromium[1]))];
         r
     }
 
@@ -197,7 +216,7 @@ mod tests {
     #[test]
     fn trials_without_both_clients_explained_are_left_out() {
         let mut r = explained(Protocol::H2, [1.0, 1.0], [1.0, 1.0]);
-        r.chromium_explained.clear();
+        r.chromium_loads.clear();
         assert!(trials(&[r.clone()]).is_empty());
         assert!(pairs(&[r]).is_empty());
     }

@@ -59,12 +59,15 @@ pub struct Row {
     /// Whether Chromium's loads came from a reference (`--reference`), not
     /// from this run.
     pub chromium_reference: bool,
-    /// Each client's loads taken apart (`Loads::explained`): what a later
+    /// Each client's loads as recorded (`Loads::records`): what a later
     /// diagnosis of the model reads from a reference, without Chromium.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub model_explained: Vec<explain::Explanation>,
+    pub model_loads: Vec<ProbeRecord>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub chromium_explained: Vec<explain::Explanation>,
+    pub chromium_loads: Vec<ProbeRecord>,
+    /// The machine's load average as each client's loads ended (`Loads::machine_load`).
+    pub model_machine_load: Option<f64>,
+    pub chromium_machine_load: Option<f64>,
 }
 
 /// HAR phases of one load summed over its resources, in ms; `discovery` is
@@ -273,10 +276,27 @@ pub struct Loads {
     pub connections: f64,
     pub phases: Phases,
     pub failed: usize,
-    /// Each finished load taken apart (`explain`: components, mechanisms,
-    /// connections, the bottleneck), for the diagnosis of model vs Chromium;
-    /// none from a reference written before they were stored.
-    pub explained: Vec<explain::Explanation>,
+    /// Every load of the Trial as its probe recorded it (failed ones too):
+    /// each taken apart (`explain`: components, mechanisms, connections and
+    /// their packets, drops, the bottleneck), its HAR phases (blocked and
+    /// send included), SYNs, drops, packets, paint and Trial — what a later
+    /// diagnosis of model vs Chromium reads. None from a reference written
+    /// before they were stored.
+    pub records: Vec<ProbeRecord>,
+    /// The machine's 1-minute load average when the client's loads of the
+    /// Trial ended (`/proc/loadavg`): a loaded machine slows Chromium.
+    pub machine_load: Option<f64>,
+}
+
+impl Loads {
+    /// The finished loads' explanations.
+    pub fn explained(records: &[ProbeRecord]) -> Vec<explain::Explanation> {
+        records
+            .iter()
+            .filter(|r| r.error.is_none())
+            .filter_map(|r| r.explain.clone())
+            .collect()
+    }
 }
 
 impl Loads {
@@ -299,7 +319,12 @@ impl Loads {
             resources: med(&|p| p.resources as f64),
             connections: med(&|p| p.connections as f64),
             phases: Phases::median(&phases),
-            explained: ok.iter().filter_map(|(r, _)| r.explain.clone()).collect(),
+            records: probes
+                .iter()
+                .filter(|(r, _)| r.protocol == protocol)
+                .map(|(r, _)| (*r).clone())
+                .collect(),
+            machine_load: None,
             failed: probes
                 .iter()
                 .filter(|(r, _)| r.protocol == protocol && r.error.is_some())
@@ -360,8 +385,10 @@ pub fn row_of(
         model_phases: model.phases,
         chromium_phases: chromium.phases,
         chromium_reference: false,
-        model_explained: model.explained.clone(),
-        chromium_explained: chromium.explained.clone(),
+        model_loads: model.records.clone(),
+        chromium_loads: chromium.records.clone(),
+        model_machine_load: model.machine_load,
+        chromium_machine_load: chromium.machine_load,
     }
 }
 

@@ -192,11 +192,12 @@ fn trials(doc: &Value, reps: usize, server: &str) -> Result<Vec<(Key, Loads, Str
                 .get("chromium_failed")
                 .and_then(Value::as_u64)
                 .unwrap_or(0) as usize,
-            explained: match row.get("chromium_explained") {
+            records: match row.get("chromium_loads") {
                 None => Vec::new(),
                 Some(v) => serde_json::from_value(v.clone())
-                    .map_err(|e| format!("{}: {e}", at("chromium_explained")))?,
+                    .map_err(|e| format!("{}: {e}", at("chromium_loads")))?,
             },
+            machine_load: row.get("chromium_machine_load").and_then(Value::as_f64),
         };
         out.push((
             (site.to_string(), link.clone(), protocol),
