@@ -279,7 +279,9 @@ impl Check {
         if let Some(why) = chromium.refusal() {
             return Err(usage(why.to_string()));
         }
-        browser::find()?;
+        // No Chromium: the user asked for a client that is not installed
+        // (bad input, as crosscheck has it).
+        browser::find().map_err(|e| usage(e.to_string()))?;
         Ok(Check {
             spec: Arc::new(chromium),
             skipped,

@@ -109,8 +109,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
     /// Then load the page N times per protocol in Chromium too (after the
-    /// model's loads, on a testbed made as theirs) and say under the table
-    /// whether Chromium's gain and the model's agree
+    /// model's loads, on a fresh testbed of the same link; no HARs) and say
+    /// under the table whether Chromium's gain and the model's agree
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub check: Option<u32>,
     #[command(flatten)]
