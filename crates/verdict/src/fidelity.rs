@@ -103,25 +103,26 @@ pub enum Trust {
 }
 
 /// The grid's span on each axis, as "20–150 ms, 1–8 Mbit, 0 % loss".
-fn span(rows: &[Measured]) -> String {
-    let range = |f: fn(&Point) -> f64| {
-        let v: Vec<f64> = rows.iter().map(|r| f(&r.point)).collect();
-        let (lo, hi) = (
-            v.iter().copied().fold(f64::INFINITY, f64::min),
-            v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        );
-        if lo == hi {
-            format!("{lo}")
-        } else {
-            format!("{lo}–{hi}")
-        }
+fn span(rows: &[&Measured]) -> String {
+    let shown = |f: fn(&Point) -> f64| match range(rows, f) {
+        (lo, hi) if lo == hi => format!("{lo}"),
+        (lo, hi) => format!("{lo}–{hi}"),
     };
     format!(
         "{} ms, {} Mbit, {} % loss",
-        range(|p| p.rtt_ms),
-        range(|p| p.rate_mbit),
-        range(|p| p.loss_pct)
+        shown(|p| p.rtt_ms),
+        shown(|p| p.rate_mbit),
+        shown(|p| p.loss_pct)
     )
+}
+
+/// The least and the greatest of one axis (`f`) over `rows`.
+fn range(rows: &[&Measured], f: fn(&Point) -> f64) -> (f64, f64) {
+    rows.iter()
+        .map(|r| f(&r.point))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        })
 }
 
 /// How far the benchmark lets one trust `b`'s gain over `a` on `metric` at
@@ -148,19 +149,12 @@ fn trust_in(rows: &[Measured], a: Protocol, b: Protocol, metric: Metric, point: 
             metric.label()
         ));
     }
-    let all: Vec<Measured> = pair.iter().map(|(r, _)| (*r).clone()).collect();
+    let all: Vec<&Measured> = pair.iter().map(|(r, _)| *r).collect();
     let beyond = |v: f64, f: fn(&Point) -> f64| {
-        let lo = all
-            .iter()
-            .map(|r| f(&r.point))
-            .fold(f64::INFINITY, f64::min);
-        let hi = all
-            .iter()
-            .map(|r| f(&r.point))
-            .fold(f64::NEG_INFINITY, f64::max);
+        let (lo, hi) = range(&all, f);
         v < lo / BEYOND_FACTOR || v > hi * BEYOND_FACTOR
     };
-    let max_loss = all.iter().map(|r| r.point.loss_pct).fold(0.0, f64::max);
+    let max_loss = range(&all, |p| p.loss_pct).1;
     if beyond(point.rtt_ms, |p| p.rtt_ms)
         || beyond(point.rate_mbit, |p| p.rate_mbit)
         || point.loss_pct > max_loss + BEYOND_LOSS_PTS
