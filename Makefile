@@ -65,10 +65,14 @@ demo: demo-deps build
 	$(SUDO) $(BIN) compare --site youtube --protocols https,spdy3,h2 --rtt 150ms --rate 1mbit --reps 5
 
 # Formatting, lints, then every test (unit, and integration on real namespaces: needs root).
+# Four test threads on two cores: the integration tests mostly wait on
+# emulated links, timeouts and children (the CLI tests' binary: 422 s with
+# four, 655 s with libtest's default of one per core); none asserts a time.
+TEST_THREADS ?= 4
 test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --locked --all-targets -- -D warnings
-	$(SUDO) env "PATH=$$PATH" "CI=$$CI" $(CARGO) test --release --locked --workspace
+	$(SUDO) env "PATH=$$PATH" "CI=$$CI" $(CARGO) test --release --locked --workspace -- --test-threads $(TEST_THREADS)
 
 # Coverage-guided fuzzing of every parser of outside bytes, FUZZ_SECONDS per target
 # (installs a nightly toolchain and cargo-fuzz when missing; docs/fuzzing.md).

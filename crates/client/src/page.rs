@@ -521,7 +521,12 @@ impl<'a> State<'a> {
             cfg,
             start,
             wall: SystemTime::now(),
-            sched: Scheduler::with_limits(policy, cfg.knobs.request_limits),
+            sched: match cfg.protocol == Protocol::H3 && cfg.knobs.pool == Pool::Chromium {
+                true => {
+                    Scheduler::with_limits(policy, cfg.knobs.request_limits).pool_at_handshake()
+                }
+                false => Scheduler::with_limits(policy, cfg.knobs.request_limits),
+            },
             reqs: Vec::new(),
             seen: HashMap::new(),
             conns: Vec::new(),
@@ -952,8 +957,11 @@ impl<'a> State<'a> {
                         zero_rtt: None,
                     });
                     debug_assert_eq!(self.conns.len() - 1, conn);
-                    self.sched
-                        .opened(conn, &addr.to_string(), first_host == self.cfg.root.0);
+                    let at = Join {
+                        addr: addr.to_string(),
+                        same_site: same_site(&first_host, &self.cfg.root.0),
+                    };
+                    self.sched.opened(conn, at, first_host == self.cfg.root.0);
                     let port = if self.cfg.protocol.tls() {
                         self.cfg.https_port
                     } else {
@@ -1037,6 +1045,9 @@ impl<'a> State<'a> {
                         None => return Err(Error::Unconnected),
                     }
                 }
+                // Pooled into a session up before it: dropping its only
+                // sender closes the QUIC connection (h3's SendRequest).
+                Action::Close { conn } => self.conns[conn].sender = None,
             }
         }
         Ok(())

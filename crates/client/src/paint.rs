@@ -169,7 +169,8 @@ pub struct PaintModel {
     nodes: Vec<Parsed>,
     arrivals: HashMap<Key, Arrival>,
     ttfb: Option<Duration>,
-    /// When the page's first body bytes came.
+    /// When the page's first body bytes reached the renderer (after the
+    /// navigation's commit).
     first_bytes: Option<Duration>,
 }
 
@@ -239,7 +240,13 @@ impl PaintModel {
             css.extend_from_slice(&bytes[..room.min(bytes.len())]);
         }
         if self.is_root(host, path) {
-            self.first_bytes.get_or_insert(now);
+            if self.first_bytes.is_none() {
+                // The renderer has them once the navigation's commit is
+                // over (`render`): the parser and the first frame wait.
+                let committed = now + self.cost.navigation;
+                self.first_bytes = Some(committed);
+                self.parse_free = self.parse_free.max(committed);
+            }
             let at = self.parse_free.max(now) + per_kb(self.cost.parse_per_kb, bytes.len());
             self.parse_free = at;
             let (h, p) = (self.root.0.clone(), self.root.1.clone());
@@ -1095,6 +1102,23 @@ mod tests {
         assert_eq!(e.fcp_ms, Some(90.0 + ms(FRAME)));
         assert_eq!(e.lcp_ms, e.fcp_ms);
         assert_eq!(e.lcp_element.as_deref(), Some("img a.test/a.png"));
+    }
+
+    /// The navigation's commit comes as the page's first bytes do, before
+    /// the parser: TTFB does not wait for it, the first paint does.
+    #[test]
+    fn the_navigations_commit_delays_the_first_paint_not_ttfb() {
+        let cost = BrowserCost {
+            navigation: Duration::from_millis(38),
+            ..BrowserCost::NONE
+        };
+        let mut m = PaintModel::new("a.test", "/", cost);
+        m.head(ms_(150), "a.test", "/", "text/html");
+        m.data(ms_(200), "a.test", "/", b"<body><p>hello</p></body>");
+        m.done(ms_(200), "a.test", "/");
+        let e = m.estimate(ms_(300));
+        assert_eq!(e.ttfb_ms, Some(150.0));
+        assert_eq!(e.fcp_ms, Some(238.0 + ms(FRAME)));
     }
 
     #[test]

@@ -73,7 +73,9 @@ pub enum Pool {
     /// As today's Chromium was measured to (crosscheck's HARs, connection ids
     /// per host): a host joins a session to its address that is already up
     /// when the host is found (not the page's own session, unless the host is
-    /// of the page's site); otherwise it opens its own.
+    /// of the page's site); otherwise it opens its own. Over h3, besides, a
+    /// connection whose handshake ends when such a session is up closes into
+    /// it (`QuicSessionPool`'s IP pooling at the job's end).
     Chromium,
 }
 
@@ -220,6 +222,10 @@ pub enum Action {
     Open { conn: ConnId, pool: String },
     /// Send request `req` on connection `conn`.
     Send { conn: ConnId, req: ReqId },
+    /// Close connection `conn`, up and unused: its requests went to a session
+    /// to the same address that was up first (QUIC's pooling at the
+    /// handshake's end, [`Scheduler::pool_at_handshake`]).
+    Close { conn: ConnId },
 }
 
 /// Where a request Blink holds may join a session already up when it is let
@@ -238,8 +244,9 @@ pub struct Join {
 struct Conn {
     id: ConnId,
     pool: String,
-    /// Its server address and whether the page's host opened it, once told.
-    share: Option<(String, bool)>,
+    /// Its server address, whether the page's host opened it, and whether
+    /// its host is of the page's site, once told.
+    share: Option<(Join, bool)>,
     ready: bool,
     closed: bool,
     in_flight: usize,
@@ -275,6 +282,12 @@ pub struct Scheduler {
     net_in_flight: HashMap<ReqId, (String, bool)>,
     /// Hosts known to support request priorities (`SupportsRequestPriority`).
     prioritizing: HashSet<String>,
+    /// QUIC's pooling ([`Scheduler::pool_at_handshake`]): a connection up
+    /// when a joinable session to its address already is closes, and its
+    /// pool's requests go to that session.
+    pool_at_handshake: bool,
+    /// Pools whose connection closed so: the pool their requests go to.
+    pooled_into: HashMap<String, String>,
 }
 
 impl Scheduler {
@@ -297,7 +310,20 @@ impl Scheduler {
             net_held: VecDeque::new(),
             net_in_flight: HashMap::new(),
             prioritizing: HashSet::new(),
+            pool_at_handshake: false,
+            pooled_into: HashMap::new(),
         }
+    }
+
+    /// Pools as Chromium's QUIC sessions do (`QuicSessionPool`), besides the
+    /// join as a request starts ([`Join`]): a connection whose handshake ends
+    /// when a session to the same address that its host may join is already
+    /// up closes (QUIC_CONNECTION_IP_POOLED) and its requests go to that
+    /// session. The handshake was paid; the page's later bytes share one
+    /// congestion window. Over h2, Chromium keeps such a connection.
+    pub fn pool_at_handshake(mut self) -> Scheduler {
+        self.pool_at_handshake = true;
+        self
     }
 
     /// Request `req` (a POST: not idempotent) is never pipelined: over
@@ -356,27 +382,66 @@ impl Scheduler {
         self.plan();
     }
 
-    /// Connection `conn` (just opened) goes to server address `addr`; `root`:
-    /// the page's own host opened it. Lets held requests [`Join`] it.
-    pub fn opened(&mut self, conn: ConnId, addr: &str, root: bool) {
+    /// Connection `conn` (just opened) goes to `at`'s server address, for
+    /// a host of the page's site or not; `root`: the page's own host opened
+    /// it. Lets held requests [`Join`] it.
+    pub fn opened(&mut self, conn: ConnId, at: Join, root: bool) {
         if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
-            c.share = Some((addr.to_string(), root));
+            c.share = Some((at, root));
         }
     }
 
     /// The pool of a session up now that a request may [`Join`], if any:
     /// today's Chromium's rule (`--pool chromium`), in this one place.
     pub fn joinable(&self, join: &Join) -> Option<String> {
-        self.conns
-            .iter()
-            .find(|c| {
-                c.ready
-                    && !c.closed
-                    && c.share
-                        .as_ref()
-                        .is_some_and(|(addr, root)| *addr == join.addr && (!root || join.same_site))
-            })
-            .map(|c| c.pool.clone())
+        self.joinable_conn(join, None)
+            .map(|c| self.conns[c].pool.clone())
+    }
+
+    /// The index of the first session up that a request may [`Join`], other
+    /// than `except`.
+    fn joinable_conn(&self, join: &Join, except: Option<usize>) -> Option<usize> {
+        (0..self.conns.len()).find(|&i| {
+            let c = &self.conns[i];
+            Some(i) != except
+                && c.ready
+                && !c.closed
+                && c.share
+                    .as_ref()
+                    .is_some_and(|(at, root)| at.addr == join.addr && (!root || join.same_site))
+        })
+    }
+
+    /// QUIC's pooling at the handshake's end: `conn`, just up, closes if
+    /// its host may join a session up before it, and its pool's requests
+    /// go there from now on.
+    fn pool_into_earlier(&mut self, conn: ConnId) -> bool {
+        let Some(i) = self.conns.iter().position(|c| c.id == conn) else {
+            return false;
+        };
+        let Some((at, _)) = self.conns[i].share.clone() else {
+            return false;
+        };
+        let Some(into) = self.joinable_conn(&at, Some(i)) else {
+            return false;
+        };
+        let (from, to) = (self.conns[i].pool.clone(), self.conns[into].pool.clone());
+        self.conns[i].closed = true;
+        for (_, pool) in self.pending.iter_mut().filter(|(_, p)| *p == from) {
+            pool.clone_from(&to);
+        }
+        self.pooled_into.insert(from, to);
+        self.actions.push_back(Action::Close { conn });
+        true
+    }
+
+    /// The pool a request for `pool` goes to: another, if `pool`'s
+    /// connection was pooled into it.
+    fn pooled(&self, pool: String) -> String {
+        match self.pooled_into.get(&pool) {
+            Some(to) => self.pooled(to.clone()),
+            None => pool,
+        }
     }
 
     /// Request `req`'s response is complete (call before [`Scheduler::finished`]).
@@ -472,6 +537,9 @@ impl Scheduler {
                 c.limit = l.max(1);
             }
         }
+        if self.pool_at_handshake && policy == Policy::Multiplexed {
+            self.pool_into_earlier(conn);
+        }
         self.plan();
     }
 
@@ -495,6 +563,7 @@ impl Scheduler {
     /// one is open or opening (a 103's `rel=preconnect`: Chromium's
     /// PreconnectManager); requests found later take it as any other.
     pub fn preconnect(&mut self, pool: &str) {
+        let pool = self.pooled(pool.to_string());
         if self.conns.iter().any(|c| c.pool == pool && !c.closed) {
             return;
         }
@@ -524,9 +593,10 @@ impl Scheduler {
         self.actions.pop_front()
     }
 
-    /// Connections opened so far.
+    /// Connections opened so far, but for those QUIC's pooling closed as
+    /// their handshake ended (Chromium's HAR names none of those either).
     pub fn connections(&self) -> usize {
-        self.conns.len()
+        self.conns.len() - self.pooled_into.len()
     }
 
     fn plan(&mut self) {
@@ -549,6 +619,7 @@ impl Scheduler {
             .sort_by_key(|(r, _)| ranks[r]);
         let mut waiting = VecDeque::new();
         while let Some((req, pool)) = self.pending.pop_front() {
+            let pool = self.pooled(pool);
             // Only pipelining changes anything: without it, every request
             // goes alone on an idle connection anyway.
             let alone = depth > 1
@@ -951,7 +1022,7 @@ mod tests {
             None,
         );
         drain(&mut s);
-        s.opened(0, "198.18.0.2", true);
+        s.opened(0, at("www.site.test"), true);
         s.connected(0, Some(100));
         assert_eq!(sent(&drain(&mut s)), vec![0]);
         // A head script from a third party: its own session.
@@ -990,9 +1061,9 @@ mod tests {
         };
         // Two images may go (tight mode): no session they may share is up.
         assert_eq!(opens(&acts), vec!["cdn.other", "img.third", "ads.fourth"]);
-        s.opened(1, "198.18.0.2", false);
-        s.opened(2, "198.18.0.2", false);
-        s.opened(3, "198.18.0.2", false);
+        s.opened(1, at("cdn.other"), false);
+        s.opened(2, at("img.third"), false);
+        s.opened(3, at("ads.fourth"), false);
         s.connected(1, Some(100));
         s.tight_mode_over();
         // The site's image joins the page's session; none opens another.
@@ -1008,6 +1079,68 @@ mod tests {
             Some(at("late.fifth")),
         );
         assert_eq!(drain(&mut s), vec![Action::Send { conn: 1, req: 5 }]);
+    }
+
+    /// Over QUIC (`pool_at_handshake`): third parties found together each
+    /// open a connection; the first up takes them all, each other one closes
+    /// as its handshake ends and its requests, and any found later for its
+    /// host, go to the first. The page's own session stays the site's.
+    #[test]
+    fn over_quic_a_connection_up_after_another_to_its_address_closes_into_it() {
+        let mut s = Scheduler::new(Policy::Multiplexed).pool_at_handshake();
+        let at = |host: &str| Join {
+            addr: "198.18.0.2".into(),
+            same_site: host.ends_with("site.test"),
+        };
+        s.discovered_as(
+            0,
+            "www.site.test",
+            "www.site.test",
+            Class::LayoutBlocking,
+            None,
+        );
+        drain(&mut s);
+        s.opened(0, at("www.site.test"), true);
+        s.connected(0, Some(100));
+        assert_eq!(sent(&drain(&mut s)), vec![0]);
+        s.tight_mode_over();
+        for (req, host) in [(1, "a.third"), (2, "b.fourth"), (3, "c.fifth")] {
+            s.discovered_as(req, host, host, Class::LayoutBlocking, Some(at(host)));
+        }
+        let acts = drain(&mut s);
+        assert_eq!(acts.len(), 3, "{acts:?}");
+        for (conn, host) in [(1, "a.third"), (2, "b.fourth"), (3, "c.fifth")] {
+            s.opened(conn, at(host), false);
+        }
+        // b.fourth's handshake ends first: its request goes on it.
+        s.connected(2, Some(100));
+        assert_eq!(drain(&mut s), vec![Action::Send { conn: 2, req: 2 }]);
+        // Then a.third's and c.fifth's: each closes, its request on conn 2.
+        s.connected(1, Some(100));
+        assert_eq!(
+            drain(&mut s),
+            vec![Action::Close { conn: 1 }, Action::Send { conn: 2, req: 1 }]
+        );
+        s.connected(3, Some(100));
+        assert_eq!(
+            drain(&mut s),
+            vec![Action::Close { conn: 3 }, Action::Send { conn: 2, req: 3 }]
+        );
+        // A request to a.third found later, named for its own host, opens
+        // nothing: it goes where a.third's connection went.
+        s.discovered_as(4, "a.third", "a.third", Class::LayoutBlocking, None);
+        assert_eq!(drain(&mut s), vec![Action::Send { conn: 2, req: 4 }]);
+        assert_eq!(s.connections(), 2, "the page's and the first up");
+        // Over h2 (no pooling at the handshake) each keeps its own.
+        let mut h2 = Scheduler::new(Policy::Multiplexed);
+        for (req, host) in [(0, "a.third"), (1, "b.fourth")] {
+            h2.discovered_as(req, host, host, Class::LayoutBlocking, Some(at(host)));
+            drain(&mut h2);
+            h2.opened(req, at(host), false);
+        }
+        h2.connected(1, Some(100));
+        h2.connected(0, Some(100));
+        assert_eq!(sent(&drain(&mut h2)), vec![1, 0]);
     }
 
     /// Connects every connection opened in `acts`; returns what was sent,
@@ -1028,6 +1161,7 @@ mod tests {
                         next.extend(drain(s));
                     }
                     Action::Send { conn, req } => sent.push((req, conn)),
+                    Action::Close { .. } => {}
                 }
             }
             acts = next;

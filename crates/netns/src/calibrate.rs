@@ -723,6 +723,8 @@ fn measure_loss(spec: &TestbedSpec, plan: &Plan) -> io::Result<LossResult> {
      -> io::Result<(Arc<AtomicU64>, std::thread::JoinHandle<()>, Arc<AtomicBool>)> {
         let sock = udp_in(&tb, side, addr)?;
         sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+        // Room for every datagram, should the counting thread be late to run.
+        sys::set_receive_buffer(&sock, plan.datagrams * 1024)?;
         let got = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (g, s) = (got.clone(), stop.clone());
@@ -742,9 +744,12 @@ fn measure_loss(spec: &TestbedSpec, plan: &Plan) -> io::Result<LossResult> {
     to_server.connect(server_sock(DISCARD_PORT))?;
     let to_client = udp_in(&tb, Side::Server, server_sock(0))?;
     to_client.connect(client_sock(DISCARD_PORT))?;
-    let start = Instant::now();
+    // Paced from the last send, never catching up: the pace is 90 % of the
+    // rate, so a sender that fell behind (a busy machine) and sent its
+    // backlog at once would fill the queue, and its tail drops would count
+    // as the link's loss.
+    let mut due = Instant::now();
     for i in 0..plan.datagrams {
-        let due = start + interval * i as u32;
         let now = Instant::now();
         if due > now {
             std::thread::sleep(due - now);
@@ -752,6 +757,7 @@ fn measure_loss(spec: &TestbedSpec, plan: &Plan) -> io::Result<LossResult> {
         let seq = (i as u64).to_be_bytes();
         to_server.send(&seq)?;
         to_client.send(&seq)?;
+        due = due.max(now) + interval;
     }
     std::thread::sleep(expected_rtt(&spec.link) + LOSS_GRACE);
     for s in [&stop_up, &stop_down] {

@@ -276,6 +276,14 @@ fn getsockopt_int(
     Ok(value)
 }
 
+/// Asks for `bytes` of receive buffer: SO_RCVBUFFORCE, past
+/// `net.core.rmem_max` (needs CAP_NET_ADMIN), else SO_RCVBUF, capped there.
+pub fn set_receive_buffer(fd: &impl AsRawFd, bytes: usize) -> io::Result<()> {
+    let size = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, size)
+        .or_else(|_| setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, size))
+}
+
 /// Sets a socket's SO_RCVLOWAT: reads wait for at least `bytes` bytes.
 pub fn set_rcvlowat(fd: &impl AsRawFd, bytes: libc::c_int) -> io::Result<()> {
     setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVLOWAT, bytes)
