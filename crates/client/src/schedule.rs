@@ -415,15 +415,15 @@ impl Scheduler {
     /// QUIC's pooling at the handshake's end: `conn`, just up, closes if
     /// its host may join a session up before it, and its pool's requests
     /// go there from now on.
-    fn pool_into_earlier(&mut self, conn: ConnId) -> bool {
+    fn pool_into_earlier(&mut self, conn: ConnId) {
         let Some(i) = self.conns.iter().position(|c| c.id == conn) else {
-            return false;
+            return;
         };
         let Some((at, _)) = self.conns[i].share.clone() else {
-            return false;
+            return;
         };
         let Some(into) = self.joinable_conn(&at, Some(i)) else {
-            return false;
+            return;
         };
         let (from, to) = (self.conns[i].pool.clone(), self.conns[into].pool.clone());
         self.conns[i].closed = true;
@@ -432,7 +432,6 @@ impl Scheduler {
         }
         self.pooled_into.insert(from, to);
         self.actions.push_back(Action::Close { conn });
-        true
     }
 
     /// The pool a request for `pool` goes to: another, if `pool`'s

@@ -129,7 +129,11 @@ fn range(rows: &[&Measured], f: fn(&Point) -> f64) -> (f64, f64) {
 /// `point`: the figures of the nearest point it measured (log distance in
 /// RTT and rate, points of loss), or why it cannot say.
 pub fn trust(a: Protocol, b: Protocol, metric: Metric, point: &Point) -> Trust {
-    trust_in(&parse(TABLE).unwrap_or_default(), a, b, metric, point)
+    // Parsed once per process (a compare asks once per protocol); its own
+    // test shows the built-in table parses.
+    static ROWS: std::sync::OnceLock<Vec<Measured>> = std::sync::OnceLock::new();
+    let rows = ROWS.get_or_init(|| parse(TABLE).unwrap_or_default());
+    trust_in(rows, a, b, metric, point)
 }
 
 fn trust_in(rows: &[Measured], a: Protocol, b: Protocol, metric: Metric, point: &Point) -> Trust {
