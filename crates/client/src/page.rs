@@ -516,17 +516,17 @@ impl<'a> State<'a> {
                 },
             }
         };
+        let sched = Scheduler::with_limits(policy, cfg.knobs.request_limits);
+        let sched = match cfg.protocol == Protocol::H3 && cfg.knobs.pool == Pool::Chromium {
+            true => sched.pool_at_handshake(),
+            false => sched,
+        };
         let (tx, rx) = mpsc::unbounded_channel();
         State {
             cfg,
             start,
             wall: SystemTime::now(),
-            sched: match cfg.protocol == Protocol::H3 && cfg.knobs.pool == Pool::Chromium {
-                true => {
-                    Scheduler::with_limits(policy, cfg.knobs.request_limits).pool_at_handshake()
-                }
-                false => Scheduler::with_limits(policy, cfg.knobs.request_limits),
-            },
+            sched,
             reqs: Vec::new(),
             seen: HashMap::new(),
             conns: Vec::new(),

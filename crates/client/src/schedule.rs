@@ -1002,17 +1002,17 @@ mod tests {
         assert_eq!(sent(&drain(&mut s)), (5..12).collect::<Vec<_>>());
     }
 
-    /// `--pool chromium`: images of a third-party host found while no session
-    /// to its address was up, held by Blink, join the one that came up while
-    /// they waited (Chromium picks the session as the request starts); a
-    /// third-party host never joins the page's own session.
-    #[test]
-    fn a_held_request_joins_a_session_up_by_the_time_it_goes() {
-        let mut s = Scheduler::new(Policy::Multiplexed);
-        let at = |host: &str| Join {
+    /// A host's place on the one server address; of the page's site if it
+    /// ends in site.test.
+    fn at(host: &str) -> Join {
+        Join {
             addr: "198.18.0.2".into(),
             same_site: host.ends_with("site.test"),
-        };
+        }
+    }
+
+    /// The page's document, www.site.test, sent on session 0, up.
+    fn page_up(s: &mut Scheduler) {
         s.discovered_as(
             0,
             "www.site.test",
@@ -1020,10 +1020,20 @@ mod tests {
             Class::LayoutBlocking,
             None,
         );
-        drain(&mut s);
+        drain(s);
         s.opened(0, at("www.site.test"), true);
         s.connected(0, Some(100));
-        assert_eq!(sent(&drain(&mut s)), vec![0]);
+        assert_eq!(sent(&drain(s)), vec![0]);
+    }
+
+    /// `--pool chromium`: images of a third-party host found while no session
+    /// to its address was up, held by Blink, join the one that came up while
+    /// they waited (Chromium picks the session as the request starts); a
+    /// third-party host never joins the page's own session.
+    #[test]
+    fn a_held_request_joins_a_session_up_by_the_time_it_goes() {
+        let mut s = Scheduler::new(Policy::Multiplexed);
+        page_up(&mut s);
         // A head script from a third party: its own session.
         s.discovered_as(1, "cdn.other", "cdn.other", Class::LayoutBlocking, None);
         // Images of two more third parties and of the site, found while
@@ -1087,21 +1097,7 @@ mod tests {
     #[test]
     fn over_quic_a_connection_up_after_another_to_its_address_closes_into_it() {
         let mut s = Scheduler::new(Policy::Multiplexed).pool_at_handshake();
-        let at = |host: &str| Join {
-            addr: "198.18.0.2".into(),
-            same_site: host.ends_with("site.test"),
-        };
-        s.discovered_as(
-            0,
-            "www.site.test",
-            "www.site.test",
-            Class::LayoutBlocking,
-            None,
-        );
-        drain(&mut s);
-        s.opened(0, at("www.site.test"), true);
-        s.connected(0, Some(100));
-        assert_eq!(sent(&drain(&mut s)), vec![0]);
+        page_up(&mut s);
         s.tight_mode_over();
         for (req, host) in [(1, "a.third"), (2, "b.fourth"), (3, "c.fifth")] {
             s.discovered_as(req, host, host, Class::LayoutBlocking, Some(at(host)));
