@@ -71,8 +71,8 @@ demo: demo-deps build
 TEST_THREADS ?= 4
 test: deps
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --release --locked --all-targets -- -D warnings
-	$(SUDO) env "PATH=$$PATH" "CI=$$CI" $(CARGO) test --release --locked --workspace -- --test-threads $(TEST_THREADS)
+	$(CARGO) clippy --profile fast-build --locked --all-targets -- -D warnings
+	$(SUDO) env "PATH=$$PATH" "CI=$$CI" $(CARGO) test --profile fast-build --locked --workspace -- --test-threads $(TEST_THREADS)
 
 # Coverage-guided fuzzing of every parser of outside bytes, FUZZ_SECONDS per target
 # (installs a nightly toolchain and cargo-fuzz when missing; docs/fuzzing.md).

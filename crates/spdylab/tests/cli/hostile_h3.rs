@@ -9,12 +9,12 @@
 //! is recorded. Attack traffic is crafted by hand: client Initials from
 //! quinn-proto driven without I/O over std UDP sockets, raw HTTP/3 frames and
 //! QPACK instructions on quinn streams. Each test prints one row of the table
-//! in docs/hardening.md (`cargo test --release -p spdylab --test cli --
-//! hostile_h3 --nocapture --test-threads 1`). Bounds are on counts and
+//! in docs/hardening.md (`cargo test --release --workspace --test cli --
+//! hostile::every_attack_over_quic --nocapture`). Bounds are on counts and
 //! bytes, never on time.
 
 use crate::common;
-use crate::hostile::{Lab, Legit, Tally, HOST, LEGIT_MIN, RSS_BOUND_KIB, SERIAL};
+use crate::hostile::{Lab, Legit, Tally, HOST, LEGIT_MIN, RSS_BOUND_KIB};
 use bytes::Buf;
 use proto::h2::hpack_int;
 use std::net::UdpSocket;
@@ -22,6 +22,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// One QUIC siege at a time (a TCP siege of `hostile` may run beside it).
+static SERIAL_QUIC: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The server offers h3 (UDP on its TLS port) besides h2 and https.
 const PROTO: &[&str] = &["--proto", "https,h2,h3"];
@@ -193,7 +196,7 @@ fn siege_h3(
         common::cannot_run("aioquic is not installed (pip install aioquic)");
         return false;
     }
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = SERIAL_QUIC.lock().unwrap_or_else(|e| e.into_inner());
     let mut args = PROTO.to_vec();
     args.extend_from_slice(extra);
     let lab = Lab::start_with(site, &args);
