@@ -64,15 +64,18 @@ build:
 demo: demo-deps build
 	$(SUDO) $(BIN) compare --site youtube --protocols https,spdy3,h2 --rtt 150ms --rate 1mbit --reps 5
 
-# Formatting, lints, then every test (unit, and integration on real namespaces: needs root).
-# Four test threads on two cores: the integration tests mostly wait on
-# emulated links, timeouts and children (the CLI tests' binary: 422 s with
-# four, 655 s with libtest's default of one per core); none asserts a time.
+# Formatting, then every test (unit, and integration on real namespaces:
+# needs root) and the lints, by scripts/test.py: the tests built once (the
+# fast-build profile, Cargo.toml), the CLI tests' binary started, and beside
+# it every other test binary, the doc-tests and clippy (nice 19): the CLI
+# tests mostly wait on emulated links, timeouts and children, and leave the
+# CPU half idle. Four of its test threads on two cores (422 s with four,
+# 655 s with libtest's default of one per core; eight made two tests fail
+# under the load); none asserts a time.
 TEST_THREADS ?= 4
 test: deps
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --profile fast-build --locked --all-targets -- -D warnings
-	$(SUDO) env "PATH=$$PATH" "CI=$$CI" $(CARGO) test --profile fast-build --locked --workspace -- --test-threads $(TEST_THREADS)
+	$(SUDO) env "PATH=$$PATH" "CI=$$CI" "CARGO=$(CARGO)" scripts/test.py fast-build $(TEST_THREADS)
 
 # Coverage-guided fuzzing of every parser of outside bytes, FUZZ_SECONDS per target
 # (installs a nightly toolchain and cargo-fuzz when missing; docs/fuzzing.md).
