@@ -65,13 +65,13 @@ demo: demo-deps build
 	$(SUDO) $(BIN) compare --site youtube --protocols https,spdy3,h2 --rtt 150ms --rate 1mbit --reps 5
 
 # Formatting, then every test (unit, and integration on real namespaces:
-# needs root) and the lints, by scripts/test.py: the tests built once (the
-# fast-build profile, Cargo.toml), the CLI tests' binary started, and beside
-# it every other test binary, the doc-tests and clippy (nice 19): the CLI
-# tests mostly wait on emulated links, timeouts and children, and leave the
-# CPU half idle. Four of its test threads on two cores (422 s with four,
-# 655 s with libtest's default of one per core; eight made two tests fail
-# under the load); none asserts a time.
+# needs root) and the lints, by scripts/test.py: the CLI tests' binary built
+# and started first; beside it, at nice 19, the other tests built and run,
+# the doc-tests and clippy (the CLI tests mostly wait on emulated links,
+# timeouts and children, and leave the CPU half idle). The build's profile
+# is Cargo.toml's fast-build. Four CLI test threads on two cores (422 s with
+# four, 655 s with libtest's default of one per core; eight made two tests
+# fail under the load); none asserts a time.
 TEST_THREADS ?= 4
 test: deps
 	$(CARGO) fmt --all -- --check

@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""`make test`'s runner: every test of the workspace, and clippy, in the time
-the CLI tests alone take.
+"""`make test`'s runner: every test of the workspace, and clippy, in about
+the time the CLI tests alone take.
 
-On a 2-core machine `cargo test` runs its test binaries one after another,
-and the CLI tests' binary (tests/cli: real namespaces, servers, Chromium)
-is most of the run; its tests mostly wait (emulated links, timeouts,
-children), so the CPU is half idle while it runs. This script builds the
-tests once (`cargo test --no-run`), starts the CLI binary, and meanwhile runs
-every other test binary (one after another, as cargo would), the doc-tests,
-and clippy at the lowest CPU priority (`nice -n 19`: it takes only what the
-tests leave; it shares the build's profile, so its build scripts and proc
+On a 2-core machine `cargo test` builds every test, then runs its test
+binaries one after another, and the CLI tests' binary (tests/cli: real
+namespaces, servers, Chromium) is most of the run; its tests mostly wait
+(emulated links, timeouts, children), so the CPU is half idle while they
+run. This script builds the CLI tests' binary first (`cargo test --test
+cli --no-run`: the same features as the whole workspace's build, so nothing
+is built twice) and starts it; meanwhile, at the lowest CPU priority (`nice
+-n 19`: they take only what the tests leave), it builds every other test
+and runs each binary (one after another, as cargo would), then the
+doc-tests and clippy (in the same profile: its build scripts and proc
 macros are the build's). The CLI binary's output is printed whole when it
 ends. Each binary runs as `cargo test` runs it: in its package's directory,
 with cargo's environment for it. The exit status is 1 if anything failed
-(a test, a binary, clippy), naming each.
+(a build, a test, clippy), naming each.
 
 Usage: scripts/test.py PROFILE CLI_THREADS   (the Makefile: fast-build 4)
 No third-party modules (plain Python 3).
@@ -29,13 +31,19 @@ import time
 CARGO = os.environ.get("CARGO", "cargo")
 
 
-def build(profile):
-    """Builds every test target; [(package dir, package name, target name, executable)]."""
+def build(profile, only=None, nice=False):
+    """Builds the test targets (`only`: that one); [(package dir, package id,
+    target name, executable)], or None if the build failed."""
     cmd = [CARGO, "test", "--profile", profile, "--locked", "--workspace", "--no-run",
            "--message-format", "json-render-diagnostics"]
+    if only:
+        cmd += ["--test", only]
+    if nice:
+        cmd = ["nice", "-n", "19"] + cmd
     out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     if out.returncode != 0:
-        sys.exit(f"test.py: {' '.join(cmd)} failed ({out.returncode})")
+        print(f"test.py: {' '.join(cmd)} failed ({out.returncode})", flush=True)
+        return None
     found = []
     for line in out.stdout.splitlines():
         msg = json.loads(line)
@@ -68,34 +76,41 @@ def env_for(directory, package_id):
 def main():
     profile, threads = sys.argv[1], sys.argv[2]
     started = time.monotonic()
-    binaries = build(profile)
-    cli = [b for b in binaries if b[2] == "cli"]
-    rest = [b for b in binaries if b[2] != "cli"]
+    cli = build(profile, only="cli")
+    if cli is None:
+        sys.exit(1)
     failed = []
     log = tempfile.NamedTemporaryFile(prefix="spdylab-cli-tests-", suffix=".log", delete=False)
-    background = None
+    background = []
     for directory, package, name, exe in cli:
-        print(f"test.py: {name} ({package_name(package)}) started, {threads} threads; "
-              f"its output when it ends", flush=True)
-        background = (name, subprocess.Popen([exe, "--test-threads", threads],
-                                             cwd=directory, env=env_for(directory, package),
-                                             stdout=log, stderr=subprocess.STDOUT))
-    for directory, package, name, exe in rest:
+        print(f"test.py: {name} ({package_name(package)}) started, {threads} threads, "
+              f"{time.monotonic() - started:.0f} s in; its output when it ends", flush=True)
+        background.append((name, subprocess.Popen(
+            [exe, "--test-threads", threads], cwd=directory, env=env_for(directory, package),
+            stdout=log, stderr=subprocess.STDOUT)))
+    rest = build(profile, nice=True)
+    if rest is None:
+        failed.append("the build of the other tests")
+    cli_exes = {exe for *_, exe in cli}
+    for directory, package, name, exe in rest or []:
+        if exe in cli_exes:
+            continue
         print(f"     Running {name} ({package_name(package)}: {os.path.basename(exe)})", flush=True)
         code = subprocess.run([exe], cwd=directory, env=env_for(directory, package)).returncode
         if code != 0:
             failed.append(f"{package_name(package)} {name} (exit {code})")
     print("     Doc-tests", flush=True)
-    doc = [CARGO, "test", "--profile", profile, "--locked", "--workspace", "--doc"]
+    doc = ["nice", "-n", "19", CARGO, "test", "--profile", profile, "--locked", "--workspace",
+           "--doc"]
     if subprocess.run(doc).returncode != 0:
         failed.append("doc-tests")
-    print("     Clippy (nice 19, beside the CLI tests)", flush=True)
+    print("     Clippy", flush=True)
     lint = ["nice", "-n", "19", CARGO, "clippy", "--profile", profile, "--locked",
             "--all-targets", "--", "-D", "warnings"]
     if subprocess.run(lint).returncode != 0:
         failed.append("clippy")
-    if background:
-        name, proc = background
+    print(f"test.py: all but the CLI tests done, {time.monotonic() - started:.0f} s in", flush=True)
+    for name, proc in background:
         code = proc.wait()
         log.close()
         print(f"     Running {name} (the CLI tests):", flush=True)
