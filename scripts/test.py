@@ -26,6 +26,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 CARGO = os.environ.get("CARGO", "cargo")
@@ -73,6 +74,18 @@ def env_for(directory, package_id):
     return env
 
 
+def run_binaries(binaries, failed):
+    """Runs each test binary in turn, printing its output whole as it ends."""
+    for directory, package, name, exe in binaries:
+        run = subprocess.run([exe], cwd=directory, env=env_for(directory, package),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        sys.stdout.write(f"     Running {name} ({package_name(package)}: "
+                         f"{os.path.basename(exe)})\n{run.stdout}")
+        sys.stdout.flush()
+        if run.returncode != 0:
+            failed.append(f"{package_name(package)} {name} (exit {run.returncode})")
+
+
 def main():
     profile, threads = sys.argv[1], sys.argv[2]
     started = time.monotonic()
@@ -91,24 +104,25 @@ def main():
     rest = build(profile, nice=True)
     if rest is None:
         failed.append("the build of the other tests")
+    # The other test binaries (mostly waiting: real servers, peers) in one
+    # thread, their output printed as each ends; the doc-tests and clippy
+    # (CPU, and cargo's lock) beside them.
     cli_exes = {exe for *_, exe in cli}
-    for directory, package, name, exe in rest or []:
-        if exe in cli_exes:
-            continue
-        print(f"     Running {name} ({package_name(package)}: {os.path.basename(exe)})", flush=True)
-        code = subprocess.run([exe], cwd=directory, env=env_for(directory, package)).returncode
-        if code != 0:
-            failed.append(f"{package_name(package)} {name} (exit {code})")
-    print("     Doc-tests", flush=True)
+    others = [b for b in rest or [] if b[3] not in cli_exes]
+    binaries = threading.Thread(target=run_binaries, args=(others, failed))
+    binaries.start()
     doc = ["nice", "-n", "19", CARGO, "test", "--profile", profile, "--locked", "--workspace",
            "--doc"]
-    if subprocess.run(doc).returncode != 0:
+    run = subprocess.run(doc, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sys.stdout.write(run.stdout)
+    if run.returncode != 0:
         failed.append("doc-tests")
     print("     Clippy", flush=True)
     lint = ["nice", "-n", "19", CARGO, "clippy", "--profile", profile, "--locked",
             "--all-targets", "--", "-D", "warnings"]
     if subprocess.run(lint).returncode != 0:
         failed.append("clippy")
+    binaries.join()
     print(f"test.py: all but the CLI tests done, {time.monotonic() - started:.0f} s in", flush=True)
     for name, proc in background:
         code = proc.wait()
