@@ -889,17 +889,19 @@ impl<'a> State<'a> {
 
     async fn run(&mut self) -> Result<(), Error> {
         let (host, path) = self.cfg.root.clone();
-        // An imported page is discovered from its tree (the renderer reads
-        // bytes): browser costs are not modelled on it, nor on a scripted one.
+        // With browser costs the renderer discovers (from the bytes, or an
+        // imported page's tree); a scripted page's script does.
+        let root = Found { host, path };
+        let cost = self.cfg.knobs.browser_cost;
         if self.script.is_some() {
-            self.discover_as(Found { host, path }, None, Some(Priority::DOCUMENT))?;
-        } else if self.cfg.knobs.browser_cost.is_none() || self.cfg.replay.is_some() {
-            self.discover(Found { host, path }, None)?;
+            self.discover_as(root, None, Some(Priority::DOCUMENT))?;
+        } else if cost.is_none() {
+            self.discover(root, None)?;
         } else {
-            self.render = Some(Renderer::new(
-                self.cfg.knobs.browser_cost,
-                Found { host, path },
-            ));
+            self.render = Some(match &self.cfg.replay {
+                Some(tree) => Renderer::replaying(cost, root, tree.clone()),
+                None => Renderer::new(cost, root),
+            });
         }
         loop {
             self.render_advance()?;

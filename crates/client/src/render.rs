@@ -9,6 +9,11 @@
 //! renderer takes the response) comes when the page's first bytes do, before
 //! the parser starts.
 //!
+//! An imported page (`Renderer::replaying`) is parsed and run the same way,
+//! but what each document, stylesheet and script names comes from its
+//! recorded tree (`crate::replay`), not from its bytes: the model cannot
+//! resolve a real page's relative URLs or run its scripts.
+//!
 //! Fed what the page load sees (a response's type, its bytes, its end) with
 //! the time since navigation start; polled for the resources to request now
 //! and for when to wake next. Deterministic: the same inputs at the same
@@ -24,10 +29,13 @@
 
 use crate::discover::{css_urls, script_injections, Found, HtmlScanner, Tag};
 use crate::priority::Priority;
+use crate::replay::ReplayTree;
 use crate::schedule::Class;
+use site::Kind;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The browser's CPU costs, each a knob (`--browser-cost`).
@@ -236,6 +244,8 @@ fn key(f: &Found) -> Key {
 #[derive(Debug, Default)]
 struct Doc {
     scanner: HtmlScanner,
+    /// Its body bytes so far (None: none yet), for a replayed page's tree.
+    bytes: Option<u64>,
     /// Bytes handed to the parser whose parse has not finished.
     parsing: usize,
     /// All of its bytes arrived.
@@ -287,6 +297,9 @@ enum Work {
 #[derive(Debug)]
 pub struct Renderer {
     cost: BrowserCost,
+    /// An imported page's recorded tree: what each resource names (None:
+    /// found in the bytes).
+    tree: Option<Arc<ReplayTree>>,
     /// Work on the main thread, each ending at its time (in order: one thread).
     queue: VecDeque<(Duration, Work)>,
     busy_until: Duration,
@@ -307,6 +320,7 @@ impl Renderer {
     pub fn new(cost: BrowserCost, root: Found) -> Renderer {
         let mut r = Renderer {
             cost,
+            tree: None,
             queue: VecDeque::new(),
             busy_until: Duration::ZERO,
             docs: HashMap::new(),
@@ -318,6 +332,37 @@ impl Renderer {
         };
         r.found(Duration::ZERO, root, None, Priority::DOCUMENT);
         r
+    }
+
+    /// An imported page: what its resources name comes from `tree`.
+    pub fn replaying(cost: BrowserCost, root: Found, tree: Arc<ReplayTree>) -> Renderer {
+        Renderer {
+            tree: Some(tree),
+            ..Renderer::new(cost, root)
+        }
+    }
+
+    /// The priority of a resource no tag of a document names: by its
+    /// recorded kind on an imported page, else by its name.
+    fn priority_by_name(&self, f: &Found) -> Priority {
+        let kind = self.tree.as_ref().and_then(|t| t.kind_of(f));
+        match kind {
+            Some(Kind::Font) => Priority::FONT,
+            Some(Kind::Css) => Priority::STYLESHEET,
+            Some(Kind::Js) => Priority::LATE_SCRIPT,
+            Some(Kind::Png) => Priority::IMAGE,
+            _ => url_priority(f),
+        }
+    }
+
+    /// What the complete resource `k` names, outside a document's markup
+    /// (a stylesheet's url()s, a script's injections, a redirect's target):
+    /// from the tree, or from its bytes by `scan`.
+    fn named_by(&self, k: &Key, body: &[u8], scan: fn(&[u8]) -> Vec<Found>) -> Vec<Found> {
+        match &self.tree {
+            Some(t) => t.due(&k.0, &k.1, u64::MAX, true),
+            None => scan(body),
+        }
     }
 
     /// Puts `work` on the main thread at `now`, costing `cost`.
@@ -362,7 +407,15 @@ impl Renderer {
         let k = (host.to_string(), path.to_string());
         self.page_bytes_came(&k, now);
         if let Some(doc) = self.docs.get_mut(&k) {
-            let found = doc.scanner.feed_tagged(bytes);
+            let found = match &self.tree {
+                Some(t) => {
+                    let before = doc.bytes;
+                    let now = before.unwrap_or(0) + bytes.len() as u64;
+                    doc.bytes = Some(now);
+                    t.newly_due(host, path, before, now, false)
+                }
+                None => doc.scanner.feed_tagged(bytes),
+            };
             doc.parsing += 1;
             let cost = per_kb(self.cost.parse_per_kb, bytes.len());
             self.run(now, cost, Some(Work::Parsed { doc: k, found }));
@@ -379,21 +432,58 @@ impl Renderer {
         let k = (host.to_string(), path.to_string());
         // A page with an empty body: its end stands for its first bytes.
         self.page_bytes_came(&k, now);
+        let mut at_end = Vec::new();
         if let Some(doc) = self.docs.get_mut(&k) {
             doc.arrived = true;
-        }
-        if let Some(r) = self.res.get_mut(&k) {
-            r.done = true;
-            if r.css {
-                let body = std::mem::take(&mut r.body);
-                r.css_children = css_urls(&body);
-                if !self.cost.ordered || r.doc.is_none() {
-                    let children = std::mem::take(&mut r.css_children);
-                    for c in children {
-                        let priority = url_priority(&c);
-                        self.found(now, c, None, priority);
-                    }
+            // What the tree reveals at the document's end (a tag past the
+            // bytes it came in), parsed after the rest.
+            if let Some(t) = &self.tree {
+                at_end = t.newly_due(host, path, doc.bytes, doc.bytes.unwrap_or(0), true);
+                if !at_end.is_empty() {
+                    doc.parsing += 1;
                 }
+            }
+        }
+        if !at_end.is_empty() {
+            let found = at_end;
+            self.run(
+                now,
+                Duration::ZERO,
+                Some(Work::Parsed {
+                    doc: k.clone(),
+                    found,
+                }),
+            );
+        }
+        let (css, named) = match self.res.get_mut(&k) {
+            Some(r) => {
+                r.done = true;
+                (r.css, !r.script && !self.docs.contains_key(&k))
+            }
+            None => (false, false),
+        };
+        if css {
+            let body = self
+                .res
+                .get_mut(&k)
+                .map(|r| std::mem::take(&mut r.body))
+                .unwrap_or_default();
+            let children = self.named_by(&k, &body, css_urls);
+            let r = self.res.get_mut(&k).expect("known");
+            r.css_children = children;
+            if !self.cost.ordered || r.doc.is_none() {
+                let children = std::mem::take(&mut r.css_children);
+                for c in children {
+                    let priority = self.priority_by_name(&c);
+                    self.found(now, c, None, priority);
+                }
+            }
+        } else if named && self.tree.is_some() {
+            // An imported page's other resources (a redirect, an image)
+            // reveal what the tree says at their end.
+            for c in self.named_by(&k, &[], |_| Vec::new()) {
+                let priority = self.priority_by_name(&c);
+                self.found(now, c, None, priority);
             }
         }
         self.settle(now);
@@ -491,18 +581,21 @@ impl Renderer {
                             Tag::Stylesheet => Priority::STYLESHEET,
                             Tag::Script if late => Priority::LATE_SCRIPT,
                             Tag::Script => Priority::SCRIPT,
-                            Tag::Image { area } => match self.docs.get_mut(&doc) {
-                                Some(d)
-                                    if area.is_none_or(|a| a > SMALL_IMAGE_AREA)
-                                        && d.boosted < BOOSTED_IMAGES
-                                        && url_priority(&f) == Priority::IMAGE =>
-                                {
-                                    d.boosted += 1;
-                                    Priority::BOOSTED_IMAGE
+                            Tag::Image { area } => {
+                                let by_name = self.priority_by_name(&f);
+                                match self.docs.get_mut(&doc) {
+                                    Some(d)
+                                        if area.is_none_or(|a| a > SMALL_IMAGE_AREA)
+                                            && d.boosted < BOOSTED_IMAGES
+                                            && by_name == Priority::IMAGE =>
+                                    {
+                                        d.boosted += 1;
+                                        Priority::BOOSTED_IMAGE
+                                    }
+                                    _ => by_name,
                                 }
-                                _ => url_priority(&f),
-                            },
-                            Tag::Other => url_priority(&f),
+                            }
+                            Tag::Other => self.priority_by_name(&f),
                             Tag::Preload(p) => p,
                         };
                         if priority.class() == Class::Delayable || matches!(tag, Tag::Image { .. })
@@ -537,8 +630,8 @@ impl Renderer {
                         None => Vec::new(),
                     };
                     // Script-inserted scripts are async (LOW), as are images.
-                    for f in script_injections(&body) {
-                        let priority = match url_priority(&f) {
+                    for f in self.named_by(&k, &body, script_injections) {
+                        let priority = match self.priority_by_name(&f) {
                             p if p.class() == Class::LayoutBlocking => p,
                             Priority::LATE_SCRIPT => Priority::ASYNC_SCRIPT,
                             p => p,
@@ -665,7 +758,7 @@ impl Renderer {
             .map(|r| std::mem::take(&mut r.css_children))
             .unwrap_or_default();
         for c in children {
-            let priority = url_priority(&c);
+            let priority = self.priority_by_name(&c);
             self.found(now, c, None, priority);
         }
     }
@@ -947,6 +1040,70 @@ mod tests {
             assert_eq!(drain(&mut r), [want]);
         }
         assert!(r.idle());
+    }
+
+    /// An imported page goes through the same main thread as a built-in
+    /// one, its tree standing for its tags: committed, then its head's
+    /// stylesheet and script found as the first bytes are parsed, the
+    /// script run after the stylesheet, what it injects found once it has
+    /// run, and the stylesheet's image once the document is complete.
+    #[test]
+    fn an_imported_page_is_parsed_and_run_from_its_tree() {
+        let e = |url: &str, mime: &str, text: &str| {
+            serde_json::json!({"request": {"method": "GET", "url": url},
+                "response": {"status": 200, "headers": [],
+                "content": {"size": text.len(), "mimeType": mime, "text": text}}})
+        };
+        let html = r#"<html><head><link rel=stylesheet href="/s.css"><script src="/x.js"></script></head><body><img src="/i.png"></body></html>"#;
+        let har = serde_json::json!({"log": {"entries": [
+            e("https://a.test/", "text/html", html),
+            e("https://a.test/s.css", "text/css", "b{background:url(/bg.png)}"),
+            e("https://a.test/x.js", "application/javascript", "load('/j.png')"),
+            e("https://a.test/i.png", "image/png", "png"),
+            e("https://a.test/bg.png", "image/png", "png"),
+            e("https://a.test/j.png", "image/png", "png"),
+        ]}});
+        let (site, _) = site::har::import("t", har.to_string().as_bytes()).unwrap();
+        let tree = Arc::new(ReplayTree::of(&site));
+        let mut r = Renderer::replaying(COST, f("a.test", "/"), tree);
+        r.advance(ms(0));
+        r.advance(ms(2));
+        assert_eq!(drain(&mut r), ["a.test/"]);
+        r.head("a.test", "/", "text/html");
+        // The first bytes at 100 ms: committed 100..200, parsed, the head's
+        // tags issued one request's cost (2 ms) apart.
+        r.data(ms(100), "a.test", "/", &html.as_bytes()[..50]);
+        r.advance(ms(199));
+        assert!(drain(&mut r).is_empty(), "the commit comes first");
+        r.advance(ms(210));
+        assert_eq!(drain(&mut r), ["a.test/s.css", "a.test/x.js"]);
+        r.data(ms(220), "a.test", "/", &html.as_bytes()[50..]);
+        r.done(ms(220), "a.test", "/");
+        r.advance(ms(230));
+        assert_eq!(drain(&mut r), ["a.test/i.png"]);
+        // The script came first but waits for the stylesheet before it.
+        r.head("a.test", "/x.js", "application/javascript");
+        r.data(ms(240), "a.test", "/x.js", &[b' '; 1000]);
+        r.done(ms(240), "a.test", "/x.js");
+        r.advance(ms(260));
+        assert!(drain(&mut r).is_empty());
+        r.head("a.test", "/s.css", "text/css");
+        r.data(ms(300), "a.test", "/s.css", b"b{}");
+        r.done(ms(300), "a.test", "/s.css");
+        // The script runs 300..310 (1 kB at 10 ms/kB); what it injects is
+        // issued at 312, then the document is complete and the stylesheet's
+        // image issued at 314.
+        r.advance(ms(311));
+        assert!(drain(&mut r).is_empty());
+        r.advance(ms(314));
+        assert_eq!(drain(&mut r), ["a.test/j.png", "a.test/bg.png"]);
+        assert!(r.idle());
+        let priority = |p: &str| r.priority_of(&f("a.test", p));
+        assert_eq!(priority("/s.css"), Priority::STYLESHEET);
+        assert_eq!(priority("/x.js"), Priority::SCRIPT);
+        assert_eq!(priority("/i.png"), Priority::BOOSTED_IMAGE);
+        assert_eq!(priority("/bg.png"), Priority::IMAGE);
+        assert_eq!(priority("/j.png"), Priority::IMAGE);
     }
 
     #[test]

@@ -1,15 +1,24 @@
 //! Discovery for a replayed (imported) page: the model cannot run a real
 //! page's scripts or resolve its relative URLs, so it reveals each resource
-//! when the import says its parent did — head tags at the parent's first
-//! bytes, body tags spread over the parent's bytes in order, `url()` and
-//! script injections when the parent is complete, a redirect's target when
-//! the redirect's response is complete. Built from the Site's tree once,
-//! with each request's recorded method and body (`Upload`: an imported
-//! page's POSTs are POSTs again, with a body of the recorded size).
-//! A document's `<link rel=preload>` tags (its recorded HTML's, or those
-//! `--preload critical` put in its head) are read from its bytes: each is
-//! revealed where its tag ends, at its `as`'s priority, before the tree
-//! reveals it again (the page drops repeats).
+//! when the import says its parent did. A document's child that its bytes
+//! as served name in a tag (every child of a page imported without its
+//! HTML, whose document the lab writes with a real tag for each) comes
+//! where that tag ends, with the tag's kind and image size, in document
+//! order; other head tags at the parent's first bytes, other body tags
+//! spread over the parent's bytes in order; `url()` and script injections
+//! when the parent is complete, a redirect's target when the redirect's
+//! response is complete. Built from the Site's tree once, with each
+//! request's recorded method and body (`Upload`: an imported page's POSTs
+//! are POSTs again, with a body of the recorded size). A document's
+//! `<link rel=preload>` tags (its recorded HTML's, or those `--preload
+//! critical` put in its head) come where their tags end, at their `as`'s
+//! priority, before the tree reveals them again (the page drops repeats).
+//!
+//! With browser costs the renderer (`crate::render`) takes the tree's
+//! children where it would have found tags in the bytes ([`ReplayTree::newly_due`]):
+//! each with the tag its kind and place make it (a stylesheet or script the
+//! document names, an image), so an imported page goes through the same main
+//! thread, tight mode and priorities as a built-in one.
 
 use crate::discover::{Found, HtmlScanner, Tag};
 use crate::priority::Priority;
@@ -43,11 +52,16 @@ pub enum When {
     Done,
 }
 
+/// A child a resource reveals, when, and the tag that names it.
+type Child = (Found, When, Tag);
+
 /// For each resource (host, path with query), the children it reveals and
 /// when; and the requests that are not GETs.
 #[derive(Debug, Clone, Default)]
 pub struct ReplayTree {
-    children: HashMap<(String, String), Vec<(Found, When)>>,
+    children: HashMap<(String, String), Vec<Child>>,
+    /// Each resource's kind (whence the priority of one no tag names).
+    kinds: HashMap<(String, String), Kind>,
     uploads: HashMap<(String, String), Upload>,
     /// Resources a document preloads, at the priority its tag gives.
     preloads: HashMap<(String, String), Priority>,
@@ -67,6 +81,7 @@ impl ReplayTree {
             .collect();
         let mut body_seen: HashMap<usize, u64> = HashMap::new();
         for (i, r) in site.resources.iter().enumerate() {
+            t.kinds.insert((r.host.clone(), r.path.clone()), r.kind);
             if let Some(rec) = site.recorded(i).filter(|rec| rec.is_upload()) {
                 t.uploads.insert(
                     (r.host.clone(), r.path.clone()),
@@ -100,6 +115,16 @@ impl ReplayTree {
                 (tree_parent, when)
             };
             let parent = &site.resources[p];
+            // What names it in its parent's markup: a document's stylesheet
+            // or script tag, an image; what no tag names (a url(), an
+            // injection, a redirect's target) is `Other`.
+            let tag = match (parent.kind, r.kind) {
+                _ if p != tree_parent => Tag::Other,
+                (Kind::Html, Kind::Css) => Tag::Stylesheet,
+                (Kind::Html, Kind::Js) => Tag::Script,
+                (Kind::Html, Kind::Png) => Tag::Image { area: None },
+                _ => Tag::Other,
+            };
             t.children
                 .entry((parent.host.clone(), parent.path.clone()))
                 .or_default()
@@ -109,15 +134,21 @@ impl ReplayTree {
                         path: r.path.clone(),
                     },
                     when,
+                    tag,
                 ));
         }
-        t.add_preloads(site);
+        t.read_documents(site);
         t
     }
 
-    /// Each HTML document's `<link rel=preload>` tags, as children revealed
-    /// where the tag ends, ahead of the tree's.
-    fn add_preloads(&mut self, site: &Site) {
+    /// Reads each HTML document as served: a child its bytes name in a tag
+    /// is revealed where that tag ends, with the tag's kind and image area
+    /// (as the renderer would find it in the bytes), the document's
+    /// children kept in the order they come; its `<link rel=preload>` tags
+    /// are children of their own, ahead of the tree's. A child the bytes do
+    /// not name (a recorded page's relative URL, an injection) keeps the
+    /// tree's estimate.
+    fn read_documents(&mut self, site: &Site) {
         let known: std::collections::HashSet<(&str, &str)> = site
             .resources
             .iter()
@@ -128,35 +159,60 @@ impl ReplayTree {
                 continue;
             }
             let body = site.body(i);
-            if !body.windows(7).any(|w| w.eq_ignore_ascii_case(b"preload")) {
-                continue;
-            }
             let mut scanner = HtmlScanner::default();
-            let mut found = Vec::new();
+            let mut preloads = Vec::new();
+            let mut named: HashMap<Found, (When, Tag)> = HashMap::new();
+            let mut from = 0;
             for (tag, f) in scanner.feed_tagged(&body) {
-                let Tag::Preload(priority) = tag else {
-                    continue;
-                };
                 // A name the site does not have would be a miss, not a
-                // preload of what the page uses.
+                // resource the page uses.
                 if !known.contains(&(f.host.as_str(), f.path.as_str())) {
                     continue;
                 }
                 let href = format!("//{}{}", f.host, f.path);
-                let at = body
-                    .windows(href.len())
-                    .position(|w| w == href.as_bytes())
-                    .map_or(0, |p| (p + href.len()) as u64);
-                self.preloads
-                    .entry((f.host.clone(), f.path.clone()))
-                    .or_insert(priority);
-                found.push((f, When::Bytes(at)));
+                let find = |start: usize| {
+                    body[start..]
+                        .windows(href.len())
+                        .position(|w| w == href.as_bytes())
+                        .map(|p| start + p)
+                };
+                let Some(at) = find(from).or_else(|| find(0)) else {
+                    continue;
+                };
+                // The tag is complete at its '>'.
+                let end = body[at..]
+                    .iter()
+                    .position(|&b| b == b'>')
+                    .map_or(at + href.len(), |p| at + p + 1);
+                from = at;
+                let when = When::Bytes(end as u64);
+                match tag {
+                    Tag::Preload(priority) => {
+                        self.preloads
+                            .entry((f.host.clone(), f.path.clone()))
+                            .or_insert(priority);
+                        preloads.push((f, when, tag));
+                    }
+                    _ => {
+                        named.entry(f).or_insert((when, tag));
+                    }
+                }
             }
             let kids = self
                 .children
                 .entry((r.host.clone(), r.path.clone()))
                 .or_default();
-            kids.splice(0..0, found);
+            for (f, when, tag) in kids.iter_mut() {
+                if let (When::Bytes(_), Some(&(w, t))) = (*when, named.get(f)) {
+                    (*when, *tag) = (w, t);
+                }
+            }
+            kids.splice(0..0, preloads);
+            // Document order: by where each is revealed, the document's end last.
+            kids.sort_by_key(|(_, when, _)| match when {
+                When::Bytes(b) => (0, *b),
+                When::Done => (1, 0),
+            });
         }
     }
 
@@ -184,16 +240,42 @@ impl ReplayTree {
     /// The children of (host, path) due once `bytes` of its body have
     /// arrived (`done`: the response is complete); the page drops repeats.
     pub fn due(&self, host: &str, path: &str, bytes: u64, done: bool) -> Vec<Found> {
+        self.newly_due(host, path, None, bytes, done)
+            .into_iter()
+            .map(|(_, f)| f)
+            .collect()
+    }
+
+    /// The children of (host, path) that `bytes` (and `done`) make due and
+    /// `before` bytes did not (None: none had arrived, nor its head), in
+    /// the tree's order, each with the tag that names it.
+    pub fn newly_due(
+        &self,
+        host: &str,
+        path: &str,
+        before: Option<u64>,
+        bytes: u64,
+        done: bool,
+    ) -> Vec<(Tag, Found)> {
         let Some(kids) = self.children.get(&(host.to_string(), path.to_string())) else {
             return Vec::new();
         };
+        let due_at = |when: &When, seen: Option<u64>, done: bool| match (when, seen) {
+            (_, None) => false,
+            (When::Bytes(b), Some(n)) => done || n >= *b,
+            (When::Done, _) => done,
+        };
         kids.iter()
-            .filter(|(_, when)| match when {
-                When::Bytes(b) => done || bytes >= *b,
-                When::Done => done,
-            })
-            .map(|(f, _)| f.clone())
+            .filter(|(_, when, _)| due_at(when, Some(bytes), done) && !due_at(when, before, false))
+            .map(|(f, _, tag)| (*tag, f.clone()))
             .collect()
+    }
+
+    /// The kind a resource was recorded as (None: not in the page).
+    pub fn kind_of(&self, found: &Found) -> Option<Kind> {
+        self.kinds
+            .get(&(found.host.clone(), found.path.clone()))
+            .copied()
     }
 }
 
@@ -224,6 +306,65 @@ mod tests {
         );
         let u = t.upload("a.test", "/lite/rum-track?x=1").unwrap();
         assert_eq!((u.method.as_str(), u.body.len()), ("POST", 12));
+    }
+
+    /// A page imported without its HTML is served with a real tag for
+    /// each child: each comes where its tag ends, with its image's area, in
+    /// document order, whatever the HAR's order of entries.
+    #[test]
+    fn a_documents_children_come_at_their_tags_in_document_order() {
+        let har = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/pagexray-http1.1-chrome.har"
+        ))
+        .unwrap();
+        let (site, _) = site::har::import("t", &har).unwrap();
+        let t = ReplayTree::of(&site);
+        let doc = site.root();
+        let body = site.body(0);
+        let kids = &t.children[&(doc.host.clone(), doc.path.clone())];
+        // The HAR lists the analytics script after nine images; the page
+        // names it in its head, first.
+        let (ga, when, tag) = &kids[0];
+        assert_eq!(ga.path, "/ga.js");
+        assert_eq!(*tag, Tag::Script);
+        let tag_end = |href: &str| {
+            let at = body
+                .windows(href.len())
+                .position(|w| w == href.as_bytes())
+                .unwrap();
+            (at + body[at..].iter().position(|&b| b == b'>').unwrap() + 1) as u64
+        };
+        assert_eq!(
+            *when,
+            When::Bytes(tag_end("//ssl.google-analytics.com/ga.js"))
+        );
+        let mut last = 0;
+        for (f, when, _) in kids {
+            let When::Bytes(b) = *when else {
+                panic!("{f:?} is named by the document")
+            };
+            assert!(b >= last, "{f:?} out of document order");
+            last = b;
+        }
+        let area = |path: &str| {
+            kids.iter()
+                .find(|(f, _, _)| f.path == path)
+                .map(|(_, _, tag)| *tag)
+                .unwrap()
+        };
+        assert_eq!(
+            area("/img/dashboard.png"),
+            Tag::Image {
+                area: Some(558 * 419)
+            }
+        );
+        assert_eq!(
+            area("/img/star3.png"),
+            Tag::Image {
+                area: Some(31 * 31)
+            }
+        );
     }
 
     #[test]

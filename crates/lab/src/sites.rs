@@ -27,8 +27,9 @@ impl fmt::Display for SiteError {
         match self {
             SiteError::Unknown(name) => write!(
                 f,
-                "no built-in site '{name}' (built-in: {}); a site file ends in .toml, a recorded page in .har",
-                site::builtin_names().collect::<Vec<_>>().join(", ")
+                "no built-in site '{name}' (built-in: {}, {}); a site file ends in .toml, a recorded page in .har",
+                site::builtin_names().collect::<Vec<_>>().join(", "),
+                site::OBJECTS_FORM
             ),
             SiteError::Read(path, e) => write!(f, "{}: {e}", path.display()),
             SiteError::Invalid(m) => f.write_str(m),

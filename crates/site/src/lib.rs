@@ -22,6 +22,6 @@ pub use file::parse as parse_toml;
 pub use layout::{Layout, MAX_SHARDS};
 pub use model::{Kind, Resource, Reveal, SiteError};
 pub use preload::Preload;
-pub use profiles::{builtin, builtin_names, BUILTIN, DEFAULT_SEED, TESTS};
+pub use profiles::{builtin, builtin_names, BUILTIN, DEFAULT_SEED, OBJECTS_FORM, TESTS};
 pub use recorded::Recorded;
 pub use tree::Site;

@@ -19,6 +19,13 @@
 //!   ≈224 kB in 7 — on 17 domains. These are the archive's *means* as we recall
 //!   them, not figures copied from the archive; its medians are smaller. Check
 //!   them against the archive before citing them.
+//! - `objects-NxSIZE` (e.g. `objects-200x5kB`, `objects-1x10MB`): the
+//!   synthetic pages of Kakhki et al., "Taking a Long Look at QUIC" (IMC
+//!   2017, §5 and Table 2): a static HTML page on one host naming N images
+//!   of SIZE each (kB and MB of 1000), nothing else — no stylesheet, no
+//!   script. Their sizes: 5, 10, 100, 200, 500 kB, 1 and 10 MB; their
+//!   counts at about 1 MB: 1×1MB, 2×500kB, 5×200kB, 10×100kB, 100×10kB,
+//!   200×5kB.
 
 use crate::model::{Kind, Resource, Reveal};
 use crate::tree::Site;
@@ -43,6 +50,31 @@ pub fn builtin_names() -> impl Iterator<Item = &'static str> {
 /// Default seed for content and size splits.
 pub const DEFAULT_SEED: u64 = 2014;
 
+/// The synthetic pages' names: `objects-` then the count, `x`, the size.
+pub const OBJECTS_FORM: &str =
+    "objects-NxSIZE (N ≤ 1000 images of SIZE, 1kB to 100MB, on one host: e.g. objects-200x5kB)";
+
+/// The most images a synthetic page may have, and the bounds of each one's
+/// size (a PNG of 1 kB or more: `content::png` pads it to the byte).
+const OBJECTS_MAX: usize = 1000;
+const OBJECT_BYTES: std::ops::RangeInclusive<usize> = 1_000..=100_000_000;
+
+/// The count and size of a synthetic page's name (`objects-200x5kB`), or
+/// None if `name` is not one.
+pub fn objects_of(name: &str) -> Option<(usize, usize)> {
+    let (n, size) = name.strip_prefix("objects-")?.split_once('x')?;
+    let n: usize = n.parse().ok().filter(|n| (1..=OBJECTS_MAX).contains(n))?;
+    let (digits, unit) = size.split_at(size.find(|c: char| !c.is_ascii_digit())?);
+    let scale = match unit {
+        "B" => 1,
+        "kB" | "KB" => 1000,
+        "MB" => 1_000_000,
+        _ => return None,
+    };
+    let bytes = digits.parse::<usize>().ok()?.checked_mul(scale)?;
+    OBJECT_BYTES.contains(&bytes).then_some((n, bytes))
+}
+
 /// The built-in site `name` (a studied page of `BUILTIN` or a test of
 /// `TESTS`) with content from `seed` (the tests' bytes are fixed).
 pub fn builtin(name: &str, seed: u64) -> Option<Site> {
@@ -53,7 +85,10 @@ pub fn builtin(name: &str, seed: u64) -> Option<Site> {
         "icons" => icons(seed),
         "http-archive-2014" => http_archive_2014(seed),
         crate::priorities::NAME => crate::priorities::builtin(),
-        _ => return None,
+        _ => {
+            let (n, size) = objects_of(name)?;
+            objects(name, n, size, seed)
+        }
     };
     Some(site)
 }
@@ -248,6 +283,23 @@ fn icons(seed: u64) -> Site {
     )
 }
 
+/// A synthetic page of Kakhki et al.: `n` images of `size` bytes in the body
+/// of a small page, all on one host.
+fn objects(name: &str, n: usize, size: usize, seed: u64) -> Site {
+    // The page: its tags (about 80 bytes each, with their sizes) and a
+    // little text.
+    let html = 2_000 + 100 * n;
+    let mut b = Builder::new(vec!["objects.spdylab.test".into()], html, seed);
+    b.add(Kind::Png, n, n * size, Reveal::Body, 0..1, 0.0);
+    b.build(
+        name,
+        &format!(
+            "Kakhki et al. (IMC 2017) synthetic page: {n} image(s) of {size} bytes on one host"
+        ),
+        seed,
+    )
+}
+
 /// The HTTP Archive's average page of late 2014 (approximate; see the module docs).
 fn http_archive_2014(seed: u64) -> Site {
     let domains = names(
@@ -304,6 +356,37 @@ mod tests {
         check("http-archive-2014", 96, 1_950_000.0 / 96.0, 17);
         let icons = builtin("icons", DEFAULT_SEED).unwrap();
         assert_eq!(icons.root().size, 9_500);
+    }
+
+    #[test]
+    fn synthetic_pages_have_exactly_their_count_and_size() {
+        for (name, n, size) in [
+            ("objects-1000x1kB", 1000, 1_000),
+            ("objects-200x5kB", 200, 5_000),
+            ("objects-1x10MB", 1, 10_000_000),
+            ("objects-10x100KB", 10, 100_000),
+        ] {
+            let s = builtin(name, DEFAULT_SEED).unwrap();
+            assert_eq!(s.name, name);
+            assert_eq!(s.resources.len(), n + 1);
+            assert!(s.resources[1..]
+                .iter()
+                .all(|r| r.size == size && r.kind == Kind::Png && r.host == s.resources[0].host));
+            let html = String::from_utf8(s.body(0)).unwrap();
+            assert_eq!(html.matches("<img").count(), n, "{name}");
+        }
+        for bad in [
+            "objects-0x5kB",
+            "objects-1001x5kB",
+            "objects-10x",
+            "objects-10x5GB",
+            "objects-x5kB",
+            "objects-10x0kB",
+            "objects-10x999B",
+            "objects-10x200MB",
+        ] {
+            assert!(builtin(bad, DEFAULT_SEED).is_none(), "{bad}");
+        }
     }
 
     #[test]

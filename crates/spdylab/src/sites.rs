@@ -9,6 +9,7 @@ use lab::text::sites as text;
 #[command(after_help = "Examples:
   spdylab sites
   spdylab sites youtube
+  spdylab sites objects-200x5kB
   spdylab sites ./shop.toml --json")]
 pub struct SitesArgs {
     /// A built-in site's name or a site file (.toml)

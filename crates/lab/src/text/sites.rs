@@ -1,6 +1,6 @@
 //! The text of `spdylab sites` and `spdylab import`: the table of built-in
-//! sites, a site's heading and tree of resources, what `--export` wrote, and
-//! what an import did with each HAR.
+//! sites (and the synthetic pages' form), a site's heading and tree of
+//! resources, what `--export` wrote, and what an import did with each HAR.
 
 use crate::sites::{Imported, Site};
 use std::path::Path;
@@ -26,6 +26,7 @@ pub fn list(sites: &[Site]) -> Vec<String> {
             s.about
         ));
     }
+    out.push(format!("and synthetic pages: {}", site::OBJECTS_FORM));
     out
 }
 
@@ -140,10 +141,11 @@ mod tests {
     }
 
     #[test]
-    fn the_list_has_a_row_per_site_under_the_header() {
+    fn the_list_has_a_row_per_site_under_the_header_then_the_synthetic_form() {
         let sites = crate::sites::builtin(crate::sites::DEFAULT_SEED);
         let out = list(&sites);
-        assert_eq!(out.len(), sites.len() + 1);
+        assert_eq!(out.len(), sites.len() + 2);
+        assert!(out[sites.len() + 1].contains("objects-NxSIZE"));
         assert!(out[0].starts_with("site ") && out[0].ends_with("  about"));
         for (line, s) in out[1..].iter().zip(&sites) {
             assert!(line.starts_with(&s.name) && line.contains(" kB"), "{line}");
