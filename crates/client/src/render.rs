@@ -478,10 +478,14 @@ impl Renderer {
                     self.found(now, c, None, priority);
                 }
             }
-        } else if named && self.tree.is_some() {
+        } else if named {
             // An imported page's other resources (a redirect, an image)
             // reveal what the tree says at their end.
-            for c in self.named_by(&k, &[], |_| Vec::new()) {
+            let children = match &self.tree {
+                Some(t) => t.due(host, path, u64::MAX, true),
+                None => Vec::new(),
+            };
+            for c in children {
                 let priority = self.priority_by_name(&c);
                 self.found(now, c, None, priority);
             }
