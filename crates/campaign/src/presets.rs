@@ -66,7 +66,7 @@ pub struct Grid {
     pub knobs: &'static [(&'static str, Axis)],
 }
 
-/// A number of the paper, drawn as a mark (always a gain of its SPDY).
+/// A number of the paper, drawn as a mark: a gain of its `Preset::marks_of`.
 #[derive(Debug, Clone, Copy)]
 pub struct Mark {
     pub site: Option<&'static str>,
@@ -84,10 +84,20 @@ pub struct Preset {
     pub full: Grid,
     pub quick: Grid,
     pub marks: &'static [Mark],
-    /// The headline metric of its report: "tow" (004's time on wire) or "plt".
+    /// The headline metric of its report: "tow" (004's time on wire), "plt",
+    /// "lcp", ... (`results::Metric`).
     pub metric: &'static str,
     /// Where its settings come from, one line (for the settings table).
     pub source: &'static str,
+    /// The protocol whose gain over the baseline the marks are: the paper's
+    /// SPDY for 004 and 002, h3 for the QUIC-era studies.
+    pub marks_of: PaperProtocol,
+    /// The study's own server, fixed (`paper --server` does not apply):
+    /// one member of `production-quic` per real server.
+    pub server: Option<ServerKind>,
+    /// The group `paper GROUP` runs this preset in, each member in its own
+    /// directory (`production-quic`).
+    pub part_of: Option<&'static str>,
 }
 
 const FIG2_MARKS: &[Mark] = &[
@@ -200,6 +210,9 @@ pub const PRESETS: &[Preset] = &[
         marks: FIG2_MARKS,
         metric: "tow",
         source: "004 §V-A, Fig. 2",
+        marks_of: Spdy,
+        server: None,
+        part_of: None,
     },
     Preset {
         name: "fig4",
@@ -241,6 +254,9 @@ pub const PRESETS: &[Preset] = &[
         marks: FIG4_MARKS,
         metric: "tow",
         source: "004 §V-B, Fig. 4",
+        marks_of: Spdy,
+        server: None,
+        part_of: None,
     },
     Preset {
         name: "fig6",
@@ -285,6 +301,9 @@ pub const PRESETS: &[Preset] = &[
         marks: &[],
         metric: "tow",
         source: "004 §V-C, Fig. 6",
+        marks_of: Spdy,
+        server: None,
+        part_of: None,
     },
     Preset {
         name: "fig8",
@@ -328,6 +347,9 @@ pub const PRESETS: &[Preset] = &[
         marks: &[],
         metric: "tow",
         source: "004 §VI, Fig. 8",
+        marks_of: Spdy,
+        server: None,
+        part_of: None,
     },
     Preset {
         name: "fig9",
@@ -381,6 +403,9 @@ pub const PRESETS: &[Preset] = &[
         marks: &[],
         metric: "tow",
         source: "004 §VI, Fig. 9",
+        marks_of: Spdy,
+        server: None,
+        part_of: None,
     },
     Preset {
         name: "iw",
@@ -408,6 +433,9 @@ pub const PRESETS: &[Preset] = &[
         marks: &[],
         metric: "tow",
         source: "004 §V-B (initial window)",
+        marks_of: Spdy,
+        server: None,
+        part_of: None,
     },
     Preset {
         name: "mobile",
@@ -439,11 +467,22 @@ pub const PRESETS: &[Preset] = &[
         // kept the names ("a single SSL connection per domain"): the origin
         // layout on one address, one session per host name (`pool = per-host`).
         source: "seed 002 (Google, 2012)",
+        marks_of: Spdy,
+        server: None,
+        part_of: None,
     },
 ];
 
+mod quic;
+
+/// Every preset: 004's and 002's (`PRESETS`), then the QUIC-era studies'
+/// (`quic::PRESETS`).
+pub fn every() -> impl Iterator<Item = &'static Preset> {
+    PRESETS.iter().chain(quic::PRESETS)
+}
+
 pub fn preset(name: &str) -> Option<&'static Preset> {
-    PRESETS.iter().find(|p| p.name == name)
+    every().find(|p| p.name == name)
 }
 
 /// Who serves and who loads a preset's pages: the built-in server and the
@@ -462,6 +501,14 @@ pub fn spdy(peers: Peers) -> Protocol {
         Protocol::Spdy3
     } else {
         Protocol::H2
+    }
+}
+
+/// The protocol `pp` is, the paper's SPDY being `spdy`.
+fn resolve(pp: PaperProtocol, spdy: Protocol) -> Protocol {
+    match pp {
+        Is(proto) => proto,
+        Spdy => spdy,
     }
 }
 
@@ -494,6 +541,28 @@ impl Axis {
 }
 
 impl Preset {
+    /// Who serves and loads this preset's pages: `peers`, with the study's
+    /// own server where it has one (`server`).
+    pub fn peers(&self, peers: Peers) -> Peers {
+        Peers {
+            server: self.server.unwrap_or(peers.server),
+            ..peers
+        }
+    }
+
+    /// The protocols of its grid, SPDY resolved (`spdy`), each once.
+    fn protocols(&self, quick: bool, peers: Peers) -> Vec<Protocol> {
+        let spdy = spdy(peers);
+        let mut out: Vec<Protocol> = Vec::new();
+        for pp in self.grid(quick).protocols {
+            let proto = resolve(*pp, spdy);
+            if !out.contains(&proto) {
+                out.push(proto);
+            }
+        }
+        out
+    }
+
     pub fn grid(&self, quick: bool) -> &Grid {
         if quick {
             &self.quick
@@ -508,17 +577,8 @@ impl Preset {
 /// every knob the experiment file leaves to its default named with it.
 pub fn settings(p: &Preset, quick: bool, peers: Peers) -> Vec<(String, String)> {
     let g = p.grid(quick);
-    let spdy = spdy(peers);
-    let mut protocols: Vec<&str> = Vec::new();
-    for pp in g.protocols {
-        let name = match *pp {
-            Is(proto) => proto.name(),
-            Spdy => spdy.name(),
-        };
-        if !protocols.contains(&name) {
-            protocols.push(name);
-        }
-    }
+    let peers = p.peers(peers);
+    let protocols: Vec<&str> = p.protocols(quick, peers).iter().map(|p| p.name()).collect();
     let value = |axes: &[(&str, Axis)], name: &str| {
         axes.iter()
             .find(|(n, _)| *n == name)
@@ -560,7 +620,8 @@ pub fn settings(p: &Preset, quick: bool, peers: Peers) -> Vec<(String, String)> 
         "metric".to_string(),
         match p.metric {
             "tow" => "ToW (time on wire), PLT beside it".to_string(),
-            _ => "PLT, ToW beside it".to_string(),
+            "plt" => "PLT, ToW beside it".to_string(),
+            m => format!("{}, PLT beside it", m.to_uppercase()),
         },
     ));
     rows.push(("reps".to_string(), g.reps.to_string()));
@@ -574,7 +635,7 @@ pub fn settings(p: &Preset, quick: bool, peers: Peers) -> Vec<(String, String)> 
 /// Every preset's settings tables, full and quick, for `paper --help`.
 pub fn help_tables() -> String {
     let mut out = String::new();
-    for p in PRESETS {
+    for p in every() {
         let _ = writeln!(out, "{}: {}", p.name, p.about);
         let (full, quick) = (
             settings(p, false, Peers::default()),
@@ -593,18 +654,10 @@ pub fn help_tables() -> String {
 /// The experiment text of a preset, with the paper's reference marks.
 pub fn text(p: &Preset, quick: bool, peers: Peers) -> String {
     let g = p.grid(quick);
+    let peers = p.peers(peers);
     let spdy = spdy(peers);
-    let mut protocols: Vec<Protocol> = Vec::new();
-    for pp in g.protocols {
-        let proto = match *pp {
-            Is(proto) => proto,
-            Spdy => spdy,
-        };
-        if !protocols.contains(&proto) {
-            protocols.push(proto);
-        }
-    }
-    let stand_in = if spdy == Protocol::Spdy3 {
+    let protocols = p.protocols(quick, peers);
+    let stand_in = if spdy == Protocol::Spdy3 || !g.protocols.contains(&Spdy) {
         String::new()
     } else {
         format!(
@@ -645,12 +698,15 @@ pub fn text(p: &Preset, quick: bool, peers: Peers) -> String {
             }
         }
     }
-    for m in p.marks {
+    let marks_of = resolve(p.marks_of, spdy);
+    // The marks of the grid's sites (the quick grids load fewer).
+    let in_grid = |m: &&Mark| m.site.is_none_or(|s| g.sites.contains(&s));
+    for m in p.marks.iter().filter(in_grid) {
         t.push_str("\n[[reference]]\n");
         if let Some(site) = m.site {
             let _ = writeln!(t, "site = {}", quoted(site));
         }
-        let _ = writeln!(t, "protocol = {}", quoted(spdy.name()));
+        let _ = writeln!(t, "protocol = {}", quoted(marks_of.name()));
         if let Some((axis, at)) = m.at {
             let _ = writeln!(t, "axis = {}\nat = {}", quoted(axis), quoted(at));
         }
@@ -702,15 +758,55 @@ pub fn refuse_campaign_flags(figure: &str, f: &CampaignFlags) -> Result<(), Stri
     }
 }
 
-/// The presets `paper FIGURE` runs: one by its name, or every one for `all`.
+/// The presets `paper FIGURE` runs: one by its name, the members of a group
+/// (`production-quic`), or every one for `all`.
 pub fn chosen(figure: &str) -> Result<Vec<&'static Preset>, String> {
     if figure == "all" {
-        return Ok(PRESETS.iter().collect());
+        return Ok(every().collect());
     }
-    let names: Vec<&str> = PRESETS.iter().map(|p| p.name).collect();
+    let group: Vec<&'static Preset> = every().filter(|p| p.part_of == Some(figure)).collect();
+    if !group.is_empty() {
+        return Ok(group);
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for p in every() {
+        let name = p.part_of.unwrap_or(p.name);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
     preset(figure)
         .map(|p| vec![p])
         .ok_or_else(|| format!("'{figure}' is not a figure: {} or all", names.join(", ")))
+}
+
+/// Runs `chosen` in one directory each (`out/NAME`): `all` and a group.
+pub fn each_in_own_dir(figure: &str) -> bool {
+    figure == "all" || every().any(|p| p.part_of == Some(figure))
+}
+
+/// Err when `paper FIGURE --server S` asks a preset with a server of its
+/// own (the members of `production-quic`) for another one.
+pub fn refuse_server(chosen: &[&Preset], server: ServerKind) -> Result<(), String> {
+    match chosen
+        .iter()
+        .find(|p| p.server.is_some_and(|s| s != server) && server != ServerKind::Builtin)
+    {
+        Some(p) => Err(match p.part_of {
+            Some(group) => format!(
+                "paper {group}: --server {}: runs one campaign per server, each its study's (paper {} runs one)",
+                server.name(),
+                p.name
+            ),
+            None => format!(
+                "paper {}: --server {}: runs on its study's server, {}",
+                p.name,
+                server.name(),
+                p.server.map_or("", |s| s.name())
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The experiment files of `presets` (`paper --print`), each under a
@@ -779,7 +875,12 @@ mod tests {
                     .description
                     .starts_with("(server nginx, client chromium: "));
                 assert_eq!(e.values("queue"), ["256p"], "{}", p.name);
-                assert_eq!(e.references.len(), p.marks.len());
+                let sites = p.grid(quick).sites;
+                let marks = p
+                    .marks
+                    .iter()
+                    .filter(|m| m.site.is_none_or(|s| sites.contains(&s)));
+                assert_eq!(e.references.len(), marks.count(), "{}", p.name);
                 assert!(e
                     .references
                     .iter()
@@ -852,7 +953,7 @@ mod tests {
             assert_eq!(e.values("layout"), ["origin"]);
         }
         let help = help_tables();
-        for p in PRESETS {
+        for p in every() {
             assert!(help.contains(&format!("{}: ", p.name)), "{help}");
         }
         assert!(help.contains("shards:1, shards:2"), "{help}");
@@ -886,7 +987,7 @@ mod tests {
         assert!(chosen("fig3")
             .unwrap_err()
             .contains("'fig3' is not a figure: fig2, "));
-        assert_eq!(chosen("all").unwrap().len(), PRESETS.len());
+        assert_eq!(chosen("all").unwrap().len(), every().count());
     }
 
     /// The arithmetic of docs/notes on `paper all`: per preset, its Trials,
@@ -929,7 +1030,7 @@ mod tests {
             let mut all = Vec::new();
             let mut seq = [0.0; 3];
             println!("quick={quick}");
-            for p in PRESETS {
+            for p in every() {
                 let e =
                     results::experiment::parse(p.name, &text(p, quick, Peers::default())).unwrap();
                 let mut items = Vec::new();

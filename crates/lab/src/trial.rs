@@ -488,6 +488,7 @@ impl Trial {
             Knob::Push => self.served.push = v.parse()?,
             Knob::Preload => self.preload = v.parse()?,
             Knob::EarlyData => self.chromium.tls_early_data = on,
+            Knob::QuicIw => self.served.quic_iw = (v != "default").then(|| int() as u32),
             Knob::QuicCc => {
                 self.served.quic_cc = ["cubic", "reno", "bbr"].into_iter().find(|cc| *cc == v)
             }
@@ -1115,6 +1116,11 @@ mod tests {
         assert_eq!(t.served.quic_cc, Some("bbr"));
         t.set("quic_cc", "same").unwrap();
         assert_eq!(t.served.quic_cc, None);
+        t.set("quic_iw", "10").unwrap();
+        assert_eq!(t.served.quic_iw, Some(10));
+        t.set("quic_iw", "default").unwrap();
+        assert_eq!(t.served.quic_iw, None);
+        assert!(t.set("quic_iw", "0").is_err());
         assert!(t.set("quic_cc", "vegas").is_err());
         t.set("quic_cc", "reno").unwrap();
         let why = |t: &Trial, p: Protocol| t.refusal(&[p], 10).map(|r| r.to_string());

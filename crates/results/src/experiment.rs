@@ -221,6 +221,7 @@ pub enum Knob {
     Preload,
     EarlyData,
     QuicCc,
+    QuicIw,
     RequestLimits,
 }
 
@@ -716,6 +717,20 @@ pub const FIELDS: &[Field] = &[
         default: "same",
         help: "the built-in server's QUIC congestion control (quinn's cubic, reno or bbr) on h3; same: the link's cc, TCP's",
         only: Only::BuiltinServer("caddy's QUIC is quic-go's, with a congestion control of its own"),
+    },
+    Field {
+        section: "knobs",
+        name: "quic_iw",
+        knob: Some(Knob::QuicIw),
+        holder: Holder::BuiltinServer,
+        kind: Kind::Int {
+            min: 1,
+            max: 1000,
+            default_ok: true,
+        },
+        default: "default",
+        help: "the built-in server's QUIC initial congestion window on h3, in segments of 1448 B (TCP's MSS here); default: the link's iw (TCP's), or quinn's own 12 000 B without one. Tunes TCP's iw apart from QUIC's (Wolsing et al.'s tuned TCP against stock QUIC)",
+        only: Only::BuiltinServer("caddy's QUIC is quic-go's, with an initial window of its own"),
     },
     Field {
         section: "knobs",

@@ -149,12 +149,13 @@ pub struct ServerOptions {
 
 impl ServerOptions {
     /// What h3 takes of these options: its congestion control is
-    /// `knobs.quic_cc`, else TCP's (`cc`).
+    /// `knobs.quic_cc`, else TCP's (`cc`); its initial window `knobs.quic_iw`,
+    /// else TCP's (`iw`).
     pub fn quic_knobs(&self) -> quic::QuicKnobs {
         quic::QuicKnobs {
             early_data: self.knobs.early_data,
             max_streams: self.knobs.max_streams,
-            iw: self.iw,
+            iw: self.knobs.quic_iw.or(self.iw),
             cc: self.knobs.quic_cc.map(str::to_string).or(self.cc.clone()),
         }
     }
@@ -226,6 +227,9 @@ pub struct Knobs {
     /// The QUIC congestion control (`--quic-cc`: quinn's "cubic", "reno" or
     /// "bbr"); None: the TCP one's (`ServerOptions::cc`).
     pub quic_cc: Option<&'static str>,
+    /// The QUIC initial window in segments (`--quic-iw`); None: the TCP
+    /// one's (`ServerOptions::iw`).
+    pub quic_iw: Option<u32>,
 }
 
 /// What the built-in server pushes when the page's document is asked for
@@ -283,6 +287,7 @@ impl Default for Knobs {
             early_hints: false,
             push: Push::None,
             quic_cc: None,
+            quic_iw: None,
         }
     }
 }
@@ -642,6 +647,18 @@ mod tests {
         opts.knobs.quic_cc = Some("bbr");
         assert_eq!(opts.quic_knobs().cc.as_deref(), Some("bbr"));
         assert!(quic::transport(&opts.quic_knobs()).is_ok());
+    }
+
+    /// h3's initial window is `--quic-iw`'s where given, else the link's.
+    #[test]
+    fn quic_takes_its_own_initial_window_or_tcps() {
+        let mut opts = ServerOptions {
+            iw: Some(32),
+            ..ServerOptions::default()
+        };
+        assert_eq!(opts.quic_knobs().iw, Some(32));
+        opts.knobs.quic_iw = Some(10);
+        assert_eq!(opts.quic_knobs().iw, Some(10));
     }
 
     #[test]

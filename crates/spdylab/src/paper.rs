@@ -1,5 +1,5 @@
-//! `spdylab paper`: the paper's experiments (004) as ready-made campaigns,
-//! each followed by its report.
+//! `spdylab paper`: the studies' experiments (004, 002, and the QUIC-era
+//! ones of issue 50) as ready-made campaigns, each followed by its report.
 
 use crate::sweep::{run_campaigns, RunArgs};
 use crate::Failure;
@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 #[command(after_help = help())]
 pub struct PaperArgs {
-    /// fig2, fig4, fig6, fig8, fig9, iw, mobile (seed 002), all, pipelining (seed 003) or load (seed 000)
+    /// fig2, fig4, fig6, fig8, fig9, iw, mobile (seed 002), quic-long-look, tuned-tcp, production-quic, h3-priorities (the QUIC-era studies), all, pipelining (seed 003) or load (seed 000)
     pub figure: String,
     /// A reduced grid that runs in minutes
     #[arg(long)]
@@ -42,11 +42,16 @@ fn help() -> String {
   spdylab paper all --quick --out results/paper      # results/paper/fig2, .../fig4, ...
   spdylab paper fig2 --print > fig2.toml             # the experiment file, to edit
   spdylab paper load --quick --out results/load      # seed 000: users until the SLA breaks
+  spdylab paper quic-long-look --quick --client chromium --out results/long-look
+  spdylab paper production-quic --quick --out results/pq   # results/pq/production-quic-caddy, ...
 
 Figures: fig2 (RTT), fig4 (bandwidth), fig6 (loss), fig8 (shards), fig9 (streams x RTT),
 iw (initial window), on 004's testbed (one mirrored server, TLS 1.2, time on wire; fig8:
 N shard host names); mobile: seed 002 (2/1 Mbit/s, 150 ms, http vs spdy3/h2, every
-built-in site, PLT); pipelining: seed 003's throughput matrix (built-in server and
+built-in site, PLT); quic-long-look, tuned-tcp, production-quic and h3-priorities: the
+QUIC-era studies (docs/reproduction-h3.md), h3 against h2, their numbers as marks of h3's
+gain; production-quic is one campaign per server (builtin and caddy: h2 and h3; nginx,
+h2o, Apache: h2), each in its own subdirectory; pipelining: seed 003's throughput matrix (built-in server and
 nginx; h1, TLS, pipelining x8/x16, h2, h2c); load: seed 000's load test (Apache worker
 MPM (600 workers, as 000's mod_spdy pool) for http/https and h2 as SPDY's stand-in, and
 spdy3 on the built-in server; icons page, 40/45 ms, think 5 s, SLA 3 s; --quick: 1-400
@@ -85,12 +90,15 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
         };
     }
     let chosen = presets::chosen(&args.figure).map_err(Failure::Usage)?;
+    if args.figure != "all" {
+        presets::refuse_server(&chosen, peers.server).map_err(Failure::Usage)?;
+    }
     if args.print {
         print!("{}", presets::files(&chosen, quick, peers));
         return Ok(0);
     }
     let out = args.out.unwrap_or_default(); // clap asks for --out unless --print
-    let all = args.figure == "all";
+    let all = presets::each_in_own_dir(&args.figure);
     let mut campaigns = Vec::new();
     for p in &chosen {
         campaigns.push(presets::campaign(p, quick, peers, &out, all).map_err(Failure::Usage)?);
