@@ -1046,7 +1046,7 @@ mod tests {
                         let n = c.len() + e.warmup * e.protocols.len();
                         items.push((
                             expected_secs(&pt, e.seed, &site, n),
-                            cpu_weight(&pt, e.seed),
+                            cpu_weight(&pt, e.seed, e.client),
                         ));
                     }
                 }

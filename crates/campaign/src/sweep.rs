@@ -392,7 +392,7 @@ fn plan_campaign(
         pending_total += pending.len();
         let site = &sites[&p["site"]];
         let rep_secs = expected_secs(p, exp.seed, site, exp.protocols.len());
-        let weight = cpu_weight(p, exp.seed);
+        let weight = cpu_weight(p, exp.seed, exp.client);
         for chunk in chunks_of_reps(&pending, rep_secs) {
             let probes = chunk.len() + exp.warmup * exp.protocols.len();
             let secs = expected_secs(p, exp.seed, site, probes);
