@@ -28,6 +28,7 @@ mod layout;
 mod link_flags;
 mod load;
 mod makefile;
+mod paper;
 mod priorities;
 mod probe;
 mod push;
