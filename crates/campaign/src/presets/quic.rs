@@ -28,6 +28,11 @@ const H2_H3: &[PaperProtocol] = &[H2, H3];
 const RTT_36: (&str, Axis) = ("rtt", Axis::One("36ms"));
 const RATE_10M: (&str, Axis) = ("rate", Axis::One("10mbit"));
 const QUEUE: (&str, Axis) = ("queue", Axis::One("256p"));
+/// Google's QUIC of 2016–2019 started with a window of 32 packets (its
+/// `kInitialCongestionWindow`, copied as `InitialCongestionWindow = 32` by
+/// quic-go's first protocol.go), where Linux TCP starts with 10: Kakhki's
+/// and Wolsing's QUIC both had it.
+const GOOGLE_QUIC_IW: &[(&str, Axis)] = &[("quic_iw", Axis::Ints(&[32]))];
 const REAL_SITES: &[&str] = &["twitter", "youtube", "imgur", "icons", "http-archive-2014"];
 
 /// A study's cell: the page, the loss, h3's gain (%), where it is from.
@@ -157,7 +162,7 @@ pub(super) const PRESETS: &[Preset] = &[
         about: "Kakhki et al. (IMC 2017) Fig. 6 and 8: h3 against h2 on N objects of size S, 36 ms, 10 Mbit/s, no loss and 1 %",
         full: Grid {
             name: "quic-long-look",
-            description: "Kakhki et al., Taking a Long Look at QUIC (IMC 2017), Fig. 6a/6b (no loss) and 8a/8d (1 % loss), the 10 Mbit/s row: a page of one object of 5 kB, 100 kB or 1 MB, and of about 1 MB in 2, 5, 10, 100 or 200 objects, 36 ms, random loss each way, 10 repetitions. Differs: their QUIC was Google's of 2017 (Cubic, its window cap raised, 0-RTT from kept state) against Apache's h2 over TLS 1.2; here both are cold TLS 1.3 on the built-in server (quinn for h3), with its 10 MB page and the 50/100 Mbit/s rows left out (docs/reproduction-h3.md has the 50 Mbit/s cells).",
+            description: "Kakhki et al., Taking a Long Look at QUIC (IMC 2017), Fig. 6a/6b (no loss) and 8a/8d (1 % loss), the 10 Mbit/s row: a page of one object of 5 kB, 100 kB or 1 MB, and of about 1 MB in 2, 5, 10, 100 or 200 objects, 36 ms, random loss each way, 10 repetitions. QUIC starts with Google's initial window of the time, 32 packets (quic_iw = 32; TCP keeps IW10). Differs: their QUIC was Google's of 2017 (Cubic emulating two connections, its window cap raised, 0-RTT from kept state) against Apache's h2 over TLS 1.2; here both are cold TLS 1.3 on the built-in server (quinn's Cubic for h3), with its 10 MB page and the 50/100 Mbit/s rows left out (docs/reproduction-h3.md has the 50 Mbit/s cells).",
             sites: &[
                 "objects-1x5kB",
                 "objects-1x100kB",
@@ -172,17 +177,17 @@ pub(super) const PRESETS: &[Preset] = &[
             reps: 10,
             timeout: None,
             link: &[RTT_36, RATE_10M, ("loss", Axis::List(&["0%", "1%"])), QUEUE],
-            knobs: &[],
+            knobs: GOOGLE_QUIC_IW,
         },
         quick: Grid {
             name: "quic-long-look-quick",
-            description: "Kakhki et al. (IMC 2017) Fig. 6/8, reduced: 1 × 100 kB, 10 × 100 kB and 200 × 5 kB at 36 ms, 10 Mbit/s, no loss and 1 %, three repetitions.",
+            description: "Kakhki et al. (IMC 2017) Fig. 6/8, reduced: 1 × 100 kB, 10 × 100 kB and 200 × 5 kB at 36 ms, 10 Mbit/s, no loss and 1 %, QUIC's initial window 32 packets, three repetitions.",
             sites: &["objects-1x100kB", "objects-10x100kB", "objects-200x5kB"],
             protocols: H2_H3,
             reps: 3,
             timeout: None,
             link: &[RTT_36, RATE_10M, ("loss", Axis::List(&["0%", "1%"])), QUEUE],
-            knobs: &[],
+            knobs: GOOGLE_QUIC_IW,
         },
         marks: LONG_LOOK_MARKS,
         metric: "plt",
@@ -211,7 +216,7 @@ pub(super) const PRESETS: &[Preset] = &[
             ],
             knobs: &[
                 ("tcp_pacing", Axis::List(&["off", "on"])),
-                ("quic_iw", Axis::Ints(&[32])),
+                GOOGLE_QUIC_IW[0],
                 ("quic_cc", Axis::One("cubic")),
             ],
         },
@@ -231,7 +236,7 @@ pub(super) const PRESETS: &[Preset] = &[
             ],
             knobs: &[
                 ("tcp_pacing", Axis::List(&["off", "on"])),
-                ("quic_iw", Axis::Ints(&[32])),
+                GOOGLE_QUIC_IW[0],
                 ("quic_cc", Axis::One("cubic")),
             ],
         },
