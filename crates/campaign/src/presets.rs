@@ -16,6 +16,9 @@
 //! "a single SSL connection per domain", 002) and serve the era's RSA 2048
 //! chains (`FAITHFUL`); Chromium, which pools as it does, refuses them
 //! (`paper --client chromium` says so).
+//!
+//! The QUIC-era studies (h3 against h2; issue 50) are in `quic`; `every`
+//! lists all presets.
 
 use results::{ClientKind, Protocol, ServerKind};
 use std::fmt::Write as _;
