@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Markdown table of h3's gain over h2 from campaign directories' summary.csv (docs/reproduction-h3.md, "The presets"),
-Chromium side by side, with the experiment's reference marks. Usage:
-table.py MODEL_DIR CHROMIUM_DIR [AXIS ...]  (AXIS: the point keys that vary)."""
-import csv, sys, tomllib, os, re
+"""Markdown table of h3's gain over h2, the browser model and Chromium side by
+side, from two campaign directories' summary.csv, with the experiment's
+reference marks (docs/reproduction-h3.md, "The presets"). Usage:
+h3-gain-table.py MODEL_DIR CHROMIUM_DIR [AXIS ...]  (AXIS: the point keys that vary;
+a directory without summary.csv leaves its columns empty)."""
+import csv, sys, tomllib, os
 
 def load(d):
     rows = {}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Mean explain components, h3 - h2, per point of a campaign dir (probes.jsonl).
-Usage: mech.py DIR [FILTER=VALUE ...]"""
+Usage: h3-mechanism.py DIR [KEY=VALUE ...]  (only the points whose key has that value)"""
 import json, sys, collections
 d = sys.argv[1]
 filt = dict(a.split('=', 1) for a in sys.argv[2:])
