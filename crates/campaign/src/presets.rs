@@ -95,8 +95,9 @@ pub struct Preset {
     /// The protocol whose gain over the baseline the marks are: the paper's
     /// SPDY for 004 and 002, h3 for the QUIC-era studies.
     pub marks_of: PaperProtocol,
-    /// The study's own server, fixed (`paper --server` does not apply):
-    /// one member of `production-quic` per real server.
+    /// The server it runs on, fixed (`paper --server` does not apply; in
+    /// `paper all` it keeps it): a `production-quic` member's, or the
+    /// built-in one where the preset turns knobs only it has.
     pub server: Option<ServerKind>,
     /// The group `paper GROUP` runs this preset in, each member in its own
     /// directory (`production-quic`).
@@ -789,7 +790,8 @@ pub fn each_in_own_dir(figure: &str) -> bool {
 }
 
 /// Err when `paper FIGURE --server S` asks a preset with a server of its
-/// own (the members of `production-quic`) for another one.
+/// own (the members of `production-quic`, the presets that turn the
+/// built-in server's knobs) for another one.
 pub fn refuse_server(chosen: &[&Preset], server: ServerKind) -> Result<(), String> {
     match chosen
         .iter()
@@ -802,7 +804,7 @@ pub fn refuse_server(chosen: &[&Preset], server: ServerKind) -> Result<(), Strin
                 p.name
             ),
             None => format!(
-                "paper {}: --server {}: runs on its study's server, {}",
+                "paper {}: --server {}: runs on {} only (the knobs it turns are that server's)",
                 p.name,
                 server.name(),
                 p.server.map_or("", |s| s.name())
@@ -810,6 +812,16 @@ pub fn refuse_server(chosen: &[&Preset], server: ServerKind) -> Result<(), Strin
         }),
         None => Ok(()),
     }
+}
+
+/// Of `chosen`, those that keep a server of their own when `paper all` is
+/// asked for `server`, by name.
+pub fn keeping_their_server(chosen: &[&Preset], server: ServerKind) -> Vec<&'static str> {
+    chosen
+        .iter()
+        .filter(|p| p.server.is_some_and(|s| s != server))
+        .map(|p| p.name)
+        .collect()
 }
 
 /// The experiment files of `presets` (`paper --print`), each under a

@@ -51,7 +51,8 @@ N shard host names); mobile: seed 002 (2/1 Mbit/s, 150 ms, http vs spdy3/h2, eve
 built-in site, PLT); quic-long-look, tuned-tcp, production-quic and h3-priorities: the
 QUIC-era studies (docs/reproduction-h3.md), h3 against h2, their numbers as marks of h3's
 gain; production-quic is one campaign per server (builtin and caddy: h2 and h3; nginx,
-h2o, Apache: h2), each in its own subdirectory; pipelining: seed 003's throughput matrix (built-in server and
+h2o, Apache: h2), each in its own subdirectory; the other three run on the built-in
+server (the knobs they turn are its), and keep it under `all --server`; pipelining: seed 003's throughput matrix (built-in server and
 nginx; h1, TLS, pipelining x8/x16, h2, h2c); load: seed 000's load test (Apache worker
 MPM (600 workers, as 000's mod_spdy pool) for http/https and h2 as SPDY's stand-in, and
 spdy3 on the built-in server; icons page, 40/45 ms, think 5 s, SLA 3 s; --quick: 1-400
@@ -92,6 +93,13 @@ pub fn run(args: PaperArgs) -> Result<i32, Failure> {
     let chosen = presets::chosen(&args.figure).map_err(Failure::Usage)?;
     if args.figure != "all" {
         presets::refuse_server(&chosen, peers.server).map_err(Failure::Usage)?;
+    } else if peers.server != lab::trial::ServerKind::Builtin {
+        let kept = presets::keeping_their_server(&chosen, peers.server);
+        eprintln!(
+            "paper all: --server {} for the others; {} keep their own server",
+            peers.server.name(),
+            kept.join(", ")
+        );
     }
     if args.print {
         print!("{}", presets::files(&chosen, quick, peers));

@@ -193,7 +193,9 @@ pub(super) const PRESETS: &[Preset] = &[
         metric: "plt",
         source: "Kakhki et al., IMC 2017, Table 2, Fig. 6, Fig. 8",
         marks_of: H3,
-        server: None,
+        // The knobs it turns (quic_iw, tcp_pacing, server_priorities) are
+        // the built-in server's.
+        server: Some(ServerKind::Builtin),
         part_of: None,
     },
     Preset {
@@ -244,7 +246,9 @@ pub(super) const PRESETS: &[Preset] = &[
         metric: "plt",
         source: "Wolsing et al., ANRW 2019 (abstract; its network table unread)",
         marks_of: H3,
-        server: None,
+        // The knobs it turns (quic_iw, tcp_pacing, server_priorities) are
+        // the built-in server's.
+        server: Some(ServerKind::Builtin),
         part_of: None,
     },
     production(
@@ -324,7 +328,9 @@ pub(super) const PRESETS: &[Preset] = &[
         metric: "lcp",
         source: "Marx et al., WEBIST 2019 (abstract; its setup unread)",
         marks_of: H3,
-        server: None,
+        // The knobs it turns (quic_iw, tcp_pacing, server_priorities) are
+        // the built-in server's.
+        server: Some(ServerKind::Builtin),
         part_of: None,
     },
 ];
@@ -426,6 +432,17 @@ mod tests {
         );
         let one = chosen("production-quic-nginx").unwrap();
         assert!(refuse_server(&one, ServerKind::Peer(PeerKind::Nginx)).is_ok());
+        // The presets that turn the built-in server's knobs run on it.
+        for name in ["quic-long-look", "tuned-tcp", "h3-priorities"] {
+            let why = refuse_server(&chosen(name).unwrap(), ServerKind::Peer(PeerKind::Caddy))
+                .unwrap_err();
+            assert!(
+                why.starts_with(&format!(
+                    "paper {name}: --server caddy: runs on builtin only"
+                )),
+                "{why}"
+            );
+        }
         assert!(chosen("fig3")
             .unwrap_err()
             .contains("tuned-tcp, production-quic, h3-priorities or all"));

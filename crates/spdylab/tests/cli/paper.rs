@@ -2,7 +2,8 @@
 //! `production-quic --quick` is one real campaign per server here (the
 //! built-in one and caddy with h2 and h3, nginx, h2o and Apache with h2),
 //! each in its own directory with its report and Yu & Benson's cells as
-//! marks; `--server` is refused for the group; `--print` shows every member.
+//! marks; `--server` is refused for the group; `--print` shows every member,
+//! and `all --server nginx` gives 004's figures nginx, the rest their own.
 
 use crate::common::{self, fails, ok, spdylab, TempDir};
 
@@ -19,6 +20,19 @@ fn production_quic_runs_one_campaign_per_real_server_with_its_marks() {
         2,
         "paper production-quic: --server nginx: runs one campaign per server",
     );
+    // `all` on another server: 004's figures take it, the QUIC-era presets
+    // keep their own (one needs h3, the built-in server's knobs or a peer).
+    let all = spdylab(&["paper", "all", "--quick", "--server", "nginx", "--print"]);
+    ok(&all);
+    let text = String::from_utf8_lossy(&all.stdout);
+    let server_of = |name: &str| {
+        let file = &text[text.find(&format!("# {name}: ")).unwrap()..];
+        file.lines().nth(1).unwrap().to_string()
+    };
+    assert_eq!(server_of("fig2"), "server = \"nginx\"");
+    assert_eq!(server_of("tuned-tcp"), "server = \"builtin\"");
+    assert_eq!(server_of("production-quic-caddy"), "server = \"caddy\"");
+    assert!(String::from_utf8_lossy(&all.stderr).contains("keep their own server"));
     if !common::is_root() {
         common::cannot_run("a campaign needs root (its testbeds' namespaces)");
         return;
