@@ -554,6 +554,11 @@ impl Preset {
         }
     }
 
+    /// Whether it runs on a server of its own rather than on `server`.
+    pub fn keeps_own_server(&self, server: ServerKind) -> bool {
+        self.server.is_some_and(|s| s != server)
+    }
+
     /// The protocols of its grid, SPDY resolved (`spdy`), each once.
     fn protocols(&self, quick: bool, peers: Peers) -> Vec<Protocol> {
         let spdy = spdy(peers);
@@ -793,10 +798,10 @@ pub fn each_in_own_dir(figure: &str) -> bool {
 /// own (the members of `production-quic`, the presets that turn the
 /// built-in server's knobs) for another one.
 pub fn refuse_server(chosen: &[&Preset], server: ServerKind) -> Result<(), String> {
-    match chosen
-        .iter()
-        .find(|p| p.server.is_some_and(|s| s != server) && server != ServerKind::Builtin)
-    {
+    if server == ServerKind::Builtin {
+        return Ok(());
+    }
+    match chosen.iter().find(|p| p.keeps_own_server(server)) {
         Some(p) => Err(match p.part_of {
             Some(group) => format!(
                 "paper {group}: --server {}: runs one campaign per server, each its study's (paper {} runs one)",
@@ -819,7 +824,7 @@ pub fn refuse_server(chosen: &[&Preset], server: ServerKind) -> Result<(), Strin
 pub fn keeping_their_server(chosen: &[&Preset], server: ServerKind) -> Vec<&'static str> {
     chosen
         .iter()
-        .filter(|p| p.server.is_some_and(|s| s != server))
+        .filter(|p| p.keeps_own_server(server))
         .map(|p| p.name)
         .collect()
 }
