@@ -502,6 +502,15 @@ struct State<'a> {
     cancelled: HashSet<PushId>,
 }
 
+/// A seed for the model's choices that Chromium leaves to chance (the order
+/// in which a new session takes its waiting requests): the clock's
+/// nanoseconds, different for every load.
+fn load_seed() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
 impl<'a> State<'a> {
     fn new(cfg: &'a PageConfig, start: Instant) -> State<'a> {
         let policy = if cfg.protocol.multiplexed() {
@@ -519,6 +528,11 @@ impl<'a> State<'a> {
         let sched = Scheduler::with_limits(policy, cfg.knobs.request_limits);
         let sched = match cfg.protocol == Protocol::H3 && cfg.knobs.pool == Pool::Chromium {
             true => sched.pool_at_handshake(),
+            false => sched,
+        };
+        // A new order per load, as Chromium's heap gives one.
+        let sched = match cfg.knobs.pool == Pool::Chromium {
+            true => sched.resume_unordered(load_seed()),
             false => sched,
         };
         let (tx, rx) = mpsc::unbounded_channel();
@@ -880,6 +894,7 @@ impl<'a> State<'a> {
         // Chromium picks the session as the request starts: one held by
         // Blink may join a session up by then.
         let join = self.join_of(&host);
+        self.sched.urgency(id, priority.level.urgency());
         match class {
             Some(c) => self.sched.discovered_as(id, &pool, &host, c, join),
             None => self.sched.discovered(id, &pool),
