@@ -192,7 +192,6 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// The order of classes in both schedulers' queues: HIGH, MEDIUM, LOW.
-
 fn rank(class: Class) -> u8 {
     match class {
         Class::LayoutBlocking => 0,
@@ -305,9 +304,9 @@ pub struct Scheduler {
     /// Requests' urgencies (0 most urgent), where told: the order by
     /// priority within a class when a session resumes its waiting requests.
     urgency: HashMap<ReqId, u8>,
-    /// The pool whose session just came up, while `plan` sends what waited
-    /// for it.
-    resuming: Option<String>,
+    /// The pool whose session just came up and the request that opened it,
+    /// while `plan` sends what waited for it.
+    resuming: Option<(String, Option<ReqId>)>,
 }
 
 impl Scheduler {
@@ -604,7 +603,7 @@ impl Scheduler {
                 .conns
                 .iter()
                 .find(|c| c.id == conn && !c.closed)
-                .map(|c| c.pool.clone());
+                .map(|c| (c.pool.clone(), c.opener));
         }
         self.plan();
         self.resuming = None;
@@ -681,11 +680,10 @@ impl Scheduler {
         // first, the others by urgency, then in an order drawn from the seed
         // ([`Scheduler::resume_unordered`]); the rest in discovery order.
         let resumed = |req: ReqId, pool: &str| -> u64 {
-            let (Some(seed), Some(up)) = (self.resume_seed, &self.resuming) else {
+            let (Some(seed), Some((up, opener))) = (self.resume_seed, &self.resuming) else {
                 return 0;
             };
-            let opener = self.conns.iter().find(|c| &c.pool == up).and_then(|c| c.opener);
-            match self.pooled(pool.to_string()) == *up && opener != Some(req) {
+            match self.pooled(pool.to_string()) == *up && *opener != Some(req) {
                 true => {
                     let urgency = u64::from(*self.urgency.get(&req).unwrap_or(&0));
                     let draw = mix(seed ^ (req as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -995,7 +993,10 @@ mod tests {
             assert_eq!(&o[8..], &[8, 9], "{o:?}");
         }
         assert_eq!(order(3), order(3));
-        assert!(orders.iter().any(|o| o[2..8] != [1, 2, 3, 4, 5, 6]), "{orders:?}");
+        assert!(
+            orders.iter().any(|o| o[2..8] != [1, 2, 3, 4, 5, 6]),
+            "{orders:?}"
+        );
         // Without it: discovery order within a class.
         let mut s = Scheduler::new(Policy::Multiplexed);
         for r in 0..4 {
