@@ -148,9 +148,25 @@ fn trust_in(rows: &[Measured], a: Protocol, b: Protocol, metric: Metric, point: 
         })
         .collect();
     if pair.is_empty() {
+        // What it does hold, from its rows: its protocols and metrics.
+        let mut protocols: Vec<Protocol> = Vec::new();
+        let mut metrics: Vec<&str> = Vec::new();
+        for r in rows {
+            for p in [r.a, r.b] {
+                if !protocols.contains(&p) {
+                    protocols.push(p);
+                }
+            }
+            if !metrics.contains(&r.metric.label()) {
+                metrics.push(r.metric.label());
+            }
+        }
+        let protocols: Vec<String> = protocols.iter().map(|p| p.to_string()).collect();
         return outside(format!(
-            "the benchmark has no {b} vs {a} {} gains (it loads http, https, h2 and h3, as Chromium does; PLT, TTFB, FCP, LCP, SI)",
-            metric.label()
+            "the benchmark has no {b} vs {a} {} gains (it loaded {}; {})",
+            metric.label(),
+            protocols.join(", "),
+            metrics.join(", ")
         ));
     }
     let all: Vec<&Measured> = pair.iter().map(|(r, _)| *r).collect();
