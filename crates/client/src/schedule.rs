@@ -677,25 +677,28 @@ impl Scheduler {
         // a request without a class (no scheduler) counts as MEDIUM.
         let class = |req: &ReqId| self.in_flight.get(req).map_or(Class::Normal, |(_, c)| *c);
         // The requests that waited for the session just up: its opener
-        // first, the others by urgency, then in an order drawn from the seed
+        // first of all (its own job takes the session), the others by class
+        // and urgency, then in an order drawn from the seed
         // ([`Scheduler::resume_unordered`]); the rest in discovery order.
-        let resumed = |req: ReqId, pool: &str| -> u64 {
+        let key = |req: ReqId, pool: &str| -> (u8, u64) {
+            let rank = rank(class(&req));
             let (Some(seed), Some((up, opener))) = (self.resume_seed, &self.resuming) else {
-                return 0;
+                return (rank, 0);
             };
-            match self.pooled(pool.to_string()) == *up && *opener != Some(req) {
-                true => {
-                    let urgency = u64::from(*self.urgency.get(&req).unwrap_or(&0));
-                    let draw = mix(seed ^ (req as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                    1 + (urgency << 56 | draw >> 8)
-                }
-                false => 0,
+            if self.pooled(pool.to_string()) != *up {
+                return (rank, 0);
             }
+            if *opener == Some(req) {
+                return (0, 0);
+            }
+            let urgency = u64::from(*self.urgency.get(&req).unwrap_or(&0));
+            let draw = mix(seed ^ (req as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            (rank, 1 + (urgency << 56 | draw >> 8))
         };
         let ranks: HashMap<ReqId, (u8, u64)> = self
             .pending
             .iter()
-            .map(|(r, pool)| (*r, (rank(class(r)), resumed(*r, pool))))
+            .map(|(r, pool)| (*r, key(*r, pool)))
             .collect();
         self.pending
             .make_contiguous()
@@ -958,7 +961,7 @@ mod tests {
     }
 
     /// A session up takes what waited for it as Chromium's pools do: the
-    /// request that opened it first, then by class and urgency, within an
+    /// request that opened it first of all, then by class and urgency, within an
     /// urgency in an order drawn from the seed (the same for the same seed, not always
     /// discovery order); requests found later go in discovery order.
     #[test]
@@ -997,6 +1000,15 @@ mod tests {
             orders.iter().any(|o| o[2..8] != [1, 2, 3, 4, 5, 6]),
             "{orders:?}"
         );
+        // An image that opened the connection still goes first: its own
+        // job takes the session before the waiting requests are handed it.
+        let mut s = Scheduler::new(Policy::Multiplexed).resume_unordered(1);
+        s.tight_mode_over();
+        s.discovered_as(0, "a.test", "a.test", Class::Delayable, None);
+        s.discovered_as(1, "a.test", "a.test", Class::LayoutBlocking, None);
+        drain(&mut s);
+        s.connected(0, Some(100));
+        assert_eq!(sent(&drain(&mut s)), vec![0, 1]);
         // Without it: discovery order within a class.
         let mut s = Scheduler::new(Policy::Multiplexed);
         for r in 0..4 {
