@@ -28,7 +28,6 @@ def marks(d):
 model, chrom = load(sys.argv[1]), load(sys.argv[2])
 axes = sys.argv[3:]
 refs = marks(sys.argv[1])
-metric = None
 def cell(rows, point, proto):
     v = rows.get((point, proto))
     return v[1] if v else None

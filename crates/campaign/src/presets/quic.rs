@@ -193,8 +193,7 @@ pub(super) const PRESETS: &[Preset] = &[
         metric: "plt",
         source: "Kakhki et al., IMC 2017, Table 2, Fig. 6, Fig. 8",
         marks_of: H3,
-        // The knobs it turns (quic_iw, tcp_pacing, server_priorities) are
-        // the built-in server's.
+        // The knob it turns (quic_iw) is the built-in server's.
         server: Some(ServerKind::Builtin),
         part_of: None,
     },
@@ -246,8 +245,8 @@ pub(super) const PRESETS: &[Preset] = &[
         metric: "plt",
         source: "Wolsing et al., ANRW 2019 (abstract; its network table unread)",
         marks_of: H3,
-        // The knobs it turns (quic_iw, tcp_pacing, server_priorities) are
-        // the built-in server's.
+        // The knobs it turns (quic_iw, tcp_pacing, quic_cc) are the
+        // built-in server's.
         server: Some(ServerKind::Builtin),
         part_of: None,
     },
@@ -328,8 +327,7 @@ pub(super) const PRESETS: &[Preset] = &[
         metric: "lcp",
         source: "Marx et al., WEBIST 2019 (abstract; its setup unread)",
         marks_of: H3,
-        // The knobs it turns (quic_iw, tcp_pacing, server_priorities) are
-        // the built-in server's.
+        // The knob it turns (server_priorities) is the built-in server's.
         server: Some(ServerKind::Builtin),
         part_of: None,
     },
