@@ -535,6 +535,24 @@ impl<'a> State<'a> {
             true => sched.resume_unordered(load_seed()),
             false => sched,
         };
+        // Over h2 and SPDY, a socket per waiting request until the host's
+        // session is up — unless the client has loaded from the hosts
+        // before (the repeat view: its cache holds the first load's
+        // responses), when Chromium's `HttpServerProperties` know they
+        // speak HTTP/2 and its jobs wait for the session instead.
+        let known = cfg
+            .cache
+            .as_ref()
+            .is_some_and(|c| !c.lock().unwrap_or_else(|e| e.into_inner()).is_empty());
+        let sched = match cfg.knobs.pool == Pool::Chromium
+            && cfg.protocol.multiplexed()
+            && cfg.protocol.tls()
+            && cfg.protocol != Protocol::H3
+            && !known
+        {
+            true => sched.connect_per_request(),
+            false => sched,
+        };
         let (tx, rx) = mpsc::unbounded_channel();
         State {
             cfg,

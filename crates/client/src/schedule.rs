@@ -48,6 +48,11 @@
 //!    neither (Blink's tight mode took that job), and a model with that rule
 //!    was 0.6 s slower than Chromium on twitter (docs/crosscheck.md).
 //!
+//! Over h2 with `--pool chromium`, a host not yet known to speak HTTP/2 gets
+//! a connection per waiting request until its session is up, as Chromium's
+//! jobs open them ([`Scheduler::connect_per_request`]); the ones that come
+//! up after the session close unused.
+//!
 //! With [`RequestLimits::None`] the second stage lets everything go: the
 //! model before it. Requests found without a class (no renderer: the pure
 //! network model, imported pages, a 103's preloads, load-test users) skip
@@ -75,7 +80,9 @@ pub enum Pool {
     /// when the host is found (not the page's own session, unless the host is
     /// of the page's site); otherwise it opens its own. Over h3, besides, a
     /// connection whose handshake ends when such a session is up closes into
-    /// it (`QuicSessionPool`'s IP pooling at the job's end).
+    /// it (`QuicSessionPool`'s IP pooling at the job's end); over h2, a host
+    /// not known to speak HTTP/2 gets a connection per waiting request until
+    /// its session is up ([`Scheduler::connect_per_request`]).
     Chromium,
 }
 
@@ -213,6 +220,10 @@ const DELAYABLE_PER_PAGE: usize = 10;
 /// ResourceScheduler's kMaxNumDelayableRequestsPerHostPerClient: requests in
 /// flight to a host above which its delayable ones wait.
 const PER_HOST: usize = 6;
+/// A socket pool group's most sockets (`g_max_sockets_per_group`, normal
+/// pool): the connections [`Scheduler::connect_per_request`] opens to a host
+/// at once.
+const PER_GROUP: usize = 6;
 pub type ConnId = usize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,7 +242,8 @@ pub enum Action {
     Send { conn: ConnId, req: ReqId },
     /// Close connection `conn`, up and unused: its requests went to a session
     /// to the same address that was up first (QUIC's pooling at the
-    /// handshake's end, [`Scheduler::pool_at_handshake`]).
+    /// handshake's end, [`Scheduler::pool_at_handshake`]), or to its own
+    /// host's session, up first ([`Scheduler::connect_per_request`]).
     Close { conn: ConnId },
 }
 
@@ -267,6 +279,11 @@ struct Conn {
     draining: bool,
     /// The waiting request whose turn opened it (none for a preconnect).
     opener: Option<ReqId>,
+    /// Opened by [`Scheduler::connect_per_request`]: it counts as a
+    /// connection only once it carries a request.
+    per_request: bool,
+    /// It has carried a request.
+    used: bool,
 }
 
 #[derive(Debug)]
@@ -307,6 +324,8 @@ pub struct Scheduler {
     /// The pool whose session just came up and the request that opened it,
     /// while `plan` sends what waited for it.
     resuming: Option<(String, Option<ReqId>)>,
+    /// [`Scheduler::connect_per_request`].
+    connect_per_request: bool,
 }
 
 impl Scheduler {
@@ -334,7 +353,27 @@ impl Scheduler {
             resume_seed: None,
             urgency: HashMap::new(),
             resuming: None,
+            connect_per_request: false,
         }
+    }
+
+    /// Connects as Chromium does to a host it does not know to speak HTTP/2
+    /// (a fresh profile knows none): every request waiting for the host's
+    /// session has its own job, and each job opens a connection of its own,
+    /// up to a socket group's [`PER_GROUP`], until a session is up
+    /// (`HttpStreamFactory::Job::DoInitConnectionImpl`: a job that is not
+    /// the session's first waits for it instead only when
+    /// `ShouldThrottleConnectForSpdy`, i.e. when `HttpServerProperties`
+    /// says the server supports SPDY). The first connection up is the
+    /// session; one that comes up after it closes unused, its handshake
+    /// paid: seen in Chromium 156's loads of this lab (crosscheck's
+    /// per-connection rows: twitter over h2, 4 connections to the host of
+    /// its 4 head resources and 2 to the host of its 2 images, one of each
+    /// carrying everything). Multiplexed TCP protocols only: QUIC's jobs
+    /// pool otherwise ([`Scheduler::pool_at_handshake`]).
+    pub fn connect_per_request(mut self) -> Scheduler {
+        self.connect_per_request = true;
+        self
     }
 
     /// Resumes the requests that waited for a new session as Chromium does:
@@ -482,6 +521,23 @@ impl Scheduler {
         self.actions.push_back(Action::Close { conn });
     }
 
+    /// [`Scheduler::connect_per_request`]: `conn`, just up, closes unused if
+    /// another connection of its pool is up (the session).
+    fn close_if_spare(&mut self, conn: ConnId) {
+        let Some(i) = self.conns.iter().position(|c| c.id == conn) else {
+            return;
+        };
+        let pool = &self.conns[i].pool;
+        let session_up = self
+            .conns
+            .iter()
+            .any(|c| c.id != conn && &c.pool == pool && c.ready && !c.closed);
+        if session_up {
+            self.conns[i].closed = true;
+            self.actions.push_back(Action::Close { conn });
+        }
+    }
+
     /// Whether `pool` has a connection of its own, up or being opened
     /// (one closed into another's session is not).
     fn has_connection(&self, pool: &str) -> bool {
@@ -598,6 +654,9 @@ impl Scheduler {
         if self.pool_at_handshake && policy == Policy::Multiplexed {
             self.pool_into_earlier(conn);
         }
+        if self.connect_per_request && policy == Policy::Multiplexed {
+            self.close_if_spare(conn);
+        }
         if policy == Policy::Multiplexed && self.resume_seed.is_some() {
             self.resuming = self
                 .conns
@@ -649,6 +708,8 @@ impl Scheduler {
             alone: None,
             draining: false,
             opener: None,
+            per_request: false,
+            used: false,
         });
         self.actions.push_back(Action::Open {
             conn: id,
@@ -661,9 +722,11 @@ impl Scheduler {
     }
 
     /// Connections opened so far, but for those QUIC's pooling closed as
-    /// their handshake ended (Chromium's HAR names none of those either).
+    /// their handshake ended and those opened per request that carried none
+    /// (Chromium's HAR names none of those either).
     pub fn connections(&self) -> usize {
-        self.conns.len() - self.pooled_into.len()
+        let unused = self.conns.iter().filter(|c| c.per_request && !c.used);
+        self.conns.len() - self.pooled_into.len() - unused.count()
     }
 
     fn plan(&mut self) {
@@ -723,6 +786,7 @@ impl Scheduler {
             match free {
                 Some(c) => {
                     c.in_flight += 1;
+                    c.used = true;
                     if alone {
                         c.alone = Some(req);
                     }
@@ -762,7 +826,9 @@ impl Scheduler {
             }
         }
         // Open connections for what still waits: one per waiting request beyond
-        // what connections being opened will take, up to the pool's maximum.
+        // what connections being opened will take, up to the pool's maximum
+        // (a multiplexed pool with no session up yet, connecting per
+        // request: one each, up to a socket group's).
         for (i, (_, pool)) in waiting.iter().enumerate() {
             let live: Vec<&Conn> = self
                 .conns
@@ -771,12 +837,14 @@ impl Scheduler {
                 .collect();
             let opening = live.iter().filter(|c| !c.ready).count();
             let ahead = waiting.iter().take(i).filter(|(_, p)| p == pool).count();
-            let will_take = opening
-                * depth.min(if self.policy == Policy::Multiplexed {
-                    usize::MAX
-                } else {
-                    depth
-                });
+            let per_request = self.connect_per_request
+                && self.policy == Policy::Multiplexed
+                && live.iter().all(|c| !c.ready);
+            let (max_conns, takes) = match per_request {
+                true => (PER_GROUP, 1),
+                false => (max_conns, depth),
+            };
+            let will_take = opening.saturating_mul(takes);
             if live.len() < max_conns && ahead >= will_take {
                 let id = self.conns.len();
                 self.conns.push(Conn {
@@ -790,6 +858,8 @@ impl Scheduler {
                     alone: None,
                     draining: false,
                     opener: Some(waiting[i].0),
+                    per_request,
+                    used: false,
                 });
                 self.actions.push_back(Action::Open {
                     conn: id,
@@ -930,6 +1000,55 @@ mod tests {
             1,
             "a second request opens a second connection"
         );
+    }
+
+    /// Chromium's jobs to a host not known to speak HTTP/2: a connection
+    /// each, up to a socket group's six, until the session is up; the
+    /// first up carries every request, one up after it closes unused, and
+    /// a request found once the session is up opens nothing.
+    #[test]
+    fn connecting_per_request_opens_one_each_until_the_first_is_up() {
+        let mut s = Scheduler::new(Policy::Multiplexed).connect_per_request();
+        for r in 0..8 {
+            s.discovered(r, "a.test");
+        }
+        s.discovered(8, "b.test");
+        let opened = |actions: &[Action], pool: &str| {
+            actions
+                .iter()
+                .filter(|a| matches!(a, Action::Open { pool: p, .. } if p == pool))
+                .count()
+        };
+        let first = drain(&mut s);
+        assert_eq!(opened(&first, "a.test"), PER_GROUP, "{first:?}");
+        assert_eq!(opened(&first, "b.test"), 1);
+        // The third of a.test's connections is up first: it is the session.
+        s.connected(2, Some(100));
+        let up = drain(&mut s);
+        assert_eq!(sent(&up).len(), 8, "{up:?}");
+        assert!(up.iter().all(|a| matches!(a, Action::Send { conn: 2, .. })));
+        // The others close as they come up.
+        s.connected(0, Some(100));
+        assert_eq!(drain(&mut s), [Action::Close { conn: 0 }]);
+        s.discovered(9, "a.test");
+        assert_eq!(drain(&mut s), [Action::Send { conn: 2, req: 9 }]);
+        // Only connections that carried a request count (as in Chromium's HAR).
+        assert_eq!(s.connections(), 1);
+        s.connected(PER_GROUP, Some(100));
+        assert_eq!(
+            drain(&mut s),
+            [Action::Send {
+                conn: PER_GROUP,
+                req: 8
+            }]
+        );
+        assert_eq!(s.connections(), 2);
+        // Without it, one connection per host.
+        let mut s = Scheduler::new(Policy::Multiplexed);
+        for r in 0..8 {
+            s.discovered(r, "a.test");
+        }
+        assert_eq!(drain(&mut s).len(), 1);
     }
 
     #[test]

@@ -157,20 +157,23 @@ pub fn run(
             let mut by_client = Vec::new();
             for (client, protocols) in &runs {
                 if protocols.is_empty() {
-                    by_client.push((Vec::new(), None));
+                    by_client.push((Vec::new(), None, None));
                     continue;
                 }
                 let probe = spec.probe_spec(site, &link.testbed, *client, protocols);
+                let cpu = netns::calibrate::ForeignCpu::start();
                 let probes = crate::compare::run(&probe, &mut |p, _, _| {
                     on_probe(&p.record, site, &link.label, *client)
                 })
                 .map_err(CrosscheckError::Setup)?;
-                by_client.push((probes, netns::calibrate::load_average()));
+                let load = netns::calibrate::load_average();
+                by_client.push((probes, load, cpu.and_then(|c| c.share_pct())));
             }
             let loads = |client: usize, p: Protocol| {
-                let (probes, machine_load) = &by_client[client];
+                let (probes, machine_load, foreign_cpu_pct) = &by_client[client];
                 Loads {
                     machine_load: *machine_load,
+                    foreign_cpu_pct: *foreign_cpu_pct,
                     ..loads_of(probes, p)
                 }
             };

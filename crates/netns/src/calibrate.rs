@@ -241,6 +241,56 @@ pub fn load_average() -> Option<f64> {
         .ok()
 }
 
+/// The machine's CPU time that went to others over a span: all CPUs' busy
+/// time (`/proc/stat`) less this process's and its reaped children's
+/// (`/proc/self/stat`: utime, stime, cutime, cstime), in clock ticks. The
+/// load average cannot tell: Chromium's own threads make it 2–6 on 2 cores
+/// when nothing else runs (crosscheck of 30 Nov 2026), while a build beside
+/// it made its loads 100–250 ms slower at 20 ms / 8 Mbit with the same load
+/// average (docs/crosscheck.md, "A busy machine's reference").
+#[derive(Debug, Clone, Copy)]
+pub struct ForeignCpu {
+    busy: u64,
+    total: u64,
+    own: u64,
+}
+
+impl ForeignCpu {
+    /// The counters now (None where /proc cannot be read).
+    pub fn start() -> Option<ForeignCpu> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let cpu: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .map(|v| v.parse().ok())
+            .collect::<Option<_>>()?;
+        // user nice system idle iowait irq softirq steal
+        let total: u64 = cpu.iter().sum();
+        let busy = total - cpu.get(3)? - cpu.get(4)?;
+        let own_stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        // After the command's ")": state is field 3, utime field 14.
+        let fields: Vec<&str> = own_stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let own = (11..15)
+            .map(|i| fields.get(i)?.parse::<u64>().ok())
+            .sum::<Option<u64>>()?;
+        Some(ForeignCpu { busy, total, own })
+    }
+
+    /// Since `self`: the share of the machine's CPU time (all of its cores)
+    /// that went to processes other than this one and the children it has
+    /// reaped, in %. None if no time passed or /proc cannot be read.
+    pub fn share_pct(&self) -> Option<f64> {
+        let now = ForeignCpu::start()?;
+        let total = now.total.checked_sub(self.total).filter(|t| *t > 0)?;
+        let busy = now.busy.saturating_sub(self.busy);
+        let own = now.own.saturating_sub(self.own);
+        Some(100.0 * busy.saturating_sub(own) as f64 / total as f64)
+    }
+}
+
 /// Long enough for slow start to reach the link's rate: ten RTTs and a second.
 fn warmup(spec: &TestbedSpec) -> Duration {
     spec.link.rtt() * 10 + Duration::from_secs(1)
