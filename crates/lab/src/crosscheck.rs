@@ -161,7 +161,7 @@ pub fn run(
                     continue;
                 }
                 let probe = spec.probe_spec(site, &link.testbed, *client, protocols);
-                let cpu = netns::calibrate::ForeignCpu::start();
+                let cpu = netns::calibrate::CpuBusy::start();
                 let probes = crate::compare::run(&probe, &mut |p, _, _| {
                     on_probe(&p.record, site, &link.label, *client)
                 })
@@ -170,10 +170,10 @@ pub fn run(
                 by_client.push((probes, load, cpu.and_then(|c| c.share_pct())));
             }
             let loads = |client: usize, p: Protocol| {
-                let (probes, machine_load, foreign_cpu_pct) = &by_client[client];
+                let (probes, machine_load, cpu_busy_pct) = &by_client[client];
                 Loads {
                     machine_load: *machine_load,
-                    foreign_cpu_pct: *foreign_cpu_pct,
+                    cpu_busy_pct: *cpu_busy_pct,
                     ..loads_of(probes, p)
                 }
             };

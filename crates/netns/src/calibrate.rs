@@ -241,23 +241,25 @@ pub fn load_average() -> Option<f64> {
         .ok()
 }
 
-/// The machine's CPU time that went to others over a span: all CPUs' busy
-/// time (`/proc/stat`) less this process's and its reaped children's
-/// (`/proc/self/stat`: utime, stime, cutime, cstime), in clock ticks. The
-/// load average cannot tell: Chromium's own threads make it 2–6 on 2 cores
-/// when nothing else runs (crosscheck of 30 Nov 2026), while a build beside
-/// it made its loads 100–250 ms slower at 20 ms / 8 Mbit with the same load
-/// average (docs/crosscheck.md, "A busy machine's reference").
+/// How busy the machine's CPUs were over a span (`CpuBusy::start`, then
+/// `share_pct`): all CPUs' busy time over their total (`/proc/stat`: user,
+/// nice, system, irq, softirq and steal over those and idle and iowait). The
+/// load average cannot tell a busy machine: Chromium's own threads make it
+/// 2–6 on 2 cores when nothing else runs. Nor can the lab subtract its own
+/// CPU: Chromium's renderers are not reaped into this process's times. A
+/// saturated CPU can: Chromium's loads of icons at 20 ms / 8 Mbit keep 2
+/// cores 88 % busy alone and 98 % with one other busy process, which made
+/// a reference's loads 100–250 ms slower (docs/crosscheck.md, "A busy
+/// machine's reference").
 #[derive(Debug, Clone, Copy)]
-pub struct ForeignCpu {
+pub struct CpuBusy {
     busy: u64,
     total: u64,
-    own: u64,
 }
 
-impl ForeignCpu {
-    /// The counters now (None where /proc cannot be read).
-    pub fn start() -> Option<ForeignCpu> {
+impl CpuBusy {
+    /// The counters now (None where /proc/stat cannot be read).
+    pub fn start() -> Option<CpuBusy> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
         let cpu: Vec<u64> = stat
             .lines()
@@ -269,25 +271,17 @@ impl ForeignCpu {
             .collect::<Option<_>>()?;
         // user nice system idle iowait irq softirq steal
         let total: u64 = cpu.iter().sum();
-        let busy = total - cpu.get(3)? - cpu.get(4)?;
-        let own_stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-        // After the command's ")": state is field 3, utime field 14.
-        let fields: Vec<&str> = own_stat.rsplit_once(')')?.1.split_whitespace().collect();
-        let own = (11..15)
-            .map(|i| fields.get(i)?.parse::<u64>().ok())
-            .sum::<Option<u64>>()?;
-        Some(ForeignCpu { busy, total, own })
+        let busy = total.checked_sub(cpu.get(3)? + cpu.get(4)?)?;
+        Some(CpuBusy { busy, total })
     }
 
     /// Since `self`: the share of the machine's CPU time (all of its cores)
-    /// that went to processes other than this one and the children it has
-    /// reaped, in %. None if no time passed or /proc cannot be read.
+    /// that was busy, in %. None if no time passed or /proc cannot be read.
     pub fn share_pct(&self) -> Option<f64> {
-        let now = ForeignCpu::start()?;
+        let now = CpuBusy::start()?;
         let total = now.total.checked_sub(self.total).filter(|t| *t > 0)?;
         let busy = now.busy.saturating_sub(self.busy);
-        let own = now.own.saturating_sub(self.own);
-        Some(100.0 * busy.saturating_sub(own) as f64 / total as f64)
+        Some(100.0 * busy as f64 / total as f64)
     }
 }
 

@@ -68,10 +68,10 @@ pub struct Row {
     /// The machine's load average as each client's loads ended (`Loads::machine_load`).
     pub model_machine_load: Option<f64>,
     pub chromium_machine_load: Option<f64>,
-    /// The share of the machine's CPU others took during each client's
-    /// loads, in % (`Loads::foreign_cpu_pct`).
-    pub model_foreign_cpu_pct: Option<f64>,
-    pub chromium_foreign_cpu_pct: Option<f64>,
+    /// How busy the machine's CPUs were during each client's loads, in %
+    /// (`Loads::cpu_busy_pct`).
+    pub model_cpu_busy_pct: Option<f64>,
+    pub chromium_cpu_busy_pct: Option<f64>,
 }
 
 /// HAR phases of one load summed over its resources, in ms; `discovery` is
@@ -290,11 +290,10 @@ pub struct Loads {
     /// The machine's 1-minute load average when the client's loads of the
     /// Trial ended (`/proc/loadavg`): a loaded machine slows Chromium.
     pub machine_load: Option<f64>,
-    /// The share of the machine's CPU time (all cores) that processes other
-    /// than the lab and its reaped children (Chromium's) took while the
-    /// client's loads of the Trial ran, in % (`netns::calibrate::ForeignCpu`):
-    /// what a busy machine took from them.
-    pub foreign_cpu_pct: Option<f64>,
+    /// The share of the machine's CPU time (all cores) that was busy while
+    /// the client's loads of the Trial ran, in % (`netns::calibrate::CpuBusy`):
+    /// near 100, the loads waited for the CPU.
+    pub cpu_busy_pct: Option<f64>,
 }
 
 impl Loads {
@@ -334,7 +333,7 @@ impl Loads {
                 .map(|(r, _)| (*r).clone())
                 .collect(),
             machine_load: None,
-            foreign_cpu_pct: None,
+            cpu_busy_pct: None,
             failed: probes
                 .iter()
                 .filter(|(r, _)| r.protocol == protocol && r.error.is_some())
@@ -399,8 +398,8 @@ pub fn row_of(
         chromium_loads: chromium.records.clone(),
         model_machine_load: model.machine_load,
         chromium_machine_load: chromium.machine_load,
-        model_foreign_cpu_pct: model.foreign_cpu_pct,
-        chromium_foreign_cpu_pct: chromium.foreign_cpu_pct,
+        model_cpu_busy_pct: model.cpu_busy_pct,
+        chromium_cpu_busy_pct: chromium.cpu_busy_pct,
     }
 }
 

@@ -198,7 +198,7 @@ fn trials(doc: &Value, reps: usize, server: &str) -> Result<Vec<(Key, Loads, Str
                     .map_err(|e| format!("{}: {e}", at("chromium_loads")))?,
             },
             machine_load: row.get("chromium_machine_load").and_then(Value::as_f64),
-            foreign_cpu_pct: row.get("chromium_foreign_cpu_pct").and_then(Value::as_f64),
+            cpu_busy_pct: row.get("chromium_cpu_busy_pct").and_then(Value::as_f64),
         };
         out.push((
             (site.to_string(), link.clone(), protocol),
