@@ -6,6 +6,7 @@
 //! check asks whether either client's answer is a value the other allows.
 
 use proto::Protocol;
+use results::View;
 use results::{Metric, ProtocolSummary};
 use serde::Serialize;
 
@@ -56,6 +57,8 @@ pub enum Verdict {
 pub struct Agreement {
     pub protocol: Protocol,
     pub baseline: Protocol,
+    /// The load compared: the first view, or the repeat view (`--view`).
+    pub view: View,
     pub metric: Metric,
     pub model: Gain,
     pub chromium: Gain,
@@ -76,41 +79,42 @@ fn verdict(model: &Gain, chromium: &Gain) -> Verdict {
     }
 }
 
-/// Per protocol but the baseline that both clients loaded (rows of
-/// `compare`'s summary, first view; the model's order), its agreement on
-/// `metric`.
+/// Per view both clients loaded (the first, then the repeat view: `--view
+/// both` has each), and per protocol but the baseline (rows of `compare`'s
+/// summary; the model's order), its agreement on `metric`.
 pub fn agreements(
     metric: Metric,
     model: &[ProtocolSummary],
     chromium: &[ProtocolSummary],
 ) -> Vec<Agreement> {
-    let first_view = |rows: &[ProtocolSummary]| -> Vec<ProtocolSummary> {
-        rows.iter().filter(|r| r.view.is_first()).cloned().collect()
+    let of_view = |rows: &[ProtocolSummary], view: View| -> Vec<ProtocolSummary> {
+        rows.iter().filter(|r| r.view == view).cloned().collect()
     };
-    let (model, chromium) = (first_view(model), first_view(chromium));
-    let (Some(base_m), Some(base_c)) = (model.first(), chromium.first()) else {
-        return Vec::new();
-    };
-    if base_m.protocol != base_c.protocol {
-        return Vec::new();
-    }
-    model
-        .iter()
-        .skip(1)
-        .filter_map(|m| {
+    let mut out = Vec::new();
+    for view in [View::First, View::Repeat] {
+        let (model, chromium) = (of_view(model, view), of_view(chromium, view));
+        let (Some(base_m), Some(base_c)) = (model.first(), chromium.first()) else {
+            continue;
+        };
+        if base_m.protocol != base_c.protocol {
+            continue;
+        }
+        out.extend(model.iter().skip(1).filter_map(|m| {
             let c = chromium.iter().find(|c| c.protocol == m.protocol)?;
             let (model, chromium) = (Gain::of(metric, m), Gain::of(metric, c));
             Some(Agreement {
                 protocol: m.protocol,
                 baseline: base_m.protocol,
+                view,
                 metric,
                 error_pts: model.pct.zip(chromium.pct).map(|(m, c)| m - c),
                 verdict: verdict(&model, &chromium),
                 model,
                 chromium,
             })
-        })
-        .collect()
+        }));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -26,14 +26,20 @@ pub fn lines(
     skipped: &[(proto::Protocol, String)],
 ) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(a) = agreements.first() {
-        out.push(format!(
-            "check: Chromium's {} gains over {} ({loads} loads per protocol, after the model's, on a fresh testbed of the same link):",
-            a.metric.label(),
-            a.baseline
-        ));
-    }
+    let mut view = None;
     for a in agreements {
+        if view != Some(a.view) {
+            view = Some(a.view);
+            let of_view = match a.view.is_first() {
+                true => String::new(),
+                false => format!(", {} view", a.view),
+            };
+            out.push(format!(
+                "check: Chromium's {} gains over {}{of_view} ({loads} loads per protocol, after the model's, on a fresh testbed of the same link):",
+                a.metric.label(),
+                a.baseline
+            ));
+        }
         let both = format!(
             "{} {} vs model {}",
             a.protocol,
@@ -95,6 +101,7 @@ mod tests {
         Agreement {
             protocol: Protocol::H3,
             baseline: Protocol::H2,
+            view: results::View::First,
             metric: Metric::Plt,
             error_pts: model.pct.zip(chromium.pct).map(|(m, c)| m - c),
             model,
@@ -109,6 +116,29 @@ mod tests {
             ci95: [lo, hi],
             n: 3,
         }
+    }
+
+    /// `--view both`: a heading per view, the repeat view's named.
+    #[test]
+    fn each_view_checked_has_its_heading() {
+        let first = agreement(g(21.3, 17.0, 25.2), g(18.9, 15.1, 22.6), Verdict::Agrees);
+        let repeat = Agreement {
+            view: results::View::Repeat,
+            ..first.clone()
+        };
+        let out = lines(&[first, repeat], 5, &[]);
+        let headings: Vec<&String> = out.iter().filter(|l| l.starts_with("check:")).collect();
+        assert_eq!(headings.len(), 2, "{out:#?}");
+        assert!(
+            headings[0].contains("gains over h2 (5 loads"),
+            "{}",
+            headings[0]
+        );
+        assert!(
+            headings[1].contains("gains over h2, repeat view (5 loads"),
+            "{}",
+            headings[1]
+        );
     }
 
     #[test]
