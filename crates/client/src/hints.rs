@@ -6,7 +6,9 @@
 //! first 103, only over HTTP/2 and HTTP/3 (a 103 over HTTP/1.1 is ignored);
 //! `rel=preload` (and `modulepreload`) starts a request from the browser
 //! process at a priority from its `as` (font and style HIGHEST, script
-//! MEDIUM, image LOWEST, none IDLE: `CalculateRequestPriority`), so Blink's
+//! MEDIUM, image LOWEST, none IDLE: `CalculateRequestPriority`), each
+//! incremental (`Priority::of_early_hint`: RFC 9218's `i` over h2 and h3,
+//! so behind the page's own requests of its urgency), so Blink's
 //! ResourceLoadScheduler never holds it (it takes no tight-mode place);
 //! `rel=preconnect` opens a connection to the origin. The preload's response
 //! goes to the HTTP cache, so when the page later names the same URL it is
@@ -86,8 +88,8 @@ fn hint(host: &str, link: &str) -> Option<Hint> {
     let found = resolve(host, url)?;
     if rels.contains(&"preload") || rels.contains(&"modulepreload") {
         let priority = match as_.as_deref() {
-            _ if rels.contains(&"modulepreload") => Priority::SCRIPT,
-            a => Priority::of_preload(a),
+            _ if rels.contains(&"modulepreload") => Priority::of_early_hint(Some("script")),
+            a => Priority::of_early_hint(a),
         };
         Some(Hint::Preload { found, priority })
     } else if rels.contains(&"preconnect") {
@@ -123,7 +125,7 @@ mod tests {
     }
 
     #[test]
-    fn preloads_get_chromiums_priority_from_their_as() {
+    fn preloads_get_chromiums_priority_from_their_as_each_incremental() {
         let values = vec![
             "</s.css>; rel=preload; as=style, <https://cdn.test/f.woff2>; rel=preload; as=font; crossorigin".to_string(),
             "<//a.test/x.js>; rel=\"preload\"; as=\"script\"".to_string(),
@@ -131,28 +133,30 @@ mod tests {
             "</data.json>; rel=preload".to_string(),
         ];
         let hints = parse("a.test", &values);
+        // The browser process sets no incremental flag: the default, true.
+        let inc = |p: Priority| Priority::new(p.level, true);
         assert_eq!(
             hints,
             vec![
                 Hint::Preload {
                     found: found("a.test", "/s.css"),
-                    priority: Priority::STYLESHEET
+                    priority: inc(Priority::STYLESHEET)
                 },
                 Hint::Preload {
                     found: found("cdn.test", "/f.woff2"),
-                    priority: Priority::FONT
+                    priority: inc(Priority::FONT)
                 },
                 Hint::Preload {
                     found: found("a.test", "/x.js"),
-                    priority: Priority::SCRIPT
+                    priority: inc(Priority::SCRIPT)
                 },
                 Hint::Preload {
                     found: found("a.test", "/i.png"),
-                    priority: Priority::IMAGE
+                    priority: inc(Priority::IMAGE)
                 },
                 Hint::Preload {
                     found: found("a.test", "/data.json"),
-                    priority: Priority::new(crate::priority::RequestPriority::Idle, false)
+                    priority: Priority::new(crate::priority::RequestPriority::Idle, true)
                 },
             ]
         );
@@ -181,7 +185,7 @@ mod tests {
             parse("a.test", &values),
             vec![Hint::Preload {
                 found: found("a.test", "/a,b.css"),
-                priority: Priority::STYLESHEET
+                priority: Priority::of_early_hint(Some("style"))
             }]
         );
     }

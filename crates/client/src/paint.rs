@@ -286,12 +286,17 @@ impl PaintModel {
         let first_paint =
             first(&mut visible.iter().copied()).or_else(|| first(&mut painted.iter()));
         e.fcp_ms = first_paint.map(|t| ms(t + FRAME));
-        // LCP: the largest visible element painted by onload, or by the
-        // first paint when that came later (as the Chromium client reads
-        // it: a repeat view's page, all from the cache, loads before its
-        // first frame); the first of equals (a later one must be larger to
-        // replace it).
-        let horizon = first_paint.map_or(onload, |f| f.max(onload));
+        // LCP: the largest visible element whose frame (`to + FRAME`) was on
+        // screen by onload, or by the first paint when that came later (as
+        // the Chromium client reads it: a repeat view's page, all from the
+        // cache, loads before its first frame); the first of equals (a later
+        // one must be larger to replace it). An image whose last bytes end
+        // the load paints in the frame after onload, so it is not the LCP
+        // as of onload: Chromium's twitter at Cable names its h1, 73 143 px²,
+        // not the 73 555 px² image that came last.
+        let horizon = first_paint.map_or(onload.saturating_sub(FRAME), |f| {
+            f.max(onload.saturating_sub(FRAME))
+        });
         let mut lcp: Option<&Painted> = None;
         let mut by_paint: Vec<&Painted> = visible
             .iter()
@@ -1050,6 +1055,13 @@ mod tests {
         assert_eq!(early.lcp_element.as_deref(), Some("img a.test/small.png"));
         let size = early.lcp_size.unwrap();
         assert!(size > 10_000.0 && size < 120_000.0, "{size}");
+        // A load that ended with the hero's last bytes: the hero paints
+        // in the frame after onload, so the LCP as of onload is the small
+        // image, as Chromium reports it.
+        let last = page(BrowserCost::NONE).estimate(ms_(900));
+        assert_eq!(last.lcp_element.as_deref(), Some("img a.test/small.png"));
+        let just_in = page(BrowserCost::NONE).estimate(ms_(900) + FRAME);
+        assert_eq!(just_in.lcp_element.as_deref(), Some("img a.test/hero.png"));
         let vc = e.visually_complete_ms.unwrap();
         assert_eq!(vc, 900.0 + frame);
         let si = e.speed_index_ms.unwrap();
