@@ -138,6 +138,8 @@ pub struct Knobs {
     pub browser_cost: BrowserCost,
     /// The network service's limits on delayable requests (`schedule`).
     pub request_limits: RequestLimits,
+    /// TCP Fast Open on every TCP connection (`conn::dial_early`).
+    pub tcp_fastopen: bool,
 }
 
 impl Default for Knobs {
@@ -149,6 +151,7 @@ impl Default for Knobs {
             pool: Pool::default(),
             browser_cost: BrowserCost::default(),
             request_limits: RequestLimits::default(),
+            tcp_fastopen: false,
         }
     }
 }
@@ -1006,7 +1009,10 @@ impl<'a> State<'a> {
                         conn,
                         self.cfg.protocol,
                         SocketAddr::new(addr, port),
-                        None,
+                        conn::Dial {
+                            bind: None,
+                            fast_open: self.cfg.knobs.tcp_fastopen,
+                        },
                         first_host,
                         self.tls.clone(),
                         self.tx.clone(),

@@ -511,7 +511,10 @@ impl User {
                 id,
                 cfg.protocol,
                 SocketAddr::new(*ip, port),
-                self.bind,
+                conn::Dial {
+                    bind: self.bind,
+                    fast_open: false,
+                },
                 host.to_string(),
                 self.tls.clone(),
                 self.tx.clone(),

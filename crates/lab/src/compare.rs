@@ -200,7 +200,7 @@ pub fn prepare(
     let mut testbed = link()?
         .testbed_spec(addresses, &flag)
         .map_err(|e| usage(e.to_string()))?;
-    testbed.warm_metrics = req.trial.warm_metrics;
+    req.trial.shape_testbed(&mut testbed);
     if let Some(dir) = &req.har_dir {
         std::fs::create_dir_all(dir)
             .map_err(|e| usage(format!("--har-dir {}: {e}", dir.display())))?;

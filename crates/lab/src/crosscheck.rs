@@ -286,7 +286,7 @@ pub fn spec(
                 let mut testbed = choice
                     .testbed_spec(addresses, &flag)
                     .map_err(|e| e.to_string())?;
-                testbed.warm_metrics = req.trial.warm_metrics;
+                req.trial.shape_testbed(&mut testbed);
                 let axes = Axes {
                     rtt_ms: testbed.link.rtt().as_secs_f64() * 1000.0,
                     rate_mbit: rate.map(|r| r.bits_per_sec() as f64 / 1e6),

@@ -578,7 +578,8 @@ impl Prober<'_> {
             }
             _ => t1,
         };
-        let (tow_ms, syns) = time_on_wire(entries, (window.0, to_time(epoch, page_end)));
+        let (tow_ms, syns, syns_with_data) =
+            time_on_wire(entries, (window.0, to_time(epoch, page_end)));
         let explain = load.error.is_none().then(|| {
             explain_probe(
                 entries,
@@ -600,6 +601,7 @@ impl Prober<'_> {
             tow_ms,
             connections: load.connections,
             syns,
+            syns_with_data,
             bytes_down: counts.bytes[1],
             bytes_up: counts.bytes[0],
             packets_down: counts.packets[1],
@@ -889,7 +891,8 @@ fn wait_idle(link: &netns::LinkHandle) {
 /// For QUIC every packet has a payload (its ACKs are encrypted frames), so
 /// its time on wire starts at the first Initial (the ClientHello, as TCP's
 /// starts at the first data segment) and may end with a final ACK packet.
-pub fn time_on_wire(entries: &[link::LogEntry], window: (Time, Time)) -> (f64, u64) {
+/// Last, the SYNs that carried data (TCP Fast Open with the server's cookie).
+pub fn time_on_wire(entries: &[link::LogEntry], window: (Time, Time)) -> (f64, u64, u64) {
     use std::collections::HashSet;
     let inside = entries
         .iter()
@@ -898,6 +901,7 @@ pub fn time_on_wire(entries: &[link::LogEntry], window: (Time, Time)) -> (f64, u
     type Conn = (u8, std::net::Ipv4Addr, u16, std::net::Ipv4Addr, u16);
     let (mut first, mut last) = (None, None);
     let mut opened: HashSet<Conn> = HashSet::new();
+    let mut syns_with_data = 0;
     for e in inside {
         let Some(h) = e.headers else { continue };
         let quic = h.protocol == link::packet::PROTO_UDP;
@@ -914,6 +918,9 @@ pub fn time_on_wire(entries: &[link::LogEntry], window: (Time, Time)) -> (f64, u
                 };
                 if opens {
                     opened.insert(conn);
+                    if !quic && h.payload > 0 {
+                        syns_with_data += 1;
+                    }
                 }
                 if h.payload > 0 && first.is_none() && opened.contains(&conn) {
                     first = Some(e.time);
@@ -932,5 +939,5 @@ pub fn time_on_wire(entries: &[link::LogEntry], window: (Time, Time)) -> (f64, u
         (Some(a), Some(b)) if b > a => (b - a).as_secs_f64() * 1e3,
         _ => 0.0,
     };
-    (tow, opened.len() as u64)
+    (tow, opened.len() as u64, syns_with_data)
 }

@@ -222,6 +222,7 @@ impl LinkChoice {
             seed: this.seed.unwrap_or(DEFAULT_LINK_SEED),
             hosts: Vec::new(),
             warm_metrics: false,
+            tcp_fastopen: false,
             cross: this.cross.clone().unwrap_or_default(),
         })
     }
@@ -411,6 +412,13 @@ impl Default for Trial {
 const CHROMIUMS_OWN_WAY: [Knob; 3] = [Knob::Pool, Knob::BrowserCost, Knob::RequestLimits];
 
 impl Trial {
+    /// What this Trial's knobs set in the kernel of its testbed: the TCP
+    /// metrics kept or not, TCP Fast Open on or not.
+    pub fn shape_testbed(&self, testbed: &mut netns::TestbedSpec) {
+        testbed.warm_metrics = self.warm_metrics;
+        testbed.tcp_fastopen = self.served.tcp_fastopen;
+    }
+
     /// This Trial as Chromium loads it beside the model: the client
     /// Chromium, and the model's imitations of Chromium (`CHROMIUMS_OWN_WAY`)
     /// at their defaults. Another model-only knob set stays, and Chromium
@@ -489,6 +497,15 @@ impl Trial {
             Knob::Preload => self.preload = v.parse()?,
             Knob::EarlyData => self.chromium.tls_early_data = on,
             Knob::QuicIw => self.served.quic_iw = (v != "default").then(|| int() as u32),
+            // One fact for three ends: the testbed's kernels, the server's
+            // listeners, the model's sockets.
+            Knob::TcpFastOpen => {
+                self.served.tcp_fastopen = on;
+                self.model.tcp_fastopen = on;
+            }
+            Knob::QuicAckFrequency => {
+                self.served.quic_ack_frequency = (v != "default").then(|| int() as u32)
+            }
             Knob::QuicCc => {
                 self.served.quic_cc = ["cubic", "reno", "bbr"].into_iter().find(|cc| *cc == v)
             }
@@ -606,7 +623,7 @@ impl Trial {
                     .refuses(*p, &peer_knobs)
                     .or_else(|| {
                         changed.iter().find_map(|f| match f.only {
-                            Only::BuiltinServer(why) => {
+                            Only::BuiltinServer(why) | Only::BuiltinServerAndModel(why, _) => {
                                 Some(format!("{why}: {} needs --server builtin", flag(f.name)))
                             }
                             _ => None,
@@ -626,7 +643,7 @@ impl Trial {
                 Some(ClientKind::Chromium) => {
                     browser::refuses(*p).map(str::to_string).or_else(|| {
                         changed.iter().find_map(|f| match f.only {
-                            Only::ModelClient(why) => {
+                            Only::ModelClient(why) | Only::BuiltinServerAndModel(_, why) => {
                                 Some(format!("{why}: {} needs --client model", flag(f.name)))
                             }
                             _ => None,
@@ -750,7 +767,7 @@ pub fn settings(p: &Point, seed: u64) -> Result<Settings, String> {
     let mut testbed = choice
         .testbed_spec(shards, &|k| format!("link.{k}"))
         .map_err(|e| e.0)?;
-    testbed.warm_metrics = trial.warm_metrics;
+    trial.shape_testbed(&mut testbed);
     Ok(Settings {
         site: text("site").unwrap_or_default().to_string(),
         testbed,
@@ -834,6 +851,7 @@ mod tests {
             let changed: Vec<_> = changed.iter().filter(|c| c.1).map(|c| c.0).collect();
             let expected = match f.name {
                 "view" => vec![Holder::Lab, Holder::BuiltinServer],
+                "tcp_fastopen" => vec![Holder::BuiltinServer, Holder::Model],
                 _ => vec![f.holder],
             };
             assert_eq!(changed, expected, "{} = {value}", f.name);
@@ -1121,6 +1139,11 @@ mod tests {
         t.set("quic_iw", "default").unwrap();
         assert_eq!(t.served.quic_iw, None);
         assert!(t.set("quic_iw", "0").is_err());
+        t.set("quic_ack_frequency", "10").unwrap();
+        assert_eq!(t.served.quic_ack_frequency, Some(10));
+        t.set("quic_ack_frequency", "default").unwrap();
+        assert_eq!(t.served.quic_ack_frequency, None);
+        assert!(t.set("quic_ack_frequency", "0").is_err());
         assert!(t.set("quic_cc", "vegas").is_err());
         t.set("quic_cc", "reno").unwrap();
         let why = |t: &Trial, p: Protocol| t.refusal(&[p], 10).map(|r| r.to_string());

@@ -81,6 +81,12 @@ pub struct TestbedSpec {
     /// did between back-to-back runs (`tcp_no_metrics_save=0`). Default false:
     /// every connection starts cold (`tcp_no_metrics_save=1`).
     pub warm_metrics: bool,
+    /// TCP Fast Open on both ends (`net.ipv4.tcp_fastopen=3` in the client's
+    /// and the server's namespaces: client and server bits). Each namespace
+    /// keeps its own cookies, so a testbed's later connections to a server
+    /// address carry data in their SYN. Default false: the kernel's 1
+    /// (client bit only), which nothing here uses.
+    pub tcp_fastopen: bool,
     /// Competing flows the probes start before each page (`cross`:
     /// `Testbed::start_cross_traffic`); empty: none.
     pub cross: link::CrossTraffic,
@@ -123,6 +129,7 @@ impl Default for TestbedSpec {
             seed: 1,
             hosts: Vec::new(),
             warm_metrics: false,
+            tcp_fastopen: false,
             cross: link::CrossTraffic::default(),
         }
     }
@@ -184,7 +191,7 @@ impl Testbed {
         // solicitation or MLD packet ever crosses the link (nor draws on its
         // loss process), so a seed gives the same losses every time.
         for ns in [&client, &server] {
-            apply_sysctls(ns, spec.cc, spec.warm_metrics)?;
+            apply_sysctls(ns, &spec)?;
         }
         configure(&client, &client_iproute())?;
         configure(&server, &server_iproute(&spec))?;
@@ -389,18 +396,21 @@ fn configure(ns: &NetNs, batch: &str) -> io::Result<()> {
     Ok(())
 }
 
-fn apply_sysctls(ns: &NetNs, cc: CongestionControl, warm_metrics: bool) -> io::Result<()> {
+fn apply_sysctls(ns: &NetNs, spec: &TestbedSpec) -> io::Result<()> {
     // Cold (default): no metrics (ssthresh, RTT) cached from earlier
     // connections; warm: the kernel keeps them per destination.
-    let save = if warm_metrics { "0" } else { "1" };
+    let save = if spec.warm_metrics { "0" } else { "1" };
     ns.write_sysctl("net/ipv4/tcp_no_metrics_save", save)?;
+    if spec.tcp_fastopen {
+        ns.write_sysctl("net/ipv4/tcp_fastopen", "3")?;
+    }
     for key in [
         "net/ipv6/conf/default/disable_ipv6",
         "net/ipv6/conf/all/disable_ipv6",
     ] {
         let _ = ns.write_sysctl(key, "1");
     }
-    set_congestion_control(ns, cc)
+    set_congestion_control(ns, spec.cc)
 }
 
 /// Makes `cc` the namespace's default. The kernel lets a namespace pick only

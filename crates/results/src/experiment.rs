@@ -222,6 +222,8 @@ pub enum Knob {
     EarlyData,
     QuicCc,
     QuicIw,
+    QuicAckFrequency,
+    TcpFastOpen,
     RequestLimits,
 }
 
@@ -290,6 +292,9 @@ pub enum Only {
     BuiltinServer(&'static str),
     /// Only the model client; why Chromium cannot.
     ModelClient(&'static str),
+    /// Only the built-in server with the model client: why the real
+    /// servers cannot, and why Chromium cannot.
+    BuiltinServerAndModel(&'static str, &'static str),
 }
 
 /// Every axis, in the order points print. One place for names and defaults.
@@ -731,6 +736,36 @@ pub const FIELDS: &[Field] = &[
         default: "default",
         help: "the built-in server's QUIC initial congestion window on h3, in segments of 1448 B (TCP's MSS here); default: the link's iw (TCP's), or quinn's own 12 000 B without one. Tunes TCP's iw apart from QUIC's (Wolsing et al.'s tuned TCP against stock QUIC)",
         only: Only::BuiltinServer("caddy's QUIC is quic-go's, with an initial window of its own"),
+    },
+    Field {
+        section: "knobs",
+        name: "tcp_fastopen",
+        knob: Some(Knob::TcpFastOpen),
+        holder: Holder::Model,
+        kind: Kind::Choice(&["off", "on"]),
+        default: "off",
+        help: "TCP Fast Open (RFC 7413) between the model client and the built-in server (https, h2, h2c, spdy3, http): the testbed's kernels allow it, the server's listeners take it, the model's sockets ask for it; a connection carries its first bytes (a TLS ClientHello, a request) in the SYN once the client holds the server's cookie, from an earlier connection of the testbed (the repeat view, a later connection of the page)",
+        only: Only::BuiltinServerAndModel(
+            "the configurations generated for the real servers do not turn TCP Fast Open on",
+            "Chromium does not use TCP Fast Open on Linux",
+        ),
+    },
+    Field {
+        section: "knobs",
+        name: "quic_ack_frequency",
+        knob: Some(Knob::QuicAckFrequency),
+        holder: Holder::BuiltinServer,
+        kind: Kind::Int {
+            min: 1,
+            max: 100,
+            default_ok: true,
+        },
+        default: "default",
+        help: "the built-in server asks the client on h3 to acknowledge every N ack-eliciting packets, or within its max_ack_delay (draft-ietf-quic-ack-frequency's ACK_FREQUENCY frame: Chromium's ack decimation is every 10th packet after the first 100); default: the client's own pattern (quinn's: every 2nd, RFC 9000)",
+        only: Only::BuiltinServerAndModel(
+            "caddy's QUIC is quic-go's, which does not send ACK_FREQUENCY",
+            "Chromium does not take ACK_FREQUENCY (it sends no min_ack_delay transport parameter) and keeps its own pattern",
+        ),
     },
     Field {
         section: "knobs",

@@ -101,6 +101,10 @@ pub struct ProbeRecord {
     /// Connections the client opened: TCP SYNs and QUIC Initials (distinct ports).
     #[serde(default)]
     pub syns: u64,
+    /// Of those, TCP SYNs that carried data: TCP Fast Open with a cookie
+    /// (`--tcp-fastopen`); 0 is left out.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub syns_with_data: u64,
     #[serde(default)]
     pub bytes_down: u64,
     #[serde(default)]
@@ -228,6 +232,7 @@ impl ProbeRecord {
             tow_ms: 0.0,
             connections: 0,
             syns: 0,
+            syns_with_data: 0,
             bytes_down: 0,
             bytes_up: 0,
             packets_down: 0,

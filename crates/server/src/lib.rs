@@ -157,6 +157,7 @@ impl ServerOptions {
             max_streams: self.knobs.max_streams,
             iw: self.knobs.quic_iw.or(self.iw),
             cc: self.knobs.quic_cc.map(str::to_string).or(self.cc.clone()),
+            ack_frequency: self.knobs.quic_ack_frequency,
         }
     }
 }
@@ -230,6 +231,12 @@ pub struct Knobs {
     /// The QUIC initial window in segments (`--quic-iw`); None: the TCP
     /// one's (`ServerOptions::iw`).
     pub quic_iw: Option<u32>,
+    /// Ask the h3 client to acknowledge every N ack-eliciting packets
+    /// (`--quic-ack-frequency`); None: the client's own pattern.
+    pub quic_ack_frequency: Option<u32>,
+    /// TCP Fast Open on the TCP listeners (`--tcp-fastopen`; the testbed's
+    /// kernel must allow it: `netns::TestbedSpec::tcp_fastopen`).
+    pub tcp_fastopen: bool,
 }
 
 /// What the built-in server pushes when the page's document is asked for
@@ -288,6 +295,8 @@ impl Default for Knobs {
             push: Push::None,
             quic_cc: None,
             quic_iw: None,
+            quic_ack_frequency: None,
+            tcp_fastopen: false,
         }
     }
 }
@@ -450,6 +459,9 @@ impl Server {
         let mut tasks = tokio::task::JoinSet::new();
         for l in cleartext.iter().chain(&tls) {
             deepen_backlog(l)?;
+            if self.ctx.knobs.tcp_fastopen {
+                sys::set_tcp_fastopen(l, BACKLOG)?;
+            }
         }
         for l in cleartext {
             l.set_nonblocking(true)?;

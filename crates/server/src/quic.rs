@@ -52,6 +52,13 @@ pub struct QuicKnobs {
     pub iw: Option<u32>,
     /// `cubic`, `reno` or `bbr` (None: cubic).
     pub cc: Option<String>,
+    /// Ask the client to acknowledge every N ack-eliciting packets (None:
+    /// the client's own pattern). The server's side alone: the
+    /// ACK_FREQUENCY frame of draft-ietf-quic-ack-frequency, which quinn
+    /// sends to a peer that advertised `min_ack_delay` (quinn does; Chromium
+    /// does not, so it keeps its own pattern). The delay asked for is the
+    /// peer's own `max_ack_delay`, as quinn leaves it.
+    pub ack_frequency: Option<u32>,
 }
 
 /// Quinn's transport configuration for these knobs (used by the server and
@@ -116,7 +123,15 @@ pub fn server_config(
     let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls)
         .map_err(|e| io::Error::other(format!("QUIC TLS configuration: {e}")))?;
     let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-    config.transport_config(Arc::new(transport(knobs).map_err(io::Error::other)?));
+    let mut transport = transport(knobs).map_err(io::Error::other)?;
+    if let Some(n) = knobs.ack_frequency {
+        // The threshold is the number of packets a peer may take without
+        // acknowledging at once: every Nth is acknowledged.
+        let mut ack = quinn::AckFrequencyConfig::default();
+        ack.ack_eliciting_threshold(quinn::VarInt::from_u32(n.saturating_sub(1)));
+        transport.ack_frequency_config(Some(ack));
+    }
+    config.transport_config(Arc::new(transport));
     Ok(config)
 }
 

@@ -33,6 +33,7 @@ fn knobs() -> QuicKnobs {
         max_streams: 1,
         iw: None,
         cc: None,
+        ack_frequency: None,
     }
 }
 

@@ -237,6 +237,19 @@ pub fn set_nofile_limit(soft: libc::rlim_t, hard: libc::rlim_t) -> io::Result<()
     cvt(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) }).map(drop)
 }
 
+/// TCP Fast Open on a listener, with `queue` pending Fast Open requests at
+/// most (the namespace's `net.ipv4.tcp_fastopen` must have the server bit).
+pub fn set_tcp_fastopen(fd: &impl AsRawFd, queue: libc::c_int) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_FASTOPEN, queue)
+}
+
+/// TCP Fast Open on a socket about to connect (`TCP_FASTOPEN_CONNECT`):
+/// `connect` returns at once and the first write goes in the SYN when a
+/// cookie for the server is cached, else the SYN asks for one.
+pub fn set_tcp_fastopen_connect(fd: &impl AsRawFd) -> io::Result<()> {
+    setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_FASTOPEN_CONNECT, 1)
+}
+
 fn setsockopt_int(
     fd: &impl AsRawFd,
     level: libc::c_int,

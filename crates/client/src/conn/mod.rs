@@ -362,7 +362,17 @@ pub async fn dial(
     sni: &str,
     tls: Arc<rustls::ClientConfig>,
 ) -> Result<(Box<dyn Io>, f64, bool), Error> {
-    let d = dial_early(addr, bind, protocol, sni, tls).await?;
+    let d = dial_early(
+        addr,
+        Dial {
+            bind,
+            fast_open: false,
+        },
+        protocol,
+        sni,
+        tls,
+    )
+    .await?;
     Ok((d.io, d.tls_ms, d.resumed))
 }
 
@@ -393,6 +403,14 @@ pub struct Handshook {
     pub resumed: bool,
 }
 
+/// How a TCP connection is dialed: from which local address (None: any),
+/// and with TCP Fast Open (`Knobs::tcp_fastopen`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Dial {
+    pub bind: Option<IpAddr>,
+    pub fast_open: bool,
+}
+
 /// As `dial`; with early data enabled in `tls` (the repeat view's
 /// `client_tls_repeat`) and a ticket that allows it, the stream is handed
 /// out right after the TCP handshake: what is written before the server's
@@ -400,7 +418,7 @@ pub struct Handshook {
 /// `Dialed::early` tells how the handshake ended.
 pub async fn dial_early(
     addr: SocketAddr,
-    bind: Option<IpAddr>,
+    Dial { bind, fast_open }: Dial,
     protocol: Protocol,
     sni: &str,
     tls: Arc<rustls::ClientConfig>,
@@ -415,6 +433,9 @@ pub async fn dial_early(
     if let Some(ip) = bind {
         sock.bind(SocketAddr::new(ip, 0))
             .map_err(|source| Error::Bind { addr, ip, source })?;
+    }
+    if fast_open {
+        sys::set_tcp_fastopen_connect(&sock).map_err(connect)?;
     }
     let tcp = sock.connect(addr).await.map_err(connect)?;
     let _ = tcp.set_nodelay(true);
@@ -586,7 +607,7 @@ pub async fn open(
     conn: ConnId,
     protocol: Protocol,
     addr: SocketAddr,
-    bind: Option<IpAddr>,
+    Dial { bind, fast_open }: Dial,
     sni: String,
     tls: Arc<rustls::ClientConfig>,
     events: mpsc::UnboundedSender<Event>,
@@ -634,7 +655,7 @@ pub async fn open(
         tls_ms,
         resumed,
         early,
-    } = match dial_early(addr, bind, protocol, &sni, tls).await {
+    } = match dial_early(addr, Dial { bind, fast_open }, protocol, &sni, tls).await {
         Ok(d) => d,
         Err(e) => return fail(e),
     };

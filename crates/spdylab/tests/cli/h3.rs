@@ -223,3 +223,74 @@ fn the_model_loads_a_site_from_caddy_over_h3() {
     );
     assert_eq!(p["syns"].as_u64().unwrap(), 1, "{p}");
 }
+
+/// `--quic-ack-frequency N`: the built-in server's ACK_FREQUENCY reaches
+/// the model's quinn client, which then acknowledges far fewer of the
+/// page's packets (counted at the link); the knob is refused where it would
+/// do nothing (Chromium, caddy) before any testbed.
+#[test]
+fn the_server_asks_the_model_to_acknowledge_less_often() {
+    let up = |every: &str| {
+        let v = run_json(&[
+            "compare",
+            "--site",
+            "youtube",
+            "--protocols",
+            "h3",
+            "--rtt",
+            "20ms",
+            "--rate",
+            "8mbit",
+            "--quic-ack-frequency",
+            every,
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--json",
+        ]);
+        let p = &probes(&v)[0];
+        assert!(p["error"].is_null(), "{p}");
+        (
+            p["packets_down"].as_u64().unwrap(),
+            p["packets_up"].as_u64().unwrap(),
+        )
+    };
+    let (down_2, up_2) = up("default");
+    let (down_10, up_10) = up("10");
+    // quinn acknowledges every 2nd packet by default, every 10th when
+    // asked: the page's ~300 packets down take half as many up, or fewer.
+    assert!(down_2 > 100 && down_10 > 100, "{down_2} {down_10}");
+    assert!(
+        up_10 * 2 < up_2,
+        "up {up_10} (every 10th) vs {up_2} (default)"
+    );
+    for (flag, value, why) in [
+        (
+            "--client",
+            "chromium",
+            "Chromium does not take ACK_FREQUENCY",
+        ),
+        (
+            "--server",
+            "caddy",
+            "quic-go's, which does not send ACK_FREQUENCY",
+        ),
+    ] {
+        fails(
+            &[
+                "compare",
+                "--site",
+                "youtube",
+                "--protocols",
+                "h3",
+                flag,
+                value,
+                "--quic-ack-frequency",
+                "10",
+            ],
+            2,
+            why,
+        );
+    }
+}
