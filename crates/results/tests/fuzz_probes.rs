@@ -111,6 +111,7 @@ fn any_record() -> impl Strategy<Value = ProbeRecord> {
                 tow_ms,
                 connections,
                 syns: n[0],
+                syns_with_data: n[0] / 2,
                 bytes_down: n[1],
                 bytes_up: n[2],
                 packets_down: n[3],
