@@ -17,6 +17,7 @@ pub mod headers;
 pub mod hints;
 pub mod page;
 pub mod paint;
+mod pq;
 pub mod priority;
 pub mod priority_test;
 pub mod render;

@@ -341,9 +341,14 @@ pub fn client_tls_resuming(
         Some(true) => &[&rustls::version::TLS13],
         Some(false) => &[&rustls::version::TLS12],
     };
-    let mut c = rustls::ClientConfig::builder_with_protocol_versions(versions)
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    // Chromium's key exchange groups, X25519MLKEM768 first: its
+    // ClientHello's size (`crate::pq`).
+    let mut c =
+        rustls::ClientConfig::builder_with_provider(Arc::new(crate::pq::chromium_like_provider()))
+            .with_protocol_versions(versions)
+            .expect("ring's provider has TLS 1.2 and 1.3")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
     c.alpn_protocols = vec![protocol.alpn().to_vec()];
     c.resumption = match sessions {
         None => rustls::client::Resumption::disabled(),
