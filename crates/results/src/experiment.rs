@@ -761,7 +761,7 @@ pub const FIELDS: &[Field] = &[
             default_ok: true,
         },
         default: "default",
-        help: "the built-in server asks the client on h3 to acknowledge every N ack-eliciting packets, or within its max_ack_delay (draft-ietf-quic-ack-frequency's ACK_FREQUENCY frame: Chromium's ack decimation is every 10th packet after the first 100); default: the client's own pattern (quinn's: every 2nd, RFC 9000)",
+        help: "the built-in server asks the client on h3 to acknowledge every N ack-eliciting packets, or within its max_ack_delay (draft-ietf-quic-ack-frequency's ACK_FREQUENCY frame); default: the client's own pattern (quinn's, like Chromium's as measured: every 2nd packet)",
         only: Only::BuiltinServerAndModel(
             "caddy's QUIC is quic-go's, which does not send ACK_FREQUENCY",
             "Chromium does not take ACK_FREQUENCY: asked for every 10th packet it still acknowledges every 2nd (docs/knobs.md)",

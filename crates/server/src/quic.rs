@@ -55,9 +55,10 @@ pub struct QuicKnobs {
     /// Ask the client to acknowledge every N ack-eliciting packets (None:
     /// the client's own pattern). The server's side alone: the
     /// ACK_FREQUENCY frame of draft-ietf-quic-ack-frequency, which quinn
-    /// sends to a peer that advertised `min_ack_delay` (quinn does; Chromium
-    /// does not, so it keeps its own pattern). The delay asked for is the
-    /// peer's own `max_ack_delay`, as quinn leaves it.
+    /// sends to a peer that advertised `min_ack_delay` (quinn's client does;
+    /// Chromium, asked, keeps acknowledging every 2nd packet: docs/knobs.md).
+    /// The delay asked for is the peer's own `max_ack_delay`, as quinn
+    /// leaves it.
     pub ack_frequency: Option<u32>,
 }
 
