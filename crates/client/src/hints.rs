@@ -5,11 +5,11 @@
 //! and docs/early-hints.md): only for the main frame's navigation, only the
 //! first 103, only over HTTP/2 and HTTP/3 (a 103 over HTTP/1.1 is ignored);
 //! `rel=preload` (and `modulepreload`) starts a request from the browser
-//! process at a priority from its `as` (font and style HIGHEST, script
-//! MEDIUM, image LOWEST, none IDLE: `CalculateRequestPriority`), each
-//! incremental (`Priority::of_early_hint`: RFC 9218's `i` over h2 and h3,
-//! so behind the page's own requests of its urgency), so Blink's
-//! ResourceLoadScheduler never holds it (it takes no tight-mode place);
+//! process, so Blink's ResourceLoadScheduler never holds it (it takes no
+//! tight-mode place), at a priority from its `as` (font and style HIGHEST,
+//! script MEDIUM, image LOWEST, none IDLE: `CalculateRequestPriority`) and
+//! incremental (`Priority::of_early_hint`: RFC 9218's `i`, so an h3 server
+//! serves the page's own requests of its urgency first);
 //! `rel=preconnect` opens a connection to the origin. The preload's response
 //! goes to the HTTP cache, so when the page later names the same URL it is
 //! not fetched again (the model matches by URL: `page`).
