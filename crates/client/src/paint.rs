@@ -294,9 +294,8 @@ impl PaintModel {
         // the load paints in the frame after onload, so it is not the LCP
         // as of onload: Chromium's twitter at Cable names its h1, 73 143 px²,
         // not the 73 555 px² image that came last.
-        let horizon = first_paint.map_or(onload.saturating_sub(FRAME), |f| {
-            f.max(onload.saturating_sub(FRAME))
-        });
+        let painted_by_onload = onload.saturating_sub(FRAME);
+        let horizon = first_paint.map_or(painted_by_onload, |f| f.max(painted_by_onload));
         let mut lcp: Option<&Painted> = None;
         let mut by_paint: Vec<&Painted> = visible
             .iter()
