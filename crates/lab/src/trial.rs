@@ -506,6 +506,7 @@ impl Trial {
             Knob::QuicAckFrequency => {
                 self.served.quic_ack_frequency = (v != "default").then(|| int() as u32)
             }
+            Knob::QuicHystart => self.served.quic_hystart = on,
             Knob::QuicCc => {
                 self.served.quic_cc = ["cubic", "reno", "bbr"].into_iter().find(|cc| *cc == v)
             }
@@ -1144,6 +1145,10 @@ mod tests {
         t.set("quic_ack_frequency", "default").unwrap();
         assert_eq!(t.served.quic_ack_frequency, None);
         assert!(t.set("quic_ack_frequency", "0").is_err());
+        assert!(!Trial::default().served.quic_hystart);
+        t.set("quic_hystart", "on").unwrap();
+        assert!(t.served.quic_hystart);
+        assert!(t.set("quic_hystart", "hybrid").is_err());
         assert!(t.set("quic_cc", "vegas").is_err());
         t.set("quic_cc", "reno").unwrap();
         let why = |t: &Trial, p: Protocol| t.refusal(&[p], 10).map(|r| r.to_string());

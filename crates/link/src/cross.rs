@@ -5,9 +5,11 @@
 //! at a constant rate down), e.g. `cubic:2,udp:500kbit`; `none` is nothing.
 //! Pure: the testbed (`netns`) runs what it describes.
 
-use crate::units::Bitrate;
+use crate::spec::LinkSpec;
+use crate::units::{Bitrate, Discipline};
 use std::fmt;
 use std::str::FromStr;
+use std::time::Duration;
 
 /// One part of a cross-traffic spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +47,76 @@ impl CrossTraffic {
             })
             .sum()
     }
+
+    /// The period of the TCP flows' sawtooth on `link`: how long after one
+    /// congestion event they fill the queue again. A page started at a fixed
+    /// time after the flows always meets them at one phase of that cycle, and
+    /// its answer depends on the phase (docs/cross-traffic.md measured h3's
+    /// gain over h2 flip sign with it), so the probes start pages at random
+    /// phases within it.
+    ///
+    /// The flows share the downlink's pipe (bandwidth-delay product plus the
+    /// queue) evenly; at the cycle's peak each holds `w` full-size packets.
+    /// Cubic (RFC 9438, β 0.7, C 0.4) regrows to `w` in K = ∛(w·0.3/0.4)
+    /// seconds; Reno halves and regrows one packet per round trip, `w/2`
+    /// rounds at the mean round trip; BBR cycles its probe of the bandwidth
+    /// every 8 round trips. UDP streams have no cycle. The longest period of
+    /// the flows present, at most 10 s; zero without TCP flows or a rate.
+    pub fn cycle(&self, link: &LinkSpec) -> Duration {
+        const MSS: f64 = 1448.0;
+        const PACKET: f64 = 1500.0;
+        let tcp: u32 = self
+            .0
+            .iter()
+            .map(|f| match f {
+                CrossFlow::Tcp { count, .. } => *count,
+                CrossFlow::Udp { .. } => 0,
+            })
+            .sum();
+        let Some(bits) = link.down.service.bits_per_sec() else {
+            return Duration::ZERO;
+        };
+        if tcp == 0 || bits <= 0.0 {
+            return Duration::ZERO;
+        }
+        let bytes_per_s = bits / 8.0;
+        let rtt = link.rtt().as_secs_f64();
+        let queue = &link.down.queue;
+        let queue_bytes = match queue.discipline {
+            // CoDel keeps about its target's worth standing.
+            Discipline::CoDel { target, .. } => target.as_secs_f64() * bytes_per_s,
+            Discipline::DropTail => {
+                let by_packets = queue.limit.packets.map(|p| p as f64 * PACKET);
+                let by_bytes = queue.limit.bytes.map(|b| b as f64);
+                match (by_packets, by_bytes) {
+                    (Some(p), Some(b)) => p.min(b),
+                    (Some(x), None) | (None, Some(x)) => x,
+                    // No limit: nothing drops, the flows never cycle; the cap.
+                    (None, None) => f64::INFINITY,
+                }
+            }
+        };
+        let w = ((rtt * bytes_per_s + queue_bytes) / (tcp as f64 * MSS)).max(1.0);
+        let mean_rtt = rtt + queue_bytes.min(1e12) / bytes_per_s / 2.0;
+        let period = |cc: &str| match cc {
+            "cubic" => (w * 0.3 / 0.4).cbrt(),
+            "reno" => w / 2.0 * mean_rtt,
+            _ => 8.0 * rtt,
+        };
+        let longest = self
+            .0
+            .iter()
+            .filter_map(|f| match f {
+                CrossFlow::Tcp { cc, .. } => Some(period(cc)),
+                CrossFlow::Udp { .. } => None,
+            })
+            .fold(0.0_f64, f64::max);
+        Duration::from_secs_f64(longest.min(MAX_CYCLE.as_secs_f64()))
+    }
 }
+
+/// The longest cycle `CrossTraffic::cycle` gives.
+pub const MAX_CYCLE: Duration = Duration::from_secs(10);
 
 impl FromStr for CrossTraffic {
     type Err = String;
@@ -108,6 +179,39 @@ impl serde::Serialize for CrossTraffic {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cycle_follows_the_pipe_and_the_congestion_control() {
+        let link = |rate: &str, rtt_ms: u64, queue: &str| {
+            let mut l = LinkSpec::default();
+            for d in [&mut l.up, &mut l.down] {
+                d.service = crate::Service::Rate(rate.parse().unwrap());
+                d.delay = Duration::from_millis(rtt_ms / 2);
+                d.queue = queue.parse().unwrap();
+            }
+            l
+        };
+        let cross = |s: &str| s.parse::<CrossTraffic>().unwrap();
+        let at_8mbit = link("8mbit", 50, "256p");
+        // Four Cubic flows, 8 Mbit/s, 50 ms, 256 packets: the pipe is
+        // 50 kB + 384 kB, 75 packets a flow, K = ∛(75·0.3/0.4) ≈ 3.8 s.
+        let k = cross("cubic:4").cycle(&at_8mbit).as_secs_f64();
+        assert!((3.7..3.9).contains(&k), "{k}");
+        // Fewer flows hold more each and take longer to regrow.
+        assert!(cross("cubic:1").cycle(&at_8mbit).as_secs_f64() > k);
+        // Reno regrows a packet per round trip: slower than Cubic here.
+        assert!(cross("reno:4").cycle(&at_8mbit).as_secs_f64() > k);
+        // BBR's cycle is 8 round trips; the longest flow's period counts.
+        assert_eq!(cross("bbr:1").cycle(&at_8mbit), Duration::from_millis(400));
+        assert!(cross("bbr:1,cubic:1").cycle(&at_8mbit).as_secs_f64() > k);
+        // UDP has no cycle, nor has a link without a rate; the cap holds.
+        assert_eq!(cross("udp:1mbit").cycle(&at_8mbit), Duration::ZERO);
+        assert_eq!(cross("cubic:1").cycle(&LinkSpec::default()), Duration::ZERO);
+        assert_eq!(
+            cross("reno:1").cycle(&link("100mbit", 300, "10000p")),
+            MAX_CYCLE
+        );
+    }
 
     #[test]
     fn specs_read_and_write_back() {

@@ -223,6 +223,7 @@ pub enum Knob {
     QuicCc,
     QuicIw,
     QuicAckFrequency,
+    QuicHystart,
     TcpFastOpen,
     RequestLimits,
 }
@@ -736,6 +737,16 @@ pub const FIELDS: &[Field] = &[
         default: "default",
         help: "the built-in server's QUIC initial congestion window on h3, in segments of 1448 B (TCP's MSS here); default: the link's iw (TCP's), or quinn's own 12 000 B without one. Tunes TCP's iw apart from QUIC's (Wolsing et al.'s tuned TCP against stock QUIC)",
         only: Only::BuiltinServer("caddy's QUIC is quic-go's, with an initial window of its own"),
+    },
+    Field {
+        section: "knobs",
+        name: "quic_hystart",
+        knob: Some(Knob::QuicHystart),
+        holder: Holder::BuiltinServer,
+        kind: Kind::Choice(&["off", "on"]),
+        default: "off",
+        help: "the built-in server's QUIC Cubic leaves its first slow start by HyStart++ (RFC 9406: when the round trip grows by an eighth, a quarter of the growth for 5 rounds, then congestion avoidance at the window reached) instead of at the first loss; off: quinn's Cubic as published, which has no HyStart. Linux's TCP Cubic has its own HyStart, always on here",
+        only: Only::BuiltinServer("caddy's QUIC is quic-go's, whose Cubic has a hybrid slow start of its own, always on"),
     },
     Field {
         section: "knobs",

@@ -135,6 +135,12 @@ pub struct ProbeRecord {
     /// (`--tls-resume`; the model client only).
     #[serde(default, skip_serializing_if = "is_zero_usize")]
     pub tls_resumed: usize,
+    /// With competing flows (`--cross-traffic`): how long they had run when
+    /// the page's navigation began, ms. The probes draw it at random within
+    /// the flows' cycle, so it says which phase of their sawtooth the page
+    /// met. None without competing flows and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cross_lead_ms: Option<f64>,
     /// Seconds since the Unix epoch when the probe started.
     #[serde(default, deserialize_with = "nan_if_null")]
     pub started: f64,
@@ -245,6 +251,7 @@ impl ProbeRecord {
             phases: Phases::default(),
             error: Some(error),
             tls_resumed: 0,
+            cross_lead_ms: None,
             started: unix_secs(SystemTime::now()),
             har: None,
             explain: None,

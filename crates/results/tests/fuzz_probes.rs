@@ -122,6 +122,7 @@ fn any_record() -> impl Strategy<Value = ProbeRecord> {
                 body_bytes: 0,
                 misses: 0,
                 tls_resumed: 0,
+                cross_lead_ms: started.is_finite().then_some(started / 1e6),
                 phases: Phases {
                     blocked: ph[0],
                     dns: ph[1],

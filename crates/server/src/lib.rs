@@ -158,6 +158,7 @@ impl ServerOptions {
             iw: self.knobs.quic_iw.or(self.iw),
             cc: self.knobs.quic_cc.map(str::to_string).or(self.cc.clone()),
             ack_frequency: self.knobs.quic_ack_frequency,
+            hystart: self.knobs.quic_hystart,
         }
     }
 }
@@ -234,6 +235,9 @@ pub struct Knobs {
     /// Ask the h3 client to acknowledge every N ack-eliciting packets
     /// (`--quic-ack-frequency`); None: the client's own pattern.
     pub quic_ack_frequency: Option<u32>,
+    /// The QUIC Cubic's first slow start ends by HyStart++ (`--quic-hystart`;
+    /// quinn's Cubic as vendored here: vendor/README.md).
+    pub quic_hystart: bool,
     /// TCP Fast Open on the TCP listeners (`--tcp-fastopen`; the testbed's
     /// kernel must allow it: `netns::TestbedSpec::tcp_fastopen`).
     pub tcp_fastopen: bool,
@@ -296,6 +300,7 @@ impl Default for Knobs {
             quic_cc: None,
             quic_iw: None,
             quic_ack_frequency: None,
+            quic_hystart: false,
             tcp_fastopen: false,
         }
     }

@@ -60,6 +60,9 @@ pub struct QuicKnobs {
     /// The delay asked for is the peer's own `max_ack_delay`, as quinn
     /// leaves it.
     pub ack_frequency: Option<u32>,
+    /// Cubic's first slow start ends by HyStart++ (RFC 9406), which the
+    /// vendored quinn-proto's Cubic carries (vendor/README.md); only Cubic.
+    pub hystart: bool,
 }
 
 /// Quinn's transport configuration for these knobs (used by the server and
@@ -77,12 +80,19 @@ pub fn transport(knobs: &QuicKnobs) -> Result<quinn::TransportConfig, String> {
             quinn::IdleTimeout::try_from(IDLE_TIMEOUT).expect("30 s is a valid timeout"),
         ));
     let iw = knobs.iw.map(|s| s as u64 * QUIC_MSS);
-    match knobs.cc.as_deref().unwrap_or("cubic") {
+    let cc = knobs.cc.as_deref().unwrap_or("cubic");
+    if knobs.hystart && cc != "cubic" {
+        return Err(format!(
+            "--quic-hystart on: HyStart++ is in quinn's Cubic here, and QUIC's congestion control is {cc} (--quic-cc cubic)"
+        ));
+    }
+    match cc {
         "cubic" => {
             let mut c = CubicConfig::default();
             if let Some(w) = iw {
                 c.initial_window(w);
             }
+            c.hystart(knobs.hystart);
             t.congestion_controller_factory(Arc::new(c));
         }
         "reno" => {

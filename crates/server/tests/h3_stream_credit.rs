@@ -34,6 +34,7 @@ fn knobs() -> QuicKnobs {
         iw: None,
         cc: None,
         ack_frequency: None,
+        hystart: false,
     }
 }
 

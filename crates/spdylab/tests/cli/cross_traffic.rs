@@ -32,6 +32,11 @@ fn cross_traffic_shares_the_bottleneck_and_is_measured() {
     let shared = compare(&["--cross-traffic", "cubic:1,udp:1mbit"]);
     for (a, s) in probes(&alone).iter().zip(probes(&shared)) {
         assert!(a["explain"].get("competing").is_none(), "{a}");
+        // The flows ran past their slow start (20 round trips, at least
+        // 1 s) before the page, plus a random part of their cycle.
+        assert!(a.get("cross_lead_ms").is_none(), "{a}");
+        let lead = s["cross_lead_ms"].as_f64().unwrap();
+        assert!(lead >= 1000.0, "{s}");
         let c = &s["explain"]["competing"];
         // One TCP download and one UDP stream, both through the link.
         assert_eq!(c["flows"], 2, "{c}");

@@ -280,3 +280,55 @@ fn the_server_asks_the_model_to_acknowledge_less_often() {
         );
     }
 }
+
+/// `--quic-hystart on`: the built-in server's Cubic leaves its first slow
+/// start when the round trip grows, before the queue overflows. A 2 MB
+/// object at 50 ms / 10 Mbit/s behind 256 packets: quinn's Cubic as
+/// published doubles its window until the queue drops ~430 packets; with
+/// HyStart++ 50–65 were dropped (docs/knobs.md). Refused with caddy, and
+/// with a QUIC congestion control other than Cubic.
+#[test]
+fn hystart_leaves_slow_start_before_the_queue_overflows() {
+    let drops = |hystart: &str| {
+        let v = run_json(&[
+            "compare",
+            "--site",
+            "objects-1x2MB",
+            "--protocols",
+            "h3",
+            "--rtt",
+            "50ms",
+            "--rate",
+            "10mbit",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--quic-hystart",
+            hystart,
+            "--json",
+        ]);
+        let p = &probes(&v)[0];
+        assert!(p["error"].is_null(), "{p}");
+        p["drops_queue"].as_u64().unwrap()
+    };
+    let (off, on) = (drops("off"), drops("on"));
+    // Slow start's overshoot is most of a window: hundreds of packets.
+    assert!(off > 200, "{off}");
+    assert!(on * 2 < off, "{on} drops with HyStart++, {off} without");
+    fails(
+        &[
+            "compare",
+            "--site",
+            "youtube",
+            "--protocols",
+            "h3",
+            "--server",
+            "caddy",
+            "--quic-hystart",
+            "on",
+        ],
+        2,
+        "quic-go's",
+    );
+}

@@ -13,6 +13,80 @@ const BETA_CUBIC: f64 = 0.7;
 
 const C: f64 = 0.4;
 
+/// HyStart++ (RFC 9406) constants, the RFC's recommended values.
+const MIN_RTT_THRESH: Duration = Duration::from_millis(4);
+const MAX_RTT_THRESH: Duration = Duration::from_millis(16);
+const MIN_RTT_DIVISOR: u32 = 8;
+const N_RTT_SAMPLE: u32 = 8;
+const CSS_GROWTH_DIVISOR: u64 = 4;
+const CSS_ROUNDS: u32 = 5;
+
+/// HyStart++ (RFC 9406): leaves the initial slow start when the round trip
+/// grows (a queue builds) instead of at the first loss. Rounds are told
+/// apart by send times: a round ends when a packet sent after it began is
+/// acknowledged. One RTT sample per batch of acknowledgements. quinn paces,
+/// so the growth per acknowledgement in Conservative Slow Start is not
+/// limited (the RFC's L is infinite for paced senders).
+#[derive(Debug, Default, Clone)]
+struct HyStart {
+    round_start: Option<Instant>,
+    round_ended: bool,
+    sample: Option<Duration>,
+    last_round_min: Option<Duration>,
+    current_round_min: Option<Duration>,
+    samples: u32,
+    /// In Conservative Slow Start: the round's minimum RTT that started it.
+    css_baseline: Option<Duration>,
+    css_rounds: u32,
+}
+
+impl HyStart {
+    fn in_css(&self) -> bool {
+        self.css_baseline.is_some()
+    }
+
+    fn on_ack(&mut self, sent: Instant, latest_rtt: Duration) {
+        if self.round_start.map_or(true, |start| sent >= start) {
+            self.round_ended = true;
+        }
+        self.sample = Some(latest_rtt);
+    }
+
+    /// After a batch of acknowledgements: true when slow start is over.
+    fn on_end_acks(&mut self, now: Instant) -> bool {
+        if let Some(rtt) = self.sample.take() {
+            self.current_round_min = Some(self.current_round_min.map_or(rtt, |m| m.min(rtt)));
+            self.samples += 1;
+        }
+        if let (true, Some(current)) = (self.samples >= N_RTT_SAMPLE, self.current_round_min) {
+            match (self.css_baseline, self.last_round_min) {
+                (None, Some(last)) => {
+                    let thresh = (last / MIN_RTT_DIVISOR).clamp(MIN_RTT_THRESH, MAX_RTT_THRESH);
+                    if current >= last + thresh {
+                        self.css_baseline = Some(current);
+                        self.css_rounds = 0;
+                    }
+                }
+                // The delay went back down: the increase was spurious.
+                (Some(baseline), _) if current < baseline => self.css_baseline = None,
+                _ => {}
+            }
+        }
+        if !self.round_ended {
+            return false;
+        }
+        self.round_ended = false;
+        self.round_start = Some(now);
+        self.last_round_min = self.current_round_min.take();
+        self.samples = 0;
+        if self.in_css() {
+            self.css_rounds += 1;
+            return self.css_rounds >= CSS_ROUNDS;
+        }
+        false
+    }
+}
+
 /// CUBIC State Variables.
 ///
 /// We need to keep those variables across the connection.
@@ -70,15 +144,21 @@ pub struct Cubic {
     recovery_start_time: Option<Instant>,
     cubic_state: State,
     current_mtu: u64,
+    /// HyStart++ in the initial slow start, when the config asks for it.
+    hystart: Option<HyStart>,
 }
 
 impl Cubic {
     /// Construct a state using the given `config` and current time `now`
-    pub fn new(config: Arc<CubicConfig>, _now: Instant, current_mtu: u16) -> Self {
+    pub fn new(config: Arc<CubicConfig>, now: Instant, current_mtu: u16) -> Self {
         Self {
             window: config.initial_window,
             ssthresh: u64::MAX,
             recovery_start_time: None,
+            hystart: config.hystart.then(|| HyStart {
+                round_start: Some(now),
+                ..HyStart::default()
+            }),
             config,
             cubic_state: Default::default(),
             current_mtu: current_mtu as u64,
@@ -109,8 +189,19 @@ impl Controller for Cubic {
         }
 
         if self.window < self.ssthresh {
-            // Slow start
-            self.window += bytes;
+            // Slow start; with HyStart++, slower once the round trip grows.
+            match &mut self.hystart {
+                Some(h) if self.ssthresh == u64::MAX => {
+                    let in_css = h.in_css();
+                    h.on_ack(sent, rtt.latest());
+                    self.window += if in_css {
+                        bytes / CSS_GROWTH_DIVISOR
+                    } else {
+                        bytes
+                    };
+                }
+                _ => self.window += bytes,
+            }
         } else {
             // Congestion avoidance.
             let ca_start_time;
@@ -160,6 +251,25 @@ impl Controller for Cubic {
             if self.cubic_state.cwnd_inc >= self.current_mtu {
                 self.window += self.current_mtu;
                 self.cubic_state.cwnd_inc = 0;
+            }
+        }
+    }
+
+    fn on_end_acks(
+        &mut self,
+        now: Instant,
+        _in_flight: u64,
+        _app_limited: bool,
+        _largest_packet_num_acked: Option<u64>,
+    ) {
+        if self.ssthresh != u64::MAX {
+            return;
+        }
+        if let Some(h) = &mut self.hystart {
+            if h.on_end_acks(now) {
+                // Conservative Slow Start is over: congestion avoidance
+                // from the window reached, with no reduction.
+                self.ssthresh = self.window;
             }
         }
     }
@@ -248,6 +358,7 @@ impl Controller for Cubic {
 #[derive(Debug, Clone)]
 pub struct CubicConfig {
     initial_window: u64,
+    hystart: bool,
 }
 
 impl CubicConfig {
@@ -258,12 +369,20 @@ impl CubicConfig {
         self.initial_window = value;
         self
     }
+
+    /// Whether the initial slow start ends by HyStart++ (RFC 9406), on a
+    /// growing round trip, rather than at the first loss. Default: off.
+    pub fn hystart(&mut self, on: bool) -> &mut Self {
+        self.hystart = on;
+        self
+    }
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
         Self {
             initial_window: 14720.clamp(2 * BASE_DATAGRAM_SIZE, 10 * BASE_DATAGRAM_SIZE),
+            hystart: false,
         }
     }
 }
@@ -297,6 +416,66 @@ mod tests {
         );
         assert_eq!(cubic.ssthresh, (window as f64 * BETA_CUBIC) as u64);
         assert_eq!(cubic.window, cubic.ssthresh);
+    }
+
+    #[test]
+    fn hystart_leaves_slow_start_when_the_round_trip_grows() {
+        let start = Instant::now();
+        let mut config = CubicConfig::default();
+        config.hystart(true);
+        let mut cubic = Cubic::new(Arc::new(config), start, BASE_DATAGRAM_SIZE as u16);
+        let mut rtt = RttEstimator::new(Duration::from_millis(50));
+        let mtu = BASE_DATAGRAM_SIZE;
+        // Rounds of 8 batches of one acknowledgement, the last one for a
+        // packet sent in the round (which ends it); 50 ms round trips for 3
+        // rounds, then 80 ms (a queue building: more than 50/8 ms more).
+        let mut now = start;
+        let mut round = |cubic: &mut Cubic, rtt_ms: u64, now: &mut Instant| {
+            let begun = *now;
+            for i in 1..=N_RTT_SAMPLE {
+                *now += Duration::from_millis(1);
+                rtt.update(Duration::ZERO, Duration::from_millis(rtt_ms));
+                let sent = if i == N_RTT_SAMPLE {
+                    *now
+                } else {
+                    begun - Duration::from_micros(1)
+                };
+                cubic.on_ack(*now, sent, mtu, false, &rtt);
+                cubic.on_end_acks(*now, 0, false, None);
+            }
+        };
+        for _ in 0..3 {
+            round(&mut cubic, 50, &mut now);
+        }
+        assert_eq!(cubic.ssthresh, u64::MAX);
+        let before = cubic.window;
+        round(&mut cubic, 80, &mut now);
+        assert!(cubic.hystart.as_ref().unwrap().in_css());
+        // In Conservative Slow Start the window grows by a quarter as fast.
+        let css_start = cubic.window;
+        round(&mut cubic, 80, &mut now);
+        assert_eq!(cubic.window - css_start, N_RTT_SAMPLE as u64 * mtu / CSS_GROWTH_DIVISOR);
+        assert!(css_start > before);
+        // Its first round was the one that entered it.
+        for _ in 2..CSS_ROUNDS {
+            assert_eq!(cubic.ssthresh, u64::MAX);
+            round(&mut cubic, 80, &mut now);
+        }
+        // Slow start is over at the window reached, not reduced.
+        assert_eq!(cubic.ssthresh, cubic.window);
+    }
+
+    #[test]
+    fn without_hystart_slow_start_ignores_the_round_trip() {
+        let now = Instant::now();
+        let mut cubic = Cubic::new(Arc::new(CubicConfig::default()), now, BASE_DATAGRAM_SIZE as u16);
+        let mut rtt = RttEstimator::new(Duration::from_millis(50));
+        for i in 0..100u64 {
+            rtt.update(Duration::ZERO, Duration::from_millis(50 + i * 10));
+            cubic.on_ack(now, now, BASE_DATAGRAM_SIZE, false, &rtt);
+            cubic.on_end_acks(now, 0, false, None);
+        }
+        assert_eq!(cubic.ssthresh, u64::MAX);
     }
 
     #[test]
