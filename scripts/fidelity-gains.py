@@ -12,10 +12,12 @@ With --tsv, instead, the table `spdylab compare` reads to say how far to trust
 a gain where no Chromium was loaded (docs/results/crosscheck/fidelity.tsv,
 `verdict::fidelity`): per pair, metric and link point, over the sites, the
 number of sites, the mean |error|, the mean error and the sites within ±3
-points.
+points, and the competing flows the run had (`--cross-traffic`, "none").
+Several runs (comma-separated) make one table: a point is its link and its
+competing flows, and a run's points are its own.
 
 Usage: scripts/fidelity-gains.py RUN.json [AFTER.json] [--by rate|rtt|site]
-       scripts/fidelity-gains.py --tsv RUN.json [NOTE] > docs/results/crosscheck/fidelity.tsv
+       scripts/fidelity-gains.py --tsv RUN.json[,RUN2.json...] [NOTE] > docs/results/crosscheck/fidelity.tsv
 """
 import json
 import math
@@ -77,29 +79,35 @@ def groups(doc, by):
     return out
 
 
-def tsv(doc, note):
-    """The per-point table of `doc` (see --tsv above)."""
+def tsv(docs, note):
+    """The per-point table of `docs` (see --tsv above)."""
     print("# The fidelity benchmark's gain errors per point (scripts/fidelity-gains.py --tsv): %s" % note)
     print("# gain of B over A, model - Chromium, in points, over the sites where both clients have a gain")
     print("\t".join(["a", "b", "metric", "rtt_ms", "rate_mbit", "loss_pct", "sites",
-                    "mean_abs_err_pts", "mean_err_pts", "within_3"]))
+                    "mean_abs_err_pts", "mean_err_pts", "within_3", "cross"]))
     points = {}
-    for p in doc["gains"]:
-        if not finite(p["error_pts"]):
-            continue
-        ax = p["axes"]
-        key = (p["a"], p["b"], p["metric"], ax["rtt_ms"], ax["rate_mbit"] or 0, ax["loss_pct"])
-        points.setdefault(key, []).append(p["error_pts"])
+    for doc in docs:
+        # One --cross-traffic per crosscheck: every testbed has the same.
+        crosses = {t.get("cross", "none") for t in doc.get("testbeds", [])} or {"none"}
+        if len(crosses) != 1:
+            sys.exit("a run with more than one cross-traffic spec: %s" % sorted(crosses))
+        cross = crosses.pop()
+        for p in doc["gains"]:
+            if not finite(p["error_pts"]):
+                continue
+            ax = p["axes"]
+            key = (p["a"], p["b"], p["metric"], ax["rtt_ms"], ax["rate_mbit"] or 0, ax["loss_pct"], cross)
+            points.setdefault(key, []).append(p["error_pts"])
     for key in sorted(points):
         errs = points[key]
-        print("%s\t%s\t%s\t%g\t%g\t%g\t%d\t%.1f\t%+.1f\t%d" % (
-            key + (len(errs), sum(abs(e) for e in errs) / len(errs), sum(errs) / len(errs),
-                   sum(abs(e) <= CLOSE for e in errs))))
+        print("%s\t%s\t%s\t%g\t%g\t%g\t%d\t%.1f\t%+.1f\t%d\t%s" % (
+            key[:6] + (len(errs), sum(abs(e) for e in errs) / len(errs), sum(errs) / len(errs),
+                       sum(abs(e) <= CLOSE for e in errs), key[6])))
 
 
 def main(argv):
     if argv[:1] == ["--tsv"] and len(argv) in (2, 3):
-        tsv(json.load(open(argv[1])), argv[2] if len(argv) == 3 else argv[1])
+        tsv([json.load(open(f)) for f in argv[1].split(",")], argv[2] if len(argv) == 3 else argv[1])
         return
     by = None
     if "--by" in argv:

@@ -337,9 +337,6 @@ pub fn fidelity_point(t: &TestbedSpec) -> Result<verdict::fidelity::Point, Strin
     if t.cc != netns::CongestionControl::Cubic || t.iw.is_some() {
         return differs("Cubic with the kernel's initial window");
     }
-    if !t.cross.is_empty() {
-        return differs("no competing flow");
-    }
     let loss_pct = match (&down.loss, &up.loss) {
         (LossModel::None, LossModel::None) => 0.0,
         (LossModel::Bernoulli { p }, _) => p * 100.0,
@@ -361,10 +358,11 @@ pub fn trust(spec: &ProbeSpec, metric: Metric) -> Vec<verdict::fidelity::Trust> 
         return Vec::new();
     };
     let point = fidelity_point(&spec.testbed);
+    let cross = spec.testbed.cross.to_string();
     others
         .iter()
         .map(|&p| match &point {
-            Ok(point) => verdict::fidelity::trust(base, p, metric, point),
+            Ok(point) => verdict::fidelity::trust(base, p, metric, point, &cross),
             Err(why) => Trust::Outside {
                 protocol: p,
                 why: why.clone(),

@@ -3,7 +3,9 @@
 //! the model against Chromium's reference loads, per protocol pair, metric
 //! and link point, over its sites (docs/results/crosscheck/fidelity.tsv,
 //! written by `scripts/fidelity-gains.py --tsv`) — and the point of that
-//! grid nearest a comparison's link, or why the link lies outside it.
+//! grid nearest a comparison's link, or why the link lies outside it. A
+//! point beside competing flows (`--cross-traffic`) takes only rows run
+//! beside the same flows.
 
 use proto::Protocol;
 use results::Metric;
@@ -36,14 +38,16 @@ impl std::fmt::Display for Point {
     }
 }
 
-/// One row: the gain of `b` over `a` on `metric` at `point`, model −
-/// Chromium, over `sites` sites.
+/// One row: the gain of `b` over `a` on `metric` at `point`, beside the
+/// competing flows `cross` (as `--cross-traffic` writes them; "none"),
+/// model − Chromium, over `sites` sites.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Measured {
     pub a: Protocol,
     pub b: Protocol,
     pub metric: Metric,
     pub point: Point,
+    pub cross: &'static str,
     pub sites: usize,
     pub mean_abs_err_pts: f64,
     pub mean_err_pts: f64,
@@ -59,8 +63,9 @@ pub fn source() -> &'static str {
         .map_or("", |(_, s)| s)
 }
 
-/// The rows of `table` (the TSV's format); Err names the line.
-fn parse(table: &str) -> Result<Vec<Measured>, String> {
+/// The rows of `table` (the TSV's format: 10 fields, or 11 with `cross`
+/// last); Err names the line.
+fn parse(table: &'static str) -> Result<Vec<Measured>, String> {
     let mut rows = Vec::new();
     for (i, line) in table.lines().enumerate() {
         if line.starts_with('#') || line.starts_with("a\t") || line.trim().is_empty() {
@@ -68,8 +73,12 @@ fn parse(table: &str) -> Result<Vec<Measured>, String> {
         }
         let bad = |what: &str| format!("fidelity.tsv line {}: {what}: {line}", i + 1);
         let f: Vec<&str> = line.split('\t').collect();
-        let [a, b, metric, rtt, rate, loss, sites, mae, me, within] = f[..] else {
-            return Err(bad("not 10 fields"));
+        let (ten, cross) = match f.len() {
+            11 => (&f[..10], f[10]),
+            _ => (&f[..], "none"),
+        };
+        let [a, b, metric, rtt, rate, loss, sites, mae, me, within] = ten[..] else {
+            return Err(bad("not 10 or 11 fields"));
         };
         let num = |s: &str| s.parse::<f64>().map_err(|_| bad("not a number"));
         rows.push(Measured {
@@ -81,6 +90,7 @@ fn parse(table: &str) -> Result<Vec<Measured>, String> {
                 rate_mbit: num(rate)?,
                 loss_pct: num(loss)?,
             },
+            cross,
             sites: sites.parse().map_err(|_| bad("sites"))?,
             mean_abs_err_pts: num(mae)?,
             mean_err_pts: num(me)?,
@@ -126,17 +136,25 @@ fn range(rows: &[&Measured], f: fn(&Point) -> f64) -> (f64, f64) {
 }
 
 /// How far the benchmark lets one trust `b`'s gain over `a` on `metric` at
-/// `point`: the figures of the nearest point it measured (log distance in
-/// RTT and rate, points of loss), or why it cannot say.
-pub fn trust(a: Protocol, b: Protocol, metric: Metric, point: &Point) -> Trust {
+/// `point` beside the competing flows `cross` ("none" for none): the
+/// figures of the nearest point it measured beside the same flows (log
+/// distance in RTT and rate, points of loss), or why it cannot say.
+pub fn trust(a: Protocol, b: Protocol, metric: Metric, point: &Point, cross: &str) -> Trust {
     // Parsed once per process (a compare asks once per protocol); its own
     // test shows the built-in table parses.
     static ROWS: std::sync::OnceLock<Vec<Measured>> = std::sync::OnceLock::new();
     let rows = ROWS.get_or_init(|| parse(TABLE).unwrap_or_default());
-    trust_in(rows, a, b, metric, point)
+    trust_in(rows, a, b, metric, point, cross)
 }
 
-fn trust_in(rows: &[Measured], a: Protocol, b: Protocol, metric: Metric, point: &Point) -> Trust {
+fn trust_in(
+    rows: &[Measured],
+    a: Protocol,
+    b: Protocol,
+    metric: Metric,
+    point: &Point,
+    cross: &str,
+) -> Trust {
     let outside = |why: String| Trust::Outside { protocol: b, why };
     let pair: Vec<(&Measured, bool)> = rows
         .iter()
@@ -169,6 +187,25 @@ fn trust_in(rows: &[Measured], a: Protocol, b: Protocol, metric: Metric, point: 
             metrics.join(", ")
         ));
     }
+    let ran: Vec<&str> = pair.iter().fold(Vec::new(), |mut ran, (r, _)| {
+        if !ran.contains(&r.cross) {
+            ran.push(r.cross);
+        }
+        ran
+    });
+    if !ran.contains(&cross) {
+        let what = |c: &str| match c {
+            "none" => "no competing flow".to_string(),
+            c => format!("competing flows {c}"),
+        };
+        let ran: Vec<String> = ran.iter().map(|c| what(c)).collect();
+        return outside(format!(
+            "the benchmark ran {b} vs {a} with {} only; this link has {}",
+            ran.join(" and "),
+            what(cross)
+        ));
+    }
+    let pair: Vec<(&Measured, bool)> = pair.into_iter().filter(|(r, _)| r.cross == cross).collect();
     let all: Vec<&Measured> = pair.iter().map(|(r, _)| *r).collect();
     let beyond = |v: f64, f: fn(&Point) -> f64| {
         let (lo, hi) = range(&all, f);
@@ -222,6 +259,7 @@ mod tests {
     const SMALL: &str = "# x: test\nhttps\th2\tplt\t20\t1\t0\t8\t4.0\t+1.0\t5
 https\th2\tplt\t150\t8\t0\t8\t2.0\t-1.5\t6
 h2\th3\tplt\t20\t8\t0\t8\t9.0\t-6.0\t1
+h2\th3\tplt\t50\t8\t0\t3\t12.0\t-12.0\t0\tcubic:1
 ";
 
     fn rows() -> Vec<Measured> {
@@ -239,9 +277,14 @@ h2\th3\tplt\t20\t8\t0\t8\t9.0\t-6.0\t1
     #[test]
     fn the_nearest_point_in_log_rtt_and_rate_gives_its_figures() {
         let (https, h2) = (Protocol::Https, Protocol::H2);
-        let Trust::Nearest { measured, reversed } =
-            trust_in(&rows(), https, h2, Metric::Plt, &at(100.0, 10.0, 0.0))
-        else {
+        let Trust::Nearest { measured, reversed } = trust_in(
+            &rows(),
+            https,
+            h2,
+            Metric::Plt,
+            &at(100.0, 10.0, 0.0),
+            "none",
+        ) else {
             panic!("inside the grid")
         };
         assert_eq!((measured.point, reversed), (at(150.0, 8.0, 0.0), false));
@@ -253,6 +296,7 @@ h2\th3\tplt\t20\t8\t0\t8\t9.0\t-6.0\t1
             Protocol::H2,
             Metric::Plt,
             &at(20.0, 8.0, 0.0),
+            "none",
         ) else {
             panic!("inside the grid")
         };
@@ -271,6 +315,7 @@ h2\th3\tplt\t20\t8\t0\t8\t9.0\t-6.0\t1
             Protocol::H2,
             Metric::Plt,
             &at(490.0, 1.0, 0.0),
+            "none",
         );
         let Trust::Outside { why, .. } = far else {
             panic!("{far:?}")
@@ -285,6 +330,7 @@ h2\th3\tplt\t20\t8\t0\t8\t9.0\t-6.0\t1
             Protocol::H2,
             Metric::Plt,
             &at(20.0, 1.0, 2.0),
+            "none",
         );
         assert!(matches!(lossy, Trust::Outside { .. }), "{lossy:?}");
         let spdy = trust_in(
@@ -293,6 +339,7 @@ h2\th3\tplt\t20\t8\t0\t8\t9.0\t-6.0\t1
             Protocol::Spdy3,
             Metric::Plt,
             &at(20.0, 1.0, 0.0),
+            "none",
         );
         let Trust::Outside { why, .. } = spdy else {
             panic!("{spdy:?}")
@@ -304,14 +351,41 @@ h2\th3\tplt\t20\t8\t0\t8\t9.0\t-6.0\t1
             Protocol::H2,
             Metric::Tow,
             &at(20.0, 1.0, 0.0),
+            "none",
         );
         assert!(matches!(tow, Trust::Outside { .. }), "{tow:?}");
     }
 
     #[test]
+    fn beside_competing_flows_only_rows_beside_the_same_flows_count() {
+        let (h2, h3) = (Protocol::H2, Protocol::H3);
+        let Trust::Nearest { measured, .. } =
+            trust_in(&rows(), h2, h3, Metric::Plt, &at(50.0, 8.0, 0.0), "cubic:1")
+        else {
+            panic!("the benchmark ran cubic:1")
+        };
+        assert_eq!((measured.cross, measured.mean_err_pts), ("cubic:1", -12.0));
+        // Without competing flows the nearest row is a quiet one.
+        let Trust::Nearest { measured, .. } =
+            trust_in(&rows(), h2, h3, Metric::Plt, &at(25.0, 8.0, 0.0), "none")
+        else {
+            panic!("inside the grid")
+        };
+        assert_eq!((measured.cross, measured.point.rtt_ms), ("none", 20.0));
+        let other = trust_in(&rows(), h2, h3, Metric::Plt, &at(50.0, 8.0, 0.0), "cubic:4");
+        let Trust::Outside { why, .. } = other else {
+            panic!("{other:?}")
+        };
+        assert!(
+            why.contains("with no competing flow and competing flows cubic:1 only; this link has competing flows cubic:4"),
+            "{why}"
+        );
+    }
+
+    #[test]
     fn a_bad_line_is_named() {
         let err = parse("https\th2\tplt\t20\n").unwrap_err();
-        assert!(err.contains("line 1: not 10 fields"), "{err}");
+        assert!(err.contains("line 1: not 10 or 11 fields"), "{err}");
         let err = parse("https\tspdy9\tplt\t20\t1\t0\t8\t4\t1\t5\n").unwrap_err();
         assert!(err.contains("protocol B"), "{err}");
     }

@@ -81,8 +81,17 @@ pub fn trust_lines(trust: &[Trust], metric: results::Metric) -> Vec<String> {
     for t in trust {
         out.push(match t {
             Trust::Nearest { measured: m, .. } => format!(
-                "  {}: at {} (nearest checked), mean |error| {:.1} (mean {:+.1}), within 3 points at {} of {} sites",
-                m.b, m.point, m.mean_abs_err_pts, m.mean_err_pts, m.within_3, m.sites
+                "  {}: at {}{} (nearest checked), mean |error| {:.1} (mean {:+.1}), within 3 points at {} of {} sites",
+                m.b,
+                m.point,
+                match m.cross {
+                    "none" => String::new(),
+                    c => format!(" beside {c}"),
+                },
+                m.mean_abs_err_pts,
+                m.mean_err_pts,
+                m.within_3,
+                m.sites
             ),
             Trust::Outside { protocol, why } => format!("  {protocol}: not known: {why}"),
         });
@@ -174,6 +183,7 @@ mod tests {
                 rate_mbit: 8.0,
                 loss_pct: 0.0,
             },
+            cross: "none",
             sites: 8,
             mean_abs_err_pts: 4.25,
             mean_err_pts: 1.0,
