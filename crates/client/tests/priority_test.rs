@@ -289,9 +289,7 @@ async fn h2_run(whole_chain: bool) {
         if whole_chain {
             assert_eq!(on, parent, "low on stream {id}");
         } else {
-            let highs: Vec<u32> = (1..=HIGHS)
-                .map(|n| stream(&Tag::High(n).path()))
-                .collect();
+            let highs: Vec<u32> = (1..=HIGHS).map(|n| stream(&Tag::High(n).path())).collect();
             assert!(
                 on == 0 || ((lows.contains(&on) || highs.contains(&on)) && on < *id),
                 "low on stream {id} hangs under {on}: lows {lows:?}, fields {fields:?}"

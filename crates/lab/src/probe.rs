@@ -41,6 +41,23 @@ impl ProbeSpec {
         self.trial
             .refusal(&self.protocols, self.site.resources.len())
     }
+
+    /// Why the built-in server's QUIC cannot be configured as asked (its
+    /// knobs with the testbed's congestion control, as the server will take
+    /// them: `--quic-hystart on` with a QUIC congestion control other than
+    /// Cubic), checked before any testbed starts.
+    pub fn quic_refusal(&self) -> Option<String> {
+        if self.trial.server != ServerKind::Builtin || !self.protocols.contains(&Protocol::H3) {
+            return None;
+        }
+        let opts = server::ServerOptions {
+            knobs: self.trial.served,
+            cc: Some(self.testbed.cc.name().to_string()),
+            iw: self.testbed.iw,
+            ..server::ServerOptions::default()
+        };
+        server::quic::transport(&opts.quic_knobs()).err()
+    }
 }
 
 /// One probe as run: its record (what `compare` prints and a campaign

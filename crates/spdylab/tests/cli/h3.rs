@@ -331,4 +331,19 @@ fn hystart_leaves_slow_start_before_the_queue_overflows() {
         2,
         "quic-go's",
     );
+    fails(
+        &[
+            "compare",
+            "--site",
+            "youtube",
+            "--protocols",
+            "h3",
+            "--quic-cc",
+            "bbr",
+            "--quic-hystart",
+            "on",
+        ],
+        2,
+        "--quic-hystart on: HyStart++ is in quinn's Cubic here",
+    );
 }
