@@ -16,7 +16,7 @@ points, and the competing flows the run had (`--cross-traffic`, "none").
 Several runs (comma-separated) make one table: a point is its link and its
 competing flows, and a run's points are its own.
 
-Usage: scripts/fidelity-gains.py RUN.json [AFTER.json] [--by rate|rtt|site]
+Usage: scripts/fidelity-gains.py RUN.json [AFTER.json] [--by rate|rtt|loss|site]
        scripts/fidelity-gains.py --tsv RUN.json[,RUN2.json...] [NOTE] > docs/results/crosscheck/fidelity.tsv
 """
 import json
@@ -74,6 +74,8 @@ def groups(doc, by):
             extra = "%g ms" % p["axes"]["rtt_ms"]
         elif by == "site":
             extra = p["site"]
+        elif by == "loss":
+            extra = "%g %% loss" % p["axes"]["loss_pct"]
         key = ("%s>%s" % (p["a"], p["b"]), p["metric"], extra)
         out.setdefault(key, []).append(p)
     return out

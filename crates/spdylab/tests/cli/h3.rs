@@ -116,19 +116,7 @@ fn h3_with_tls_1_2_is_refused_with_the_reason() {
         2,
         "h3 runs TLS 1.3 inside QUIC",
     );
-    fails(
-        &[
-            "compare",
-            "--site",
-            "youtube",
-            "--protocols",
-            "h3",
-            "--server",
-            "nginx",
-        ],
-        2,
-        "nginx has no HTTP/3",
-    );
+    youtube_h3_refused(&["--server", "nginx"], "nginx has no HTTP/3");
 }
 
 /// aioquic, an independent HTTP/3 implementation, fetches every resource of
@@ -263,21 +251,7 @@ fn the_server_asks_the_model_to_acknowledge_less_often() {
             "quic-go's, which does not send ACK_FREQUENCY",
         ),
     ] {
-        fails(
-            &[
-                "compare",
-                "--site",
-                "youtube",
-                "--protocols",
-                "h3",
-                flag,
-                value,
-                "--quic-ack-frequency",
-                "10",
-            ],
-            2,
-            why,
-        );
+        youtube_h3_refused(&[flag, value, "--quic-ack-frequency", "10"], why);
     }
 }
 
@@ -316,34 +290,15 @@ fn hystart_leaves_slow_start_before_the_queue_overflows() {
     // Slow start's overshoot is most of a window: hundreds of packets.
     assert!(off > 200, "{off}");
     assert!(on * 2 < off, "{on} drops with HyStart++, {off} without");
-    fails(
-        &[
-            "compare",
-            "--site",
-            "youtube",
-            "--protocols",
-            "h3",
-            "--server",
-            "caddy",
-            "--quic-hystart",
-            "on",
-        ],
-        2,
-        "quic-go's",
-    );
-    fails(
-        &[
-            "compare",
-            "--site",
-            "youtube",
-            "--protocols",
-            "h3",
-            "--quic-cc",
-            "bbr",
-            "--quic-hystart",
-            "on",
-        ],
-        2,
+    youtube_h3_refused(&["--server", "caddy", "--quic-hystart", "on"], "quic-go's");
+    youtube_h3_refused(
+        &["--quic-cc", "bbr", "--quic-hystart", "on"],
         "--quic-hystart on: HyStart++ is in quinn's Cubic here",
     );
+}
+
+/// `compare --site youtube --protocols h3 EXTRA` is exit 2 saying `why`.
+fn youtube_h3_refused(extra: &[&str], why: &str) {
+    let head = ["compare", "--site", "youtube", "--protocols", "h3"];
+    fails(&[&head[..], extra].concat(), 2, why);
 }
