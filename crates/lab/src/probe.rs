@@ -962,6 +962,7 @@ pub fn time_on_wire(entries: &[link::LogEntry], window: (Time, Time)) -> (f64, u
     };
     (tow, opened.len() as u64, syns_with_data)
 }
+
 /// How long competing flows run before the page: past their slow start (20
 /// round trips, 1 s to 10 s), then a random part of their sawtooth's cycle
 /// (`CrossTraffic::cycle`). A fixed wait met the flows at one phase in every
