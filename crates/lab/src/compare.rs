@@ -220,9 +220,6 @@ pub fn prepare(
     if let Some(why) = spec.trial.site_refusal(&spec.site, &flag) {
         return Err(usage(why));
     }
-    if let Some(why) = spec.quic_refusal() {
-        return Err(usage(why));
-    }
     Ok(spec)
 }
 

@@ -36,17 +36,25 @@ pub struct ProbeSpec {
 }
 
 impl ProbeSpec {
-    /// Why the server or the client cannot run this spec exactly as asked.
+    /// Why the server or the client cannot run this spec exactly as asked:
+    /// the Trial's refusal, or the built-in server's QUIC's with this
+    /// testbed (`quic_refusal`).
     pub fn refusal(&self) -> Option<Refusal> {
         self.trial
             .refusal(&self.protocols, self.site.resources.len())
+            .or_else(|| {
+                self.quic_refusal().map(|why| Refusal::Server {
+                    server: self.trial.server,
+                    why,
+                })
+            })
     }
 
     /// Why the built-in server's QUIC cannot be configured as asked (its
     /// knobs with the testbed's congestion control, as the server will take
     /// them: `--quic-hystart on` with a QUIC congestion control other than
-    /// Cubic), checked before any testbed starts.
-    pub fn quic_refusal(&self) -> Option<String> {
+    /// Cubic), from the server's own check, before any testbed starts.
+    fn quic_refusal(&self) -> Option<String> {
         if self.trial.server != ServerKind::Builtin || !self.protocols.contains(&Protocol::H3) {
             return None;
         }
