@@ -58,12 +58,7 @@ impl ProbeSpec {
         if self.trial.server != ServerKind::Builtin || !self.protocols.contains(&Protocol::H3) {
             return None;
         }
-        let opts = server::ServerOptions {
-            knobs: self.trial.served,
-            cc: Some(self.testbed.cc.name().to_string()),
-            iw: self.testbed.iw,
-            ..server::ServerOptions::default()
-        };
+        let opts = testbed_server::builtin_options(self.trial.served, &self.testbed);
         server::quic::transport(&opts.quic_knobs()).err()
     }
 }

@@ -114,6 +114,30 @@ pub fn start(
     }
 }
 
+/// The built-in server's options in `testbed`: its knobs, and the testbed's
+/// congestion control and initial window, which h3 takes unless its own
+/// knobs say otherwise (`ServerOptions::quic_knobs`).
+pub fn builtin_options(knobs: server::Knobs, testbed: &TestbedSpec) -> ServerOptions {
+    ServerOptions {
+        knobs,
+        cc: Some(testbed.cc.name().to_string()),
+        iw: testbed.iw,
+        // h3 is TLS 1.3 only: a TLS 1.2 testbed offers the rest
+        // (`Trial::refusal` refuses h3 with --tls 1.2 before this).
+        offer: if knobs.tls == server::TlsVersions::Only12 {
+            server::Offer::of(&[
+                proto::Protocol::Http,
+                proto::Protocol::Https,
+                proto::Protocol::H2,
+                proto::Protocol::H2c,
+                proto::Protocol::Spdy3,
+            ])
+        } else {
+            server::Offer::ALL
+        },
+    }
+}
+
 /// The built-in server on its own threads, its listeners bound in the server
 /// namespace.
 fn start_builtin(
@@ -146,24 +170,7 @@ fn start_builtin(
         .collect::<io::Result<_>>()?;
     let server = Server::new(
         setup.site.clone(),
-        ServerOptions {
-            knobs: setup.knobs,
-            cc: Some(testbed.spec().cc.name().to_string()),
-            iw: testbed.spec().iw,
-            // h3 is TLS 1.3 only: a TLS 1.2 testbed offers the rest
-            // (`Trial::refusal` refuses h3 with --tls 1.2 before this).
-            offer: if setup.knobs.tls == server::TlsVersions::Only12 {
-                server::Offer::of(&[
-                    proto::Protocol::Http,
-                    proto::Protocol::Https,
-                    proto::Protocol::H2,
-                    proto::Protocol::H2c,
-                    proto::Protocol::Spdy3,
-                ])
-            } else {
-                server::Offer::ALL
-            },
-        },
+        builtin_options(setup.knobs, testbed.spec()),
         ca,
         addresses,
     )?;

@@ -612,7 +612,7 @@ pub async fn open(
     conn: ConnId,
     protocol: Protocol,
     addr: SocketAddr,
-    Dial { bind, fast_open }: Dial,
+    dial: Dial,
     sni: String,
     tls: Arc<rustls::ClientConfig>,
     events: mpsc::UnboundedSender<Event>,
@@ -621,7 +621,7 @@ pub async fn open(
         let _ = events.send(Event::ConnFailed { conn, error });
     };
     if protocol == Protocol::H3 {
-        match h3::dial(addr, bind, &sni, tls).await {
+        match h3::dial(addr, dial.bind, &sni, tls).await {
             Ok((c, tls_ms, zero_rtt)) => {
                 let _ = events.send(Event::Connected {
                     conn,
@@ -660,7 +660,7 @@ pub async fn open(
         tls_ms,
         resumed,
         early,
-    } = match dial_early(addr, Dial { bind, fast_open }, protocol, &sni, tls).await {
+    } = match dial_early(addr, dial, protocol, &sni, tls).await {
         Ok(d) => d,
         Err(e) => return fail(e),
     };
