@@ -126,7 +126,11 @@ fn a_repeat_view_sends_early_data_that_the_server_takes() {
         answered(&first, &format!("{protocol} first"));
         // The first connection has no ticket; HTTPS's later connections
         // to a host may resume the first's session, early data and all.
-        assert!(reuse.zero_rtt_sent < first.connections, "{protocol}");
+        assert!(
+            reuse.zero_rtt_sent < first.connections,
+            "{protocol}: {reuse:?}, {} connections",
+            first.connections
+        );
         assert_eq!(reuse.zero_rtt_accepted, reuse.zero_rtt_sent, "{protocol}");
         let taken = counters.accepted();
         let (repeat, reuse) = load(&rt, &cfg);
