@@ -353,7 +353,12 @@ fn plan_campaign(
         if let Some(why) = trial.site_refusal(&sites[name], &|k| format!("knobs.{k} =")) {
             return Err(SweepError::Usage(format!("{}: {why}", point_key(p))));
         }
-        let refused = trial.refusal(&exp.protocols, sites[name].resources.len());
+        let refused = lab::probe::refusal(
+            &trial,
+            &exp.protocols,
+            sites[name].resources.len(),
+            &s.testbed,
+        );
         if let Some(r) = refused {
             let (key, value) = match r {
                 lab::trial::Refusal::Server { .. } => ("server", exp.server.name()),

@@ -36,31 +36,46 @@ pub struct ProbeSpec {
 }
 
 impl ProbeSpec {
-    /// Why the server or the client cannot run this spec exactly as asked:
-    /// the Trial's refusal, or the built-in server's QUIC's with this
-    /// testbed (`quic_refusal`).
+    /// Why the server or the client cannot run this spec exactly as asked
+    /// (`refusal`).
     pub fn refusal(&self) -> Option<Refusal> {
-        self.trial
-            .refusal(&self.protocols, self.site.resources.len())
-            .or_else(|| {
-                self.quic_refusal().map(|why| Refusal::Server {
-                    server: self.trial.server,
-                    why,
-                })
-            })
+        refusal(
+            &self.trial,
+            &self.protocols,
+            self.site.resources.len(),
+            &self.testbed,
+        )
     }
+}
 
-    /// Why the built-in server's QUIC cannot be configured as asked (its
-    /// knobs with the testbed's congestion control, as the server will take
-    /// them: `--quic-hystart on` with a QUIC congestion control other than
-    /// Cubic), from the server's own check, before any testbed starts.
-    fn quic_refusal(&self) -> Option<String> {
-        if self.trial.server != ServerKind::Builtin || !self.protocols.contains(&Protocol::H3) {
-            return None;
-        }
-        let opts = testbed_server::builtin_options(self.trial.served, &self.testbed);
-        server::quic::transport(&opts.quic_knobs()).err()
+/// Why `trial`'s server or client cannot run `protocols` on a site of
+/// `resources` in `testbed` exactly as asked: the Trial's refusal, or the
+/// built-in server's QUIC's with this testbed (`quic_refusal`). The one
+/// answer of compare, crosscheck and sweep, before any testbed starts.
+pub fn refusal(
+    trial: &Trial,
+    protocols: &[Protocol],
+    resources: usize,
+    testbed: &TestbedSpec,
+) -> Option<Refusal> {
+    trial.refusal(protocols, resources).or_else(|| {
+        quic_refusal(trial, protocols, testbed).map(|why| Refusal::Server {
+            server: trial.server,
+            why,
+        })
+    })
+}
+
+/// Why the built-in server's QUIC cannot be configured as asked (its knobs
+/// with the testbed's congestion control, as the server will take them:
+/// `--quic-hystart on` with a QUIC congestion control other than Cubic),
+/// from the server's own check.
+fn quic_refusal(trial: &Trial, protocols: &[Protocol], testbed: &TestbedSpec) -> Option<String> {
+    if trial.server != ServerKind::Builtin || !protocols.contains(&Protocol::H3) {
+        return None;
     }
+    let opts = testbed_server::builtin_options(trial.served, testbed);
+    server::quic::transport(&opts.quic_knobs()).err()
 }
 
 /// One probe as run: its record (what `compare` prints and a campaign

@@ -440,6 +440,14 @@ fn bad_experiment_files_name_file_line_and_field() {
         "o2",
         "link.delay_down is longer than link.rtt",
     );
+    // So is one the built-in server's QUIC cannot honour with its link: the
+    // check compare makes, made for every point (here the second cc).
+    sweep_refuses(
+        &dir,
+        "sites = [\"twitter\"]\nprotocols = [\"h3\"]\n[link]\nrtt = \"10ms\"\ncc = [\"cubic\", \"bbr\"]\n[knobs]\nquic_hystart = \"on\"\n",
+        "o3",
+        "--quic-hystart on: HyStart++ is in quinn's Cubic here, and QUIC's congestion control is bbr",
+    );
 }
 
 #[test]
