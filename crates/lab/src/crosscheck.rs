@@ -9,6 +9,7 @@ use crate::probe::{Probe, ProbeRecord, ProbeSpec};
 use crate::trial::{ClientKind, Refusal, Trial};
 use netns::TestbedSpec;
 use proto::Protocol;
+use results::probe::RequestRow;
 use site::Site;
 use std::io;
 
@@ -201,16 +202,53 @@ pub fn run(
 }
 
 /// One client's loads of `protocol` among its probes (failed ones counted,
-/// not used), each with the sum of the times its resources were found.
+/// not used), each with the sum of the times its resources were found, and
+/// its resources' rows kept in its record (`request_rows`).
 fn loads_of(probes: &[Probe], protocol: Protocol) -> Loads {
     let discovery = |p: &Probe| {
         p.load
             .as_ref()
             .map_or(f64::NAN, |l| l.entries.iter().map(|e| e.started_ms).sum())
     };
-    let records: Vec<(&ProbeRecord, f64)> =
-        probes.iter().map(|p| (&p.record, discovery(p))).collect();
+    let kept: Vec<ProbeRecord> = probes
+        .iter()
+        .map(|p| ProbeRecord {
+            requests: p.load.as_ref().map(request_rows).unwrap_or_default(),
+            ..p.record.clone()
+        })
+        .collect();
+    let records: Vec<(&ProbeRecord, f64)> = kept
+        .iter()
+        .zip(probes)
+        .map(|(r, p)| (r, discovery(p)))
+        .collect();
     Loads::of(&records, protocol)
+}
+
+/// A load's resources as rows (`RequestRow`), in the order the client
+/// recorded them. A phase that did not apply (HAR −1) takes no time.
+fn request_rows(load: &client::PageResult) -> Vec<RequestRow> {
+    load.entries
+        .iter()
+        .map(|e| {
+            let t = &e.timings;
+            let ms = |v: f64| v.max(0.0);
+            let sent = e.started_ms + ms(t.blocked) + ms(t.dns) + ms(t.connect);
+            let first = sent + ms(t.send) + ms(t.wait);
+            RequestRow(
+                e.host.clone(),
+                e.path.clone(),
+                e.content_type.clone(),
+                e.connection,
+                e.started_ms,
+                sent,
+                first,
+                e.started_ms + e.time_ms,
+                e.body_bytes,
+                e.status,
+            )
+        })
+        .collect()
 }
 
 /// What `spdylab crosscheck` asks for.

@@ -664,6 +664,7 @@ impl Prober<'_> {
                 self.spec.trial.tls13_only(),
                 protocol,
             ),
+            requests: Vec::new(),
         }
     }
 

@@ -161,7 +161,34 @@ pub struct ProbeRecord {
     /// own object. Absent in older files: a first view.
     #[serde(flatten, default)]
     pub reuse: Reuse,
+    /// Each resource's times and connection, for a later diagnosis without
+    /// the client (`crosscheck` keeps them in its loads; campaigns and
+    /// `compare` do not: their HARs hold more). Empty: not kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestRow>,
 }
+
+/// One resource of a load, as a JSON array (a page has dozens, a crosscheck
+/// thousands of loads): `[host, path, content type, connection, found,
+/// sent, first byte, last byte, body bytes, status]`. The times are ms from
+/// navigation start: found (the HAR's start: discovered and queued), sent
+/// (after blocked, DNS, connect and TLS), the response's first byte (after
+/// send and wait) and its last; the connection is the client's own number
+/// (HAR `connection`), so two rows of one load with the same number shared
+/// a connection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestRow(
+    pub String,
+    pub String,
+    pub String,
+    pub usize,
+    pub f64,
+    pub f64,
+    pub f64,
+    pub f64,
+    pub u64,
+    pub u16,
+);
 
 /// A probe's view and what a repeat view reused: cache hits, 304s, the
 /// bytes the cache gave, QUIC 0-RTT; with `tls_resumed`, the handshake
@@ -257,6 +284,7 @@ impl ProbeRecord {
             explain: None,
             paint: None,
             reuse: Reuse::default(),
+            requests: Vec::new(),
         }
     }
 

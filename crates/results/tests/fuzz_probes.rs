@@ -6,6 +6,7 @@
 //! target.
 
 use proptest::prelude::*;
+use results::probe::RequestRow;
 use results::{read_probes, Paint, Phases, ProbeRecord, Protocol, PROBES_FILE};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -139,6 +140,24 @@ fn any_record() -> impl Strategy<Value = ProbeRecord> {
                 explain: None,
                 paint,
                 reuse: Default::default(),
+                // A row when the record has a HAR: its round trip too.
+                requests: (resources % 2 == 1)
+                    .then(|| {
+                        RequestRow(
+                            "a.example".into(),
+                            "/x?y=\"z\"".into(),
+                            "text/css".into(),
+                            resources,
+                            tow_ms,
+                            tow_ms,
+                            plt_ms,
+                            plt_ms,
+                            n[1],
+                            200,
+                        )
+                    })
+                    .into_iter()
+                    .collect(),
             },
         )
 }
