@@ -41,6 +41,7 @@ pub struct TransportConfig {
     pub(crate) mtu_discovery_config: Option<MtuDiscoveryConfig>,
     pub(crate) pad_to_mtu: bool,
     pub(crate) ack_frequency_config: Option<AckFrequencyConfig>,
+    pub(crate) receiver_ack_decimation: bool,
 
     pub(crate) persistent_congestion_threshold: u32,
     pub(crate) keep_alive_interval: Option<Duration>,
@@ -250,6 +251,19 @@ impl TransportConfig {
         self
     }
 
+    /// Whether this endpoint acknowledges as Google's quiche does (ack decimation), unless the
+    /// peer asks otherwise with an ACK_FREQUENCY frame: every 2nd ack-eliciting packet until
+    /// 100 have been received in a space, then every 10th, or after a quarter of the minimum
+    /// RTT (at most `max_ack_delay`, at least 1 ms), whichever comes first
+    /// (`QuicReceivedPacketManager`, `kMinReceivedBeforeAckDecimation`,
+    /// `kMaxRetransmittablePacketsBeforeAck`, `kAckDecimationDelay`).
+    ///
+    /// Defaults to `false`: every 2nd ack-eliciting packet, or after `max_ack_delay` (RFC 9000).
+    pub fn receiver_ack_decimation(&mut self, value: bool) -> &mut Self {
+        self.receiver_ack_decimation = value;
+        self
+    }
+
     /// Number of consecutive PTOs after which network is considered to be experiencing persistent congestion.
     pub fn persistent_congestion_threshold(&mut self, value: u32) -> &mut Self {
         self.persistent_congestion_threshold = value;
@@ -387,6 +401,7 @@ impl Default for TransportConfig {
             mtu_discovery_config: Some(MtuDiscoveryConfig::default()),
             pad_to_mtu: false,
             ack_frequency_config: None,
+            receiver_ack_decimation: false,
 
             persistent_congestion_threshold: 3,
             keep_alive_interval: None,
@@ -424,6 +439,7 @@ impl fmt::Debug for TransportConfig {
             mtu_discovery_config,
             pad_to_mtu,
             ack_frequency_config,
+            receiver_ack_decimation,
             persistent_congestion_threshold,
             keep_alive_interval,
             crypto_buffer_size,
@@ -453,6 +469,7 @@ impl fmt::Debug for TransportConfig {
             .field("mtu_discovery_config", mtu_discovery_config)
             .field("pad_to_mtu", pad_to_mtu)
             .field("ack_frequency_config", ack_frequency_config)
+            .field("receiver_ack_decimation", receiver_ack_decimation)
             .field(
                 "persistent_congestion_threshold",
                 persistent_congestion_threshold,

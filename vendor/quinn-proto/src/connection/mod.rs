@@ -367,6 +367,11 @@ impl Connection {
         if path_validated {
             this.on_path_validated();
         }
+        // Only the Data space gets enough packets (and has a max_ack_delay timer)
+        let decimation = this.config.receiver_ack_decimation;
+        this.spaces[SpaceId::Data]
+            .pending_acks
+            .set_decimation(decimation);
         if side.is_client() {
             // Kick off the connection
             this.write_crypto();
@@ -2991,9 +2996,10 @@ impl Connection {
 
                     // Our `max_ack_delay` has been updated, so we may need to adjust its associated
                     // timeout
-                    if let Some(timeout) = space
+                    let limit = space
                         .pending_acks
-                        .max_ack_delay_timeout(self.ack_frequency.max_ack_delay)
+                        .ack_delay_limit(self.ack_frequency.max_ack_delay, self.path.rtt.min());
+                    if let Some(timeout) = space.pending_acks.max_ack_delay_timeout(limit)
                     {
                         self.timers.set(Timer::MaxAckDelay, timeout);
                     }
@@ -3022,8 +3028,10 @@ impl Connection {
             .pending_acks
             .packet_received(now, number, ack_eliciting, &space.dedup)
         {
-            self.timers
-                .set(Timer::MaxAckDelay, now + self.ack_frequency.max_ack_delay);
+            let limit = space
+                .pending_acks
+                .ack_delay_limit(self.ack_frequency.max_ack_delay, self.path.rtt.min());
+            self.timers.set(Timer::MaxAckDelay, now + limit);
             self.next_bundled_ack_time = Some(now);
         }
 

@@ -640,7 +640,18 @@ pub(super) struct PendingAcks {
     largest_ack_eliciting_packet: Option<u64>,
     /// The largest acknowledged packet number sent in an ACK frame
     largest_acked: Option<u64>,
+    /// Whether to acknowledge as quiche does (`TransportConfig::receiver_ack_decimation`)
+    decimation: bool,
+    /// Whether the peer sent an ACK_FREQUENCY frame: its parameters then hold, not decimation
+    peer_set_frequency: bool,
+    /// The smallest packet number received (quiche's `PeerFirstSendingPacketNumber`)
+    smallest_packet: Option<u64>,
 }
+
+/// Ack-eliciting packets received in a space before quiche decimates its ACKs
+const MIN_RECEIVED_BEFORE_ACK_DECIMATION: u64 = 100;
+/// Then it acknowledges every this many ack-eliciting packets
+const DECIMATED_PACKETS_BEFORE_ACK: u64 = 10;
 
 impl PendingAcks {
     fn new() -> Self {
@@ -655,12 +666,46 @@ impl PendingAcks {
             largest_packet: None,
             largest_ack_eliciting_packet: None,
             largest_acked: None,
+            decimation: false,
+            peer_set_frequency: false,
+            smallest_packet: None,
         }
     }
 
     pub(super) fn set_ack_frequency_params(&mut self, frame: &frame::AckFrequency) {
         self.ack_eliciting_threshold = frame.ack_eliciting_threshold.into_inner();
         self.reordering_threshold = frame.reordering_threshold.into_inner();
+        self.peer_set_frequency = true;
+    }
+
+    /// Acknowledge as quiche does (`TransportConfig::receiver_ack_decimation`)
+    pub(super) fn set_decimation(&mut self, on: bool) {
+        self.decimation = on;
+    }
+
+    /// Whether quiche's ack decimation is in force: on, not overridden by the peer, and
+    /// `MIN_RECEIVED_BEFORE_ACK_DECIMATION` packet numbers past the first received
+    fn decimating(&self) -> bool {
+        self.decimation
+            && !self.peer_set_frequency
+            && match (self.smallest_packet, self.largest_ack_eliciting_packet) {
+                (Some(first), Some(largest)) => {
+                    largest >= first + MIN_RECEIVED_BEFORE_ACK_DECIMATION
+                }
+                _ => false,
+            }
+    }
+
+    /// How long an ack-eliciting packet may wait for its ACK: `max_ack_delay`, or while
+    /// decimating a quarter of `min_rtt` (at most `max_ack_delay`, at least 1 ms), as quiche's
+    /// `GetMaxAckDelay`
+    pub(super) fn ack_delay_limit(&self, max_ack_delay: Duration, min_rtt: Duration) -> Duration {
+        match self.decimating() {
+            true => (min_rtt / 4)
+                .min(max_ack_delay)
+                .max(Duration::from_millis(1)),
+            false => max_ack_delay,
+        }
     }
 
     pub(super) fn set_immediate_ack_required(&mut self) {
@@ -715,10 +760,18 @@ impl PendingAcks {
             .map(|pn| pn.max(packet_number))
             .or(Some(packet_number));
 
-        // Handle ack_eliciting_threshold
+        self.smallest_packet = self
+            .smallest_packet
+            .map(|pn| pn.min(packet_number))
+            .or(Some(packet_number));
+
+        // Handle ack_eliciting_threshold (quiche's once decimating)
+        let threshold = match self.decimating() {
+            true => DECIMATED_PACKETS_BEFORE_ACK - 1,
+            false => self.ack_eliciting_threshold,
+        };
         self.ack_eliciting_since_last_ack_sent += 1;
-        self.immediate_ack_required |=
-            self.ack_eliciting_since_last_ack_sent > self.ack_eliciting_threshold;
+        self.immediate_ack_required |= self.ack_eliciting_since_last_ack_sent > threshold;
 
         // Handle out-of-order packets
         self.immediate_ack_required |=
@@ -1110,6 +1163,77 @@ mod test {
         acks.insert_one(2, t3);
         acks.packet_received(t3, 2, true, &dedup);
         assert_eq!(acks.ack_delay(t3), Duration::from_millis(5));
+    }
+
+    /// Receives packets `range` in order at `now`, sending the ACK whenever one is required;
+    /// returns the packet numbers after which an ACK went
+    fn receive_in_order(
+        acks: &mut PendingAcks,
+        dedup: &mut Dedup,
+        range: std::ops::Range<u64>,
+        now: Instant,
+    ) -> Vec<u64> {
+        let mut acked_after = Vec::new();
+        for pn in range {
+            dedup.insert(pn);
+            acks.insert_one(pn, now);
+            acks.packet_received(now, pn, true, dedup);
+            if acks.can_send() {
+                acked_after.push(pn);
+                acks.acks_sent();
+            }
+        }
+        acked_after
+    }
+
+    #[test]
+    fn decimation_acks_every_2nd_packet_then_every_10th_as_quiche() {
+        let (mut acks, mut dedup, now) = (PendingAcks::new(), Dedup::new(), Instant::now());
+        acks.set_decimation(true);
+        let (max_ack_delay, min_rtt) = (Duration::from_millis(25), Duration::from_millis(40));
+        assert_eq!(acks.ack_delay_limit(max_ack_delay, min_rtt), max_ack_delay);
+        let early = receive_in_order(&mut acks, &mut dedup, 0..100, now);
+        assert_eq!(early, (1..100).step_by(2).collect::<Vec<_>>());
+        let late = receive_in_order(&mut acks, &mut dedup, 100..140, now);
+        assert_eq!(late, [109, 119, 129, 139]);
+        // A quarter of the minimum RTT, at most max_ack_delay, at least 1 ms
+        assert_eq!(
+            acks.ack_delay_limit(max_ack_delay, min_rtt),
+            Duration::from_millis(10)
+        );
+        assert_eq!(
+            acks.ack_delay_limit(max_ack_delay, Duration::from_millis(200)),
+            max_ack_delay
+        );
+        assert_eq!(
+            acks.ack_delay_limit(max_ack_delay, Duration::from_micros(200)),
+            Duration::from_millis(1)
+        );
+        // A gap still asks for an ACK at once
+        dedup.insert(141);
+        acks.insert_one(141, now);
+        acks.packet_received(now, 141, true, &dedup);
+        assert!(acks.can_send());
+    }
+
+    #[test]
+    fn decimation_is_off_by_default_and_yields_to_the_peers_ack_frequency() {
+        let (mut acks, mut dedup, now) = (PendingAcks::new(), Dedup::new(), Instant::now());
+        let every_2nd = receive_in_order(&mut acks, &mut dedup, 0..140, now);
+        assert_eq!(every_2nd, (1..140).step_by(2).collect::<Vec<_>>());
+
+        let (mut acks, mut dedup) = (PendingAcks::new(), Dedup::new());
+        acks.set_decimation(true);
+        acks.set_ack_frequency_params(&frame::AckFrequency {
+            sequence: VarInt(0),
+            ack_eliciting_threshold: VarInt(3),
+            request_max_ack_delay: VarInt(25_000),
+            reordering_threshold: VarInt(1),
+        });
+        let peers = receive_in_order(&mut acks, &mut dedup, 0..120, now);
+        assert_eq!(peers, (3..120).step_by(4).collect::<Vec<_>>());
+        let delay = Duration::from_millis(25);
+        assert_eq!(acks.ack_delay_limit(delay, Duration::from_millis(40)), delay);
     }
 
     #[test]
