@@ -936,12 +936,93 @@ fn png(size: usize, seed: u64) -> Vec<u8> {
     out
 }
 
+/// The smallest TrueType font a browser takes (a .notdef box and a space;
+/// made by scripts/min-font.py).
+const MIN_FONT: &[u8] = include_bytes!("min-font.ttf");
+
+/// A web font of exactly `size` bytes: `MIN_FONT` as a WOFF 1.0 file, its
+/// tables stored uncompressed, padded by a private data block (which WOFF
+/// readers skip), so that a browser decodes it and keeps loading it, as a
+/// real font. Chromium's font sanitizer rejects a body it cannot parse
+/// after its first bytes and cancels the rest of the load, so a font of
+/// zeros would cost Chromium one packet and the model the whole recorded
+/// size. Below the smallest such file, a WOFF header and zeros.
 fn woff(size: usize) -> Vec<u8> {
-    let mut out = b"wOFF".to_vec();
-    out.extend_from_slice(&0x0001_0000u32.to_be_bytes()); // flavor: TrueType
-    out.extend_from_slice(&(size as u32).to_be_bytes()); // total length
+    match woff_of(MIN_FONT, size) {
+        Some(font) => font,
+        None => {
+            let mut out = b"wOFF".to_vec();
+            out.extend_from_slice(&0x0001_0000u32.to_be_bytes()); // flavor: TrueType
+            out.extend_from_slice(&(size as u32).to_be_bytes()); // total length
+            out.resize(size, 0);
+            out
+        }
+    }
+}
+
+/// `sfnt` (a TrueType font) as a WOFF 1.0 file of `size` bytes (W3C WOFF
+/// File Format 1.0: a 44-byte header, a 20-byte directory entry per table,
+/// the tables 4-byte aligned, then the private data block), or None if it
+/// does not fit in `size` or `sfnt` is not a font.
+fn woff_of(sfnt: &[u8], size: usize) -> Option<Vec<u8>> {
+    const HEADER: usize = 44;
+    const ENTRY: usize = 20;
+    let be16 = |at: usize| Some(u16::from_be_bytes(sfnt.get(at..at + 2)?.try_into().ok()?));
+    let be32 = |at: usize| Some(u32::from_be_bytes(sfnt.get(at..at + 4)?.try_into().ok()?));
+    let flavor = be32(0)?;
+    let tables = usize::from(be16(4)?);
+    // (tag, checksum, offset, length) of each table, in the font's order
+    // (sorted by tag, as WOFF's directory must be).
+    let dir: Vec<(u32, u32, usize, usize)> = (0..tables)
+        .map(|i| {
+            let at = 12 + 16 * i;
+            Some((
+                be32(at)?,
+                be32(at + 4)?,
+                be32(at + 8)? as usize,
+                be32(at + 12)? as usize,
+            ))
+        })
+        .collect::<Option<_>>()?;
+    let align = |n: usize| n.div_ceil(4) * 4;
+    let tables_end = HEADER + ENTRY * tables + dir.iter().map(|t| align(t.3)).sum::<usize>();
+    if size < tables_end || u32::try_from(size).is_err() {
+        return None;
+    }
+    let sfnt_size = 12 + 16 * tables + dir.iter().map(|t| align(t.3)).sum::<usize>();
+    let private = size - tables_end;
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(b"wOFF");
+    out.extend_from_slice(&flavor.to_be_bytes());
+    out.extend_from_slice(&(size as u32).to_be_bytes());
+    out.extend_from_slice(&(tables as u16).to_be_bytes());
+    out.extend_from_slice(&0u16.to_be_bytes()); // reserved
+    out.extend_from_slice(&(sfnt_size as u32).to_be_bytes());
+    out.extend_from_slice(&1u16.to_be_bytes()); // major version
+    out.extend_from_slice(&0u16.to_be_bytes()); // minor version
+    out.extend_from_slice(&[0; 12]); // no metadata: offset, length, original length
+    let (private_offset, private_length) = match private {
+        0 => (0, 0),
+        n => (tables_end as u32, n as u32),
+    };
+    out.extend_from_slice(&private_offset.to_be_bytes());
+    out.extend_from_slice(&private_length.to_be_bytes());
+    let mut offset = HEADER + ENTRY * tables;
+    for &(tag, checksum, _, length) in &dir {
+        out.extend_from_slice(&tag.to_be_bytes());
+        out.extend_from_slice(&(offset as u32).to_be_bytes());
+        // Stored as is: compressed length = original length.
+        out.extend_from_slice(&(length as u32).to_be_bytes());
+        out.extend_from_slice(&(length as u32).to_be_bytes());
+        out.extend_from_slice(&checksum.to_be_bytes());
+        offset += align(length);
+    }
+    for &(_, _, at, length) in &dir {
+        out.extend_from_slice(sfnt.get(at..at + length)?);
+        out.resize(align(out.len()), 0);
+    }
     out.resize(size, 0);
-    out
+    Some(out)
 }
 
 fn swf(size: usize) -> Vec<u8> {
@@ -964,6 +1045,47 @@ pub fn png_dimensions(data: &[u8]) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A synthetic web font is a WOFF of the recorded size whose tables give
+    /// back the TrueType font's bytes (its sanitizer's input), at every
+    /// size from the smallest such file up; below that, a header and zeros.
+    #[test]
+    fn fonts_are_whole_woff_files_of_their_size() {
+        let smallest = (0..2000).find(|&n| woff_of(MIN_FONT, n).is_some()).unwrap();
+        assert!(smallest > 300 && smallest < 1000, "{smallest}");
+        for size in [smallest, smallest + 1, smallest + 3, 23_300, 47_216] {
+            let w = woff(size);
+            assert_eq!(w.len(), size);
+            assert_eq!(&w[..4], b"wOFF");
+            let be32 = |at: usize| u32::from_be_bytes(w[at..at + 4].try_into().unwrap()) as usize;
+            let be16 = |at: usize| u16::from_be_bytes(w[at..at + 2].try_into().unwrap()) as usize;
+            assert_eq!(be32(8), size, "its length field");
+            let tables = be16(12);
+            assert_eq!(
+                tables,
+                usize::from(u16::from_be_bytes([MIN_FONT[4], MIN_FONT[5]]))
+            );
+            // Each table as the font has it.
+            for i in 0..tables {
+                let (e, f) = (44 + 20 * i, 12 + 16 * i);
+                assert_eq!(w[e..e + 4], MIN_FONT[f..f + 4], "tag");
+                let (at, len) = (be32(e + 4), be32(e + 12));
+                assert_eq!(be32(e + 8), len, "stored uncompressed");
+                let font_at =
+                    u32::from_be_bytes(MIN_FONT[f + 8..f + 12].try_into().unwrap()) as usize;
+                assert_eq!(w[at..at + len], MIN_FONT[font_at..font_at + len]);
+                assert_eq!(at % 4, 0);
+            }
+            // The private block fills the rest, from a 4-byte boundary.
+            let (private_at, private_len) = (be32(36), be32(40));
+            match size - smallest {
+                0 => assert_eq!((private_at, private_len), (0, 0)),
+                n => assert_eq!((private_at, private_len), (smallest, n)),
+            }
+        }
+        assert_eq!(woff(smallest - 1).len(), smallest - 1);
+        assert_eq!(&woff(smallest - 1)[..4], b"wOFF");
+    }
 
     #[test]
     fn fuzz_regression_png_sizes_just_above_the_smallest_are_exact() {
