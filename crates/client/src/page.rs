@@ -498,6 +498,9 @@ struct State<'a> {
     extras: HintsAndPushes,
     /// The host each preconnected pool was opened for.
     preconnects: HashMap<String, String>,
+    /// Sockets opened per host (Chromium's socket pool group), shared with
+    /// the connections' backup connect jobs (`conn::Backup`).
+    group_sockets: HashMap<String, Arc<std::sync::atomic::AtomicUsize>>,
     /// Pushes kept, by id and by URL; those cancelled.
     pushes: Vec<Push>,
     push_ids: HashMap<PushId, usize>,
@@ -574,6 +577,7 @@ impl<'a> State<'a> {
             script: None,
             extras: HintsAndPushes::default(),
             preconnects: HashMap::new(),
+            group_sockets: HashMap::new(),
             pushes: Vec::new(),
             push_ids: HashMap::new(),
             push_urls: HashMap::new(),
@@ -1005,6 +1009,14 @@ impl<'a> State<'a> {
                     } else {
                         self.cfg.http_port
                     };
+                    // The host's sockets, this one counted: a backup
+                    // connect job takes a free slot among them.
+                    let group = self
+                        .group_sockets
+                        .entry(first_host.clone())
+                        .or_default()
+                        .clone();
+                    group.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let task = tokio::spawn(conn::open(
                         conn,
                         self.cfg.protocol,
@@ -1012,6 +1024,7 @@ impl<'a> State<'a> {
                         conn::Dial {
                             bind: None,
                             fast_open: self.cfg.knobs.tcp_fastopen,
+                            backup: Some(conn::Backup { group }),
                         },
                         first_host,
                         self.tls.clone(),

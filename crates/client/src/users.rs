@@ -514,6 +514,7 @@ impl User {
                 conn::Dial {
                     bind: self.bind,
                     fast_open: false,
+                    backup: None,
                 },
                 host.to_string(),
                 self.tls.clone(),

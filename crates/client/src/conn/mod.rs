@@ -372,6 +372,7 @@ pub async fn dial(
         Dial {
             bind,
             fast_open: false,
+            backup: None,
         },
         protocol,
         sni,
@@ -394,7 +395,13 @@ pub struct Dialed {
     pub resumed: bool,
     /// With TLS 1.3 early data on: what the handshake gave, once it ends.
     pub early: Option<tokio::sync::oneshot::Receiver<Handshook>>,
+    /// A backup connect job's other socket (`Backup`), to run beside the
+    /// connection: it connects, shakes hands and waits, never ending.
+    pub idle: Option<Idle>,
 }
+
+/// A pool's idle socket, held while it runs (it never ends).
+pub type Idle = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 /// How a TLS handshake that could carry early data ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -409,11 +416,82 @@ pub struct Handshook {
 }
 
 /// How a TCP connection is dialed: from which local address (None: any),
-/// and with TCP Fast Open (`Knobs::tcp_fastopen`).
-#[derive(Debug, Clone, Copy, Default)]
+/// with TCP Fast Open (`Knobs::tcp_fastopen`), and with Chromium's backup
+/// connect job (None: without).
+#[derive(Debug, Clone, Default)]
 pub struct Dial {
     pub bind: Option<IpAddr>,
     pub fast_open: bool,
+    pub backup: Option<Backup>,
+}
+
+/// Chromium's backup connect job (`TransportClientSocketPool`'s
+/// `OnBackupJobTimerFired`, `ClientSocketPool::kMaxConnectRetryIntervalMs`):
+/// when a socket's TCP handshake has not ended 250 ms after its connect job
+/// started, and its group (the host) has a socket slot free (6 per group),
+/// a second connect job starts to the same address. The first of the two to
+/// connect serves the request; the other goes on, through its TLS
+/// handshake, and waits idle in the pool: here, until the connection ends.
+#[derive(Debug, Clone)]
+pub struct Backup {
+    /// Sockets of the group so far, this one counted (the page's own count,
+    /// which a backup adds to).
+    pub group: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Backup {
+    /// When the backup job starts: `kMaxConnectRetryIntervalMs`.
+    pub const AFTER: std::time::Duration = std::time::Duration::from_millis(250);
+    /// Chromium's sockets per group (`max_sockets_per_group`, normal pool).
+    pub const GROUP_LIMIT: usize = 6;
+
+    /// Takes a socket slot of the group if one is free.
+    fn take_slot(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        self.group
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < Self::GROUP_LIMIT).then_some(n + 1)
+            })
+            .is_ok()
+    }
+}
+
+/// A TCP connect under way.
+type Connecting =
+    std::pin::Pin<Box<dyn std::future::Future<Output = io::Result<tokio::net::TcpStream>> + Send>>;
+
+/// The TCP connection to `addr` from a socket `socket` makes, with
+/// Chromium's backup job when `backup` is given (`Backup`): the stream, and
+/// the other job's connect if two raced (the loser, still under way).
+async fn connect_tcp(
+    socket: impl Fn() -> Result<tokio::net::TcpSocket, Error>,
+    addr: SocketAddr,
+    backup: Option<&Backup>,
+) -> Result<(tokio::net::TcpStream, Option<Connecting>), Error> {
+    let connect = |source| Error::Connect { addr, source };
+    let mut first: Connecting = Box::pin(socket()?.connect(addr));
+    let Some(backup) = backup else {
+        return Ok((first.await.map_err(connect)?, None));
+    };
+    tokio::select! {
+        r = &mut first => return Ok((r.map_err(connect)?, None)),
+        () = tokio::time::sleep(Backup::AFTER) => {}
+    }
+    if !backup.take_slot() {
+        return Ok((first.await.map_err(connect)?, None));
+    }
+    let mut second: Connecting = Box::pin(socket()?.connect(addr));
+    // The first to connect; if one fails, the other.
+    tokio::select! {
+        r = &mut first => match r {
+            Ok(tcp) => Ok((tcp, Some(second))),
+            Err(_) => Ok((second.await.map_err(connect)?, None)),
+        },
+        r = &mut second => match r {
+            Ok(tcp) => Ok((tcp, Some(first))),
+            Err(_) => Ok((first.await.map_err(connect)?, None)),
+        },
+    }
 }
 
 /// As `dial`; with early data enabled in `tls` (the repeat view's
@@ -423,40 +501,56 @@ pub struct Dial {
 /// `Dialed::early` tells how the handshake ended.
 pub async fn dial_early(
     addr: SocketAddr,
-    Dial { bind, fast_open }: Dial,
+    Dial {
+        bind,
+        fast_open,
+        backup,
+    }: Dial,
     protocol: Protocol,
     sni: &str,
     tls: Arc<rustls::ClientConfig>,
 ) -> Result<Dialed, Error> {
-    let connect = |source| Error::Connect { addr, source };
-    let sock = if addr.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()
-    } else {
-        tokio::net::TcpSocket::new_v6()
-    }
-    .map_err(connect)?;
-    if let Some(ip) = bind {
-        sock.bind(SocketAddr::new(ip, 0))
-            .map_err(|source| Error::Bind { addr, ip, source })?;
-    }
-    if fast_open {
-        sys::set_tcp_fastopen_connect(&sock).map_err(connect)?;
-    }
-    let tcp = sock.connect(addr).await.map_err(connect)?;
+    let socket = || new_socket(addr, bind, fast_open);
+    let (tcp, loser) = connect_tcp(socket, addr, backup.as_ref()).await?;
     let _ = tcp.set_nodelay(true);
-    if !protocol.tls() {
+    let name = match protocol.tls() {
+        true => Some(
+            ServerName::try_from(sni.to_string()).map_err(|e| Error::ServerName {
+                sni: sni.to_string(),
+                reason: e.to_string(),
+            })?,
+        ),
+        false => None,
+    };
+    // The backup job that lost goes on as Chromium's does: connected, then
+    // its TLS handshake, then idle until the connection it lost to ends.
+    let idle = loser.map(|connecting| {
+        let (tls, name) = (tls.clone(), name.clone());
+        let idle: Idle = Box::pin(async move {
+            let Ok(tcp) = connecting.await else {
+                return std::future::pending().await;
+            };
+            let _held = match name {
+                Some(name) => tokio_rustls::TlsConnector::from(tls)
+                    .connect(name, tcp)
+                    .await
+                    .map(|s| Box::new(s) as Box<dyn Io>),
+                None => Ok(Box::new(tcp) as Box<dyn Io>),
+            };
+            std::future::pending().await
+        });
+        idle
+    });
+    let Some(name) = name else {
         return Ok(Dialed {
             io: Box::new(tcp),
             tls_ms: -1.0,
             resumed: false,
             early: None,
+            idle,
         });
-    }
+    };
     let t0 = Instant::now();
-    let name = ServerName::try_from(sni.to_string()).map_err(|e| Error::ServerName {
-        sni: sni.to_string(),
-        reason: e.to_string(),
-    })?;
     let early = tls.enable_early_data;
     let mut s = tokio_rustls::TlsConnector::from(tls)
         .early_data(early)
@@ -484,6 +578,7 @@ pub async fn dial_early(
             tls_ms,
             resumed: false,
             early: Some(told),
+            idle,
         });
     }
     if protocol == Protocol::Spdy3 && s.get_ref().1.alpn_protocol() != Some(proto::spdy3::ALPN) {
@@ -497,7 +592,32 @@ pub async fn dial_early(
         tls_ms,
         resumed,
         early: None,
+        idle,
     })
+}
+
+/// A TCP socket for `addr`, bound to `bind` when given, with TCP Fast Open
+/// when asked.
+fn new_socket(
+    addr: SocketAddr,
+    bind: Option<IpAddr>,
+    fast_open: bool,
+) -> Result<tokio::net::TcpSocket, Error> {
+    let connect = |source| Error::Connect { addr, source };
+    let sock = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+    .map_err(connect)?;
+    if let Some(ip) = bind {
+        sock.bind(SocketAddr::new(ip, 0))
+            .map_err(|source| Error::Bind { addr, ip, source })?;
+    }
+    if fast_open {
+        sys::set_tcp_fastopen_connect(&sock).map_err(connect)?;
+    }
+    Ok(sock)
 }
 
 /// A TLS stream in early data (tokio-rustls's client, `early-data`): it
@@ -660,6 +780,7 @@ pub async fn open(
         tls_ms,
         resumed,
         early,
+        idle,
     } = match dial_early(addr, dial, protocol, &sni, tls).await {
         Ok(d) => d,
         Err(e) => return fail(e),
@@ -680,7 +801,17 @@ pub async fn open(
         }
     };
     let run = run_tcp(conn, protocol, io, tls_ms, resumed, events.clone());
-    tokio::join!(run, told);
+    let idle = async {
+        match idle {
+            Some(idle) => idle.await,
+            None => std::future::pending().await,
+        }
+    };
+    // The connection's end ends the task, and the idle socket with it.
+    tokio::select! {
+        _ = async { tokio::join!(run, told) } => {}
+        () = idle => {}
+    }
 }
 
 /// HTTP/1.1, HTTP/2 or SPDY/3.1 on a dialed TCP connection until it ends.

@@ -169,6 +169,38 @@ fn https_uses_up_to_six_connections_per_host_and_h2_one_per_address() {
     assert_eq!(python(script, &[&schema, &dir]).trim(), "valid");
 }
 
+/// Chromium's backup connect job: a TCP handshake not over 250 ms after it
+/// began gets a second one to the same address (its host has a socket slot
+/// free). At a 600 ms round trip, h2's one connection is two SYNs on the
+/// link; the first to connect carries the page, the other shakes hands and
+/// waits, unused.
+#[test]
+fn a_slow_tcp_handshake_gets_chromiums_backup_connect_job() {
+    let tmp = TempDir::new("backup");
+    let dir = tmp.join("har");
+    let v = compare(&[
+        "--site",
+        "icons",
+        "--protocols",
+        "h2",
+        "--rtt",
+        "600ms",
+        "--reps",
+        "1",
+        "--har-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let p = &probes(&v)[0];
+    assert!(p["error"].is_null(), "{p}");
+    let files = hars(&dir);
+    let used: HashSet<String> = connections_per_host(&files[0].1)
+        .into_values()
+        .flatten()
+        .collect();
+    assert_eq!(used.len(), 1, "h2: one connection carries the page");
+    assert_eq!(p["syns"], 2, "a backup SYN 250 ms after the first: {p}");
+}
+
 /// `--pool`: one h2 session per host name, or per address (the link's SYNs
 /// count them); `--browser-cost`: a navigation cost comes before the first
 /// request packet; bad values and Chromium are refused naming the flag.
