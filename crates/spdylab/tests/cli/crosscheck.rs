@@ -42,13 +42,14 @@ fn crosscheck_gives_each_metric_and_the_gain_error_of_each_pair() {
         assert_eq!(r["axes"]["rate_mbit"], 20.0, "{r}");
         // Each load keeps its resources' rows, both clients: every one of
         // icons' resources, found ≤ sent ≤ first byte ≤ last byte, and the
-        // document first, at navigation start.
+        // document first, at navigation start (the model's request leaves a
+        // few ms after its first step).
         for client in ["model_loads", "chromium_loads"] {
             for load in r[client].as_array().unwrap() {
                 let rows = load["requests"].as_array().unwrap();
                 assert_eq!(rows.len(), 51, "{client}: {load}");
                 assert_eq!(rows[0][1], "/", "{client}: {}", rows[0]);
-                assert!(rows[0][4].as_f64().unwrap().abs() < 1.0, "{}", rows[0]);
+                assert!(rows[0][4].as_f64().unwrap().abs() < 20.0, "{}", rows[0]);
                 for row in rows {
                     let t: Vec<f64> = (4..8).map(|i| row[i].as_f64().unwrap()).collect();
                     assert!(t.windows(2).all(|w| w[0] <= w[1]), "{client}: {row}");
