@@ -16,7 +16,10 @@ points, and the competing flows the run had (`--cross-traffic`, "none").
 Several runs (comma-separated) make one table: a point is its link and its
 competing flows, and a run's points are its own.
 
-Usage: scripts/fidelity-gains.py RUN.json [AFTER.json] [--by rate|rtt|loss|site]
+BEFORE and AFTER may each be several runs, comma-separated: their gains are
+joined (one grid run in parts).
+
+Usage: scripts/fidelity-gains.py RUN.json[,RUN2.json...] [AFTER.json[,...]] [--by rate|rtt|loss|site]
        scripts/fidelity-gains.py --tsv RUN.json[,RUN2.json...] [NOTE] > docs/results/crosscheck/fidelity.tsv
 """
 import json
@@ -107,6 +110,12 @@ def tsv(docs, note):
                        sum(abs(e) <= CLOSE for e in errs), key[6])))
 
 
+def joined(arg):
+    """The gains of the runs `arg` names (comma-separated) as one document."""
+    docs = [json.load(open(f)) for f in arg.split(",")]
+    return {"gains": [g for d in docs for g in d["gains"]]}
+
+
 def main(argv):
     if argv[:1] == ["--tsv"] and len(argv) in (2, 3):
         tsv([json.load(open(f)) for f in argv[1].split(",")], argv[2] if len(argv) == 3 else argv[1])
@@ -118,7 +127,7 @@ def main(argv):
         argv = argv[:i] + argv[i + 2:]
     if not 1 <= len(argv) <= 2:
         sys.exit(__doc__.split("Usage: ")[1])
-    docs = [json.load(open(f)) for f in argv]
+    docs = [joined(arg) for arg in argv]
     parts = [groups(d, by) for d in docs]
     keys = sorted(set().union(*[set(p) for p in parts]), key=lambda k: (k[0], k[1], k[2]))
     head = ["pair", "metric"] + ([by] if by else []) + [
