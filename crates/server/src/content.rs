@@ -333,14 +333,24 @@ impl Content {
         if let Ok(v) = HeaderValue::from_str(&httpdate::fmt_http_date(BUILTIN_MODIFIED)) {
             h.insert(hyper::header::LAST_MODIFIED, v);
         }
-        // Sharded sites serve fonts to pages of another origin, which browsers
-        // allow only with CORS (as real CDNs do).
+        self.served_headers(h);
+        resp
+    }
+
+    /// What every response of a site carries, built-in or recorded: CORS
+    /// for any origin (sharded and imported sites serve fonts to pages of
+    /// another origin, which browsers allow only with CORS, as real CDNs
+    /// do), the Alt-Svc naming h3 when it is served (without it Chromium,
+    /// sent to QUIC by --origin-to-force-quic-on, never learns the hosts
+    /// speak QUIC and holds a page's images to 10 in flight over h3:
+    /// docs/crosscheck.md, "An imported page's Alt-Svc"), and the common
+    /// headers.
+    fn served_headers(&self, h: &mut hyper::HeaderMap) {
         h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
         if let Some(alt_svc) = &self.alt_svc {
             h.insert(hyper::header::ALT_SVC, alt_svc.clone());
         }
         common_headers(h);
-        resp
     }
 }
 
@@ -427,8 +437,7 @@ impl Content {
         {
             h.insert(CONTENT_LENGTH, HeaderValue::from(len));
         }
-        h.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-        common_headers(h);
+        self.served_headers(h);
         resp
     }
 }
@@ -638,6 +647,30 @@ mod tests {
             let r = content.respond_read(get(url), 0).await;
             assert_eq!(r.status(), 200, "{url}");
             assert_eq!(start.elapsed(), Duration::from_millis(wait), "{url}");
+        }
+    }
+
+    /// A recorded page's responses carry what a built-in site's do: CORS
+    /// and, when h3 is served, its Alt-Svc.
+    #[tokio::test]
+    async fn recorded_and_built_in_responses_name_h3_alike() {
+        let har = include_bytes!("../../../tests/data/pagexray-http2-chrome.har");
+        let (recorded, _) = site::har::import("pagexray", &har[..]).unwrap();
+        let built_in = site::builtin("icons", site::DEFAULT_SEED).unwrap();
+        for site in [recorded, built_in] {
+            let url = format!(
+                "https://{}{}",
+                site.resources[0].host, site.resources[0].path
+            );
+            let mut content = Content::new(site, crate::ServerDelay::None);
+            let r = content.respond_read(get(&url), 0).await;
+            assert!(r.headers().get(hyper::header::ALT_SVC).is_none(), "{url}");
+            content.alt_svc = Some(HeaderValue::from_static("h3=\":443\"; ma=86400"));
+            let r = content.respond_read(get(&url), 0).await;
+            assert_eq!(r.status(), 200, "{url}");
+            let h = r.headers();
+            assert_eq!(h[hyper::header::ALT_SVC], "h3=\":443\"; ma=86400", "{url}");
+            assert_eq!(h[ACCESS_CONTROL_ALLOW_ORIGIN], "*", "{url}");
         }
     }
 
