@@ -124,13 +124,13 @@ fn a_repeat_view_sends_early_data_that_the_server_takes() {
         let cfg = config(&site, &ca, protocol, port);
         let (first, reuse) = load(&rt, &cfg);
         answered(&first, &format!("{protocol} first"));
-        // The first connection has no ticket; HTTPS's later connections
-        // to a host may resume the first's session, early data and all.
-        assert!(
-            reuse.zero_rtt_sent < first.connections,
-            "{protocol}: {reuse:?}, {} connections",
-            first.connections
-        );
+        // Later connections to a host may resume the first's session, early
+        // data and all: over h2 and SPDY also the connections opened per
+        // waiting request and closed unused (their preface went as early
+        // data; `connections` leaves them out), so the count of those that
+        // sent some is not bounded by `connections` (seen in CI: spdy3, 2
+        // of 2). That the very first has no ticket:
+        // `first_connection_of_a_first_view_sends_no_early_data`.
         assert_eq!(reuse.zero_rtt_accepted, reuse.zero_rtt_sent, "{protocol}");
         let taken = counters.accepted();
         let (repeat, reuse) = load(&rt, &cfg);
@@ -145,6 +145,26 @@ fn a_repeat_view_sends_early_data_that_the_server_takes() {
         );
     }
     assert!(counters.bytes.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    let _ = stop.send(());
+}
+
+/// A first view's one connection (icons: one host, one request at first)
+/// has no ticket to send early data with, on any protocol.
+#[test]
+fn first_connection_of_a_first_view_sends_no_early_data() {
+    server::install_crypto_provider();
+    let rt = runtime();
+    let site = site::builtin("icons", site::DEFAULT_SEED).unwrap();
+    let ca = Ca::new().unwrap();
+    let (port, counters, stop) = serve(&rt, &site, &ca, true);
+    for protocol in [Protocol::H2, Protocol::Spdy3] {
+        let cfg = config(&site, &ca, protocol, port);
+        let (first, reuse) = load(&rt, &cfg);
+        answered(&first, &format!("{protocol} first"));
+        assert_eq!(first.connections, 1, "{protocol}");
+        assert_eq!(reuse.zero_rtt_sent, 0, "{protocol}: {reuse:?}");
+    }
+    assert_eq!(counters.accepted(), 0);
     let _ = stop.send(());
 }
 
