@@ -2,8 +2,8 @@
 """Makes crates/site/src/min-font.ttf: the smallest TrueType font a browser
 takes (a .notdef box and a space, the tables OTS requires), which
 site::content wraps in a WOFF of any recorded size (its private data block
-pads it), so that Chromium keeps loading a synthetic web font instead of
-rejecting its first bytes and cancelling the rest. Needs fontTools
+pads it): an imported page's synthetic web fonts are fonts a browser can
+use, as the real page's were. Needs fontTools
 (`pip install fonttools`); run once, the output is kept in the repository.
 
 Usage: scripts/min-font.py crates/site/src/min-font.ttf

@@ -942,11 +942,11 @@ const MIN_FONT: &[u8] = include_bytes!("min-font.ttf");
 
 /// A web font of exactly `size` bytes: `MIN_FONT` as a WOFF 1.0 file, its
 /// tables stored uncompressed, padded by a private data block (which WOFF
-/// readers skip), so that a browser decodes it and keeps loading it, as a
-/// real font. Chromium's font sanitizer rejects a body it cannot parse
-/// after its first bytes and cancels the rest of the load, so a font of
-/// zeros would cost Chromium one packet and the model the whole recorded
-/// size. Below the smallest such file, a WOFF header and zeros.
+/// readers skip): a browser that uses the page's web fonts gets a font,
+/// as from the real page (fontTools reads it, OTS passes it). Chromium
+/// over h3 still cuts some of an imported page's fonts after their first
+/// packet, valid or not (docs/crosscheck.md, "Synthetic web fonts").
+/// Below the smallest such file, a WOFF header and zeros.
 fn woff(size: usize) -> Vec<u8> {
     match woff_of(MIN_FONT, size) {
         Some(font) => font,
