@@ -903,6 +903,14 @@ impl<'a> State<'a> {
         if upload.is_some() {
             self.sched.not_pipelined(id);
         }
+        // The navigation's own preconnect, as it starts, whether or not
+        // the document then comes from the cache (`--pool chromium`).
+        if id == 0 && self.cfg.knobs.pool == Pool::Chromium {
+            self.preconnects
+                .entry(pool.clone())
+                .or_insert(found.host.clone());
+            self.sched.preconnect_navigation(&pool);
+        }
         self.reqs.push(Req {
             host: found.host,
             path: found.path,

@@ -14,7 +14,11 @@
 //!   arrived and been parsed (the browser's parse cost per kB, on one main
 //!   thread), and every parser-blocking script before it has arrived and run
 //!   (its run cost per kB) after the stylesheets before it (Blink's
-//!   `HTMLParserScriptRunner`; Lantern's CPU nodes).
+//!   `HTMLParserScriptRunner`; Lantern's CPU nodes). An imported page's
+//!   POST is an inline script's synchronous XMLHttpRequest in the served
+//!   HTML: it holds the parser and the main thread until its response is
+//!   complete (Chromium's first paint on nghttp2.org's page came after
+//!   its OCSP POST, 450 ms after the head's last script).
 //! - **Nothing paints** before every stylesheet named before the element is
 //!   complete (render-blocking: Blink's `RenderBlockingResourceManager`;
 //!   Lantern's FCP graph keeps exactly the render-blocking requests).
@@ -121,6 +125,11 @@ enum Node {
     Stylesheet(Key),
     /// A parser-blocking `<script src>` (neither async, defer nor a module).
     Script(Key),
+    /// The lab's synchronous request in an inline script
+    /// (`site::content::sync_request_url`): the parser and the main thread
+    /// wait for its response, so nothing the parser reached in the same
+    /// stretch before it paints sooner (no frame comes in between).
+    SyncRequest(Key),
     /// A block of text: its tag, its container (`header`, `main`, …; None
     /// at the body's level) and its characters (whitespace collapsed).
     Text {
@@ -349,9 +358,15 @@ impl PaintModel {
         let frame_gate = self
             .first_bytes
             .map_or(Duration::ZERO, |t| t + self.cost.first_frame);
-        let mut out = Vec::new();
+        let mut out: Vec<Painted> = Vec::new();
+        // The parser's current stretch (it ran on without waiting for bytes
+        // or a script): where in `out` it began, and when.
+        let (mut stretch, mut stretch_at) = (0, Duration::ZERO);
         for Parsed { node, at } in &self.nodes {
             let reached = (*at).max(parser_gate);
+            if reached > stretch_at {
+                (stretch, stretch_at) = (out.len(), reached);
+            }
             match node {
                 Node::Stylesheet(k) => {
                     // A stylesheet that never came blocks nothing we can time.
@@ -364,6 +379,19 @@ impl PaintModel {
                     let size = self.arrivals.get(k).map_or(0, |a| a.bytes);
                     let start = reached.max(d).max(css_gate);
                     parser_gate = start + per_kb(self.cost.script_per_kb, size);
+                }
+                Node::SyncRequest(k) => {
+                    let Some(d) = done(k) else { continue };
+                    // Sent as the parser reached it, after the stylesheets
+                    // before it (an inline script waits for them).
+                    let start = reached.max(d).max(css_gate);
+                    parser_gate = start;
+                    // The main thread was held since the stretch began:
+                    // what it parsed then paints in the frame after.
+                    for p in &mut out[stretch..] {
+                        p.from = p.from.max(start);
+                        p.to = p.to.max(start);
+                    }
                 }
                 Node::Style(_) => {}
                 Node::Text {
@@ -694,6 +722,9 @@ struct Scanner {
     container: Option<String>,
     /// An inline `<style>` being read.
     style: Option<String>,
+    /// An inline parser-blocking `<script>` being read: the lab's own
+    /// synchronous request blocks the parser as a `<script src>` does.
+    script: Option<String>,
 }
 
 /// Tags that make a column of their own (a rule may give its width).
@@ -733,6 +764,15 @@ impl Scanner {
                             css.push_str(&String::from_utf8_lossy(&rest[..body_end]));
                             out.push(Node::Style(css));
                         }
+                        if let Some(mut js) = self.script.take() {
+                            js.push_str(&String::from_utf8_lossy(&rest[..body_end]));
+                            let waited = site::content::sync_request_url(&js)
+                                .and_then(|u| resolve(host, path, &u));
+                            if let Some(k) = waited {
+                                self.end_block(&mut out);
+                                out.push(Node::SyncRequest(k));
+                            }
+                        }
                         self.scanned += i;
                         self.skip_until = None;
                         continue;
@@ -742,6 +782,9 @@ impl Scanner {
                         let keep = rest.len().saturating_sub(end.len());
                         if let Some(css) = self.style.as_mut() {
                             css.push_str(&String::from_utf8_lossy(&rest[..keep]));
+                        }
+                        if let Some(js) = self.script.as_mut() {
+                            js.push_str(&String::from_utf8_lossy(&rest[..keep]));
                         }
                         self.scanned += keep;
                         break;
@@ -829,9 +872,15 @@ impl Scanner {
             "script" if !closing => {
                 let blocking = !["async", "defer"].iter().any(|a| has_attr(&lower, a))
                     && attr(&lower, "type").is_none_or(|t| t != "module");
-                if let (Some(k), true) = (url("src"), blocking) {
-                    self.end_block(out);
-                    out.push(Node::Script(k));
+                match (url("src"), blocking) {
+                    (Some(k), true) => {
+                        self.end_block(out);
+                        out.push(Node::Script(k));
+                    }
+                    (None, true) if attr(&lower, "src").is_none() => {
+                        self.script = Some(String::new())
+                    }
+                    _ => {}
                 }
                 self.skip_until = Some("</script");
             }
@@ -1065,6 +1114,31 @@ mod tests {
         assert_eq!(vc, 900.0 + frame);
         let si = e.speed_index_ms.unwrap();
         assert!(si > e.fcp_ms.unwrap() && si < vc, "{si}");
+    }
+
+    /// The lab's synchronous request in an inline script (an imported
+    /// page's POST) holds the text after it until its response is complete,
+    /// and the text the parser reached just before it (no frame came in
+    /// between); another inline script holds nothing.
+    #[test]
+    fn a_synchronous_request_holds_the_first_paint_until_its_answer() {
+        let load = |script: &str| {
+            let mut p = PaintModel::new("a.test", "/", BrowserCost::NONE);
+            p.head(ms_(90), "a.test", "/", "text/html");
+            let html = format!(
+                "<html><body><h1>Title</h1><script>{script}</script><p>Hello there</p></body></html>"
+            );
+            p.data(ms_(100), "a.test", "/", html.as_bytes());
+            p.done(ms_(100), "a.test", "/");
+            p.head(ms_(500), "ocsp.test", "/", "application/ocsp-response");
+            p.data(ms_(600), "ocsp.test", "/", b"ok");
+            p.done(ms_(600), "ocsp.test", "/");
+            p.estimate(ms_(700)).fcp_ms
+        };
+        let frame = ms(FRAME);
+        let sync = r#"(function(x){x.open("POST","//ocsp.test/",false);try{x.send(null)}catch(e){}})(new XMLHttpRequest());"#;
+        assert_eq!(load(sync), Some(600.0 + frame));
+        assert_eq!(load("var x = 1;"), Some(100.0 + frame));
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //! An imported page (`Renderer::replaying`) is parsed and run the same way,
 //! but what each document, stylesheet and script names comes from its
 //! recorded tree (`crate::replay`), not from its bytes: the model cannot
-//! resolve a real page's relative URLs or run its scripts.
+//! resolve a real page's relative URLs or run its scripts. Its POSTs are
+//! the served page's synchronous XMLHttpRequests (`site::content`): each
+//! goes out when the parser reaches it, as a parser-inserted script's turn
+//! comes, and holds the parser until its response is complete.
 //!
 //! Fed what the page load sees (a response's type, its bytes, its end) with
 //! the time since navigation start; polled for the resources to request now
@@ -284,6 +287,12 @@ struct Res {
     in_order: bool,
     running: bool,
     ran: bool,
+    /// An imported page's POST, not requested yet: the served page sends it
+    /// as a synchronous XMLHttpRequest from an inline script, so it goes
+    /// out when the parser reaches it (its turn among the parser-inserted
+    /// scripts, after the stylesheets before it), and the parser waits for
+    /// its response as for a script's (`crate::paint` reads the same).
+    sync_request: Option<Found>,
 }
 
 #[derive(Debug)]
@@ -572,6 +581,28 @@ impl Renderer {
                 Work::Parsed { doc, found } => {
                     for (tag, f) in found {
                         let k = key(&f);
+                        if self.cost.ordered
+                            && !self.res.contains_key(&k)
+                            && self
+                                .tree
+                                .as_ref()
+                                .is_some_and(|t| t.upload(&f.host, &f.path).is_some())
+                        {
+                            if let Some(d) = self.docs.get_mut(&doc) {
+                                d.order.push((Tag::Script, k.clone()));
+                            }
+                            self.res.insert(
+                                k,
+                                Res {
+                                    priority: Some(Priority::SCRIPT),
+                                    doc: Some(doc.clone()),
+                                    in_order: true,
+                                    sync_request: Some(f),
+                                    ..Default::default()
+                                },
+                            );
+                            continue;
+                        }
                         if let Some(d) = self.docs.get_mut(&doc) {
                             if matches!(tag, Tag::Stylesheet | Tag::Script)
                                 && !d.order.iter().any(|(_, o)| *o == k)
@@ -687,6 +718,15 @@ impl Renderer {
                     (next, css_done, d.ran == scripts.len())
                 };
                 if let Some((_, k)) = next {
+                    // A synchronous request's turn: it goes out now.
+                    let sync = match css_before_done {
+                        true => self.res.get_mut(&k).and_then(|r| r.sync_request.take()),
+                        false => None,
+                    };
+                    if let Some(f) = sync {
+                        self.run(now, self.cost.request, Some(Work::Issue(f)));
+                        progress = true;
+                    }
                     let state = self
                         .res
                         .get(&k)
@@ -1108,6 +1148,57 @@ mod tests {
         assert_eq!(priority("/i.png"), Priority::BOOSTED_IMAGE);
         assert_eq!(priority("/bg.png"), Priority::IMAGE);
         assert_eq!(priority("/j.png"), Priority::IMAGE);
+    }
+
+    /// An imported page's POST goes out when the parser reaches it (after
+    /// the head's script ran), not as it is revealed, and the parser waits
+    /// for its response: the document completes after it.
+    #[test]
+    fn an_imported_pages_post_waits_for_the_parser_and_holds_it() {
+        let e = |url: &str, method: &str, mime: &str, text: &str| {
+            serde_json::json!({"request": {"method": method, "url": url},
+                "response": {"status": 200, "headers": [],
+                "content": {"size": text.len(), "mimeType": mime, "text": text}}})
+        };
+        let html =
+            r#"<html><head><script src="/x.js"></script></head><body><p>hi</p></body></html>"#;
+        let har = serde_json::json!({"log": {"entries": [
+            e("https://a.test/", "GET", "text/html", html),
+            e("https://a.test/x.js", "GET", "application/javascript", "x"),
+            e("https://ocsp.test/", "POST", "application/ocsp-response", "ok"),
+        ]}});
+        let (site, _) = site::har::import("t", har.to_string().as_bytes()).unwrap();
+        let tree = Arc::new(ReplayTree::of(&site));
+        assert!(tree.upload("ocsp.test", "/").is_some());
+        let mut r = Renderer::replaying(COST, f("a.test", "/"), tree);
+        r.advance(ms(0));
+        r.advance(ms(2));
+        assert_eq!(drain(&mut r), ["a.test/"]);
+        r.head("a.test", "/", "text/html");
+        r.data(ms(100), "a.test", "/", html.as_bytes());
+        r.done(ms(100), "a.test", "/");
+        r.advance(ms(400));
+        assert_eq!(
+            drain(&mut r),
+            ["a.test/x.js"],
+            "the POST waits for the parser"
+        );
+        r.head("a.test", "/x.js", "application/javascript");
+        r.data(ms(500), "a.test", "/x.js", b"x");
+        r.done(ms(500), "a.test", "/x.js");
+        r.advance(ms(510));
+        assert_eq!(
+            drain(&mut r),
+            ["ocsp.test/"],
+            "the script ran: the POST goes"
+        );
+        assert!(!r.idle(), "the parser waits for the POST's answer");
+        assert_eq!(r.priority_of(&f("ocsp.test", "/")), Priority::SCRIPT);
+        r.head("ocsp.test", "/", "application/ocsp-response");
+        r.data(ms(700), "ocsp.test", "/", b"ok");
+        r.done(ms(700), "ocsp.test", "/");
+        r.advance(ms(710));
+        assert!(r.idle());
     }
 
     #[test]

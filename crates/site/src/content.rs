@@ -78,6 +78,33 @@ fn send_call(c: &Resource, up: &Upload) -> String {
     )
 }
 
+/// The lab's own synchronous request (`send_call`'s statement) in an inline
+/// script's text: its URL as written (`//host/path`), if the script is one.
+/// A page's parser and main thread wait for its response (a synchronous
+/// XMLHttpRequest blocks both), which the model's paint estimate reads from
+/// the HTML as it reads a `<script src>` (`client::paint`).
+pub fn sync_request_url(script: &str) -> Option<String> {
+    let call = script.trim().strip_prefix("(function(x){x.open(\"")?;
+    let (_method, rest) = call.split_once("\",\"")?;
+    let end = rest.find("\",false);")?;
+    // Undo `send_call`'s escapes, left to right: `\\` and `\x3c`.
+    let (mut url, mut chars) = (String::new(), rest[..end].chars());
+    while let Some(c) = chars.next() {
+        match (c, chars.clone().next()) {
+            ('\\', Some('\\')) => {
+                chars.next();
+                url.push('\\');
+            }
+            ('\\', Some('x')) if chars.as_str().starts_with("x3c") => {
+                chars.nth(2);
+                url.push('<');
+            }
+            _ => url.push(c),
+        }
+    }
+    Some(url)
+}
+
 /// Deterministic filler text and pixels, from the workspace's one generator.
 struct Filler(link::rng::Rng);
 
@@ -1044,6 +1071,36 @@ pub fn png_dimensions(data: &[u8]) -> Option<(u32, u32)> {
 
 #[cfg(test)]
 mod tests {
+    /// The statement `send_call` writes gives back its URL, escapes undone;
+    /// other scripts give none.
+    #[test]
+    fn a_sync_request_statement_names_its_url() {
+        let up = Upload {
+            method: "POST".into(),
+            body_len: 3,
+        };
+        for path in ["/", "/a\\b</script>?x=1", "/a\\x3c"] {
+            let r = Resource {
+                host: "ocsp.test".into(),
+                path: path.into(),
+                kind: Kind::Other,
+                size: 471,
+                parent: Some(0),
+                reveal: Reveal::Body,
+            };
+            assert_eq!(
+                sync_request_url(&send_call(&r, &up)),
+                Some(reference(&r)),
+                "{path}"
+            );
+        }
+        assert_eq!(sync_request_url("var x = 1;"), None);
+        assert_eq!(
+            sync_request_url(&format!("{INJECT_CALL}\"//a.test/x.js\")")),
+            None
+        );
+    }
+
     use super::*;
 
     /// A synthetic web font is a WOFF of the recorded size whose tables give
