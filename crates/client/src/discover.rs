@@ -68,35 +68,96 @@ impl HtmlScanner {
             };
             let tag = String::from_utf8_lossy(&rest[lt..lt + gt + 1]).to_string();
             self.scanned += lt + gt + 1;
-            let lower = tag.to_ascii_lowercase();
-            let rel = attr(&tag, "rel").map(|r| r.to_ascii_lowercase());
-            let url = if lower.starts_with("<link") && rel.as_deref() == Some("preload") {
-                let as_ = attr(&tag, "as").map(|a| a.to_ascii_lowercase());
-                attr(&tag, "href").map(|u| {
-                    let p = crate::priority::Priority::of_preload(as_.as_deref());
-                    (Tag::Preload(p), u)
-                })
-            } else if lower.starts_with("<link") && lower.contains("stylesheet") {
-                attr(&tag, "href").map(|u| (Tag::Stylesheet, u))
-            } else if lower.starts_with("<script") {
-                attr(&tag, "src").map(|u| (Tag::Script, u))
-            } else if lower.starts_with("<img") {
-                let side = |name| attr(&tag, name).and_then(|v| v.trim().parse::<u64>().ok());
-                let area = side("width")
-                    .zip(side("height"))
-                    .map(|(w, h)| w.saturating_mul(h));
-                attr(&tag, "src").map(|u| (Tag::Image { area }, u))
-            } else if ["<embed", "<iframe"].iter().any(|t| lower.starts_with(t)) {
-                attr(&tag, "src").map(|u| (Tag::Other, u))
-            } else {
-                None
-            };
+            let url = classify(&tag);
             if let Some((t, f)) = url.and_then(|(t, u)| Some((t, split(u)?))) {
                 found.push((t, f));
             }
         }
         found
     }
+}
+
+/// The kind of a tag that names a resource and its URL as written:
+/// a preload, a stylesheet, a script, an image (with its attributes' area),
+/// an embed or iframe; None for other tags.
+fn classify(tag: &str) -> Option<(Tag, &str)> {
+    let lower = tag.to_ascii_lowercase();
+    let rel = attr(tag, "rel").map(|r| r.to_ascii_lowercase());
+    if lower.starts_with("<link") && rel.as_deref() == Some("preload") {
+        let as_ = attr(tag, "as").map(|a| a.to_ascii_lowercase());
+        attr(tag, "href").map(|u| {
+            let p = crate::priority::Priority::of_preload(as_.as_deref());
+            (Tag::Preload(p), u)
+        })
+    } else if lower.starts_with("<link") && lower.contains("stylesheet") {
+        attr(tag, "href").map(|u| (Tag::Stylesheet, u))
+    } else if lower.starts_with("<script") {
+        attr(tag, "src").map(|u| (Tag::Script, u))
+    } else if lower.starts_with("<img") {
+        let side = |name| attr(tag, name).and_then(|v| v.trim().parse::<u64>().ok());
+        let area = side("width")
+            .zip(side("height"))
+            .map(|(w, h)| w.saturating_mul(h));
+        attr(tag, "src").map(|u| (Tag::Image { area }, u))
+    } else if ["<embed", "<iframe"].iter().any(|t| lower.starts_with(t)) {
+        attr(tag, "src").map(|u| (Tag::Other, u))
+    } else {
+        None
+    }
+}
+
+/// The resources a whole document names in its tags, in document order,
+/// each with the byte offset where its tag ends; relative references
+/// resolved against the document at `host`/`path`, as a browser's preload
+/// scanner does (an imported page's own markup: `crate::replay`).
+pub fn tags_of_document(body: &[u8], host: &str, path: &str) -> Vec<(usize, Tag, Found)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(lt) = body[at..].iter().position(|&b| b == b'<') {
+        let start = at + lt;
+        let Some(gt) = body[start..].iter().position(|&b| b == b'>') else {
+            break;
+        };
+        let end = start + gt + 1;
+        let tag = String::from_utf8_lossy(&body[start..end]);
+        if let Some((t, u)) = classify(&tag) {
+            if let Some(f) = resolve(host, path, u) {
+                out.push((end, t, f));
+            }
+        }
+        at = end;
+    }
+    out
+}
+
+/// A reference in the document at `host`/`path`: absolute, scheme-relative,
+/// root-relative or relative; None for other schemes and `data:`.
+pub(crate) fn resolve(host: &str, path: &str, url: &str) -> Option<Found> {
+    let url = url.trim().replace("&amp;", "&");
+    let url = url.split('#').next()?;
+    if url.is_empty() || url.starts_with("data:") {
+        return None;
+    }
+    if let Some(f) = split(url) {
+        return Some(f);
+    }
+    if url.contains("://") || url.starts_with("javascript:") || url.starts_with("mailto:") {
+        return None;
+    }
+    if url.starts_with('/') {
+        return Some(Found {
+            host: host.to_string(),
+            path: url.to_string(),
+        });
+    }
+    let dir = match path.split('?').next().and_then(|p| p.rfind('/')) {
+        Some(i) => &path[..=i],
+        None => "/",
+    };
+    Some(Found {
+        host: host.to_string(),
+        path: format!("{dir}{url}"),
+    })
 }
 
 /// The `url()` references of a complete stylesheet.
@@ -137,6 +198,27 @@ pub fn script_injections(js: &[u8]) -> Vec<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A document's tags in order, with where each ends, relative names
+    /// resolved against it (h2o.examp1e.net's markup: its first stylesheet
+    /// before its scripts).
+    #[test]
+    fn a_documents_tags_resolve_against_it_in_order() {
+        let html = br#"<link rel="stylesheet" href="assets/a.css" /><script src="search/j.js"></script><img src="/i.png" width="2" height="3"><a href="javascript:x()">"#;
+        let tags = tags_of_document(html, "h.test", "/dir/page.html");
+        let f = |p: &str| Found {
+            host: "h.test".into(),
+            path: p.into(),
+        };
+        assert_eq!(
+            tags,
+            [
+                (45, Tag::Stylesheet, f("/dir/assets/a.css")),
+                (71, Tag::Script, f("/dir/search/j.js")),
+                (119, Tag::Image { area: Some(6) }, f("/i.png")),
+            ]
+        );
+    }
 
     #[test]
     fn html_tags_are_found_as_bytes_arrive_even_split_mid_tag() {

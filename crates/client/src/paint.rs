@@ -971,28 +971,10 @@ fn attr(tag: &str, name: &str) -> Option<String> {
     None
 }
 
-/// A reference in the document at `host`/`path` as (host, path): absolute,
-/// scheme-relative, root-relative or relative; None for other schemes.
+/// A reference in the document at `host`/`path` as (host, path)
+/// (`crate::discover::resolve`).
 fn resolve(host: &str, path: &str, url: &str) -> Option<Key> {
-    let url = url.trim().replace("&amp;", "&");
-    let url = url.split('#').next()?;
-    if url.is_empty() || url.starts_with("data:") {
-        return None;
-    }
-    if let Some((h, p)) = site::content::split_url(url) {
-        return Some((h, p));
-    }
-    if url.contains("://") {
-        return None;
-    }
-    if url.starts_with('/') {
-        return Some((host.to_string(), url.to_string()));
-    }
-    let dir = match path.split('?').next().and_then(|p| p.rfind('/')) {
-        Some(i) => &path[..=i],
-        None => "/",
-    };
-    Some((host.to_string(), format!("{dir}{url}")))
+    crate::discover::resolve(host, path, url).map(|f| (f.host, f.path))
 }
 
 #[cfg(test)]

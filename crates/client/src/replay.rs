@@ -1,8 +1,10 @@
 //! Discovery for a replayed (imported) page: the model cannot run a real
-//! page's scripts or resolve its relative URLs, so it reveals each resource
-//! when the import says its parent did. A document's child that its bytes
-//! as served name in a tag (every child of a page imported without its
-//! HTML, whose document the lab writes with a real tag for each) comes
+//! page's scripts or resolve what a stylesheet's relative url()s name, so
+//! it reveals each resource when the import says its parent did. A
+//! document's child that its bytes as served name in a tag (relative
+//! references resolved against the document; every child of a page
+//! imported without its HTML, whose document the lab writes with a real
+//! tag for each) comes
 //! where that tag ends, with the tag's kind and image size, in document
 //! order; other head tags at the parent's first bytes, other body tags
 //! spread over the parent's bytes in order; `url()` and script injections
@@ -20,7 +22,7 @@
 //! document names, an image), so an imported page goes through the same main
 //! thread, tight mode and priorities as a built-in one.
 
-use crate::discover::{Found, HtmlScanner, Tag};
+use crate::discover::{tags_of_document, Found, Tag};
 use crate::priority::Priority;
 use bytes::Bytes;
 use site::{Kind, Reveal, Site};
@@ -145,9 +147,12 @@ impl ReplayTree {
     /// is revealed where that tag ends, with the tag's kind and image area
     /// (as the renderer would find it in the bytes), the document's
     /// children kept in the order they come; its `<link rel=preload>` tags
-    /// are children of their own, ahead of the tree's. A child the bytes do
-    /// not name (a recorded page's relative URL, an injection) keeps the
-    /// tree's estimate.
+    /// are children of their own, ahead of the tree's. Relative references
+    /// (a recorded page's own markup) are resolved against the document,
+    /// as the preload scanner does: without that, a recorded page's
+    /// stylesheets and scripts came in the HAR's order, not the markup's
+    /// (h2o.examp1e.net's scripts before its first stylesheet). A child
+    /// the bytes do not name (an injection) keeps the tree's estimate.
     fn read_documents(&mut self, site: &Site) {
         let known: std::collections::HashSet<(&str, &str)> = site
             .resources
@@ -159,32 +164,14 @@ impl ReplayTree {
                 continue;
             }
             let body = site.body(i);
-            let mut scanner = HtmlScanner::default();
             let mut preloads = Vec::new();
             let mut named: HashMap<Found, (When, Tag)> = HashMap::new();
-            let mut from = 0;
-            for (tag, f) in scanner.feed_tagged(&body) {
+            for (end, tag, f) in tags_of_document(&body, &r.host, &r.path) {
                 // A name the site does not have would be a miss, not a
                 // resource the page uses.
                 if !known.contains(&(f.host.as_str(), f.path.as_str())) {
                     continue;
                 }
-                let href = format!("//{}{}", f.host, f.path);
-                let find = |start: usize| {
-                    body[start..]
-                        .windows(href.len())
-                        .position(|w| w == href.as_bytes())
-                        .map(|p| start + p)
-                };
-                let Some(at) = find(from).or_else(|| find(0)) else {
-                    continue;
-                };
-                // The tag is complete at its '>'.
-                let end = body[at..]
-                    .iter()
-                    .position(|&b| b == b'>')
-                    .map_or(at + href.len(), |p| at + p + 1);
-                from = at;
                 let when = When::Bytes(end as u64);
                 match tag {
                     Tag::Preload(priority) => {
