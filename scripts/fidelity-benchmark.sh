@@ -45,7 +45,7 @@ for part in $PARTS; do
     before+=($R/grid-1-8.json $R/grid-20.json)
     after+=($OUT/grid-1-8.json $OUT/grid-20.json) ;;
   recorded)
-    # One reference per page (each was loaded on its own).
+    # The recorded pages' references (recorded-*.json: one file today).
     refs=$(ls $R/recorded-*.json | paste -sd, -)
     run recorded "$refs" --sites $RECORDED --protocols https,h2,h3 \
       --rtts 20ms,150ms --rates 1mbit,8mbit,20mbit
