@@ -814,10 +814,16 @@ impl Scheduler {
         // first of all (its own job takes the session), the others by class
         // and urgency, then in an order drawn from the seed
         // ([`Scheduler::resume_unordered`]); the rest in discovery order.
+        // An HTTP/1.1 socket group's queue is by the request's own priority
+        // (`ClientSocketPool`'s priority queue: a HIGHEST stylesheet before a
+        // MEDIUM head script of the same class), then arrival; told
+        // urgencies only (none: all equal, discovery order).
+        let per_host = matches!(self.policy, Policy::PerHost { .. });
+        let urgency = |req: &ReqId| u64::from(*self.urgency.get(req).unwrap_or(&0));
         let key = |req: ReqId, pool: &str| -> (u8, u64) {
             let rank = rank(class(&req));
             let (Some(seed), Some((up, opener))) = (self.resume_seed, &self.resuming) else {
-                return (rank, 0);
+                return (rank, if per_host { urgency(&req) } else { 0 });
             };
             if self.pooled(pool.to_string()) != *up {
                 return (rank, 0);
@@ -1023,6 +1029,28 @@ mod tests {
             s.preconnect_navigation("a.test");
             s.discovered(0, "a.test");
             assert_eq!(opens(&drain(&mut s)), 1);
+        }
+    }
+
+    /// An HTTP/1.1 socket freed goes to the most urgent request waiting for
+    /// it (a stylesheet before a head script found earlier), then to the
+    /// earliest found.
+    #[test]
+    fn a_freed_http1_socket_takes_the_most_urgent_request_first() {
+        let mut s = Scheduler::new(Policy::PerHost { conns: 1, depth: 1 });
+        s.discovered(0, "a.test");
+        assert_eq!(drain(&mut s).len(), 1);
+        s.connected(0, None);
+        assert_eq!(drain(&mut s), [Action::Send { conn: 0, req: 0 }]);
+        for (req, urgency) in [(1, 2), (2, 0), (3, 2)] {
+            s.urgency(req, urgency);
+            s.discovered(req, "a.test");
+        }
+        assert_eq!(drain(&mut s), []);
+        for (done, next) in [(0, 2), (2, 1), (1, 3)] {
+            s.completed(done);
+            s.finished(0);
+            assert_eq!(drain(&mut s), [Action::Send { conn: 0, req: next }]);
         }
     }
 
