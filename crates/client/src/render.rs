@@ -13,10 +13,10 @@
 //! but what each document, stylesheet and script names comes from its
 //! recorded tree (`crate::replay`, which reads the served documents' tags),
 //! not from its bytes: the model cannot run a real page's scripts. Its
-//! POSTs are
-//! the served page's synchronous XMLHttpRequests (`site::content`): each
-//! goes out when the parser reaches it, as a parser-inserted script's turn
-//! comes, and holds the parser until its response is complete.
+//! POSTs are the served page's synchronous XMLHttpRequests
+//! (`site::content`): each goes out when the parser reaches it, as a
+//! parser-inserted script's turn comes, and holds the parser until its
+//! response is complete.
 //!
 //! Fed what the page load sees (a response's type, its bytes, its end) with
 //! the time since navigation start; polled for the resources to request now
