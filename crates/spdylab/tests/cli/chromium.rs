@@ -161,6 +161,13 @@ fn chromium_loads_every_resource_over_the_protocol_asked() {
                 assert!(conns.len() <= most, "{name}: {host}: {conns:?}");
             }
         }
+        // Chromium's crash handler ends once its browser is gone, on its
+        // own (seen alive for a moment once in CI): give it as long as the
+        // kill -9 test gives the death signals.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !processes_of(pid).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
         assert_eq!(processes_of(pid), Vec::<String>::new(), "Chromium is gone");
         assert_eq!(
             directories_of(pid),
