@@ -707,6 +707,11 @@ impl Scheduler {
             Policy::PerHost { depth, .. } => depth.max(1),
             Policy::Multiplexed => usize::MAX,
         };
+        self.open_unasked(&pool, limit, false);
+    }
+
+    /// Opens a connection for `pool` that no waiting request asked for.
+    fn open_unasked(&mut self, pool: &str, limit: usize, per_request: bool) -> ConnId {
         let id = self.conns.len();
         self.conns.push(Conn {
             id,
@@ -719,13 +724,14 @@ impl Scheduler {
             alone: None,
             draining: false,
             opener: None,
-            per_request: false,
+            per_request,
             used: false,
         });
         self.actions.push_back(Action::Open {
             conn: id,
             pool: pool.to_string(),
         });
+        id
     }
 
     /// Chromium's preconnect as a navigation starts: `LoadingPredictor::
@@ -762,26 +768,8 @@ impl Scheduler {
             .filter(|c| c.pool == pool && !c.closed)
             .count();
         for _ in live..NAVIGATION_SOCKETS {
-            let id = self.conns.len();
-            self.conns.push(Conn {
-                id,
-                pool: pool.clone(),
-                share: None,
-                ready: false,
-                closed: false,
-                in_flight: 0,
-                limit,
-                alone: None,
-                draining: false,
-                opener: None,
-                per_request,
-                used: false,
-            });
+            let id = self.open_unasked(&pool, limit, per_request);
             self.preconnected.insert(id);
-            self.actions.push_back(Action::Open {
-                conn: id,
-                pool: pool.clone(),
-            });
         }
     }
 
