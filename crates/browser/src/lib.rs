@@ -118,6 +118,11 @@ pub struct Knobs {
     /// (net/base/features.cc `kEnableTLS13EarlyData`,
     /// FEATURE_DISABLED_BY_DEFAULT). The model sends it when this is on.
     pub tls_early_data: bool,
+    /// A repeat view starts with an empty HTTP cache (`--repeat-cache
+    /// clear`): every response is fetched again, over resumed TLS and QUIC
+    /// 0-RTT (Kakhki et al.'s 0-RTT comparison). Off: WebPageTest's repeat
+    /// view, the cache kept. The model clears its own cache when this is on.
+    pub clear_cache_before_repeat: bool,
 }
 
 impl Default for Knobs {
@@ -126,6 +131,7 @@ impl Default for Knobs {
             cpu_slowdown: 1,
             screencast: true,
             tls_early_data: false,
+            clear_cache_before_repeat: false,
         }
     }
 }
@@ -392,11 +398,23 @@ impl Browser {
     /// HTTP/2 sessions and QUIC sessions, each QUIC one with a
     /// CONNECTION_CLOSE), keeping its HTTP cache, TLS sessions and QUIC
     /// server configs. Needs `repeat_view` (the extension is off otherwise).
-    pub fn close_connections(&mut self, deadline: Instant) -> io::Result<()> {
+    /// With `clear_cache` the HTTP cache is emptied too
+    /// (`Network.clearBrowserCache`, in the same tab; `--repeat-cache
+    /// clear`): TLS sessions and QUIC server configs are kept.
+    pub fn close_connections(&mut self, deadline: Instant, clear_cache: bool) -> io::Result<()> {
         for tab in std::mem::take(&mut self.tabs) {
             self.close_tab(&tab, deadline)?;
         }
         let (tab, session) = self.new_tab(deadline)?;
+        if clear_cache {
+            self.pipe.call(
+                "Network.clearBrowserCache",
+                serde_json::json!({}),
+                Some(&session),
+                deadline,
+                &mut |_, _| {},
+            )?;
+        }
         let closed = self.pipe.call(
             "Runtime.evaluate",
             serde_json::json!({"expression": CLOSE_CONNECTIONS, "returnByValue": true}),

@@ -532,8 +532,11 @@ impl Prober<'_> {
         match (self.spec.trial.client, view, self.kept.take()) {
             (ClientKind::Model, ..) => None,
             (ClientKind::Chromium, View::Repeat, Some(Ok(mut b))) => Some(
-                b.close_connections(Instant::now() + opts.timeout)
-                    .map(|()| b),
+                b.close_connections(
+                    Instant::now() + opts.timeout,
+                    opts.knobs.clear_cache_before_repeat,
+                )
+                .map(|()| b),
             ),
             (ClientKind::Chromium, View::Repeat, _) => {
                 Some(chromium_first_view(self.testbed, opts, &self.link))
@@ -728,7 +731,10 @@ fn chromium_first_view(
             "the first view (not counted): {e}"
         )));
     }
-    b.close_connections(Instant::now() + opts.timeout)?;
+    b.close_connections(
+        Instant::now() + opts.timeout,
+        opts.knobs.clear_cache_before_repeat,
+    )?;
     Ok(b)
 }
 

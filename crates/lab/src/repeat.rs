@@ -20,6 +20,9 @@ pub struct ModelViews {
     tls13_only: Option<bool>,
     /// TLS 1.3 early data over TCP (`--early-data`).
     tls_early_data: bool,
+    /// The repeat view starts with an empty HTTP cache (`--repeat-cache
+    /// clear`), its TLS sessions kept.
+    clear_cache: bool,
     /// The cache and TLS configuration of the probe under way (`both`:
     /// made by its first view, taken by its repeat view).
     kept: Option<(client::SharedCache, Arc<rustls::ClientConfig>)>,
@@ -32,6 +35,7 @@ impl ModelViews {
             ca,
             tls13_only: trial.tls13_only(),
             tls_early_data: trial.chromium.tls_early_data,
+            clear_cache: trial.chromium.clear_cache_before_repeat,
             kept: None,
         }
     }
@@ -67,16 +71,23 @@ impl ModelViews {
                 store,
                 tcp_early_data,
             );
-            (Arc::new(Mutex::new(client::cache::HttpCache::new())), tls)
+            (empty_cache(), tls)
         };
         let with = |(cache, tls): &(client::SharedCache, Arc<rustls::ClientConfig>)| PageConfig {
             cache: Some(cache.clone()),
             tls_sessions: protocol.tls().then(|| tls.clone()),
             ..cfg.clone()
         };
+        // `--repeat-cache clear`: the repeat view's cache is a new one.
+        let emptied = |(cache, tls): (client::SharedCache, Arc<rustls::ClientConfig>)| match self
+            .clear_cache
+        {
+            true => (empty_cache(), tls),
+            false => (cache, tls),
+        };
         match view {
             View::Repeat => match self.kept.take() {
-                Some(kept) => Ok(with(&kept)),
+                Some(kept) => Ok(with(&emptied(kept))),
                 None => {
                     let kept = fresh();
                     let first = with(&kept);
@@ -84,7 +95,7 @@ impl ModelViews {
                     rt.block_on(conns.close());
                     match load.error {
                         Some(e) => Err(format!("the first view (not counted): {e}")),
-                        None => Ok(first),
+                        None => Ok(with(&emptied(kept))),
                     }
                 }
             },
@@ -96,6 +107,11 @@ impl ModelViews {
             }
         }
     }
+}
+
+/// A new, empty HTTP cache.
+fn empty_cache() -> client::SharedCache {
+    Arc::new(Mutex::new(client::cache::HttpCache::new()))
 }
 
 /// What a load of `view` on `protocol` reused, as its record keeps it

@@ -496,6 +496,7 @@ impl Trial {
             Knob::Push => self.served.push = v.parse()?,
             Knob::Preload => self.preload = v.parse()?,
             Knob::EarlyData => self.chromium.tls_early_data = on,
+            Knob::RepeatCache => self.chromium.clear_cache_before_repeat = v == "clear",
             Knob::QuicIw => self.served.quic_iw = (v != "default").then(|| int() as u32),
             // One fact for three ends: the testbed's kernels, the server's
             // listeners, the model's sockets.

@@ -141,11 +141,12 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         .check
         .map(|n| lab::compare::Check::of(&spec, n as usize))
         .transpose()?;
-    let check_total = check.as_ref().map_or(0, |c| {
-        let s = &c.spec;
-        s.protocols.len() * (s.reps + s.warmup)
-    });
-    let total = spec.protocols.len() * (spec.reps + spec.warmup) + check_total;
+    // Records, not probes: a probe of `--view both` makes two.
+    let records = |s: &lab::probe::ProbeSpec| {
+        s.protocols.len() * (s.reps + s.warmup) * s.trial.view().measured().len()
+    };
+    let check_total = check.as_ref().map_or(0, |c| records(&c.spec));
+    let total = records(&spec) + check_total;
     let spec = Arc::new(spec);
     let progress = CountProgress::new("compare", total);
     let stop = stop_flag();
