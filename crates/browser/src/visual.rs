@@ -44,8 +44,8 @@
 use client::FilmFrame;
 
 /// A pixel whose red, green and blue are all at least this is background
-/// (speedline's `isWhitePixel`).
-pub(crate) const WHITE: u8 = 249;
+/// (speedline's `isWhitePixel`; the model weighs images by it too).
+pub(crate) use client::ink::WHITE;
 /// The screencast's JPEG quality (0–100).
 pub(crate) const QUALITY: u32 = 50;
 /// The screencast's largest frame, px: half the viewport in each direction.

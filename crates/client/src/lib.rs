@@ -15,6 +15,7 @@ pub mod conn;
 pub mod discover;
 pub mod headers;
 pub mod hints;
+pub mod ink;
 pub mod page;
 pub mod paint;
 mod pq;

@@ -1,6 +1,6 @@
 //! The few CSS properties the paint estimate lays a page out by, read from
-//! its stylesheets: font size and line height, width, margins, padding and
-//! `display: block`, per rule of a tag (`p`) or a tag in a container
+//! its stylesheets: font size and line height, width, margins, padding,
+//! `display: block` and a background colour, per rule of a tag (`p`) or a tag in a container
 //! (`main img`, `header h1`). Hand-written on purpose: a CSS engine is far
 //! beyond what the estimate needs, and a page whose style it cannot read
 //! keeps the browser's defaults (docs/visual.md, "The model's estimates").
@@ -19,6 +19,9 @@ pub struct Rule {
     pub margin: Option<[Option<f64>; 4]>,
     pub padding: Option<[f64; 4]>,
     pub block: Option<bool>,
+    /// `background-color`, or the colour of a `background` shorthand
+    /// (#rgb, #rrggbb, rgb(), a few names; None: none, or not a colour).
+    pub background: Option<[u8; 3]>,
 }
 
 impl Rule {
@@ -31,6 +34,7 @@ impl Rule {
             margin: later.margin.or(self.margin),
             padding: later.padding.or(self.padding),
             block: later.block.or(self.block),
+            background: later.background.or(self.background),
         }
     }
 }
@@ -134,6 +138,67 @@ fn sides(v: &str) -> Option<[Option<f64>; 4]> {
     })
 }
 
+/// An opaque colour: `#rgb`, `#rrggbb`, `rgb(r, g, b)` or one of the names
+/// pages use for backgrounds; None for anything else (transparent, images,
+/// gradients, variables).
+fn colour(v: &str) -> Option<[u8; 3]> {
+    let v = v.trim().to_ascii_lowercase();
+    let hex = |s: &str| u8::from_str_radix(s, 16).ok();
+    if let Some(h) = v.strip_prefix('#') {
+        return match h.len() {
+            3 => {
+                let d: Vec<u8> = h
+                    .chars()
+                    .map(|c| hex(&c.to_string()))
+                    .collect::<Option<_>>()?;
+                Some([d[0] * 17, d[1] * 17, d[2] * 17])
+            }
+            6 => Some([hex(&h[0..2])?, hex(&h[2..4])?, hex(&h[4..6])?]),
+            _ => None,
+        };
+    }
+    if let Some(args) = v.strip_prefix("rgb(").and_then(|a| a.strip_suffix(')')) {
+        let c: Vec<u8> = args
+            .split(',')
+            .map(|x| x.trim().parse::<u8>().ok())
+            .collect::<Option<_>>()?;
+        return (c.len() == 3).then(|| [c[0], c[1], c[2]]);
+    }
+    match v.as_str() {
+        "white" => Some([255; 3]),
+        "black" => Some([0; 3]),
+        "silver" => Some([192; 3]),
+        "gray" | "grey" => Some([128; 3]),
+        "whitesmoke" => Some([245; 3]),
+        "gainsboro" => Some([220; 3]),
+        "lightgray" | "lightgrey" => Some([211; 3]),
+        _ => None,
+    }
+}
+
+impl Style {
+    /// The canvas's colour: the root's background, or the body's when the
+    /// root has none (CSS 2.1 §14.2); None: the browser's white.
+    pub fn page_background(&self) -> Option<[u8; 3]> {
+        let of = |tag: &str| self.rules.get(tag).and_then(|r| r.background);
+        of("html").or_else(|| of("body"))
+    }
+
+    /// The widths (content, padding and all) of the top-level blocks
+    /// whose own background is `colour`, with a width given (`main` on a
+    /// built-in page: 688 px of white over its grey canvas).
+    pub fn boxes_of(&self, colour: impl Fn([u8; 3]) -> bool) -> Vec<f64> {
+        self.rules
+            .iter()
+            .filter(|(key, _)| is_tag(key) && !matches!(key.as_str(), "html" | "body"))
+            .filter_map(|(_, r)| {
+                let p = r.padding.unwrap_or([0.0; 4]);
+                (r.background.is_some_and(&colour)).then_some(r.width? + p[1] + p[3])
+            })
+            .collect()
+    }
+}
+
 fn parse_declarations(body: &str) -> Rule {
     let mut r = Rule::default();
     for decl in body.split(';') {
@@ -166,6 +231,11 @@ fn parse_declarations(body: &str) -> Rule {
                     .or(r.padding)
             }
             "display" => r.block = Some(value == "block" || value == "flex" || value == "grid"),
+            "background-color" => r.background = colour(value).or(r.background),
+            // The shorthand's colour, wherever it stands among its layers.
+            "background" => {
+                r.background = value.split_whitespace().find_map(colour).or(r.background)
+            }
             _ => {}
         }
     }
@@ -185,6 +255,24 @@ p{margin:0 0 12px}.lede{font-size:17px;color:#57606a}
 h2{font-size:20px;line-height:28px;margin:20px 0 8px;color:#6a1b9a}
 main img{display:block;margin:12px 0}iframe{border:0}
 /* url(//a/b.png) */";
+
+    #[test]
+    fn backgrounds_are_read_and_the_canvas_is_the_root_s() {
+        let mut s = Style::default();
+        s.add(CSS);
+        assert_eq!(s.page_background(), Some([0xec, 0xef, 0xf3]));
+        assert_eq!(s.of(None, "header").background, Some([0x6a, 0x1b, 0x9a]));
+        assert_eq!(s.boxes_of(|c| c == [255; 3]), vec![688.0]);
+        let mut t = Style::default();
+        t.add("body{background:#f2f2f2 url(x.png) no-repeat}p{background-color:rgb(1, 2, 3)}");
+        assert_eq!(t.page_background(), Some([0xf2; 3]));
+        assert_eq!(t.of(None, "p").background, Some([1, 2, 3]));
+        let mut u = Style::default();
+        u.add("body{background:url(x.png)}div{background:linear-gradient(red,blue)}");
+        assert_eq!(u.page_background(), None);
+        assert_eq!(colour("#FfF"), Some([255; 3]));
+        assert_eq!(colour("transparent"), None);
+    }
 
     #[test]
     fn the_built_in_pages_layout_is_read() {
