@@ -33,10 +33,14 @@
 //!   `LargestContentfulPaintCalculator`); its area is clipped to the
 //!   viewport, as Chromium reports `size`.
 //! - **Speed Index** is ∫ (1 − visual progress) dt, visual progress being the
-//!   painted share of the final screen: each visible element weighs its
-//!   visible area, text by [`TEXT_WEIGHT`] (a paragraph's box is mostly
-//!   background: its ink moves a colour histogram far less than an image of
-//!   the same box; WebPageTest's visual progress is by histograms).
+//!   painted share of the final screen, as a colour histogram with the
+//!   white pixels left out sees it (WebPageTest's and the Chromium client's
+//!   visual progress): each visible element weighs its visible area, text
+//!   by [`TEXT_WEIGHT`] (a paragraph's box is mostly background), an image
+//!   by the share of its pixels that are not white ([`crate::ink`]: a chart
+//!   on white weighs a third of a photograph), and a page canvas that is not
+//!   white (the root's or body's background colour, less the white blocks
+//!   over it) paints with the first content (`canvas`).
 //!   **Visually complete** is the last visible element's paint.
 //!
 //! Layout is a block flow in a 1280×800 viewport (the Chromium client's):
@@ -49,9 +53,9 @@
 //! while they fit the line. What the page's stylesheets and inline
 //! `<style>` say of those properties is read by [`crate::style`]; the rest
 //! is the browser's defaults (8 px body margin, 16 px text). Elements below
-//! the fold weigh nothing. Scripts' injected elements, CSS backgrounds and
-//! web fonts are not laid out: the built-in sites paint their content from
-//! the HTML (docs/visual.md).
+//! the fold weigh nothing. Scripts' injected elements, background colours
+//! but the canvas's, background images and web fonts are not laid out: the
+//! built-in sites paint their content from the HTML (docs/visual.md).
 
 use crate::render::BrowserCost;
 use crate::style::{Rule, Style};
