@@ -22,8 +22,9 @@
 /// Chromium client's histograms and the model's images.
 pub const WHITE: u8 = 249;
 
-/// Images larger than this are not decoded (weighed by area alone).
-pub const MAX_PIXELS: u64 = 40_000_000;
+/// Images larger than this are not decoded (weighed by area alone): at
+/// most 64 MB of pixels held for one image.
+pub const MAX_PIXELS: u64 = 16_000_000;
 
 /// Whether `first` (an image's first bytes, at least 3) starts a format
 /// `ink_share` decodes.
@@ -74,7 +75,7 @@ fn png_share(bytes: &[u8]) -> Option<f64> {
     // The first frame (an APNG's default image).
     let frame = reader.next_frame(&mut buf).ok()?;
     let px = &buf[..frame.buffer_size()];
-    let n = (frame.width * frame.height) as usize;
+    let n = frame.width as usize * frame.height as usize;
     use png::ColorType::*;
     match frame.color_type {
         Rgba => share(n, px.chunks_exact(4).map(|p| ([p[0], p[1], p[2]], p[3]))),

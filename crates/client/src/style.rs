@@ -1,9 +1,10 @@
 //! The few CSS properties the paint estimate lays a page out by, read from
 //! its stylesheets: font size and line height, width, margins, padding,
-//! `display: block` and a background colour, per rule of a tag (`p`) or a tag in a container
-//! (`main img`, `header h1`). Hand-written on purpose: a CSS engine is far
-//! beyond what the estimate needs, and a page whose style it cannot read
-//! keeps the browser's defaults (docs/visual.md, "The model's estimates").
+//! `display: block` and a background colour, per rule of a tag (`p`) or a
+//! tag in a container (`main img`, `header h1`). Hand-written on purpose: a
+//! CSS engine is far beyond what the estimate needs, and a page whose style
+//! it cannot read keeps the browser's defaults (docs/visual.md, "The
+//! model's estimates").
 //! Classes, ids, attribute selectors, media queries, `!important` and the
 //! cascade's specificity beyond "container tag beats tag" are ignored.
 
@@ -145,6 +146,10 @@ fn colour(v: &str) -> Option<[u8; 3]> {
     let v = v.trim().to_ascii_lowercase();
     let hex = |s: &str| u8::from_str_radix(s, 16).ok();
     if let Some(h) = v.strip_prefix('#') {
+        // ASCII only: a page's bytes must not split a character here.
+        if !h.is_ascii() {
+            return None;
+        }
         return match h.len() {
             3 => {
                 let d: Vec<u8> = h
@@ -271,6 +276,9 @@ main img{display:block;margin:12px 0}iframe{border:0}
         u.add("body{background:url(x.png)}div{background:linear-gradient(red,blue)}");
         assert_eq!(u.page_background(), None);
         assert_eq!(colour("#FfF"), Some([255; 3]));
+        // Six bytes, not six hex digits (and no character split).
+        assert_eq!(colour("#aé123"), None);
+        assert_eq!(colour("#éé"), None);
         assert_eq!(colour("transparent"), None);
     }
 
