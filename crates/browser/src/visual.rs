@@ -15,8 +15,10 @@
 //!
 //! Visual progress as speedline (Lighthouse's) and WebPageTest's
 //! visualmetrics compute it: each frame's histogram per colour channel
-//! (256 bins each, pixels whose three channels are all ≥ `WHITE` left out: the
-//! page's blank background), and a frame's progress toward the final frame
+//! (256 bins each, pixels whose three channels are all at least 249 left
+//! out: the page's blank background; speedline's `isWhitePixel`,
+//! `client::ink::is_white`, by which the model weighs its images too), and
+//! a frame's progress toward the final frame
 //! from the first (a white screen at navigation start, whose histogram is
 //! empty):
 //!
@@ -43,9 +45,6 @@
 
 use client::FilmFrame;
 
-/// A pixel whose red, green and blue are all at least this is background
-/// (speedline's `isWhitePixel`; the model weighs images by it too).
-pub(crate) use client::ink::WHITE;
 /// The screencast's JPEG quality (0–100).
 pub(crate) const QUALITY: u32 = 50;
 /// The screencast's largest frame, px: half the viewport in each direction.
@@ -98,7 +97,7 @@ impl Histogram {
         let mut h = Histogram::white();
         for p in rgb.chunks_exact(3) {
             h.1 += 1;
-            if p.iter().all(|c| *c >= WHITE) {
+            if client::ink::is_white(p) {
                 continue;
             }
             for (c, v) in p.iter().enumerate() {
@@ -130,7 +129,7 @@ impl Histogram {
     /// Whether the frame is blank: not the page but one flat colour — the
     /// white screen, a background painted before any content, a closing
     /// tab — over all but `BLANK_SPREAD` of its pixels (each channel within
-    /// `BLANK_TOLERANCE` of one value; white: all of them ≥ `WHITE`). A
+    /// `BLANK_TOLERANCE` of one value; white: all of them ≥ `client::ink::WHITE`). A
     /// histogram of no pixels (`white`) is blank.
     pub fn blank(&self) -> bool {
         let all = self.1.max(self.pixels());

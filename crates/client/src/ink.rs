@@ -44,13 +44,18 @@ pub fn ink_share(bytes: &[u8]) -> Option<f64> {
     }
 }
 
+/// Whether an opaque colour is the page's white: all three channels at
+/// least [`WHITE`] (the Chromium client's histograms, the model's images
+/// and canvas).
+pub fn is_white(rgb: &[u8]) -> bool {
+    rgb.iter().all(|&c| c >= WHITE)
+}
+
 /// Whether one pixel (its channels and alpha, 0–255) is white over white.
 fn white(rgb: [u8; 3], alpha: u8) -> bool {
-    rgb.iter().all(|&c| {
-        // c·a + 255·(1 − a), rounded.
-        let over = (c as u32 * alpha as u32 + 255 * (255 - alpha as u32) + 127) / 255;
-        over >= WHITE as u32
-    })
+    // c·a + 255·(1 − a), rounded.
+    let over = |c: u8| ((c as u32 * alpha as u32 + 255 * (255 - alpha as u32) + 127) / 255) as u8;
+    is_white(&rgb.map(over))
 }
 
 /// The non-white share of `n` pixels given as an iterator of (rgb, alpha).

@@ -495,7 +495,7 @@ impl PaintModel {
 /// from FCP to visually complete on the benchmark's pages, the model's
 /// 45–90 % before). Colours of ids and classes are not read (`style`).
 fn canvas(style: &Style, at: Duration) -> Option<Painted> {
-    let is_white = |c: [u8; 3]| c.iter().all(|&v| v >= crate::ink::WHITE);
+    let is_white = |c: [u8; 3]| crate::ink::is_white(&c);
     let colour = style.page_background()?;
     if is_white(colour) {
         return None;
