@@ -110,6 +110,31 @@ def tsv(docs, note):
                        sum(abs(e) <= CLOSE for e in errs), key[6])))
 
 
+# A Trial's half ran on a loaded machine when the 1-minute load average
+# crosscheck stored with it exceeded this (the lab machine has 2 cores): the
+# model's handshakes and Chromium's start-up both slow under load (a
+# twitter h3 TTFB of 139 ms at load 7.6, 113 ms on a quiet machine).
+LOADED = 2.0
+
+
+def loaded_note(arg):
+    """A line per run of `arg` (comma-separated) with Trials whose model or
+    Chromium half ran at a load above LOADED, or nothing."""
+    out = []
+    for f in arg.split(","):
+        rows = json.load(open(f)).get("rows", [])
+        for side in ("model", "chromium"):
+            loads = [r.get(side + "_machine_load") for r in rows]
+            loads = [x for x in loads if finite(x)]
+            high = [x for x in loads if x > LOADED]
+            if high:
+                advice = ("rerun them on a quiet machine" if side == "model" else
+                          "Chromium's own processes count in it; above 4 something else ran")
+                out.append("%s: %d of %d Trials' %s half ran at a load above %g (max %.2f): %s"
+                           % (f, len(high), len(loads), side, LOADED, max(high), advice))
+    return out
+
+
 def joined(arg):
     """The gains of the runs `arg` names (comma-separated) as one document."""
     docs = [json.load(open(f)) for f in arg.split(",")]
@@ -157,6 +182,11 @@ def main(argv):
         cell("tight_within", "%.0f %%", b, a), cell("sign", "%.0f %%", b, a),
         cell("mae", "%.1f", b, a), cell("bias", "%+.1f", b, a)]
     print("| " + " | ".join("**%s**" % c for c in row) + " |")
+    notes = [n for arg in argv for n in loaded_note(arg)]
+    if notes:
+        print()
+        for n in notes:
+            print("Loaded: " + n)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
 
 /// Which tag named a reference: a stylesheet, a script, an image (with the
 /// area its `width` and `height` attributes give, in CSS px², when both do),
-/// or anything else (an embed, a frame).
+/// a frame (`<iframe>`, `<embed>`: Blink's preload scanner fetches neither,
+/// so each goes out when the parser inserts it), or anything else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tag {
     Stylesheet,
@@ -33,6 +34,7 @@ pub enum Tag {
     /// `<link rel=preload href=… as=…>`: fetched at its `as`'s priority,
     /// blocking nothing (`Priority::of_preload`).
     Preload(crate::priority::Priority),
+    Frame,
     Other,
 }
 
@@ -100,7 +102,7 @@ fn classify(tag: &str) -> Option<(Tag, &str)> {
             .map(|(w, h)| w.saturating_mul(h));
         attr(tag, "src").map(|u| (Tag::Image { area }, u))
     } else if ["<embed", "<iframe"].iter().any(|t| lower.starts_with(t)) {
-        attr(tag, "src").map(|u| (Tag::Other, u))
+        attr(tag, "src").map(|u| (Tag::Frame, u))
     } else {
         None
     }
@@ -248,7 +250,7 @@ mod tests {
             [
                 Tag::Image { area: Some(73_555) },
                 Tag::Image { area: None },
-                Tag::Other
+                Tag::Frame
             ]
         );
     }

@@ -149,6 +149,13 @@ enum Node {
         container: Option<String>,
         size: Option<(f64, f64)>,
     },
+    /// `<iframe>`: its document, its container and its size (its
+    /// attributes', else the default 300×150).
+    Frame {
+        key: Key,
+        container: Option<String>,
+        size: (f64, f64),
+    },
     /// An inline `<style>`'s rules.
     Style(String),
 }
@@ -171,6 +178,8 @@ struct Arrival {
     sized: bool,
     /// A stylesheet's text (its Content-Type said so), for its layout.
     css: Option<Vec<u8>>,
+    /// A document's start, not the page's own (a frame's): its styles.
+    html: Option<Vec<u8>>,
     /// An image's bytes, kept until it is complete to weigh its pixels.
     pixels: Pixels,
     /// The share of a complete image's pixels that are not white
@@ -221,6 +230,9 @@ struct Painted {
     /// Its pixels start to appear, and are all there (equal for text).
     from: Duration,
     to: Duration,
+    /// Text or an image of the page's own (FCP, LCP); a frame's pixels
+    /// count for visual progress only.
+    contentful: bool,
 }
 
 impl PaintModel {
@@ -243,11 +255,15 @@ impl PaintModel {
         if self.is_root(host, path) {
             self.ttfb.get_or_insert(now);
         }
+        let root = self.is_root(host, path);
+        let a = self
+            .arrivals
+            .entry((host.to_string(), path.to_string()))
+            .or_default();
         if content_type.starts_with("text/css") {
-            self.arrivals
-                .entry((host.to_string(), path.to_string()))
-                .or_default()
-                .css = Some(Vec::new());
+            a.css = Some(Vec::new());
+        } else if content_type.starts_with("text/html") && !root {
+            a.html = Some(Vec::new());
         }
     }
 
@@ -277,9 +293,9 @@ impl PaintModel {
                 a.pixels = Pixels::Skip;
             }
         }
-        if let Some(css) = a.css.as_mut() {
-            let room = STYLE_BYTES.saturating_sub(css.len());
-            css.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        if let Some(text) = a.css.as_mut().or(a.html.as_mut()) {
+            let room = STYLE_BYTES.saturating_sub(text.len());
+            text.extend_from_slice(&bytes[..room.min(bytes.len())]);
         }
         if self.is_root(host, path) {
             if self.first_bytes.is_none() {
@@ -325,12 +341,13 @@ impl PaintModel {
             ttfb_ms,
             ..Default::default()
         };
-        let visible: Vec<&Painted> = painted.iter().filter(|p| p.area > 0.0).collect();
+        let on_screen: Vec<&Painted> = painted.iter().filter(|p| p.area > 0.0).collect();
+        let visible: Vec<&Painted> = on_screen.iter().copied().filter(|p| p.contentful).collect();
         // FCP: the first paint of content in the viewport (of any content,
         // if nothing is visible: a page of offscreen content still paints).
         let first = |set: &mut dyn Iterator<Item = &Painted>| set.map(|p| p.from).min();
-        let first_paint =
-            first(&mut visible.iter().copied()).or_else(|| first(&mut painted.iter()));
+        let first_paint = first(&mut visible.iter().copied())
+            .or_else(|| first(&mut painted.iter().filter(|p| p.contentful)));
         e.fcp_ms = first_paint.map(|t| ms(t + FRAME));
         // LCP: the largest visible element whose frame (`to + FRAME`) was on
         // screen by onload, or by the first paint when that came later (as
@@ -359,14 +376,17 @@ impl PaintModel {
             e.lcp_element = Some(l.label.clone());
             e.lcp_size = Some(l.area.round());
         }
-        let total: f64 = visible.iter().map(|p| p.weight).sum();
+        // Visual progress: the page's content and its frames.
+        let total: f64 = on_screen.iter().map(|p| p.weight).sum();
         if total > 0.0 {
-            let complete = visible.iter().map(|p| p.to).max().expect("non-empty") + FRAME;
+            // The last change a histogram sees (a white frame or image is none).
+            let changes = on_screen.iter().filter(|p| p.weight > 0.0);
+            let complete = changes.map(|p| p.to).max().expect("a weight") + FRAME;
             e.visually_complete_ms = Some(ms(complete));
             // The canvas paints with the first content: not contentful (no
             // FCP, no LCP), but a histogram sees all of it.
             let canvas = first_paint.and_then(|t| canvas(&style, t));
-            let mut shown = visible.clone();
+            let mut shown = on_screen.clone();
             shown.extend(canvas.as_ref());
             let total = total + canvas.as_ref().map_or(0.0, |c| c.weight);
             e.speed_index_ms = Some(speed_index(&shown, total));
@@ -454,6 +474,7 @@ impl PaintModel {
                         weight: area * TEXT_WEIGHT,
                         from: t,
                         to: t,
+                        contentful: true,
                     });
                 }
                 Node::Image {
@@ -477,11 +498,64 @@ impl PaintModel {
                         weight: area * a.and_then(|a| a.ink).unwrap_or(1.0),
                         from: ready.max(first),
                         to: ready.max(done),
+                        contentful: true,
+                    });
+                }
+                Node::Frame {
+                    key,
+                    container,
+                    size: (w, h),
+                } => {
+                    let Some((first, shown, colour)) = self.frame(key) else {
+                        continue;
+                    };
+                    let area = layout.image(container.as_deref(), *w, *h);
+                    let ready = reached.max(css_gate).max(frame_gate);
+                    out.push(Painted {
+                        label: format!("iframe {}{}", key.0, key.1),
+                        area,
+                        weight: if crate::ink::is_white(&colour) {
+                            0.0
+                        } else {
+                            area
+                        },
+                        from: ready.max(first),
+                        to: ready.max(shown),
+                        contentful: false,
                     });
                 }
             }
         }
         out
+    }
+
+    /// A frame's document `key` as visual progress sees it: when its bytes
+    /// began, when it was shown (complete, with the stylesheets it names),
+    /// and its canvas colour (white when it gives none). None: it never
+    /// came. Its own text and images are not laid out: a colour histogram
+    /// sees the frame as its canvas (an imported page's frames are the
+    /// lab's generated documents, grey with a coloured header band).
+    fn frame(&self, key: &Key) -> Option<(Duration, Duration, [u8; 3])> {
+        let a = self.arrivals.get(key)?;
+        let done = a.done?;
+        let mut shown = done;
+        let mut style = Style::default();
+        let mut scanner = Scanner::default();
+        for node in scanner.feed(a.html.as_deref().unwrap_or_default(), &key.0, &key.1) {
+            match node {
+                Node::Stylesheet(k) => {
+                    let sheet = self.arrivals.get(&k);
+                    shown = shown.max(sheet.and_then(|s| s.done).unwrap_or(done));
+                    if let Some(css) = sheet.and_then(|s| s.css.as_ref()) {
+                        style.add(&String::from_utf8_lossy(css));
+                    }
+                }
+                Node::Style(css) => style.add(&css),
+                _ => {}
+            }
+        }
+        let colour = style.page_background().unwrap_or([255; 3]);
+        Some((a.first.unwrap_or(done), shown, colour))
     }
 }
 
@@ -509,6 +583,7 @@ fn canvas(style: &Style, at: Duration) -> Option<Painted> {
         weight: area,
         from: at,
         to: at,
+        contentful: false,
     })
 }
 
@@ -971,15 +1046,24 @@ impl Scanner {
                     out.push(Node::Stylesheet(k));
                 }
             }
+            "iframe" if !closing => {
+                self.in_body = true;
+                if let Some(k) = url("src") {
+                    self.end_block(out);
+                    let dim = |a, default| px_attr(&lower, a).unwrap_or(default);
+                    out.push(Node::Frame {
+                        key: k,
+                        container: self.container.clone(),
+                        // The HTML default for a replaced element without a size.
+                        size: (dim("width", 300.0), dim("height", 150.0)),
+                    });
+                }
+            }
             "img" => {
                 self.in_body = true;
                 if let Some(k) = url("src") {
                     self.end_block(out);
-                    let dim = |a: &str| {
-                        attr(&lower, a)
-                            .and_then(|v| v.trim().trim_end_matches("px").parse::<f64>().ok())
-                    };
-                    let size = dim("width").zip(dim("height"));
+                    let size = px_attr(&lower, "width").zip(px_attr(&lower, "height"));
                     out.push(Node::Image {
                         key: k,
                         container: self.container.clone(),
@@ -1007,6 +1091,11 @@ impl Scanner {
             }
         }
     }
+}
+
+/// A size attribute of a tag (`width="166"`, `height="20px"`), px.
+fn px_attr(lower_tag: &str, name: &str) -> Option<f64> {
+    attr(lower_tag, name).and_then(|v| v.trim().trim_end_matches("px").parse::<f64>().ok())
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -1348,6 +1437,49 @@ mod tests {
         let (w, g) = (white.speed_index_ms.unwrap(), grey.speed_index_ms.unwrap());
         assert!(g < w - 300.0, "grey {g} ms, white {w} ms");
         assert!(g > grey.fcp_ms.unwrap(), "{g}");
+    }
+
+    /// A frame is progress a histogram sees once its document (and the
+    /// stylesheet it names) is in, if its canvas is not white: not
+    /// contentful, so FCP and LCP stay the page's own; visually complete
+    /// waits for it.
+    #[test]
+    fn a_frame_is_visual_progress_not_content() {
+        let load = |frame_style: &str| {
+            let mut m = PaintModel::new("a.test", "/", BrowserCost::NONE);
+            let html = r#"<html><body><p>words</p><iframe src="/f.html"></iframe><iframe src="/g.html" width="600" height="300"></iframe></body></html>"#;
+            m.head(ms_(90), "a.test", "/", "text/html");
+            m.data(ms_(100), "a.test", "/", html.as_bytes());
+            m.done(ms_(100), "a.test", "/");
+            for (f, at) in [("/f.html", 1000), ("/g.html", 1500)] {
+                let doc =
+                    format!(r#"<html><head>{frame_style}</head><body><p>framed</p></body></html>"#);
+                m.head(ms_(at), "a.test", f, "text/html");
+                m.data(ms_(at), "a.test", f, doc.as_bytes());
+                m.done(ms_(at), "a.test", f);
+            }
+            m.head(ms_(1200), "a.test", "/s.css", "text/css");
+            m.data(ms_(1200), "a.test", "/s.css", b"html{background:#123}");
+            m.done(ms_(1800), "a.test", "/s.css");
+            m.estimate(ms_(2000))
+        };
+        let white = load("<style>p{margin:0}</style>");
+        let grey = load("<style>html{background:#eceff3}</style>");
+        let linked = load(r#"<link rel="stylesheet" href="/s.css">"#);
+        for e in [&white, &grey, &linked] {
+            assert_eq!(e.fcp_ms, Some(122.0));
+            assert_eq!(e.lcp_ms, Some(122.0));
+            assert!(e.lcp_element.as_deref().unwrap().starts_with("p "));
+        }
+        // A white frame is nothing to a histogram: the page is complete at
+        // its text; a grey one at the last frame's document (1 500 ms), one
+        // with a stylesheet when that is in (1 800 ms).
+        assert_eq!(white.visually_complete_ms, Some(122.0));
+        assert_eq!(grey.visually_complete_ms, Some(1522.0));
+        assert_eq!(linked.visually_complete_ms, Some(1822.0));
+        let si = |e: &Paint| e.speed_index_ms.unwrap();
+        assert!(si(&white) < si(&grey) && si(&grey) < si(&linked));
+        assert!(si(&grey) > 1000.0 && si(&grey) < 1522.0, "{}", si(&grey));
     }
 
     #[test]

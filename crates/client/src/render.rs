@@ -258,6 +258,12 @@ struct Doc {
     order: Vec<(Tag, Key)>,
     /// How many of `order`'s scripts have run.
     ran: usize,
+    /// Its frames (`<iframe>`, `<embed>`) not yet requested, each with how
+    /// many of `order`'s scripts come before it: Blink's preload scanner
+    /// does not fetch them (`TokenPreloadScanner` takes img, input, link,
+    /// script, source and video), the parser does when it inserts the
+    /// element, once those scripts have run.
+    frames: Vec<(usize, Found, Priority)>,
     /// An image was found in it: later scripts are MEDIUM, not HIGH
     /// (Blink's priority for scripts late in the body).
     image_seen: bool,
@@ -617,21 +623,21 @@ impl Renderer {
                             Tag::Stylesheet => Priority::STYLESHEET,
                             Tag::Script if late => Priority::LATE_SCRIPT,
                             Tag::Script => Priority::SCRIPT,
-                            Tag::Image { area } => {
-                                let by_name = self.priority_by_name(&f);
-                                match self.docs.get_mut(&doc) {
-                                    Some(d)
-                                        if area.is_none_or(|a| a > SMALL_IMAGE_AREA)
-                                            && d.boosted < BOOSTED_IMAGES
-                                            && by_name == Priority::IMAGE =>
-                                    {
-                                        d.boosted += 1;
-                                        Priority::BOOSTED_IMAGE
-                                    }
-                                    _ => by_name,
+                            // An `<img>` is fetched as an image whatever its
+                            // URL or bytes are (Blink's resource type comes
+                            // from the tag: an imported page's fonts named by
+                            // `<img>` go at an image's priority, not a font's).
+                            Tag::Image { area } => match self.docs.get_mut(&doc) {
+                                Some(d)
+                                    if area.is_none_or(|a| a > SMALL_IMAGE_AREA)
+                                        && d.boosted < BOOSTED_IMAGES =>
+                                {
+                                    d.boosted += 1;
+                                    Priority::BOOSTED_IMAGE
                                 }
-                            }
-                            Tag::Other => self.priority_by_name(&f),
+                                _ => Priority::IMAGE,
+                            },
+                            Tag::Frame | Tag::Other => self.priority_by_name(&f),
                             Tag::Preload(p) => p,
                         };
                         if priority.class() == Class::Delayable || matches!(tag, Tag::Image { .. })
@@ -643,6 +649,16 @@ impl Renderer {
                                         d.order.iter().filter(|(t, _)| *t == Tag::Script).count(),
                                     );
                                 }
+                            }
+                        }
+                        // A frame waits for the parser: it goes out once the
+                        // scripts before it have run.
+                        if tag == Tag::Frame && self.cost.ordered && !known {
+                            if let Some(d) = self.docs.get_mut(&doc) {
+                                let scripts = d.order.iter().filter(|(t, _)| *t == Tag::Script);
+                                let after = scripts.count();
+                                d.frames.push((after, f, priority));
+                                continue;
                             }
                         }
                         self.found(t, f, Some(doc.clone()), priority);
@@ -753,6 +769,24 @@ impl Renderer {
                         }
                         _ => {}
                     }
+                }
+                // Frames the parser has reached.
+                let d = self.docs.get_mut(&dk).expect("doc");
+                let reached: Vec<(usize, Found, Priority)> =
+                    match d.frames.iter().any(|f| f.0 <= d.ran) {
+                        true => {
+                            let ran = d.ran;
+                            let (now_due, later) = std::mem::take(&mut d.frames)
+                                .into_iter()
+                                .partition(|f| f.0 <= ran);
+                            d.frames = later;
+                            now_due
+                        }
+                        false => Vec::new(),
+                    };
+                for (_, f, priority) in reached {
+                    self.found(now, f, Some(dk.clone()), priority);
+                    progress = true;
                 }
                 let d = &self.docs[&dk];
                 if !d.complete && d.arrived && d.parsing == 0 && all_ran {
@@ -1013,6 +1047,48 @@ mod tests {
         assert_eq!(priority("a.test", "/bg.png"), Priority::IMAGE);
         assert_eq!(priority("b.test", "/j.png"), Priority::IMAGE);
         assert_eq!(r.busy_until(), ms(414));
+    }
+
+    /// What the preload scanner does not take: a frame goes out when the
+    /// parser reaches it (after the head's script has run), and a font
+    /// named by `<img>` is fetched as an image (Blink's resource type comes
+    /// from the tag), not at a font's HIGHEST.
+    #[test]
+    fn frames_wait_for_the_parser_and_an_img_is_an_image_whatever_its_url() {
+        let mut r = Renderer::new(NO_COMMIT, f("a.test", "/"));
+        r.advance(ms(2));
+        assert_eq!(drain(&mut r), ["a.test/"]);
+        r.head("a.test", "/", "text/html");
+        let html = br#"<html><head><script src="//a.test/x.js"></script></head><body><img src="//a.test/f.woff2"><iframe src="//b.test/frame.html"></iframe></body></html>"#;
+        r.data(ms(100), "a.test", "/", html);
+        r.done(ms(100), "a.test", "/");
+        r.advance(ms(150));
+        // The script and the image; not the frame.
+        assert_eq!(drain(&mut r), ["a.test/x.js", "a.test/f.woff2"]);
+        assert_eq!(
+            r.priority_of(&f("a.test", "/f.woff2")),
+            Priority::BOOSTED_IMAGE
+        );
+        assert_ne!(r.class_of(&f("a.test", "/f.woff2")), Class::LayoutBlocking);
+        r.head("a.test", "/x.js", "application/javascript");
+        r.data(ms(300), "a.test", "/x.js", b"var a;");
+        r.done(ms(300), "a.test", "/x.js");
+        r.advance(ms(300));
+        assert!(drain(&mut r).is_empty(), "the script is still running");
+        // It runs (6 bytes: 0.06 ms), then the parser inserts the frame.
+        r.advance(ms(310));
+        assert_eq!(drain(&mut r), ["b.test/frame.html"]);
+        // The pure network model finds it in the bytes, as 2014's browsers did.
+        let mut r = Renderer::new(BrowserCost::NONE, f("a.test", "/"));
+        r.advance(ms(0));
+        drain(&mut r);
+        r.head("a.test", "/", "text/html");
+        r.data(ms(100), "a.test", "/", html);
+        r.advance(ms(100));
+        assert_eq!(
+            drain(&mut r),
+            ["a.test/x.js", "a.test/f.woff2", "b.test/frame.html"]
+        );
     }
 
     /// Blink's BoostImagePriority: the first five images above 10 000 px² by

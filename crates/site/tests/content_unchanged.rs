@@ -77,8 +77,8 @@ fn check_site(name: &str, s: &Site) {
                         Kind::Css => *tag == Tag::Stylesheet,
                         Kind::Js => *tag == Tag::Script,
                         // An image's tag (with the area its attributes give:
-                        // checked against its PNG below), or an embed's.
-                        _ => matches!(tag, Tag::Image { .. } | Tag::Other),
+                        // checked against its PNG below), or a frame's.
+                        _ => matches!(tag, Tag::Image { .. } | Tag::Frame),
                     };
                     assert!(right, "{at}: tag {tag:?} of //{}{}", c.host, c.path);
                 }
