@@ -119,6 +119,8 @@ const CHAR_EM: f64 = 0.5;
 const STYLE_BYTES: usize = 1 << 20;
 /// At most this much of an image's start is kept to read its size from.
 const HEADER_BYTES: usize = 64 * 1024;
+/// At most this much of a frame's document is kept to read its styles from.
+const FRAME_HTML_BYTES: usize = 64 * 1024;
 /// Images larger than this are weighed by their area alone.
 const INK_BYTES: usize = 16 << 20;
 
@@ -293,9 +295,14 @@ impl PaintModel {
                 a.pixels = Pixels::Skip;
             }
         }
-        if let Some(text) = a.css.as_mut().or(a.html.as_mut()) {
-            let room = STYLE_BYTES.saturating_sub(text.len());
-            text.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        if let Some(css) = a.css.as_mut() {
+            let room = STYLE_BYTES.saturating_sub(css.len());
+            css.extend_from_slice(&bytes[..room.min(bytes.len())]);
+        }
+        // A frame's styles are in its head: its start is enough.
+        if let Some(html) = a.html.as_mut() {
+            let room = FRAME_HTML_BYTES.saturating_sub(html.len());
+            html.extend_from_slice(&bytes[..room.min(bytes.len())]);
         }
         if self.is_root(host, path) {
             if self.first_bytes.is_none() {

@@ -772,18 +772,11 @@ impl Renderer {
                 }
                 // Frames the parser has reached.
                 let d = self.docs.get_mut(&dk).expect("doc");
-                let reached: Vec<(usize, Found, Priority)> =
-                    match d.frames.iter().any(|f| f.0 <= d.ran) {
-                        true => {
-                            let ran = d.ran;
-                            let (now_due, later) = std::mem::take(&mut d.frames)
-                                .into_iter()
-                                .partition(|f| f.0 <= ran);
-                            d.frames = later;
-                            now_due
-                        }
-                        false => Vec::new(),
-                    };
+                let ran = d.ran;
+                let (reached, later): (Vec<_>, Vec<_>) = std::mem::take(&mut d.frames)
+                    .into_iter()
+                    .partition(|(scripts_before, _, _)| *scripts_before <= ran);
+                d.frames = later;
                 for (_, f, priority) in reached {
                     self.found(now, f, Some(dk.clone()), priority);
                     progress = true;
