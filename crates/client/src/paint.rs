@@ -41,7 +41,15 @@
 //!   on white weighs a third of a photograph), and a page canvas that is not
 //!   white (the root's or body's background colour, less the white blocks
 //!   over it) paints with the first content (`canvas`).
-//!   **Visually complete** is the last visible element's paint.
+//!   **Visually complete** is the last paint a histogram sees (of an
+//!   element or frame that is not all white).
+//! - **A frame** (`<iframe>`) is a box of its attributes' size (300×150
+//!   without them) in the flow, as an inline image: it weighs its area in
+//!   visual progress once its document and the stylesheets that document
+//!   names are in, when its canvas is not white (the Chromium client's
+//!   screencast shows the frames; filamentgroup.com's six were the last
+//!   21 points of its progress). Not contentful: FCP and LCP are the main
+//!   frame's, as Blink's are. Its own text and images are not laid out.
 //!
 //! Layout is a block flow in a 1280×800 viewport (the Chromium client's):
 //! text blocks stacked with their margins, in the column of their container
@@ -54,8 +62,9 @@
 //! `<style>` say of those properties is read by [`crate::style`]; the rest
 //! is the browser's defaults (8 px body margin, 16 px text). Elements below
 //! the fold weigh nothing. Scripts' injected elements, background colours
-//! but the canvas's, background images and web fonts are not laid out: the
-//! built-in sites paint their content from the HTML (docs/visual.md).
+//! but the canvas's (and frames'), background images and web fonts are
+//! not laid out: the built-in sites paint their content from the HTML
+//! (docs/visual.md).
 
 use crate::render::BrowserCost;
 use crate::style::{Rule, Style};
@@ -254,10 +263,10 @@ impl PaintModel {
 
     /// A response's head arrived at `now`, with its Content-Type.
     pub fn head(&mut self, now: Duration, host: &str, path: &str, content_type: &str) {
-        if self.is_root(host, path) {
+        let root = self.is_root(host, path);
+        if root {
             self.ttfb.get_or_insert(now);
         }
-        let root = self.is_root(host, path);
         let a = self
             .arrivals
             .entry((host.to_string(), path.to_string()))
