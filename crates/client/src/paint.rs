@@ -225,8 +225,8 @@ pub struct PaintModel {
     nodes: Vec<Parsed>,
     arrivals: HashMap<Key, Arrival>,
     ttfb: Option<Duration>,
-    /// When the page's first body bytes reached the renderer (after the
-    /// navigation's commit).
+    /// When the page's first body bytes arrived (the navigation's commit
+    /// starts then; the first frame counts from then).
     first_bytes: Option<Duration>,
 }
 
@@ -316,10 +316,11 @@ impl PaintModel {
         if self.is_root(host, path) {
             if self.first_bytes.is_none() {
                 // The renderer has them once the navigation's commit is
-                // over (`render`): the parser and the first frame wait.
-                let committed = now + self.cost.navigation;
-                self.first_bytes = Some(committed);
-                self.parse_free = self.parse_free.max(committed);
+                // over (`render`): the parser waits for it. The first
+                // frame counts from the bytes' arrival, as Chromium's was
+                // measured (`render::Renderer`'s tight mode).
+                self.first_bytes = Some(now);
+                self.parse_free = self.parse_free.max(now + self.cost.navigation);
             }
             let at = self.parse_free.max(now) + per_kb(self.cost.parse_per_kb, bytes.len());
             self.parse_free = at;
@@ -1366,6 +1367,19 @@ mod tests {
         let e = m.estimate(ms_(300));
         assert_eq!(e.ttfb_ms, Some(150.0));
         assert_eq!(e.fcp_ms, Some(238.0 + ms(FRAME)));
+        // The first frame counts from the bytes' arrival, the commit within
+        // it: 80 ms after them, not 38 + 80.
+        let mut m = PaintModel::new(
+            "a.test",
+            "/",
+            BrowserCost {
+                first_frame: ms_(80),
+                ..cost
+            },
+        );
+        m.data(ms_(200), "a.test", "/", b"<body><p>hello</p></body>");
+        m.done(ms_(200), "a.test", "/");
+        assert_eq!(m.estimate(ms_(400)).fcp_ms, Some(280.0 + ms(FRAME)));
     }
 
     #[test]
