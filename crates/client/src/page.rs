@@ -1057,6 +1057,7 @@ impl<'a> State<'a> {
                     let priority = r.priority.unwrap_or_else(|| Priority::from_path(&path));
                     let mut headers = self.cfg.knobs.headers.for_request(
                         self.cfg.protocol,
+                        &host,
                         &path,
                         r.referer.as_deref(),
                     );
@@ -1384,11 +1385,12 @@ impl<'a> State<'a> {
             return Ok(false);
         }
         let r = &self.reqs[id];
-        let asked =
-            self.cfg
-                .knobs
-                .headers
-                .for_request(self.cfg.protocol, &r.path, r.referer.as_deref());
+        let asked = self.cfg.knobs.headers.for_request(
+            self.cfg.protocol,
+            &r.host,
+            &r.path,
+            r.referer.as_deref(),
+        );
         let url = self.url_of(id);
         let now = self.wall_of(Instant::now());
         let decision = match cache.lock() {

@@ -193,12 +193,18 @@ pub fn run(
                 rows.push(Row {
                     axes: link.axes,
                     chromium_reference: referenced.is_some(),
+                    site_fingerprint: fingerprint(site),
                     ..row
                 });
             }
         }
     }
     Ok(rows)
+}
+
+/// A site's tree fingerprint as rows store it (hex).
+fn fingerprint(site: &Site) -> String {
+    format!("{:016x}", site.tree_fingerprint())
 }
 
 /// One client's loads of `protocol` among its probes (failed ones counted,
@@ -298,6 +304,9 @@ pub fn spec(
         .map_err(|e| format!("--preload {}: {e}", req.trial.preload))?;
     let choice = link()?;
     let reference = Reference::load(&req.reference, req.reps, req.trial.server.name())?;
+    for s in &sites {
+        reference.check_site(&s.name, &fingerprint(s))?;
+    }
     let flag = |k: &str| format!("--{}", k.replace('_', "-"));
     let rtts: Vec<_> = match req.rtts.is_empty() {
         true => vec![choice.rtt],

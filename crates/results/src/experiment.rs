@@ -546,9 +546,9 @@ pub const FIELDS: &[Field] = &[
         name: "headers",
         knob: Some(Knob::Headers),
         holder: Holder::Model,
-        kind: Kind::Choice(&["chrome2014", "minimal"]),
+        kind: Kind::Choice(&["chrome2014", "chrome156", "minimal"]),
         default: "chrome2014",
-        help: "model client's request headers: a 2014 Chrome's (~350–450 B) or minimal",
+        help: "model client's request headers: a 2014 Chrome's (~350–450 B), Chromium 156's (~500–650 B over TLS) or minimal",
         only: Only::No,
     },
     Field {
@@ -562,7 +562,7 @@ pub const FIELDS: &[Field] = &[
             default_ok: false,
         },
         default: "0",
-        help: "a cookie header of this many bytes on every request (headers = chrome2014)",
+        help: "a cookie header of this many bytes on every request (headers = chrome2014 or chrome156)",
         only: Only::No,
     },
     Field {

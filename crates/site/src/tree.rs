@@ -30,6 +30,23 @@ pub struct Site {
 }
 
 impl Site {
+    /// A hash of the tree (FNV-1a, 64 bits): every resource's host, path,
+    /// kind, size, parent and reveal, in order. Two loads of sites with the
+    /// same fingerprint fetched the same resources; a reference's Chromium
+    /// loads are taken only for a site of the same one (`crosscheck
+    /// --reference`). Not the bodies nor the seed: a change of generated
+    /// content that keeps every size keeps it.
+    pub fn tree_fingerprint(&self) -> u64 {
+        self.resources.iter().fold(0xcbf2_9ce4_8422_2325, |h, r| {
+            let line = format!(
+                "{} {} {} {} {:?} {:?}\n",
+                r.host, r.path, r.kind, r.size, r.parent, r.reveal
+            );
+            line.bytes()
+                .fold(h, |h, c| (h ^ c as u64).wrapping_mul(0x100_0000_01b3))
+        })
+    }
+
     /// Checks the tree and builds the lookup index. Errors name the resource.
     pub fn new(
         name: &str,

@@ -27,6 +27,10 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub site: String,
+    /// The site's `Site::tree_fingerprint` (hex) as this run loaded it: a
+    /// reference's Chromium loads are taken only for the same tree.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub site_fingerprint: String,
     pub link: String,
     pub protocol: Protocol,
     pub model: Summary,
@@ -377,6 +381,7 @@ pub fn row_of(
             .map(|f| Cell::new(f, model.values(f), chromium.values(f)))
             .collect(),
         site: site.to_string(),
+        site_fingerprint: String::new(),
         link: link.to_string(),
         protocol,
         model: ms,

@@ -23,6 +23,9 @@ use std::path::PathBuf;
 pub struct Reference {
     /// Each Trial's loads, the file it came from and its link's description.
     trials: HashMap<Key, (Loads, PathBuf, String)>,
+    /// Each site's tree fingerprint as its Chromium loaded it, and the file
+    /// (rows written before fingerprints were stored have none).
+    fingerprints: HashMap<String, (String, PathBuf)>,
     files: Vec<PathBuf>,
 }
 
@@ -63,9 +66,15 @@ impl Reference {
                     path.display()
                 )
             })?;
-            for (key, loads, described) in trials(&doc, reps, server)
+            for (key, loads, described, fingerprint) in trials(&doc, reps, server)
                 .map_err(|e| format!("--reference {}: {e}", path.display()))?
             {
+                if let Some(f) = fingerprint {
+                    reference
+                        .fingerprints
+                        .entry(key.0.clone())
+                        .or_insert((f, path.clone()));
+                }
                 if let Some((_, first, _)) = reference.trials.get(&key) {
                     return Err(format!(
                         "--reference {}: {} {} {} is in {} too; give each Trial once",
@@ -95,15 +104,36 @@ impl Reference {
         self.trials.is_empty()
     }
 
+    /// Refuses a reference whose Chromium loaded another tree of `site`
+    /// than `fingerprint` (`Site::tree_fingerprint`, hex): an imported
+    /// page imported again otherwise, a built-in site of other sizes — its
+    /// loads would be judged as this site's. Rows without a fingerprint
+    /// (written before they were stored) are taken as they are.
+    pub fn check_site(&self, site: &str, fingerprint: &str) -> Result<(), String> {
+        match self.fingerprints.get(site) {
+            Some((then, path)) if then != fingerprint => Err(format!(
+                "--reference {}: Chromium loaded another {site} than this one (its tree \
+                 fingerprint was {then}, it is {fingerprint} now: resources added, removed \
+                 or resized since): load it in Chromium again, without its rows in the reference",
+                path.display()
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The files read, in order.
     pub fn files(&self) -> &[PathBuf] {
         &self.files
     }
 }
 
-/// Every row of a document as a Trial's key, Chromium's loads and the
-/// description of its link.
-fn trials(doc: &Value, reps: usize, server: &str) -> Result<Vec<(Key, Loads, String)>, String> {
+/// A reference Trial: its key, Chromium's loads, the description of its
+/// link and its site's tree fingerprint, if stored.
+type Trial = (Key, Loads, String, Option<String>);
+
+/// Every row of a document as a Trial's key, Chromium's loads, the
+/// description of its link and its site's tree fingerprint, if stored.
+fn trials(doc: &Value, reps: usize, server: &str) -> Result<Vec<Trial>, String> {
     if doc.get("schema").and_then(Value::as_u64) != Some(2) {
         return Err(
             "not a document of `spdylab crosscheck --json` (schema 2): give that output".into(),
@@ -204,6 +234,9 @@ fn trials(doc: &Value, reps: usize, server: &str) -> Result<Vec<(Key, Loads, Str
             (site.to_string(), link.clone(), protocol),
             loads,
             described.to_string(),
+            row.get("site_fingerprint")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         ));
     }
     Ok(out)
@@ -302,5 +335,28 @@ mod tests {
         assert!(e.contains("d.json") && e.contains("not JSON"), "{e}");
         let e = Reference::load(&[dir.join("none.json")], 2, "builtin").unwrap_err();
         assert!(e.contains("none.json"), "{e}");
+    }
+
+    /// Chromium's loads of another tree of the site (a page imported again
+    /// after the importer changed) are refused; rows from before the
+    /// fingerprint was stored are taken.
+    #[test]
+    fn a_site_whose_tree_changed_since_is_refused() {
+        let dir = scratch("fingerprint");
+        let mut d = doc(2);
+        let old = write(&dir, "old.json", &d);
+        let r = Reference::load(&[old], 2, "builtin").unwrap();
+        assert!(r.check_site("icons", "00000000000000ab").is_ok());
+        d["rows"][0]["site_fingerprint"] = json!("00000000000000ab");
+        let new = write(&dir, "new.json", &d);
+        let r = Reference::load(&[new], 2, "builtin").unwrap();
+        assert!(r.check_site("icons", "00000000000000ab").is_ok());
+        assert!(r.check_site("twitter", "0000000000000001").is_ok());
+        let e = r.check_site("icons", "00000000000000cd").unwrap_err();
+        assert!(
+            e.contains("new.json") && e.contains("00000000000000ab"),
+            "{e}"
+        );
+        assert!(e.contains("00000000000000cd") && e.contains("again"), "{e}");
     }
 }
