@@ -959,34 +959,29 @@ mod tests {
         r.advance(ms(245));
         assert!(r.tight_mode_over());
         assert_eq!(r.next_wakeup(), None);
+        // An empty page whose bytes come at 150 ms, seen at 200 ms.
+        let empty_page = |cost: BrowserCost| {
+            let mut r = Renderer::new(cost, f("a.test", "/"));
+            r.advance(ms(102));
+            drain(&mut r);
+            r.head("a.test", "/", "text/html");
+            r.data(ms(150), "a.test", "/", b"<html><body></body></html>");
+            r.done(ms(150), "a.test", "/");
+            r.advance(ms(200));
+            r
+        };
         // The commit does not push it back: the 95 ms count from the
         // bytes' arrival, the commit's 38 among them.
-        let mut r = Renderer::new(
-            BrowserCost {
-                navigation: ms(38),
-                ..cost
-            },
-            f("a.test", "/"),
-        );
-        r.advance(ms(102));
-        drain(&mut r);
-        r.head("a.test", "/", "text/html");
-        r.data(ms(150), "a.test", "/", b"<html><body></body></html>");
-        r.done(ms(150), "a.test", "/");
-        r.advance(ms(200));
+        let mut r = empty_page(BrowserCost {
+            navigation: ms(38),
+            ..cost
+        });
         assert!(!r.tight_mode_over());
         assert_eq!(r.next_wakeup(), Some(ms(245)));
         r.advance(ms(245));
         assert!(r.tight_mode_over());
         // Without it, tight mode ends with the body.
-        let mut r = Renderer::new(NO_COMMIT, f("a.test", "/"));
-        r.advance(ms(102));
-        drain(&mut r);
-        r.head("a.test", "/", "text/html");
-        r.data(ms(150), "a.test", "/", b"<html><body></body></html>");
-        r.done(ms(150), "a.test", "/");
-        r.advance(ms(200));
-        assert!(r.tight_mode_over());
+        assert!(empty_page(NO_COMMIT).tight_mode_over());
     }
 
     /// A page: a stylesheet with one image, then a script injecting one image,
