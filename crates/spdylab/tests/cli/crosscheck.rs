@@ -191,6 +191,19 @@ fn reference_reuses_chromiums_loads_and_loads_the_rest(before: &serde_json::Valu
         assert_eq!(plt["model"].as_array().unwrap().len(), 2, "{r}");
     }
     fails(&args("3"), 2, "--reference");
+    // Each row names the tree it loaded; a reference of another tree of
+    // icons (its rows' fingerprint changed) is refused before any load.
+    let fingerprint = rows[0]["site_fingerprint"].as_str().unwrap().to_string();
+    assert_eq!(fingerprint.len(), 16, "{}", rows[0]);
+    assert!(rows
+        .iter()
+        .all(|r| r["site_fingerprint"] == fingerprint.as_str()));
+    let mut other = before.clone();
+    for r in other["rows"].as_array_mut().unwrap() {
+        r["site_fingerprint"] = serde_json::json!("0000000000000001");
+    }
+    std::fs::write(dir.join("before.json"), other.to_string()).unwrap();
+    fails(&args("2"), 2, "another icons");
 }
 
 #[test]
