@@ -38,11 +38,13 @@ before=(); after=()
 for part in $PARTS; do
   case $part in
   grid)
-    run grid-1-8 $R/grid-1-8.json --sites $BUILTIN --protocols http,https,h2,h3 \
-      --rtts 20ms,150ms --rates 1mbit,8mbit
+    # grid-1-8's references: grid-1-8.json and icons' of today's Chromium
+    # (grid-1-8-icons.json; bench/README.md).
+    run grid-1-8 $R/grid-1-8.json,$R/grid-1-8-icons.json --sites $BUILTIN \
+      --protocols http,https,h2,h3 --rtts 20ms,150ms --rates 1mbit,8mbit
     run grid-20 $R/grid-20.json --sites $BUILTIN --protocols http,https,h2,h3 \
       --rtts 20ms,150ms --rates 20mbit
-    before+=($R/grid-1-8.json $R/grid-20.json)
+    before+=($R/grid-1-8.json $R/grid-1-8-icons.json $R/grid-20.json)
     after+=($OUT/grid-1-8.json $OUT/grid-20.json) ;;
   recorded)
     # The recorded pages' references (recorded-*.json: one file today).
