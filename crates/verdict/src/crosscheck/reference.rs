@@ -70,10 +70,23 @@ impl Reference {
                 .map_err(|e| format!("--reference {}: {e}", path.display()))?
             {
                 if let Some(f) = fingerprint {
-                    reference
-                        .fingerprints
-                        .entry(key.0.clone())
-                        .or_insert((f, path.clone()));
+                    match reference.fingerprints.get(&key.0) {
+                        Some((g, first)) if *g != f => {
+                            return Err(format!(
+                                "--reference {}: its {} is another tree than {}'s \
+                                 (fingerprints {f} and {g}): give the loads of one",
+                                path.display(),
+                                key.0,
+                                first.display()
+                            ))
+                        }
+                        Some(_) => {}
+                        None => {
+                            reference
+                                .fingerprints
+                                .insert(key.0.clone(), (f, path.clone()));
+                        }
+                    }
                 }
                 if let Some((_, first, _)) = reference.trials.get(&key) {
                     return Err(format!(
@@ -358,5 +371,16 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("00000000000000cd") && e.contains("again"), "{e}");
+        // Two files of two trees of one site: refused as they are read.
+        d["links"][0]["label"] = json!("20ms 1mbit b");
+        d["rows"][0]["link"] = json!("20ms 1mbit b");
+        d["testbeds"] = json!([testbed(40)]);
+        d["rows"][0]["site_fingerprint"] = json!("00000000000000cd");
+        let other = write(&dir, "other.json", &d);
+        let e = Reference::load(&[dir.join("new.json"), other], 2, "builtin").unwrap_err();
+        assert!(
+            e.contains("other.json") && e.contains("another tree"),
+            "{e}"
+        );
     }
 }
