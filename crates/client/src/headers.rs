@@ -99,8 +99,7 @@ fn accept_for(path: &str, document: bool) -> &'static str {
 /// What Chromium 156 fetches a path as, by its extension: `sec-fetch-dest`,
 /// `sec-fetch-mode` and `accept` (a font is a CORS request with an `origin`).
 fn chromium_fetch(path: &str) -> (&'static str, &'static str, &'static str) {
-    let file = path.split(['?', '#']).next().unwrap_or("");
-    let ext = file.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    let ext = crate::priority::extension(path);
     const IMAGE: &str =
         "image/jxl,image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8";
     match ext.as_deref() {
@@ -244,8 +243,9 @@ fn chrome156(
                 l.push(("sec-ch-ua-mobile", "?0".into()));
             }
             l.push(("accept", accept.into()));
+            let same_origin = from.eq_ignore_ascii_case(host);
             if secure {
-                let site = if from.eq_ignore_ascii_case(host) {
+                let site = if same_origin {
                     "same-origin"
                 } else if site_of(from).eq_ignore_ascii_case(site_of(host)) {
                     "same-site"
@@ -258,7 +258,6 @@ fn chrome156(
             }
             // strict-origin-when-cross-origin, Chromium's default policy:
             // another origin is told only the referring origin.
-            let same_origin = from.eq_ignore_ascii_case(host);
             l.push((
                 "referer",
                 match same_origin {

@@ -169,13 +169,7 @@ impl Priority {
     /// and fonts HIGHEST; scripts MEDIUM; images LOWEST, incremental;
     /// anything else LOW.
     pub fn from_path(path: &str) -> Priority {
-        let name = path.split(['?', '#']).next().unwrap_or("");
-        let ext = name
-            .rsplit('/')
-            .next()
-            .and_then(|f| f.rsplit_once('.'))
-            .map(|(_, e)| e.to_ascii_lowercase());
-        match ext.as_deref() {
+        match extension(path).as_deref() {
             None | Some("html" | "htm") => Priority::DOCUMENT,
             Some("css") => Priority::STYLESHEET,
             Some("woff" | "woff2" | "ttf" | "otf" | "eot") => Priority::FONT,
@@ -186,6 +180,16 @@ impl Priority {
             Some(_) => Priority::OTHER,
         }
     }
+}
+
+/// A URL path's file extension, lower case (`/a/b.PNG?x` → `png`; none for
+/// `/a.d/b`): what the path says a resource is.
+pub(crate) fn extension(path: &str) -> Option<String> {
+    let name = path.split(['?', '#']).next().unwrap_or("");
+    name.rsplit('/')
+        .next()
+        .and_then(|f| f.rsplit_once('.'))
+        .map(|(_, e)| e.to_ascii_lowercase())
 }
 
 /// Chromium's `Spdy3PriorityToHttp2Weight`: SPDY priority 0 → 256 … 7 → 1,

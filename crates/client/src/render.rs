@@ -276,6 +276,14 @@ struct Doc {
     complete: bool,
 }
 
+impl Doc {
+    /// How many parser-inserted scripts it has named so far (what a tag
+    /// found now comes after).
+    fn scripts_so_far(&self) -> usize {
+        self.order.iter().filter(|(t, _)| *t == Tag::Script).count()
+    }
+}
+
 #[derive(Debug, Default)]
 struct Res {
     /// Its priority (Blink's, as the network stack has it), whence its
@@ -649,9 +657,7 @@ impl Renderer {
                             if let Some(d) = self.docs.get_mut(&doc) {
                                 if !d.image_seen {
                                     d.image_seen = true;
-                                    d.scripts_before_image = Some(
-                                        d.order.iter().filter(|(t, _)| *t == Tag::Script).count(),
-                                    );
+                                    d.scripts_before_image = Some(d.scripts_so_far());
                                 }
                             }
                         }
@@ -659,9 +665,7 @@ impl Renderer {
                         // scripts before it have run.
                         if tag == Tag::Frame && self.cost.ordered && !known {
                             if let Some(d) = self.docs.get_mut(&doc) {
-                                let scripts = d.order.iter().filter(|(t, _)| *t == Tag::Script);
-                                let after = scripts.count();
-                                d.frames.push((after, f, priority));
+                                d.frames.push((d.scripts_so_far(), f, priority));
                                 continue;
                             }
                         }
