@@ -498,6 +498,7 @@ fn run_work(
                     ..s.trial
                 },
                 keep_server_log: None,
+                pcap: None,
             };
             let mut plan: Vec<(Protocol, Option<usize>)> = Vec::new();
             for _ in 0..exp.warmup {

@@ -6,7 +6,7 @@ use crate::probe::{run_plan, Probe, ProbeRecord, ProbeSpec};
 use netns::TestbedSpec;
 use proto::Protocol;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -177,6 +177,8 @@ pub struct Request {
     pub keep_server_log: Option<PathBuf>,
     /// Made here, so that a HAR directory that cannot be is refused first.
     pub har_dir: Option<PathBuf>,
+    /// `--pcap`: created here, so that a file that cannot be is refused first.
+    pub pcap: Option<PathBuf>,
 }
 
 /// The request's ProbeSpec: the site resolved and laid out, the testbed
@@ -205,6 +207,10 @@ pub fn prepare(
         std::fs::create_dir_all(dir)
             .map_err(|e| usage(format!("--har-dir {}: {e}", dir.display())))?;
     }
+    if let Some(file) = &req.pcap {
+        std::fs::File::create(file)
+            .map_err(|e| usage(format!("--pcap {}: {e}", file.display())))?;
+    }
     let spec = ProbeSpec {
         site,
         protocols: req.protocols,
@@ -213,6 +219,7 @@ pub fn prepare(
         warmup: req.warmup,
         trial: req.trial,
         keep_server_log: req.keep_server_log,
+        pcap: req.pcap,
     };
     if let Some(why) = spec.refusal() {
         return Err(usage(why.to_string()));
@@ -221,6 +228,17 @@ pub fn prepare(
         return Err(usage(why));
     }
     Ok(spec)
+}
+
+/// Where `--check`'s Chromium loads write their packets beside `--pcap
+/// FILE`: FILE's stem with `-check` (`run.pcap` → `run-check.pcap`).
+pub fn check_pcap(file: &Path) -> PathBuf {
+    let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match file.extension() {
+        Some(ext) => format!("{stem}-check.{}", ext.to_string_lossy()),
+        None => format!("{stem}-check"),
+    };
+    file.with_file_name(name)
 }
 
 /// `--check N`: Chromium's loads beside the model's, and the protocols it
@@ -275,6 +293,7 @@ impl Check {
             warmup: spec.warmup,
             trial: spec.trial.for_chromium(),
             keep_server_log: None,
+            pcap: spec.pcap.as_deref().map(check_pcap),
         };
         if let Some(why) = chromium.refusal() {
             return Err(usage(why.to_string()));

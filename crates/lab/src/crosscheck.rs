@@ -124,6 +124,7 @@ impl CrosscheckSpec {
             warmup: self.warmup,
             trial,
             keep_server_log: None,
+            pcap: None,
         }
     }
 }

@@ -319,6 +319,7 @@ pub fn run(
                         warmup: req.warmup,
                         trial,
                         keep_server_log: None,
+                        pcap: None,
                     };
                     if let Some(why) = spec.refusal() {
                         done += req.reps + req.warmup;

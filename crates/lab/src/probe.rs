@@ -33,6 +33,9 @@ pub struct ProbeSpec {
     /// Copy a real server's access and error logs here at the end (tests read
     /// the protocol of each request from them).
     pub keep_server_log: Option<std::path::PathBuf>,
+    /// Write the link's packets as the client sees them to this file (pcap,
+    /// as `shell --pcap`): every probe of the run, warm-ups too.
+    pub pcap: Option<std::path::PathBuf>,
 }
 
 impl ProbeSpec {
@@ -122,7 +125,11 @@ pub fn run_plan(
     } = testbed_server::place(&spec.site, &spec.testbed);
     preflight(spec)?;
     let log = PacketLog::new();
-    let mut testbed = Testbed::start_observed(tb_spec, vec![Box::new(log.clone())])?;
+    let mut observers: Vec<Box<dyn link::Observer>> = vec![Box::new(log.clone())];
+    if let Some(path) = &spec.pcap {
+        observers.push(Box::new(netns::pcap::PcapWriter::create(path)?));
+    }
+    let mut testbed = Testbed::start_observed(tb_spec, observers)?;
     let ca = Ca::of_kind(spec.trial.cert)?;
     let tls_sessions = resuming_tls_configs(spec, &ca);
     // The model's repeat view: its cache and sessions between a probe's loads.

@@ -43,6 +43,7 @@ pub type Protocols = Vec<Protocol>;
   spdylab compare --site youtube --protocols https,h2 --rtt 150ms --rate 1mbit --tls 1.2 \
       --cert rsa2048 --tls-resume --warm-metrics --cookie-bytes 200
   spdylab compare --site icons --protocols https,h2,h3 --rtt 50ms --rate 10mbit --check 3
+  spdylab compare --site icons --protocols h2 --rtt 150ms --rate 8mbit --reps 1 --pcap /tmp/h2.pcap
 
 Repetitions interleave the protocols (A B C A B C ...). Gain is against the first
 protocol: (B - X) / B x 100 %, positive when X is faster; its 95 % CI is a bootstrap.
@@ -92,6 +93,11 @@ pub struct CompareArgs {
     /// Write one HAR 1.2 file per probe here
     #[arg(long, value_name = "DIR")]
     pub har_dir: Option<PathBuf>,
+    /// Write the link's packets as the client sees them to FILE (pcap, read
+    /// with tcpdump -r): every probe, warm-ups too, cross traffic included;
+    /// with --check, Chromium's beside it in FILE's name with -check
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
     /// Also write the JSON document (as --json prints it) to FILE, at the end
     /// or on Ctrl-C
     #[arg(long, value_name = "FILE")]
@@ -134,6 +140,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Failure> {
         trial,
         keep_server_log: args.keep_server_log,
         har_dir: args.har_dir.clone(),
+        pcap: args.pcap.clone(),
     };
     let spec = lab::compare::prepare(req, || args.link.flags().choice())?;
     against.check_settings(&spec, &args.trial.given)?;
