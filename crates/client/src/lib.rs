@@ -13,6 +13,7 @@
 pub mod cache;
 pub mod conn;
 pub mod discover;
+mod grease;
 pub mod headers;
 pub mod hints;
 pub mod ink;

@@ -341,14 +341,19 @@ pub fn client_tls_resuming(
         Some(true) => &[&rustls::version::TLS13],
         Some(false) => &[&rustls::version::TLS12],
     };
-    // Chromium's key exchange groups, X25519MLKEM768 first: its
-    // ClientHello's size (`crate::pq`).
-    let mut c =
-        rustls::ClientConfig::builder_with_provider(Arc::new(crate::pq::chromium_like_provider()))
-            .with_protocol_versions(versions)
-            .expect("ring's provider has TLS 1.2 and 1.3")
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+    // Chromium's key exchange groups, X25519MLKEM768 first, and its GREASE
+    // ECH where TLS 1.3 is offered: its ClientHello's size (`crate::pq`,
+    // `crate::grease`).
+    let builder =
+        rustls::ClientConfig::builder_with_provider(Arc::new(crate::pq::chromium_like_provider()));
+    let builder = match versions.contains(&&rustls::version::TLS13) && protocol != Protocol::Spdy3 {
+        true => builder.with_ech(crate::grease::ech_mode()),
+        false => builder.with_protocol_versions(versions),
+    };
+    let mut c = builder
+        .expect("ring's provider has TLS 1.2 and 1.3")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
     c.alpn_protocols = vec![protocol.alpn().to_vec()];
     c.resumption = match sessions {
         None => rustls::client::Resumption::disabled(),
