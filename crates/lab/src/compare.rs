@@ -232,7 +232,7 @@ pub fn prepare(
 
 /// Where `--check`'s Chromium loads write their packets beside `--pcap
 /// FILE`: FILE's stem with `-check` (`run.pcap` → `run-check.pcap`).
-pub fn check_pcap(file: &Path) -> PathBuf {
+fn check_pcap(file: &Path) -> PathBuf {
     let stem = file.file_stem().unwrap_or_default().to_string_lossy();
     let name = match file.extension() {
         Some(ext) => format!("{stem}-check.{}", ext.to_string_lossy()),
@@ -567,4 +567,23 @@ pub fn parse_protocols(s: &str) -> Result<Vec<Protocol>, String> {
         }
     }
     Ok(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_pcap;
+    use std::path::Path;
+
+    #[test]
+    fn the_checks_pcap_is_named_beside_the_models() {
+        assert_eq!(
+            check_pcap(Path::new("/tmp/my run.pcap")),
+            Path::new("/tmp/my run-check.pcap")
+        );
+        assert_eq!(check_pcap(Path::new("out")), Path::new("out-check"));
+        assert_eq!(
+            check_pcap(Path::new("d/run.v2.pcap")),
+            Path::new("d/run.v2-check.pcap")
+        );
+    }
 }
