@@ -233,6 +233,17 @@ pub fn resources_on(site: &site::Site, host: &str) -> Vec<usize> {
         .collect()
 }
 
+/// What `tcpdump -n -r` reads from a pcap file.
+pub fn tcpdump(pcap: &Path) -> String {
+    let r = Command::new("tcpdump")
+        .args(["-n", "-r"])
+        .arg(pcap)
+        .output()
+        .expect("tcpdump runs");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    String::from_utf8_lossy(&r.stdout).into_owned()
+}
+
 /// Runs a Python 3 `script` with `args`, asserts that it succeeded, and
 /// returns what it printed.
 pub fn python(script: &str, args: &[&Path]) -> String {

@@ -535,13 +535,7 @@ fn pcap_holds_the_runs_packets_and_h2s_preface_leaves_with_its_settings() {
         pcap.to_str().unwrap(),
     ]);
     assert_eq!(probes(&v).len(), 2, "{v}");
-    let r = std::process::Command::new("tcpdump")
-        .args(["-n", "-r"])
-        .arg(&pcap)
-        .output()
-        .expect("tcpdump runs");
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    let out = String::from_utf8_lossy(&r.stdout);
+    let out = common::tcpdump(&pcap);
     // Client → server segments with data on 443, by connection.
     let mut sent: std::collections::HashMap<&str, Vec<u64>> = Default::default();
     for line in out.lines() {

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use crate::common::{describe as text, spdylab, TempDir};
+use crate::common::{describe as text, spdylab, tcpdump, TempDir};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -366,17 +366,6 @@ fn codel_drops_the_standing_queue_a_large_drop_tail_keeps() {
         codel["max_queue_packets"].as_u64().unwrap() <= 1000,
         "{codel}"
     );
-}
-
-/// What `tcpdump -n -r` reads from a pcap file.
-fn tcpdump(pcap: &std::path::Path) -> String {
-    let r = Command::new("tcpdump")
-        .args(["-n", "-r"])
-        .arg(pcap)
-        .output()
-        .expect("tcpdump runs");
-    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    String::from_utf8_lossy(&r.stdout).into_owned()
 }
 
 #[test]
