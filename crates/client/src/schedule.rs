@@ -400,7 +400,8 @@ impl Scheduler {
     /// youtube's js3, js5, js4, js6 and yt3.ggpht.com's images in an order
     /// that changed from load to load. Modelled so: the opener first, then
     /// by class and urgency ([`Scheduler::urgency`]), and within an urgency
-    /// in an order drawn from `seed`.
+    /// in an order drawn from `seed`. Not for QUIC sessions, which Chromium
+    /// resumes in order (the page loader's choice).
     pub fn resume_unordered(mut self, seed: u64) -> Scheduler {
         self.resume_seed = Some(seed);
         self
