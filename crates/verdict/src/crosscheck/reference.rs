@@ -287,13 +287,31 @@ mod tests {
                                      {"metric": "fcp", "chromium": [50.0, null]}]}]})
     }
 
-    /// A directory of this test's own (removed first).
-    fn scratch(test: &str) -> PathBuf {
+    /// A directory of this test's own, removed first and when dropped: a
+    /// directory left behind named by this process's id matched a later
+    /// process of the same id in the Chromium test's check that its
+    /// profiles are gone.
+    struct Scratch(PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = std::path::Path;
+        fn deref(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn scratch(test: &str) -> Scratch {
         let d =
             std::env::temp_dir().join(format!("spdylab-reference-{}-{test}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
-        d
+        Scratch(d)
     }
 
     fn write(dir: &std::path::Path, name: &str, v: &Value) -> PathBuf {
