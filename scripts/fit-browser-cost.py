@@ -18,9 +18,11 @@ solved, the one with the smallest residual kept). It prints the constants, the
 Chromium) per site, fit and held out, as a check before the crosscheck that
 measures it.
 
-The baseline may keep a first frame (`--browser-cost navigation=0ms,frame=80ms`,
-the value `scripts/held-images.sh` measures): it is not fitted, and the
-printed `--browser-cost` carries it.
+The baseline may keep its timers (`--browser-cost navigation=0ms,frame=80ms,
+paint=42ms,present=194ms`: tight mode's end, which `scripts/held-images.sh`
+measures, and the first paint's): they are not fitted (they move paint and
+the images' release, not PLT's additive work), and the printed
+`--browser-cost` carries them.
 
 Sites not built in are looked up as DIR/NAME.har (--sites-dir, default
 tests/data): the crosscheck names an imported HAR by its stem.
@@ -98,13 +100,14 @@ UNITS = {"ms": 1.0, "us": 1e-3, "s": 1e3}
 
 def parse_cost(text):
     """The additive part of a --browser-cost string: [navigation ms, request ms,
-    script ms/kB, parse ms/kB] (TERMS order), and the frame as written."""
+    script ms/kB, parse ms/kB] (TERMS order), and its timers (frame, paint,
+    present: not fitted) as written."""
     values = {"navigation": 0.0, "request": 0.0, "script": 0.0, "parse": 0.0}
-    frame = ""
+    timers = []
     for part in filter(None, text.split(",")):
         key, _, value = part.partition("=")
-        if key == "frame":
-            frame = value
+        if key in ("frame", "paint", "present"):
+            timers.append(part)
             continue
         if key not in values:
             sys.exit(f"--browser-cost {text}: unknown key {key}")
@@ -113,7 +116,7 @@ def parse_cost(text):
         if unit is None:
             sys.exit(f"--browser-cost {text}: {part} has no unit (ms, us, s)")
         values[key] = float(number[: -len(unit)]) * UNITS[unit]
-    return [values[t] for t in TERMS], frame
+    return [values[t] for t in TERMS], ",".join(timers)
 
 
 def main():
@@ -122,7 +125,7 @@ def main():
     ap.add_argument("--fit", required=True, help="fit sites, comma-separated")
     ap.add_argument("--exclude", default="", help="Trials left out: site/link/protocol,…")
     ap.add_argument("--base-cost", default="",
-                    help="the costs of runs written as `fitted` (e.g. navigation=38ms,request=1180us,frame=80ms)")
+                    help="the costs of runs written as `fitted` (e.g. navigation=38ms,request=1180us,frame=80ms,paint=42ms,present=194ms)")
     ap.add_argument("--sites-dir", default="tests/data", help="where NAME.har of imported sites are")
     ap.add_argument("runs", nargs="+", help="crosscheck --json files")
     args = ap.parse_args()
@@ -153,7 +156,7 @@ def main():
             r["base"] = base
             rows.append(r)
     if len(frames) > 1:
-        sys.exit(f"the runs have different frames ({', '.join(sorted(f or 'none' for f in frames))}): fit one")
+        sys.exit(f"the runs have different timers ({'; '.join(sorted(f or 'none' for f in frames))}): fit one")
     frame = frames.pop() if frames else ""
     work = {s: page_work(args.spdylab, s, args.sites_dir) for s in sorted({r["site"] for r in rows})}
     for r in rows:
@@ -174,7 +177,7 @@ def main():
     print("--browser-cost "
           f"navigation={round(nav)}ms,parse={round(parse * 1000)}us/kB,"
           f"script={round(script * 1000)}us/kB,request={round(req * 1000)}us"
-          + (f",frame={frame}" if frame else ""))
+          + (f",{frame}" if frame else ""))
     print("predicted (additive: zero-cost model + costs) against Chromium:")
     for site in sorted(work):
         errs = []

@@ -578,7 +578,10 @@ impl<'a> State<'a> {
             rx,
             tls: tls_config(cfg),
             render: None,
-            paint: PaintModel::new(&cfg.root.0, &cfg.root.1, cfg.knobs.browser_cost),
+            paint: match known {
+                true => PaintModel::new(&cfg.root.0, &cfg.root.1, cfg.knobs.browser_cost).warm(),
+                false => PaintModel::new(&cfg.root.0, &cfg.root.1, cfg.knobs.browser_cost),
+            },
             tasks: Vec::new(),
             script: None,
             extras: HintsAndPushes::default(),

@@ -228,6 +228,9 @@ pub struct PaintModel {
     /// When the page's first body bytes arrived (the navigation's commit
     /// starts then; the first frame counts from then).
     first_bytes: Option<Duration>,
+    /// The browser has shown a page before (`warm`): its first frame is
+    /// not held for its start-up (`BrowserCost::first_present`).
+    warm: bool,
 }
 
 /// A visible element and when it paints.
@@ -258,7 +261,14 @@ impl PaintModel {
             arrivals: HashMap::new(),
             ttfb: None,
             first_bytes: None,
+            warm: false,
         }
+    }
+
+    /// The load of a browser that has loaded a page before (the repeat
+    /// view): its first frame is not held for the browser's start-up.
+    pub fn warm(self) -> PaintModel {
+        PaintModel { warm: true, ..self }
     }
 
     /// A response's head arrived at `now`, with its Content-Type.
@@ -318,7 +328,7 @@ impl PaintModel {
                 // The renderer has them once the navigation's commit is
                 // over (`render`): the parser waits for it. The first
                 // frame counts from the bytes' arrival, as Chromium's was
-                // measured (`render::Renderer`'s tight mode).
+                // measured (`BrowserCost::first_paint`).
                 self.first_bytes = Some(now);
                 self.parse_free = self.parse_free.max(now + self.cost.navigation);
             }
@@ -438,10 +448,16 @@ impl PaintModel {
         let mut parser_gate = Duration::ZERO;
         let mut css_gate = Duration::ZERO;
         // Nothing paints before Blink's first frame after the page's first
-        // bytes (the tight mode's end, `BrowserCost::first_frame`).
+        // bytes (`BrowserCost::first_paint`), nor, in a fresh browser,
+        // before it can show one (`first_present`, from navigation start).
+        let present = match self.warm {
+            true => Duration::ZERO,
+            false => self.cost.first_present,
+        };
         let frame_gate = self
             .first_bytes
-            .map_or(Duration::ZERO, |t| t + self.cost.first_frame);
+            .map_or(Duration::ZERO, |t| t + self.cost.first_paint)
+            .max(present);
         let mut out: Vec<Painted> = Vec::new();
         // The parser's current stretch (it ran on without waiting for bytes
         // or a script): where in `out` it began, and when.
@@ -1319,11 +1335,11 @@ mod tests {
     }
 
     /// Blink paints nothing before its first frame after the page's first
-    /// bytes (`first_frame`, 80 ms fitted): text parsed at once waits for it.
+    /// bytes (`first_paint`): text parsed at once waits for it.
     #[test]
     fn nothing_paints_before_the_first_frame_after_the_first_bytes() {
         let cost = BrowserCost {
-            first_frame: ms_(80),
+            first_paint: ms_(80),
             ..BrowserCost::NONE
         };
         let mut m = PaintModel::new("a.test", "/", cost);
@@ -1373,13 +1389,39 @@ mod tests {
             "a.test",
             "/",
             BrowserCost {
-                first_frame: ms_(80),
+                first_paint: ms_(80),
                 ..cost
             },
         );
         m.data(ms_(200), "a.test", "/", b"<body><p>hello</p></body>");
         m.done(ms_(200), "a.test", "/");
         assert_eq!(m.estimate(ms_(400)).fcp_ms, Some(280.0 + ms(FRAME)));
+    }
+
+    /// A fresh browser shows no frame before `first_present` from navigation
+    /// start, however early the page's bytes came; a warm one (the repeat
+    /// view's) paints as soon as the page allows. Tight mode's
+    /// `first_frame` is the network's, not the paint's.
+    #[test]
+    fn a_fresh_browser_shows_its_first_frame_no_sooner_than_its_start_up_allows() {
+        let cost = BrowserCost {
+            first_frame: ms_(80),
+            first_paint: ms_(40),
+            first_present: ms_(200),
+            ..BrowserCost::NONE
+        };
+        let load = |m: PaintModel, at: u64| {
+            let mut m = m;
+            m.data(ms_(at), "a.test", "/", b"<body><p>hello</p></body>");
+            m.done(ms_(at), "a.test", "/");
+            m.estimate(ms_(at + 400)).fcp_ms
+        };
+        let fresh = || PaintModel::new("a.test", "/", cost);
+        // Early bytes wait for the start-up; late ones for the first paint.
+        assert_eq!(load(fresh(), 50), Some(200.0 + ms(FRAME)));
+        assert_eq!(load(fresh(), 300), Some(340.0 + ms(FRAME)));
+        // Warm: only the first paint after the bytes.
+        assert_eq!(load(fresh().warm(), 50), Some(90.0 + ms(FRAME)));
     }
 
     #[test]

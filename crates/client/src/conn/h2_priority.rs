@@ -309,9 +309,10 @@ pub struct PriorityIo<T> {
     /// record and a segment of its own. Chromium sends the three in one
     /// record (92 bytes, seen on the wire); an extra small segment from the
     /// client makes the server answer with one more small segment too (its
-    /// SETTINGS ACK apart), which with the session ticket and its own
-    /// SETTINGS takes a fourth of the ten segments of its initial window:
-    /// a response filling the rest then waits a round trip for an ACK.
+    /// SETTINGS ACK apart): with the session ticket and its own SETTINGS,
+    /// four small segments of the ten its initial window allows, where
+    /// Chromium's load sees three; a response filling the rest then has
+    /// its last segment wait a round trip for an ACK.
     corked: bool,
 }
 
