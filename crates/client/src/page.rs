@@ -565,6 +565,10 @@ impl<'a> State<'a> {
             true => sched.connect_per_request(),
             false => sched,
         };
+        // The repeat view's browser has shown a page: its first frame is
+        // not held for its start-up.
+        let paint = PaintModel::new(&cfg.root.0, &cfg.root.1, cfg.knobs.browser_cost);
+        let paint = if known { paint.warm() } else { paint };
         let (tx, rx) = mpsc::unbounded_channel();
         State {
             cfg,
@@ -578,10 +582,7 @@ impl<'a> State<'a> {
             rx,
             tls: tls_config(cfg),
             render: None,
-            paint: match known {
-                true => PaintModel::new(&cfg.root.0, &cfg.root.1, cfg.knobs.browser_cost).warm(),
-                false => PaintModel::new(&cfg.root.0, &cfg.root.1, cfg.knobs.browser_cost),
-            },
+            paint,
             tasks: Vec::new(),
             script: None,
             extras: HintsAndPushes::default(),
