@@ -42,6 +42,19 @@ fn both_protocols_plt_and_tow(shifts: &[serde_json::Value]) -> bool {
     })
 }
 
+/// The least shift 20 → 60 ms RTT gives a metric: every load pays the
+/// longer RTT several times, so PLT, time on wire and TTFB at least 40 ms
+/// more; the model's first paint in a fresh browser comes no sooner than
+/// 216 ms from the start (`BrowserCost::first_present`), which the fast
+/// run's loads wait for, so the paint metrics shift less, but later all
+/// the same.
+fn least_shift(s: &serde_json::Value) -> f64 {
+    match s["metric"].as_str().unwrap() {
+        "plt" | "tow" | "ttfb" => 40.0,
+        _ => 1.0,
+    }
+}
+
 #[test]
 fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
     let dir = TempDir::new("diff");
@@ -55,7 +68,7 @@ fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
     assert!(both_protocols_plt_and_tow(shifts), "{doc}");
     for s in shifts {
         assert_eq!(s["test"], "wilcoxon", "{s}");
-        assert!(s["shift_ms"].as_f64().unwrap() >= 40.0, "{s}");
+        assert!(s["shift_ms"].as_f64().unwrap() >= least_shift(s), "{s}");
         assert!(s["p_value"].as_f64().unwrap() > 0.05, "{s}");
         assert_eq!(s["verdict"], "no_difference", "{s}");
         assert!(s["shift_ci95_ms"].is_null(), "{s}");
@@ -66,9 +79,8 @@ fn a_slower_network_is_called_slower_and_budgets_decide_the_exit_status() {
     assert!(both_protocols_plt_and_tow(shifts), "{doc}");
     for s in shifts {
         assert_eq!(s["test"], "mann-whitney", "{s}");
-        // Every load pays the longer RTT several times: at least 40 ms more.
         assert_eq!(s["verdict"], "slower", "{s}");
-        assert!(s["shift_ms"].as_f64().unwrap() >= 40.0, "{s}");
+        assert!(s["shift_ms"].as_f64().unwrap() >= least_shift(s), "{s}");
         assert!(s["p_value"].as_f64().unwrap() < 0.05, "{s}");
         let [lo, hi] = [0, 1].map(|i| s["shift_ci95_ms"][i].as_f64().unwrap());
         assert!(
