@@ -287,31 +287,11 @@ mod tests {
                                      {"metric": "fcp", "chromium": [50.0, null]}]}]})
     }
 
-    /// A directory of this test's own, removed first and when dropped: a
-    /// directory left behind named by this process's id matched a later
-    /// process of the same id in the Chromium test's check that its
-    /// profiles are gone.
-    struct Scratch(PathBuf);
-
-    impl std::ops::Deref for Scratch {
-        type Target = std::path::Path;
-        fn deref(&self) -> &std::path::Path {
-            &self.0
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    fn scratch(test: &str) -> Scratch {
-        let d =
-            std::env::temp_dir().join(format!("spdylab-reference-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Scratch(d)
+    /// A directory of this test's own, removed when dropped (`netns::Scratch`:
+    /// one left behind, named by this process's id, matched a later process
+    /// of the same id in the Chromium test's check that its profiles are gone).
+    fn scratch(test: &str) -> netns::Scratch {
+        netns::Scratch::new(&format!("reference-{test}")).unwrap()
     }
 
     fn write(dir: &std::path::Path, name: &str, v: &Value) -> PathBuf {
@@ -323,7 +303,7 @@ mod tests {
     #[test]
     fn a_documents_rows_are_chromiums_loads_by_site_link_and_protocol() {
         let dir = scratch("rows");
-        let r = Reference::load(&[write(&dir, "a.json", &doc(2))], 2, "builtin").unwrap();
+        let r = Reference::load(&[write(&dir.0, "a.json", &doc(2))], 2, "builtin").unwrap();
         let at_20ms = LinkKey::of(&testbed(20));
         let l = r.get("icons", &at_20ms, Protocol::H2).unwrap();
         assert_eq!(l.values(Figure::Plt), vec![100.0, 120.0]);
@@ -349,22 +329,22 @@ mod tests {
     #[test]
     fn other_repetitions_servers_twice_the_same_trial_and_other_files_are_one_line() {
         let dir = scratch("refused");
-        let a = write(&dir, "a.json", &doc(2));
+        let a = write(&dir.0, "a.json", &doc(2));
         let e = Reference::load(std::slice::from_ref(&a), 3, "builtin").unwrap_err();
         assert!(e.contains("a.json") && e.contains("--reps 2"), "{e}");
         let e = Reference::load(std::slice::from_ref(&a), 2, "nginx").unwrap_err();
         assert!(e.contains("builtin server"), "{e}");
-        let b = write(&dir, "b.json", &doc(2));
+        let b = write(&dir.0, "b.json", &doc(2));
         let e = Reference::load(&[a.clone(), b], 2, "builtin").unwrap_err();
         assert!(e.contains("b.json") && e.contains("a.json"), "{e}");
-        let c = write(&dir, "c.json", &json!({"rows": []}));
+        let c = write(&dir.0, "c.json", &json!({"rows": []}));
         let e = Reference::load(&[c], 2, "builtin").unwrap_err();
         assert!(e.contains("c.json") && e.contains("schema 2"), "{e}");
-        let d = dir.join("d.json");
+        let d = dir.0.join("d.json");
         std::fs::write(&d, "not json").unwrap();
         let e = Reference::load(&[d], 2, "builtin").unwrap_err();
         assert!(e.contains("d.json") && e.contains("not JSON"), "{e}");
-        let e = Reference::load(&[dir.join("none.json")], 2, "builtin").unwrap_err();
+        let e = Reference::load(&[dir.0.join("none.json")], 2, "builtin").unwrap_err();
         assert!(e.contains("none.json"), "{e}");
     }
 
@@ -375,11 +355,11 @@ mod tests {
     fn a_site_whose_tree_changed_since_is_refused() {
         let dir = scratch("fingerprint");
         let mut d = doc(2);
-        let old = write(&dir, "old.json", &d);
+        let old = write(&dir.0, "old.json", &d);
         let r = Reference::load(&[old], 2, "builtin").unwrap();
         assert!(r.check_site("icons", "00000000000000ab").is_ok());
         d["rows"][0]["site_fingerprint"] = json!("00000000000000ab");
-        let new = write(&dir, "new.json", &d);
+        let new = write(&dir.0, "new.json", &d);
         let r = Reference::load(&[new], 2, "builtin").unwrap();
         assert!(r.check_site("icons", "00000000000000ab").is_ok());
         assert!(r.check_site("twitter", "0000000000000001").is_ok());
@@ -394,8 +374,8 @@ mod tests {
         d["rows"][0]["link"] = json!("20ms 1mbit b");
         d["testbeds"] = json!([testbed(40)]);
         d["rows"][0]["site_fingerprint"] = json!("00000000000000cd");
-        let other = write(&dir, "other.json", &d);
-        let e = Reference::load(&[dir.join("new.json"), other], 2, "builtin").unwrap_err();
+        let other = write(&dir.0, "other.json", &d);
+        let e = Reference::load(&[dir.0.join("new.json"), other], 2, "builtin").unwrap_err();
         assert!(
             e.contains("other.json") && e.contains("another tree"),
             "{e}"
