@@ -289,6 +289,13 @@ fn getsockopt_int(
     Ok(value)
 }
 
+/// Turns a UDP socket's generic receive offload off (`UDP_GRO`, linux/udp.h:
+/// not in the libc crate for glibc): each read is one datagram.
+pub fn disable_udp_gro(fd: &impl AsRawFd) -> io::Result<()> {
+    const UDP_GRO: libc::c_int = 104;
+    setsockopt_int(fd, libc::SOL_UDP, UDP_GRO, 0)
+}
+
 /// Asks for `bytes` of receive buffer: SO_RCVBUFFORCE, past
 /// `net.core.rmem_max` (needs CAP_NET_ADMIN), else SO_RCVBUF, capped there.
 pub fn set_receive_buffer(fd: &impl AsRawFd, bytes: usize) -> io::Result<()> {

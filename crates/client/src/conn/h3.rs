@@ -128,11 +128,66 @@ pub async fn dial(
 /// carries none (quinn's default is 8 bytes: 8 more in every packet the
 /// server sends, a few kB over a page). Each connection here has its own
 /// socket, so its 4-tuple tells its packets apart.
+///
+/// The socket reads one datagram at a time ([`OneDatagram`]): with
+/// quinn-udp's receive offload, quinn gives each endpoint a zeroed receive
+/// buffer of 64 segments × 32 datagrams × 1 472 bytes (3 MB), and on this
+/// lab's VM faulting it in took 7–20 ms of every other page's first QUIC
+/// connection, before its first Initial (the model's h3 connections opened
+/// a median 6.7 ms after navigation start, its TCP ones 2.5 ms: the
+/// fidelity benchmark's references, docs/crosscheck.md, "A QUIC endpoint's
+/// receive buffer"). Chromium's opens as its TCP ones do.
 fn chromium_endpoint(local: SocketAddr) -> std::io::Result<quinn::Endpoint> {
     let socket = std::net::UdpSocket::bind(local)?;
+    let runtime: Arc<dyn quinn::Runtime> = Arc::new(quinn::TokioRuntime);
+    // quinn-udp turns the offload on as it wraps the socket: off again,
+    // after, so that no read coalesces datagrams.
+    let fd = socket.try_clone()?;
+    let socket = runtime.wrap_udp_socket(socket)?;
+    sys::disable_udp_gro(&fd)?;
     let mut config = quinn::EndpointConfig::default();
     config.cid_generator(|| Box::new(NoConnectionId));
-    quinn::Endpoint::new(config, None, socket, Arc::new(quinn::TokioRuntime))
+    quinn::Endpoint::new_with_abstract_socket(config, None, Arc::new(OneDatagram(socket)), runtime)
+}
+
+/// A UDP socket whose reads take one datagram each (its offload is off:
+/// [`chromium_endpoint`]), so quinn sizes its receive buffer for that.
+#[derive(Debug)]
+struct OneDatagram(Arc<dyn quinn::AsyncUdpSocket>);
+
+impl quinn::AsyncUdpSocket for OneDatagram {
+    fn create_io_poller(self: Arc<Self>) -> std::pin::Pin<Box<dyn quinn::UdpPoller>> {
+        self.0.clone().create_io_poller()
+    }
+
+    fn try_send(&self, transmit: &quinn::udp::Transmit) -> std::io::Result<()> {
+        self.0.try_send(transmit)
+    }
+
+    fn poll_recv(
+        &self,
+        cx: &mut std::task::Context,
+        bufs: &mut [std::io::IoSliceMut<'_>],
+        meta: &mut [quinn::udp::RecvMeta],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.0.poll_recv(cx, bufs, meta)
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+
+    fn max_transmit_segments(&self) -> usize {
+        self.0.max_transmit_segments()
+    }
+
+    fn max_receive_segments(&self) -> usize {
+        1
+    }
+
+    fn may_fragment(&self) -> bool {
+        self.0.may_fragment()
+    }
 }
 
 /// Zero-length connection IDs (`chromium_endpoint`).
