@@ -291,12 +291,31 @@ struct Conn {
     per_request: bool,
     /// It has carried a request.
     used: bool,
+    /// When it last went idle (up with nothing on it, or its last response
+    /// complete), in the order connections did: [`Conn::reuse_rank`].
+    idle_since: u64,
+}
+
+impl Conn {
+    /// Which idle HTTP/1.1 connection of a pool a request takes, lowest
+    /// first: Chromium's (`TransportClientSocketPool::AssignIdleSocketToRequest`)
+    /// takes the one that went idle last among those that carried a request
+    /// (its congestion window open, not restarted after idle), else the one
+    /// idle longest (a preconnect's).
+    fn reuse_rank(&self) -> (bool, i128) {
+        match self.used {
+            true => (false, -i128::from(self.idle_since)),
+            false => (true, i128::from(self.idle_since)),
+        }
+    }
 }
 
 #[derive(Debug)]
 pub struct Scheduler {
     policy: Policy,
     conns: Vec<Conn>,
+    /// The next [`Conn::idle_since`].
+    idle_order: u64,
     /// Requests waiting for a connection, in discovery order, with their pool.
     pending: VecDeque<(ReqId, String)>,
     actions: VecDeque<Action>,
@@ -348,6 +367,7 @@ impl Scheduler {
         Scheduler {
             policy,
             conns: Vec::new(),
+            idle_order: 0,
             pending: VecDeque::new(),
             actions: VecDeque::new(),
             held: VecDeque::new(),
@@ -657,8 +677,10 @@ impl Scheduler {
     /// (h2: SETTINGS_MAX_CONCURRENT_STREAMS; h1: ignored).
     pub fn connected(&mut self, conn: ConnId, limit: Option<usize>) {
         let policy = self.policy;
+        let idle_since = self.next_idle();
         if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
             c.ready = true;
+            c.idle_since = idle_since;
             if let (Policy::Multiplexed, Some(l)) = (policy, limit) {
                 c.limit = l.max(1);
             }
@@ -682,10 +704,20 @@ impl Scheduler {
 
     /// A response on `conn` is complete.
     pub fn finished(&mut self, conn: ConnId) {
+        let idle_since = self.next_idle();
         if let Some(c) = self.conns.iter_mut().find(|c| c.id == conn) {
             c.in_flight = c.in_flight.saturating_sub(1);
+            if c.in_flight == 0 {
+                c.idle_since = idle_since;
+            }
         }
         self.plan();
+    }
+
+    /// The order of a connection going idle now.
+    fn next_idle(&mut self) -> u64 {
+        self.idle_order += 1;
+        self.idle_order
     }
 
     /// Connection `conn` closed or failed; its pool may open another.
@@ -727,6 +759,7 @@ impl Scheduler {
             opener: None,
             per_request,
             used: false,
+            idle_since: 0,
         });
         self.actions.push_back(Action::Open {
             conn: id,
@@ -833,6 +866,7 @@ impl Scheduler {
             .make_contiguous()
             .sort_by_key(|(r, _)| ranks[r]);
         let mut waiting = VecDeque::new();
+        let multiplexed = self.policy == Policy::Multiplexed;
         while let Some((req, pool)) = self.pending.pop_front() {
             let pool = self.pooled(pool);
             // Only pipelining changes anything: without it, every request
@@ -848,7 +882,10 @@ impl Scheduler {
                     true => c.in_flight == 0,
                     false => c.in_flight < c.limit && !c.draining,
                 })
-                .min_by_key(|c| c.in_flight);
+                .min_by_key(|c| match multiplexed {
+                    true => (c.in_flight, (false, 0)),
+                    false => (c.in_flight, c.reuse_rank()),
+                });
             match free {
                 Some(c) => {
                     c.in_flight += 1;
@@ -926,6 +963,7 @@ impl Scheduler {
                     opener: Some(waiting[i].0),
                     per_request,
                     used: false,
+                    idle_since: 0,
                 });
                 self.actions.push_back(Action::Open {
                     conn: id,
@@ -1041,6 +1079,50 @@ mod tests {
             s.finished(0);
             assert_eq!(drain(&mut s), [Action::Send { conn: 0, req: next }]);
         }
+    }
+
+    /// As Chromium's socket pool: a request takes the HTTP/1.1 connection
+    /// that went idle last among those that carried one (its window open),
+    /// not the first opened; with none used, the one idle longest.
+    #[test]
+    fn an_http1_request_takes_the_connection_idle_last() {
+        let mut s = Scheduler::new(Policy::PerHost { conns: 3, depth: 1 });
+        for r in 0..3 {
+            s.discovered(r, "a.test");
+        }
+        assert_eq!(drain(&mut s).len(), 3);
+        for c in 0..3 {
+            s.connected(c, None);
+        }
+        assert_eq!(sent(&drain(&mut s)), [0, 1, 2]);
+        // Connection 1 finishes first, then 2, then 0: 0 went idle last.
+        for c in [1, 2, 0] {
+            s.finished(c);
+        }
+        s.discovered(3, "a.test");
+        assert_eq!(drain(&mut s), [Action::Send { conn: 0, req: 3 }]);
+        s.discovered(4, "a.test");
+        assert_eq!(drain(&mut s), [Action::Send { conn: 2, req: 4 }]);
+        // Of the navigation's two sockets, neither used, the one idle
+        // longest; then the used one before the other.
+        let mut p = Scheduler::new(Policy::PerHost { conns: 6, depth: 1 });
+        p.preconnect_navigation("b.test");
+        assert_eq!(drain(&mut p).len(), 2);
+        p.connected(1, None);
+        p.connected(0, None);
+        p.discovered(0, "b.test");
+        assert_eq!(
+            drain(&mut p),
+            [Action::Send { conn: 1, req: 0 }],
+            "idle longest"
+        );
+        p.finished(1);
+        p.discovered(1, "b.test");
+        assert_eq!(
+            drain(&mut p),
+            [Action::Send { conn: 1, req: 1 }],
+            "used first"
+        );
     }
 
     #[test]
