@@ -1212,10 +1212,11 @@ mod tests {
     }
 
     /// The fitted defaults in virtual time: the root goes out at once (the
-    /// browser's request, not the renderer's); its first bytes wait for the navigation's commit
-    /// before the parser takes them; the images of one parsed chunk go out
-    /// one request's cost apart (the main thread issues them in turn), so a
-    /// page of many small resources pays its per-request cost in series.
+    /// browser's request, not the renderer's); its first bytes wait for
+    /// the navigation's commit before the parser takes them; the images
+    /// of one parsed chunk go out one request's cost apart (the main
+    /// thread issues them in turn), so a page of many small resources pays
+    /// its per-request cost in series.
     #[test]
     fn fitted_costs_commit_the_page_then_issue_requests_in_series() {
         let c = BrowserCost::FITTED;

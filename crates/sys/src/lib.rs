@@ -290,10 +290,14 @@ fn getsockopt_int(
 }
 
 /// Turns a UDP socket's generic receive offload off (`UDP_GRO`, linux/udp.h:
-/// not in the libc crate for glibc): each read is one datagram.
+/// not in the libc crate for glibc): each read is one datagram. A kernel
+/// without the option (ENOPROTOOPT) never coalesces: that is no error.
 pub fn disable_udp_gro(fd: &impl AsRawFd) -> io::Result<()> {
     const UDP_GRO: libc::c_int = 104;
-    setsockopt_int(fd, libc::SOL_UDP, UDP_GRO, 0)
+    match setsockopt_int(fd, libc::SOL_UDP, UDP_GRO, 0) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOPROTOOPT) => Ok(()),
+        other => other,
+    }
 }
 
 /// Asks for `bytes` of receive buffer: SO_RCVBUFFORCE, past
