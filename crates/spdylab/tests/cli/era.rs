@@ -68,9 +68,21 @@ fn tls_resume_resumes_the_later_probes_and_chromium_refuses_it() {
     // second resumes a session of the first.
     assert!(n(&https[0], "tls_resumed") < n(&https[0], "connections"));
     assert!(n(&https[1], "connections") > 0);
+    // A connection opened for a request that a freed one then took (an
+    // idle request takes the connection used last, as Chromium's pool)
+    // may close at the page's end before its handshake: no byte down.
+    let handshaken = |p: &Value| {
+        p["explain"]["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["payload_bytes_delivered_down"].as_u64().unwrap_or(0) > 0)
+            .count() as u64
+    };
+    assert!(handshaken(&https[1]) > 0, "{}", https[1]);
     assert_eq!(
         n(&https[1], "tls_resumed"),
-        n(&https[1], "connections"),
+        handshaken(&https[1]),
         "{}",
         https[1]
     );
