@@ -147,7 +147,7 @@ fn https_uses_up_to_six_connections_per_host_and_h2_one_per_address() {
         // Every SYN is a connection the probe counts; the HAR names those
         // that carried a request. One opened for a request that a freed
         // connection took first carries none, as in Chromium's socket pool
-        // (an idle request takes the connection used last, not the new one).
+        // (a waiting request takes the connection idle last, not the new one).
         let opened = probe["connections"].as_u64().unwrap() as usize;
         assert_eq!(
             probe["syns"].as_u64().unwrap() as usize,

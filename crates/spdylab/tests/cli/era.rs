@@ -29,7 +29,16 @@ fn mean(v: &Value, protocol: &str, key: &str) -> f64 {
 
 #[test]
 fn chrome_2014_headers_are_compressed_by_spdy_and_h2_only() {
-    let args = ["--protocols", "https,h2,spdy3", "--reps", "1"];
+    // One HTTP/1.1 connection: how many a probe opens depends on timing,
+    // and each costs its handshake's bytes up, more than a header's.
+    let args = [
+        "--protocols",
+        "https,h2,spdy3",
+        "--reps",
+        "1",
+        "--conns-per-host",
+        "1",
+    ];
     let chrome = compare(&[&args[..], &["--headers", "chrome2014"]].concat());
     let minimal = compare(&[&args[..], &["--headers", "minimal"]].concat());
     let up = |v: &Value, p: &str| mean(v, p, "bytes_up");
@@ -38,7 +47,7 @@ fn chrome_2014_headers_are_compressed_by_spdy_and_h2_only() {
     assert!(https_more > 51.0 * 150.0, "https: +{https_more} B up");
     for p in ["h2", "spdy3"] {
         assert!(
-            up(&chrome, p) < 0.5 * up(&chrome, "https"),
+            up(&chrome, p) < 0.75 * up(&chrome, "https"),
             "{p}: {} B up, https {} B",
             up(&chrome, p),
             up(&chrome, "https")
@@ -68,8 +77,8 @@ fn tls_resume_resumes_the_later_probes_and_chromium_refuses_it() {
     // second resumes a session of the first.
     assert!(n(&https[0], "tls_resumed") < n(&https[0], "connections"));
     assert!(n(&https[1], "connections") > 0);
-    // A connection opened for a request that a freed one then took (an
-    // idle request takes the connection used last, as Chromium's pool)
+    // A connection opened for a request that a freed one then took (a
+    // waiting request takes the connection idle last, as Chromium's pool)
     // may close at the page's end before its handshake: no byte down.
     let handshaken = |p: &Value| {
         p["explain"]["connections"]
