@@ -18,7 +18,7 @@ pub mod peers;
 pub mod priorities;
 pub mod priority_matrix;
 pub mod probe;
-pub mod procstat;
+pub use sys::procstat;
 pub mod record;
 pub mod repeat;
 pub mod serve;

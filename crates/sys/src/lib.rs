@@ -4,6 +4,9 @@
 //! child of `netns::process`, between fork and exec; see its module doc), each
 //! with a `// SAFETY:` comment; callers use only the safe functions below.
 //! Constants (`libc::SIGTERM`, `libc::CLONE_NEWNET`, ...) may be used anywhere.
+//! `procstat` is the one reader of /proc for CPU and memory.
+
+pub mod procstat;
 
 use std::ffi::CStr;
 
