@@ -38,16 +38,18 @@ before=(); after=()
 for part in $PARTS; do
   case $part in
   grid)
-    # grid-1-8's references: grid-1-8.json and icons' of today's Chromium
-    # (grid-1-8-icons.json; bench/README.md).
-    run grid-1-8 $R/grid-1-8.json,$R/grid-1-8-icons.json --sites $BUILTIN \
+    # grid-1-8's references: at 150 ms grid-1-8.json and icons' of today's
+    # Chromium (grid-1-8-icons.json), at 20 ms a settled browser's
+    # (grid-1-8-20ms.json; bench/README.md).
+    run grid-1-8 $R/grid-1-8.json,$R/grid-1-8-icons.json,$R/grid-1-8-20ms.json --sites $BUILTIN \
       --protocols http,https,h2,h3 --rtts 20ms,150ms --rates 1mbit,8mbit
     run grid-20 $R/grid-20.json --sites $BUILTIN --protocols http,https,h2,h3 \
       --rtts 20ms,150ms --rates 20mbit
-    before+=($R/grid-1-8.json $R/grid-1-8-icons.json $R/grid-20.json)
+    before+=($R/grid-1-8.json $R/grid-1-8-icons.json $R/grid-1-8-20ms.json $R/grid-20.json)
     after+=($OUT/grid-1-8.json $OUT/grid-20.json) ;;
   recorded)
-    # The recorded pages' references (recorded-*.json: one file today).
+    # The recorded pages' references (recorded-*.json: at 150 ms
+    # recorded-all.json, at 20 ms a settled browser's recorded-20ms.json).
     refs=$(ls $R/recorded-*.json | paste -sd, -)
     run recorded "$refs" --sites $RECORDED --protocols https,h2,h3 \
       --rtts 20ms,150ms --rates 1mbit,8mbit,20mbit

@@ -23,11 +23,11 @@
 //!   complete (render-blocking: Blink's `RenderBlockingResourceManager`;
 //!   Lantern's FCP graph keeps exactly the render-blocking requests).
 //! - **The first frame** comes no sooner than `BrowserCost::first_paint`
-//!   after the page's first bytes nor, in a browser's first load, than
-//!   `first_present` after navigation start (Chromium's FCP on pages that
-//!   paint from their HTML alone: ~60 ms after TTFB at 150 ms, 180–223 ms
-//!   from the start at 20 ms whatever TTFB; docs/crosscheck.md, "The first
-//!   frame of a fresh browser").
+//!   after the page's first bytes (Chromium's FCP on pages that paint from
+//!   their HTML alone: ~60 ms after TTFB at 150 ms; docs/crosscheck.md, "The
+//!   first frame of a fresh browser") nor, where the costs ask for it (a
+//!   cold browser; not the fitted ones since the Chromium probe waits for a
+//!   settled browser), than `first_present` after navigation start.
 //! - **Text paints** at the first frame after that ([`FRAME`]); **an image**
 //!   at the first frame after its last byte (Blink records an image's LCP
 //!   candidate when it is fully loaded; its pixels appear as they decode, so

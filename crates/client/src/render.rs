@@ -68,9 +68,14 @@ pub struct BrowserCost {
     /// [`FRAME`]: crate::paint::FRAME
     pub first_paint: Duration,
     /// A browser's first page shows its first frame no sooner than this
-    /// after navigation start, however early its bytes come (a fresh
-    /// browser's compositor and GPU process are still starting: `FIRST_PRESENT`).
-    /// A later load by the same client (the repeat view) is not held.
+    /// after navigation start, however early its bytes come (a browser
+    /// navigated while it is still starting). A later load by the same
+    /// client (the repeat view) is not held. Zero in the fitted costs since
+    /// the Chromium probe navigates a settled browser (docs/chromium-flags.md):
+    /// 194 ms was fitted on probes that did not wait, whose FCP at 20 ms RTT
+    /// on the pages that paint from their HTML alone was 180–229 ms from the
+    /// start whatever TTFB; a settled browser's there is 126–147 ms (icons at
+    /// 20 ms / 20 Mbit/s). A knob (`present=`) for a cold browser.
     pub first_present: Duration,
     /// Whether scripts wait for the stylesheets before them and run in order,
     /// and a stylesheet's images wait for its document (false: the pure
@@ -135,7 +140,7 @@ impl BrowserCost {
         request: Duration::from_micros(1180),
         first_frame: FIRST_FRAME,
         first_paint: FIRST_PAINT,
-        first_present: FIRST_PRESENT,
+        first_present: Duration::ZERO,
         ordered: true,
     };
 
@@ -158,20 +163,10 @@ pub const FIRST_FRAME: Duration = Duration::from_millis(80);
 /// sitespeed.io's, every protocol at 150 ms and 1 or 8 Mbit/s, where nothing
 /// else reaches the renderer by then), about this plus one
 /// [`crate::paint::FRAME`]. Fitted
-/// with [`FIRST_PRESENT`] on those pages' 210 Chromium loads of the fidelity
+/// with a fresh browser's floor (`first_present`) on those pages' 210 Chromium loads of the fidelity
 /// benchmark's references (mean |error| of FCP 43 → 25 ms; docs/crosscheck.md,
 /// "The first frame of a fresh browser").
 pub const FIRST_PAINT: Duration = Duration::from_millis(42);
-
-/// A fresh headless Chromium 156 on the lab machine shows no frame sooner
-/// than about this after navigation start (then a [`crate::paint::FRAME`]):
-/// at 20 ms RTT and 8 or 20 Mbit/s its FCP on those pages was 180–229 ms
-/// from the start, the first byte at 42–94 ms (FCP − TTFB 112–139 ms, where
-/// at 150 ms it is 45–78). Fitted with [`FIRST_PAINT`]. A floor is the
-/// simplest rule that holds them together, not Chromium's: its h3 loads of
-/// sitespeed.io's page painted at 180–185 ms, under it, and its plain http
-/// on icons at 20 ms / 1 Mbit/s at 147–169 (docs/crosscheck.md).
-pub const FIRST_PRESENT: Duration = Duration::from_millis(194);
 
 impl Default for BrowserCost {
     fn default() -> BrowserCost {

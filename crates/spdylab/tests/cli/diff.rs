@@ -44,10 +44,9 @@ fn both_protocols_plt_and_tow(shifts: &[serde_json::Value]) -> bool {
 
 /// The least shift 20 → 60 ms RTT gives a metric: every load pays the
 /// longer RTT several times, so PLT, time on wire and TTFB at least 40 ms
-/// more; the model's first paint in a fresh browser comes no sooner than
-/// 216 ms from the start (`BrowserCost::first_present`), which the fast
-/// run's loads wait for, so the paint metrics shift less, but later all
-/// the same.
+/// more; the paint metrics shift less where a fixed wait bounds the fast
+/// run's first paint (tight mode's, `BrowserCost::first_frame`), but later
+/// all the same.
 fn least_shift(s: &serde_json::Value) -> f64 {
     match s["metric"].as_str().unwrap() {
         "plt" | "tow" | "ttfb" => 40.0,
