@@ -34,10 +34,11 @@ use std::time::{Duration, Instant};
 
 /// A browser is idle before a navigation ([`Browser::settle`]) when its
 /// processes used at most this share of one core in each of
-/// [`SETTLE_QUIET`] windows of [`SETTLE_WINDOW`] in a row: WebPageTest's
-/// author waits for "10 % total" on a machine before a benchmark starts;
-/// here the browser's own tree is measured, so that other testbeds running
-/// beside it (a campaign's jobs) do not hold it back.
+/// [`SETTLE_QUIET`] windows of [`SETTLE_WINDOW`] in a row. WebPageTest's
+/// author's benchmark runner waits for the machine to be at most
+/// max(30 % / cores, 10 %) busy for 2 s; here the browser's own tree is
+/// measured, so that other testbeds running beside it (a campaign's jobs)
+/// do not hold it back.
 const SETTLE_CPU: f64 = 0.1;
 /// One window of [`Browser::settle`]'s measure (20 ms of CPU at
 /// [`SETTLE_CPU`]: two of the kernel's 10 ms ticks).
@@ -498,9 +499,9 @@ impl Browser {
     /// they used at most [`SETTLE_CPU`] of a core, for at most
     /// [`SETTLE_MAX`] (or the deadline). A fresh headless Chromium keeps
     /// starting for about half a second after its first tab opens; a page
-    /// loaded in that time shares the two cores with it (docs/probe.md,
-    /// "A settled browser"). WebPageTest's agents wait for an idle machine
-    /// the same way before each run. A warm browser (a repeat view's second
+    /// loaded in that time shares the two cores with it (docs/chromium-flags.md,
+    /// "Not a flag: the probe navigates a settled browser"). WebPageTest's
+    /// agents wait for an idle machine the same way before each run. A warm browser (a repeat view's second
     /// load) is idle at once: two windows.
     fn settle(&self, deadline: Instant) {
         let limit = (Instant::now() + SETTLE_MAX).min(deadline);
