@@ -501,8 +501,8 @@ impl Browser {
     /// starting for about half a second after its first tab opens; a page
     /// loaded in that time shares the two cores with it (docs/chromium-flags.md,
     /// "Not a flag: the probe navigates a settled browser"). WebPageTest's
-    /// agents wait for an idle machine the same way before each run. A warm browser (a repeat view's second
-    /// load) is idle at once: two windows.
+    /// agents wait for an idle machine the same way before each run. A warm
+    /// browser (a repeat view's second load) is idle at once: two windows.
     fn settle(&self, deadline: Instant) {
         let limit = (Instant::now() + SETTLE_MAX).min(deadline);
         let cpu = || sys::procstat::tree_cpu_s(self.child.id());

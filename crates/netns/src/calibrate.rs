@@ -258,21 +258,11 @@ pub struct CpuBusy {
 }
 
 impl CpuBusy {
-    /// The counters now (None where /proc/stat cannot be read).
+    /// The counters now (None where /proc/stat cannot be read), through
+    /// the one /proc reader (`sys::procstat::machine_jiffies`).
     pub fn start() -> Option<CpuBusy> {
-        let stat = std::fs::read_to_string("/proc/stat").ok()?;
-        let cpu: Vec<u64> = stat
-            .lines()
-            .next()?
-            .split_whitespace()
-            .skip(1)
-            .take(8)
-            .map(|v| v.parse().ok())
-            .collect::<Option<_>>()?;
-        // user nice system idle iowait irq softirq steal
-        let total: u64 = cpu.iter().sum();
-        let busy = total.checked_sub(cpu.get(3)? + cpu.get(4)?)?;
-        Some(CpuBusy { busy, total })
+        let (busy, total) = sys::procstat::machine_jiffies();
+        (total > 0).then_some(CpuBusy { busy, total })
     }
 
     /// Since `self`: the share of the machine's CPU time (all of its cores)

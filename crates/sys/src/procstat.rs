@@ -117,7 +117,9 @@ pub fn own_memory_kb() -> (u64, u64) {
     Process::myself().map_or((0, 0), |p| memory_kb(&p))
 }
 
-/// (busy, total) jiffies of the whole machine since boot.
+/// (busy, total) jiffies of the whole machine since boot: user, nice,
+/// system, irq, softirq and steal over those and idle and iowait; (0, 0)
+/// where /proc/stat cannot be read.
 pub fn machine_jiffies() -> (u64, u64) {
     let Ok(k) = KernelStats::current() else {
         return (0, 0);
