@@ -30,6 +30,10 @@ tests/data): the crosscheck names an imported HAR by its stem.
 Rows whose Chromium probes all failed (e.g. plain http on a host Chromium's
 HSTS preload list upgrades) are left out; so are Trials named by --exclude.
 
+A term measured elsewhere is held with --fix (e.g. navigation=10ms, the
+commit Chromium's first subresource request waits for after the document's
+first byte) and the others fitted around it.
+
 Usage:
   scripts/fit-browser-cost.py --spdylab target/release/spdylab \\
       --fit youtube,twitter,icons base.json [more.json ...]
@@ -127,6 +131,9 @@ def main():
     ap.add_argument("--base-cost", default="",
                     help="the costs of runs written as `fitted` (e.g. navigation=38ms,request=1180us,frame=80ms,paint=42ms,present=194ms)")
     ap.add_argument("--sites-dir", default="tests/data", help="where NAME.har of imported sites are")
+    ap.add_argument("--fix", default="",
+                    help="terms held at a measured value, not fitted (e.g. navigation=10ms: "
+                         "the commit Chromium's first subresource request waits for)")
     ap.add_argument("runs", nargs="+", help="crosscheck --json files")
     args = ap.parse_args()
     fit_sites = set(args.fit.split(","))
@@ -162,11 +169,17 @@ def main():
     for r in rows:
         # The model's median at zero cost: the run's own costs' work taken off.
         r["model_zero"] = r["model"]["median"] - sum(c * x for c, x in zip(r["base"], work[r["site"]]))
+    fixed, _ = parse_cost(args.fix)
+    free = [i for i, f in enumerate(fixed) if f == 0]
     fit = [r for r in rows if r["site"] in fit_sites]
-    xs = [work[r["site"]] for r in fit]
-    ys = [r["chromium"]["median"] - r["model_zero"] for r in fit]
+    xs = [[work[r["site"]][i] for i in free] for r in fit]
+    ys = [r["chromium"]["median"] - r["model_zero"]
+          - sum(f * x for f, x in zip(fixed, work[r["site"]])) for r in fit]
     ws = [1 / r["chromium"]["median"] ** 2 for r in fit]
-    rss, coef = nnls_subsets(xs, ys, ws)
+    rss, free_coef = nnls_subsets(xs, ys, ws)
+    coef = fixed[:]
+    for i, c in zip(free, free_coef):
+        coef[i] = c
     print(f"fit on {','.join(sorted(fit_sites))}: {len(fit)} Trials; "
           f"held out: {','.join(sorted(set(work) - fit_sites)) or 'none'}")
     for name, c, unit in zip(TERMS, coef, ["ms", "ms per request", "ms per kB of script",

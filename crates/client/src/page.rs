@@ -430,7 +430,19 @@ async fn load_with_reuse(
     cfg: &PageConfig,
     script: Option<Box<dyn Script>>,
 ) -> (PageResult, HintsAndPushes, OpenConnections, Reuse) {
-    let start = Instant::now();
+    // The clock starts at the document's request, as Chromium's; a first
+    // view (nothing cached) opening its connections as Chromium's navigation
+    // does (it preconnects) dials the page's host `lead` before
+    // (`BrowserCost::lead`: measured on first views only).
+    let first_view = cfg
+        .cache
+        .as_ref()
+        .is_none_or(|c| c.lock().map_or(true, |c| c.is_empty()));
+    let lead = match first_view && cfg.knobs.pool == Pool::Chromium {
+        true => cfg.knobs.browser_cost.lead,
+        false => Duration::ZERO,
+    };
+    let start = Instant::now() + lead;
     let mut state = State::new(cfg, start);
     state.script = script;
     let outcome = tokio::time::timeout(cfg.timeout, state.run()).await;
@@ -573,7 +585,8 @@ impl<'a> State<'a> {
         State {
             cfg,
             start,
-            wall: SystemTime::now(),
+            // The wall clock at `start` (after now by the navigation's lead).
+            wall: SystemTime::now() + start.saturating_duration_since(Instant::now()),
             sched,
             reqs: Vec::new(),
             seen: HashMap::new(),

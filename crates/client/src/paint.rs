@@ -23,9 +23,9 @@
 //!   complete (render-blocking: Blink's `RenderBlockingResourceManager`;
 //!   Lantern's FCP graph keeps exactly the render-blocking requests).
 //! - **The first frame** comes no sooner than `BrowserCost::first_paint`
-//!   after the page's first bytes (Chromium's FCP on pages that paint from
-//!   their HTML alone: ~60 ms after TTFB at 150 ms; docs/crosscheck.md, "The
-//!   first frame of a fresh browser") nor, where the costs ask for it (a
+//!   after the page's first bytes (a settled Chromium's FCP on pages that
+//!   paint from their HTML alone: ~77 ms after TTFB; docs/crosscheck.md,
+//!   "Chromium's own timings") nor, where the costs ask for it (a
 //!   cold browser; not the fitted ones since the Chromium probe waits for a
 //!   settled browser), than `first_present` after navigation start.
 //! - **Text paints** at the first frame after that ([`FRAME`]); **an image**

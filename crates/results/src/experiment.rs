@@ -591,9 +591,9 @@ pub const FIELDS: &[Field] = &[
         name: "browser_cost",
         knob: Some(Knob::BrowserCost),
         holder: Holder::Model,
-        kind: Kind::Text("fitted, none, or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR,frame=DUR,paint=DUR,present=DUR"),
+        kind: Kind::Text("fitted, none, or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR,frame=DUR,paint=DUR,present=DUR,lead=DUR"),
         default: "fitted",
-        help: "model's browser costs: fitted (to Chromium on this lab's machine), none (the pure network model), or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR,frame=DUR,paint=DUR,present=DUR (scripts in order; a key left out is 0)",
+        help: "model's browser costs: fitted (to Chromium on this lab's machine), none (the pure network model), or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR,frame=DUR,paint=DUR,present=DUR,lead=DUR (scripts in order; a key left out is 0)",
         only: Only::ModelClient("Chromium has its own costs"),
     },
     Field {
