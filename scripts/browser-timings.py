@@ -56,7 +56,7 @@ def main(paths):
                     doc = docs[0]
                     later = [q[4] for q in reqs if q is not doc and q[4] >= doc[6] - 1]
                     f = figures[who]
-                    if row["protocol"] == "http" and doc[3] == reqs[0][3]:
+                    if row["protocol"] == "http":
                         f["lead"].append(float(row["rtt"].removesuffix("ms")) - doc[5])
                     if later:
                         f["commit"].append(min(later) - doc[6])

@@ -1549,7 +1549,10 @@ impl<'a> State<'a> {
             .iter()
             .filter(|r| r.done.is_some())
             .map(|r| {
-                let disc = r.discovered.unwrap_or(self.start);
+                // Nothing before the clock's zero: a connection the
+                // navigation opened before it (`BrowserCost::lead`) shows
+                // what is left of its connect, as Chromium's HAR does.
+                let disc = r.discovered.unwrap_or(self.start).max(self.start);
                 let conn = r.conn.unwrap_or(0);
                 // A fresh cache hit has no connection.
                 let c = r.conn.and_then(|i| self.conns.get(i));

@@ -179,7 +179,7 @@ pub const FIRST_PAINT: Duration = Duration::from_millis(55);
 
 /// Chromium's connection to the page's host began 3.5 ms (median; 2.4–4.4
 /// quartiles, 60 loads) before its clock's zero, the document's request, over
-/// plain http on the fidelity benchmark's references at 20 and 50 ms, where
+/// plain http on the fidelity benchmark's references at 20, 50 and 150 ms, where
 /// the model's began 0.7 ms after its own (`scripts/browser-timings.py`,
 /// "lead"): at 20 ms the model's TTFB was 6 % late on every protocol.
 pub const LEAD: Duration = Duration::from_millis(4);
