@@ -14,7 +14,8 @@ first byte, end, bytes, status) and the paint figures:
 - release: on icons over h2 and h3 (no script, 49 images), the third image's
   request after the document's first byte: when Blink's tight mode lets the
   held images go (`frame`); the spacing of the next ten images' sends,
-  which leave together: the network service's work per request (`send`);
+  which leave together: the network service's work per request (the model
+  has no such cost yet: its `request` is spent at discovery);
   and of the first ten images' starts, which the parser finds in one
   chunk: the renderer's work per request (`request`);
 - first paint: FCP after TTFB on the pages that paint from their HTML alone
@@ -36,7 +37,11 @@ SCRIPT_TYPES = ("javascript", "ecmascript")
 
 
 def median(values):
-    return f"{statistics.median(values):7.2f} (n {len(values)}, q1 {statistics.quantiles(values, n=4)[0]:.2f}, q3 {statistics.quantiles(values, n=4)[2]:.2f})" if len(values) >= 2 else "     -"
+    """The median, the count and the quartiles, as one column."""
+    if len(values) < 2:
+        return "     -"
+    q1, q2, q3 = statistics.quantiles(values, n=4)
+    return f"{statistics.median(values):7.2f} (n {len(values)}, q1 {q1:.2f}, q3 {q3:.2f})"
 
 
 def main(paths):
