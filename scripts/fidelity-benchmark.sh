@@ -8,8 +8,10 @@
 # cores, no Chromium (its loads come from the references). Run it for every
 # model change and put the table in the change's note.
 # Needs root (network namespaces). Results: OUT/*.json, the table on stdout.
-# Usage: [SPDYLAB=bin] scripts/fidelity-benchmark.sh OUT [PART...]
+# Usage: [SPDYLAB=bin] [BROWSER_COST=costs] scripts/fidelity-benchmark.sh OUT [PART...]
 #   PART: grid recorded loss cubic1 (default: all four)
+#   BROWSER_COST: the model's --browser-cost, to try costs before they become
+#   the default (e.g. BROWSER_COST=fitted,script=240us/kB)
 set -u
 S=${SPDYLAB:-target/release/spdylab}
 OUT=${1:?usage: scripts/fidelity-benchmark.sh OUT [PART...]}; shift
@@ -29,7 +31,7 @@ done
 run() {
   local name=$1 ref=$2; shift 2
   echo "$name: $S crosscheck $* --reference $ref" >&2
-  "$S" crosscheck "$@" --reps 5 --warmup 0 --timeout 90s --reference "$ref" --json \
+  "$S" crosscheck "$@" ${BROWSER_COST:+--browser-cost "$BROWSER_COST"} --reps 5 --warmup 0 --timeout 90s --reference "$ref" --json \
     >"$OUT/$name.json" 2>"$OUT/$name.err"
   python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$OUT/$name.json" ||
     { echo "$name: no JSON (see $OUT/$name.err)" >&2; exit 1; }

@@ -28,6 +28,15 @@
 //!   "Chromium's own timings") nor, where the costs ask for it (a
 //!   cold browser; not the fitted ones since the Chromium probe waits for a
 //!   settled browser), than `first_present` after navigation start.
+//! - **Style and layout come first**: the elements the parser reached in
+//!   one stretch (it ran on without waiting for bytes or a script) paint no
+//!   sooner than `BrowserCost::layout` per element after the stretch began,
+//!   one stretch's layout after another's on the main thread. A page whose
+//!   last head script comes after its body scripts and its HTML lays out its
+//!   whole body before its first paint (youtube over https: Chromium's FCP
+//!   91–121 ms after that script); one whose parser stops early at a body
+//!   script not yet there lays out only what came before it (twitter:
+//!   25–42 ms).
 //! - **Text paints** at the first frame after that ([`FRAME`]); **an image**
 //!   at the first frame after its last byte (Blink records an image's LCP
 //!   candidate when it is fully loaded; its pixels appear as they decode, so
@@ -466,12 +475,18 @@ impl PaintModel {
             .max(present);
         let mut out: Vec<Painted> = Vec::new();
         // The parser's current stretch (it ran on without waiting for bytes
-        // or a script): where in `out` it began, and when.
+        // or a script): where in `out` it began, and when. And every
+        // stretch's start and elements, for the style and layout before
+        // their first paint (`BrowserCost::layout`).
         let (mut stretch, mut stretch_at) = (0, Duration::ZERO);
+        let mut stretches: Vec<(usize, Duration)> = Vec::new();
         for Parsed { node, at } in &self.nodes {
             let reached = (*at).max(parser_gate);
             if reached > stretch_at {
                 (stretch, stretch_at) = (out.len(), reached);
+            }
+            if stretches.last().is_none_or(|&(_, t)| t < stretch_at) {
+                stretches.push((out.len(), stretch_at));
             }
             match node {
                 Node::Stylesheet(k) => {
@@ -565,6 +580,7 @@ impl PaintModel {
                 }
             }
         }
+        lay_out(&mut out, &stretches, self.cost.layout);
         out
     }
 
@@ -595,6 +611,30 @@ impl PaintModel {
         }
         let colour = style.page_background().unwrap_or([255; 3]);
         Some((a.first.unwrap_or(done), shown, colour))
+    }
+}
+
+/// Blink's style and layout before a paint, on the one main thread: the
+/// elements the parser reached in one stretch (`stretches`: where in `out`
+/// each began, and when) paint no sooner than the layout of all of them,
+/// `per_element` each, after the stretch began and after the layout of the
+/// stretch before. A page whose last head script comes after all its HTML
+/// lays out its whole body before its first paint; one whose parser stops
+/// early at a body script not yet there lays out what came before it
+/// (`BrowserCost::layout`).
+fn lay_out(out: &mut [Painted], stretches: &[(usize, Duration)], per_element: Duration) {
+    if per_element.is_zero() {
+        return;
+    }
+    let mut free = Duration::ZERO;
+    for (i, &(begin, at)) in stretches.iter().enumerate() {
+        let end = stretches.get(i + 1).map_or(out.len(), |&(b, _)| b);
+        let elements = &mut out[begin..end];
+        free = free.max(at) + per_element * elements.len() as u32;
+        for p in elements {
+            p.from = p.from.max(free);
+            p.to = p.to.max(free);
+        }
     }
 }
 
@@ -1338,6 +1378,43 @@ mod tests {
         // The 2 kB script runs 100 ms before the parser goes on.
         assert_eq!(slow.fcp_ms.unwrap() - fast.fcp_ms.unwrap(), 100.0);
         assert_eq!(slow.lcp_ms, fast.lcp_ms);
+    }
+
+    /// Style and layout per element before a stretch's first paint: with
+    /// the body script late, the parser stops at it and the two elements
+    /// before it paint after their own layout; with it in before the head
+    /// script, the parser runs through the whole body, and its first paint
+    /// waits for the layout of every element (Chromium's traces of twitter
+    /// and youtube, docs/crosscheck.md, "Style and layout before the first
+    /// paint").
+    #[test]
+    fn the_first_paint_waits_for_the_layout_of_what_the_parser_reached() {
+        let body: String = (0..50).map(|i| format!("<p>paragraph {i}</p>")).collect();
+        let html = format!(
+            "<html><head><script src=\"/head.js\"></script></head><body><h1>Title</h1>\
+             <p>lede</p><script src=\"/body.js\"></script>{body}</body></html>"
+        );
+        let load = |body_js_at: u64, layout: Duration| {
+            let cost = BrowserCost {
+                layout,
+                ..BrowserCost::NONE
+            };
+            let mut m = PaintModel::new("a.test", "/", cost);
+            m.head(ms_(90), "a.test", "/", "text/html");
+            m.data(ms_(100), "a.test", "/", html.as_bytes());
+            m.done(ms_(100), "a.test", "/");
+            m.done(ms_(300), "a.test", "/head.js");
+            m.done(ms_(body_js_at), "a.test", "/body.js");
+            m.estimate(ms_(1000)).fcp_ms.unwrap() - ms(FRAME)
+        };
+        let per = Duration::from_millis(1);
+        // Without a layout cost both paint as the head script is in.
+        assert_eq!(load(350, Duration::ZERO), 300.0);
+        assert_eq!(load(200, Duration::ZERO), 300.0);
+        // The body script late: h1 and lede laid out (2 ms), then painted.
+        assert_eq!(load(350, per), 302.0);
+        // The body script in before: all 52 elements first.
+        assert_eq!(load(200, per), 352.0);
     }
 
     /// Blink paints nothing before its first frame after the page's first

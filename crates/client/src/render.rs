@@ -85,6 +85,12 @@ pub struct BrowserCost {
     /// (`--pool chromium`) dials this much before its clock's zero; a repeat
     /// view, with the document perhaps in its cache, does not.
     pub lead: Duration,
+    /// Blink's style and layout per element (a block of text, an image, a
+    /// frame), spent before the first paint of the elements the parser
+    /// reached in one stretch (`crate::paint`): a page whose head scripts
+    /// all come after its HTML lays out its whole body before it paints.
+    /// Zero: an element paints at the next frame once reached.
+    pub layout: Duration,
     /// Whether scripts wait for the stylesheets before them and run in order,
     /// and a stylesheet's images wait for its document (false: the pure
     /// network model's discovery, as bytes arrive).
@@ -106,6 +112,7 @@ impl BrowserCost {
             script_per_kb: self.script_per_kb * factor,
             request: self.request * factor,
             first_paint: self.first_paint * factor,
+            layout: self.layout * factor,
             ..self
         }
     }
@@ -120,6 +127,7 @@ impl BrowserCost {
         first_paint: Duration::ZERO,
         first_present: Duration::ZERO,
         lead: Duration::ZERO,
+        layout: Duration::ZERO,
         ordered: false,
     };
 
@@ -151,6 +159,7 @@ impl BrowserCost {
         first_paint: FIRST_PAINT,
         first_present: Duration::ZERO,
         lead: LEAD,
+        layout: LAYOUT,
         ordered: true,
     };
 
@@ -184,6 +193,22 @@ pub const FIRST_PAINT: Duration = Duration::from_millis(55);
 /// "lead"): at 20 ms the model's TTFB was 6 % late on every protocol.
 pub const LEAD: Duration = Duration::from_millis(4);
 
+/// Blink's style and layout per element of the page (a block of text, an
+/// image, a frame; `BrowserCost::layout`): Chromium's traces of the
+/// built-in pages (`scripts/chromium-trace.sh`: a settled headless
+/// Chromium 156 on this machine, loopback) spent 0.069–0.10 ms per element
+/// of the body in the style recalculation and layout before the first paint
+/// that followed the head's last script — twitter 2.4 + 30.1 ms for 467
+/// elements, imgur 6.2 + 35.3 for 411, youtube 16.3 + 56.8 for 790 (upper
+/// bounds: tracing slows the renderer; 70 µs against 100 µs on the
+/// benchmark's built-in pages: docs/crosscheck.md, "Style and layout
+/// before the first paint"). In the crosscheck's loads the
+/// first paint came 91–121 ms after youtube's last head script over https
+/// (its body scripts in before it: the parser runs through the body) and
+/// 25–42 ms after twitter's (its body script late: the parser stops after
+/// the lede), where the model painted a frame (22 ms) after both.
+pub const LAYOUT: Duration = Duration::from_micros(70);
+
 impl Default for BrowserCost {
     fn default() -> BrowserCost {
         BrowserCost::FITTED
@@ -194,7 +219,8 @@ fn us(d: Duration) -> String {
     link::units::format_duration(d)
 }
 
-/// `none`, `fitted`, or the fitted form
+/// `none`, `fitted`, the fitted costs with some changed
+/// (`fitted,script=240us/kB`), or every cost
 /// `navigation=300ms,parse=1ms/kB,script=2ms/kB,request=500us,frame=80ms,paint=42ms,present=194ms,lead=4ms`
 /// (a key left out is 0; scripts in order).
 impl fmt::Display for BrowserCost {
@@ -225,6 +251,9 @@ impl fmt::Display for BrowserCost {
         if !self.lead.is_zero() {
             write!(f, ",lead={}", us(self.lead))?;
         }
+        if !self.layout.is_zero() {
+            write!(f, ",layout={}", us(self.layout))?;
+        }
         Ok(())
     }
 }
@@ -232,21 +261,31 @@ impl fmt::Display for BrowserCost {
 impl FromStr for BrowserCost {
     type Err = String;
     fn from_str(s: &str) -> Result<BrowserCost, String> {
-        match s {
-            "none" => return Ok(BrowserCost::NONE),
-            "fitted" | "default" => return Ok(BrowserCost::FITTED),
-            _ => {}
-        }
-        let mut c = BrowserCost {
-            ordered: true,
-            ..BrowserCost::NONE
+        let mut parts = s.split(',').map(str::trim).peekable();
+        // A named base ("fitted,script=240us/kB": the fitted costs but
+        // one) or, with none, every key left out 0.
+        let mut c = match parts.peek().copied() {
+            Some("none") => BrowserCost::NONE,
+            Some("fitted" | "default") => BrowserCost::FITTED,
+            _ => BrowserCost {
+                ordered: true,
+                ..BrowserCost::NONE
+            },
         };
-        for part in s.split(',').map(str::trim) {
+        if matches!(parts.peek(), Some(&("none" | "fitted" | "default"))) {
+            parts.next();
+            if c.is_none() && parts.peek().is_some() {
+                return Err(
+                    "none takes no costs: give key=value alone (navigation=38ms,...)".into(),
+                );
+            }
+        }
+        for part in parts {
             let (key, value) = part.split_once('=').ok_or_else(|| {
                 format!(
-                    "'{part}': expected none, fitted or key=value \
+                    "'{part}': expected none, fitted, fitted,key=value... or key=value \
                      (navigation=300ms,parse=1ms/kB,script=2ms/kB,request=500us,frame=80ms,\
-                     paint=42ms,present=194ms,lead=4ms)"
+                     paint=42ms,present=194ms,lead=4ms,layout=40ms)"
                 )
             })?;
             let per_kb = |v: &str| -> Result<Duration, String> {
@@ -265,10 +304,11 @@ impl FromStr for BrowserCost {
                 "paint" => c.first_paint = plain(value)?,
                 "present" => c.first_present = plain(value)?,
                 "lead" => c.lead = plain(value)?,
+                "layout" => c.layout = plain(value)?,
                 _ => {
                     return Err(format!(
                         "unknown cost '{key}'; expected navigation, parse, script, request, \
-                         frame, paint, present or lead"
+                         frame, paint, present, lead or layout"
                     ))
                 }
             }
@@ -964,6 +1004,7 @@ mod tests {
         first_paint: Duration::ZERO,
         first_present: Duration::ZERO,
         lead: Duration::ZERO,
+        layout: Duration::ZERO,
         ordered: true,
     };
 
@@ -1031,6 +1072,20 @@ mod tests {
             .unwrap_err()
             .contains("unknown cost"));
         assert!("request=fast".parse::<BrowserCost>().is_err());
+        // The fitted costs with one changed.
+        let scripted: BrowserCost = "fitted,script=240us/kB".parse().unwrap();
+        assert_eq!(
+            scripted,
+            BrowserCost {
+                script_per_kb: Duration::from_micros(240),
+                ..BrowserCost::FITTED
+            }
+        );
+        assert_eq!(
+            scripted.to_string().parse::<BrowserCost>().unwrap(),
+            scripted
+        );
+        assert!("none,request=1ms".parse::<BrowserCost>().is_err());
     }
 
     #[test]
