@@ -221,8 +221,8 @@ fn us(d: Duration) -> String {
 
 /// `none`, `fitted`, the fitted costs with some changed
 /// (`fitted,script=240us/kB`), or every cost
-/// `navigation=300ms,parse=1ms/kB,script=2ms/kB,request=500us,frame=80ms,paint=42ms,present=194ms,lead=4ms`
-/// (a key left out is 0; scripts in order).
+/// `navigation=300ms,parse=1ms/kB,script=2ms/kB,request=500us,frame=80ms,paint=42ms,present=194ms,lead=4ms,layout=70us`
+/// (a key left out is 0; scripts in order; `layout` per element).
 impl fmt::Display for BrowserCost {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_none() {
@@ -285,7 +285,7 @@ impl FromStr for BrowserCost {
                 format!(
                     "'{part}': expected none, fitted, fitted,key=value... or key=value \
                      (navigation=300ms,parse=1ms/kB,script=2ms/kB,request=500us,frame=80ms,\
-                     paint=42ms,present=194ms,lead=4ms,layout=40ms)"
+                     paint=42ms,present=194ms,lead=4ms,layout=70us)"
                 )
             })?;
             let per_kb = |v: &str| -> Result<Duration, String> {

@@ -593,7 +593,7 @@ pub const FIELDS: &[Field] = &[
         holder: Holder::Model,
         kind: Kind::Text("fitted, none, fitted,KEY=VALUE..., or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR,frame=DUR,paint=DUR,present=DUR,lead=DUR,layout=DUR"),
         default: "fitted",
-        help: "model's browser costs: fitted (to Chromium on this lab's machine), none (the pure network model), or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR,frame=DUR,paint=DUR,present=DUR,lead=DUR,layout=DUR (scripts in order; a key left out is 0); fitted,script=240us/kB changes one fitted cost",
+        help: "model's browser costs: fitted (to Chromium on this lab's machine), none (the pure network model), or navigation=DUR,parse=DUR/kB,script=DUR/kB,request=DUR,frame=DUR,paint=DUR,present=DUR,lead=DUR,layout=DUR (scripts in order; layout per element; a key left out is 0); fitted,script=240us/kB changes one fitted cost",
         only: Only::ModelClient("Chromium has its own costs"),
     },
     Field {
