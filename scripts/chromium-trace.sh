@@ -17,6 +17,7 @@
 # Needs: chromium (Debian's), python3; SPDYLAB=bin (default target/release/spdylab).
 # Example: scripts/chromium-trace.sh youtube
 set -euo pipefail
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 S=${SPDYLAB:-target/release/spdylab}
 SITE=${1:?usage: scripts/chromium-trace.sh SITE [OUT.json]}
 WORK=$(mktemp -d)

@@ -144,6 +144,9 @@ def joined(arg):
 
 
 def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return
     if argv[:1] == ["--tsv"] and len(argv) in (2, 3):
         tsv([json.load(open(f)) for f in argv[1].split(",")], argv[2] if len(argv) == 3 else argv[1])
         return
