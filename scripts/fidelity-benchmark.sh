@@ -13,6 +13,7 @@
 #   BROWSER_COST: the model's --browser-cost, to try costs before they become
 #   the default (e.g. BROWSER_COST=fitted,script=240us/kB)
 set -u
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 S=${SPDYLAB:-target/release/spdylab}
 OUT=${1:?usage: scripts/fidelity-benchmark.sh OUT [PART...]}; shift
 PARTS=${*:-grid recorded loss cubic1}
