@@ -434,11 +434,7 @@ async fn load_with_reuse(
     // view (nothing cached) opening its connections as Chromium's navigation
     // does (it preconnects) dials the page's host `lead` before
     // (`BrowserCost::lead`: measured on first views only).
-    let first_view = cfg
-        .cache
-        .as_ref()
-        .is_none_or(|c| c.lock().map_or(true, |c| c.is_empty()));
-    let lead = match first_view && cfg.knobs.pool == Pool::Chromium {
+    let lead = match !has_loaded_before(cfg) && cfg.knobs.pool == Pool::Chromium {
         true => cfg.knobs.browser_cost.lead,
         false => Duration::ZERO,
     };
@@ -523,6 +519,14 @@ struct State<'a> {
 /// A seed for the model's choices that Chromium leaves to chance (the order
 /// in which a new session takes its waiting requests): the clock's
 /// nanoseconds, different for every load.
+/// Whether the client has loaded from the page's hosts before: its cache
+/// holds an earlier load's responses (the repeat view).
+fn has_loaded_before(cfg: &PageConfig) -> bool {
+    cfg.cache
+        .as_ref()
+        .is_some_and(|c| !c.lock().unwrap_or_else(|e| e.into_inner()).is_empty())
+}
+
 fn load_seed() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -564,10 +568,7 @@ impl<'a> State<'a> {
         // before (the repeat view: its cache holds the first load's
         // responses), when Chromium's `HttpServerProperties` know they
         // speak HTTP/2 and its jobs wait for the session instead.
-        let known = cfg
-            .cache
-            .as_ref()
-            .is_some_and(|c| !c.lock().unwrap_or_else(|e| e.into_inner()).is_empty());
+        let known = has_loaded_before(cfg);
         let sched = match cfg.knobs.pool == Pool::Chromium
             && cfg.protocol.multiplexed()
             && cfg.protocol.tls()

@@ -474,20 +474,17 @@ impl PaintModel {
             .map_or(Duration::ZERO, |t| t + self.cost.first_paint)
             .max(present);
         let mut out: Vec<Painted> = Vec::new();
-        // The parser's current stretch (it ran on without waiting for bytes
-        // or a script): where in `out` it began, and when. And every
-        // stretch's start and elements, for the style and layout before
-        // their first paint (`BrowserCost::layout`).
-        let (mut stretch, mut stretch_at) = (0, Duration::ZERO);
-        let mut stretches: Vec<(usize, Duration)> = Vec::new();
+        // The parser's stretches (it ran on without waiting for bytes or a
+        // script): where in `out` each began, and when; the last is the
+        // current one. For the style and layout before their first paint
+        // (`BrowserCost::layout`).
+        let mut stretches: Vec<(usize, Duration)> = vec![(0, Duration::ZERO)];
         for Parsed { node, at } in &self.nodes {
             let reached = (*at).max(parser_gate);
-            if reached > stretch_at {
-                (stretch, stretch_at) = (out.len(), reached);
+            if stretches.last().is_some_and(|&(_, t)| reached > t) {
+                stretches.push((out.len(), reached));
             }
-            if stretches.last().is_none_or(|&(_, t)| t < stretch_at) {
-                stretches.push((out.len(), stretch_at));
-            }
+            let &(stretch, _) = stretches.last().expect("one at least");
             match node {
                 Node::Stylesheet(k) => {
                     // A stylesheet that never came blocks nothing we can time.

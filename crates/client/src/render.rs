@@ -264,21 +264,23 @@ impl FromStr for BrowserCost {
         let mut parts = s.split(',').map(str::trim).peekable();
         // A named base ("fitted,script=240us/kB": the fitted costs but
         // one) or, with none, every key left out 0.
-        let mut c = match parts.peek().copied() {
-            Some("none") => BrowserCost::NONE,
-            Some("fitted" | "default") => BrowserCost::FITTED,
-            _ => BrowserCost {
+        let base = match parts.peek().copied() {
+            Some("none") => Some(BrowserCost::NONE),
+            Some("fitted" | "default") => Some(BrowserCost::FITTED),
+            _ => None,
+        };
+        let mut c = match base {
+            Some(base) => {
+                parts.next();
+                base
+            }
+            None => BrowserCost {
                 ordered: true,
                 ..BrowserCost::NONE
             },
         };
-        if matches!(parts.peek(), Some(&("none" | "fitted" | "default"))) {
-            parts.next();
-            if c.is_none() && parts.peek().is_some() {
-                return Err(
-                    "none takes no costs: give key=value alone (navigation=38ms,...)".into(),
-                );
-            }
+        if c.is_none() && parts.peek().is_some() {
+            return Err("none takes no costs: give key=value alone (navigation=38ms,...)".into());
         }
         for part in parts {
             let (key, value) = part.split_once('=').ok_or_else(|| {
