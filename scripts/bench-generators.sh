@@ -13,6 +13,7 @@
 # 2026: 75 773-88 543 requests per CPU-second pinned, 71 722-89 606 not).
 # Usage: [ONLY='h2/h2load h2c/h2load'] [PIN=0] scripts/bench-generators.sh [SECONDS] [CONNS] [RUNS]
 # (ONLY: the cases to run, by name; all by default)
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 set -euo pipefail
 T=${1:-10}; C=${2:-32}; RUNS=${3:-3}
 B=${SPDYLAB:-$(dirname "$0")/../target/release/spdylab}

@@ -2,6 +2,8 @@
 # Throughput of the built-in server beside nginx, same files, same run, on loopback:
 # wrk (h1 keep-alive, h1 pipelined depth 8, https) and h2load (h2, h2c).
 # Needs: nginx, wrk, h2load (nghttp2-client), openssl. Prints one line per case.
+# Usage: [SPDYLAB=bin] [DURATION=5] [CONNS=50] scripts/bench-server.sh
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 set -eu
 S=${SPDYLAB:-target/release/spdylab}
 D=${DURATION:-5}

@@ -10,6 +10,7 @@
 # Needs root and Debian's packages. Usage: scripts/build-mahimahi.sh SRC_DIR
 # where SRC_DIR holds Mahimahi's source (github.com/ravinet/mahimahi).
 # Measured here: about 40 s on 2 cores with the packages already installed.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 set -euo pipefail
 SRC=${1:?usage: scripts/build-mahimahi.sh MAHIMAHI_SOURCE_DIR}
 cd "$SRC"

@@ -9,6 +9,10 @@ medians, and Lantern's buckets (good < 20 %, ok < 50 %, bad), as Markdown rows
 Usage: scripts/crosscheck-split.py RUN.json youtube,twitter,icons
 """
 import json,sys
+import sys as _sys
+if _sys.argv[1:2] in (['-h'], ['--help']):
+    print(__doc__.strip())
+    _sys.exit(0)
 def pct(xs,p):
     xs=sorted(xs); 
     if not xs: return float('nan')

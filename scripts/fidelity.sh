@@ -19,6 +19,7 @@
 # column says why.
 # Needs root, iperf3 and ping.
 # Usage: [SPDYLAB=bin] [MAHIMAHI=0] [ONLY='rtt goodput cpu unshaped'] scripts/fidelity.sh [--quick]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 set -u
 S=${SPDYLAB:-target/release/spdylab}
 QUICK=0; [ "${1:-}" = --quick ] && QUICK=1

@@ -7,6 +7,7 @@
 # cargo-fuzz (crates.io). Exit status 1 if any target found a crash; the
 # input is in fuzz/artifacts/TARGET/.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. scripts/fuzz.sh 3600 spdy3 h1
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 set -uo pipefail
 cd "$(dirname "$0")/../fuzz"
 SECONDS_EACH=${1:-60}; shift || true

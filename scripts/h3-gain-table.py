@@ -25,6 +25,8 @@ def marks(d):
         out.setdefault((ref.get('site'), ref.get('at')), []).append(f"{ref['gain_pct']:+.0f} ({ref['label']})")
     return out
 
+if len(sys.argv) < 3 or sys.argv[1] in ('-h', '--help'):
+    print(__doc__.strip()); sys.exit(0 if len(sys.argv) > 1 else 2)
 model, chrom = load(sys.argv[1]), load(sys.argv[2])
 axes = sys.argv[3:]
 refs = marks(sys.argv[1])

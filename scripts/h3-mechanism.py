@@ -1,18 +1,29 @@
 #!/usr/bin/env python3
-"""Mean explain components, h3 - h2, per point of a campaign dir (probes.jsonl).
-Usage: h3-mechanism.py DIR [KEY=VALUE ...]  (only the points whose key has that value)"""
+"""Mean explain components, h3 - h2, per point of a campaign dir (probes.jsonl)
+or of a `spdylab compare --explain --json` document.
+Usage: h3-mechanism.py DIR|COMPARE.json [KEY=VALUE ...]  (only the points whose key has that value)"""
 import json, sys, collections
+if len(sys.argv) < 2 or sys.argv[1] in ('-h', '--help'):
+    print(__doc__.strip()); sys.exit(0 if len(sys.argv) > 1 else 2)
 d = sys.argv[1]
 filt = dict(a.split('=', 1) for a in sys.argv[2:])
 acc = collections.defaultdict(lambda: collections.defaultdict(list))
-for line in open(f'{d}/probes.jsonl'):
-    r = json.loads(line)
+def records(d):
+    """A campaign directory's probes, or a `compare --json` document's."""
+    if d.endswith('.json'):
+        doc = json.load(open(d))
+        for r in doc['probes']:
+            yield {**r, 'point': {'site': doc.get('site', ''), **(r.get('point') or {})}}
+    else:
+        for line in open(f'{d}/probes.jsonl'):
+            yield json.loads(line)
+for r in records(d):
     if r.get('error') or not r.get('explain'):
         continue
     pt = r['point']
     if any(pt.get(k) != v for k, v in filt.items()):
         continue
-    key = ' '.join(f'{k}={v}' for k, v in sorted(pt.items()) if k in ('site', 'loss', 'iw', 'tcp_pacing', 'server_priorities', 'cc'))
+    key = ' '.join(f'{k}={v}' for k, v in sorted(pt.items()) if k in ('site', 'rate', 'rtt', 'profile', 'loss', 'iw', 'tcp_pacing', 'server_priorities', 'cc'))
     e = r['explain']
     vals = dict(e['components'])
     vals['plt_ms'] = e['plt_ms']

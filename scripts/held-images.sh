@@ -10,6 +10,7 @@
 # release), in ms from navigation start.
 # Needs root, nginx, chromium, python3, openssl.
 # Usage: [SPDYLAB=bin] [RUNS=3] [RTTS='20ms 60ms 150ms'] scripts/held-images.sh
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 set -euo pipefail
 B=${SPDYLAB:-$(dirname "$0")/../target/release/spdylab}; B=$(realpath "$B")
 RUNS=${RUNS:-3}; RTTS=${RTTS:-20ms 60ms 150ms}

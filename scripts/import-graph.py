@@ -7,6 +7,10 @@ code, and any cycle; exits 1 on a cycle of modules or crates.
 Usage: scripts/import-graph.py [--dot]   (run from the repository)
 """
 import json, os, re, subprocess, sys
+import sys as _sys
+if _sys.argv[1:2] in (['-h'], ['--help']):
+    print(__doc__.strip())
+    _sys.exit(0)
 from collections import defaultdict
 
 def crates():

@@ -9,6 +9,10 @@ use, as the real page's were. Needs fontTools
 Usage: scripts/min-font.py crates/site/src/min-font.ttf
 """
 import sys
+import sys as _sys
+if _sys.argv[1:2] in (['-h'], ['--help']):
+    print(__doc__.strip())
+    _sys.exit(0)
 
 from fontTools.fontBuilder import FontBuilder
 from fontTools.pens.ttGlyphPen import TTGlyphPen

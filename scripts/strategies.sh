@@ -7,8 +7,9 @@
 # Mann-Whitney p) for every metric (PLT, LCP among them). The page is on one
 # host (--layout mirror; LAYOUT= to change): push sends only what is on the
 # document's own host.
-#   scripts/strategies.sh OUT_DIR [CLIENT] [REPS] [SITES] [PROFILES] [THINKS]
+# Usage: scripts/strategies.sh OUT_DIR [CLIENT] [REPS] [SITES] [PROFILES] [THINKS]
 # e.g. scripts/strategies.sh /tmp/strat model 5 youtube,twitter 3g-fast,cable 0ms,300ms
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 set -eu
 out=${1:?usage: strategies.sh OUT_DIR [CLIENT] [REPS] [SITES] [PROFILES] [THINKS]}
 client=${2:-model}

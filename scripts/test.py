@@ -23,6 +23,10 @@ No third-party modules (plain Python 3).
 """
 
 import json
+import sys as _sys
+if _sys.argv[1:2] in (['-h'], ['--help']):
+    print(__doc__.strip())
+    _sys.exit(0)
 import os
 import subprocess
 import sys

@@ -7,7 +7,8 @@
 //! loss, and `--profile cable --rtt 100ms` is Cable's rates at 100 ms.
 //! Beside WebPageTest's, the two networks of the seed studies: 002's
 //! emulated 3G (Dummynet: 2 Mbit/s down, 1 Mbit/s up, 150 ms) and 004's
-//! "default network" (1 Mbit/s, 150 ms, no loss). `spdylab profiles` lists
+//! "default network" (1 Mbit/s, 150 ms, no loss), and two of Wolsing et
+//! al.'s (ANRW 2019), which `paper tuned-tcp` runs on. `spdylab profiles` lists
 //! them with their numbers and sources.
 
 use crate::units::Bitrate;
@@ -99,6 +100,20 @@ pub const PROFILES: &[Profile] = &[
         rtt: ms(150),
         source: "seed 004, \"Can SPDY really make the web faster?\": its default network, 1 Mbit/s, 150 ms, no loss",
     },
+    Profile {
+        name: "wolsing-dsl",
+        down: kbit(25_000),
+        up: kbit(5_000),
+        rtt: ms(24),
+        source: "Wolsing et al., ANRW 2019 (TCP+TLS+HTTP/2 vs. QUIC): their DSL network, 25 Mbit/s down, 5 up, 24 ms, no loss (the authors' APNIC post of 25 Sep 2019, Table 1)",
+    },
+    Profile {
+        name: "wolsing-lte",
+        down: kbit(10_500),
+        up: kbit(2_800),
+        rtt: ms(74),
+        source: "Wolsing et al., ANRW 2019: their LTE network, 10.5 Mbit/s down, 2.8 up, 74 ms, no loss (the authors' APNIC post of 25 Sep 2019, Table 1)",
+    },
 ];
 
 /// The names, in `PROFILES`' order (for help texts and choices).
@@ -112,6 +127,8 @@ pub const PROFILE_NAMES: &[&str] = &[
     "3g",
     "mobile-002",
     "paper-004",
+    "wolsing-dsl",
+    "wolsing-lte",
 ];
 
 /// The profile named `name`, if there is one: our name (`3g-fast`) or

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 #[command(after_help = help())]
 pub struct PaperArgs {
-    /// fig2, fig4, fig6, fig8, fig9, iw, mobile (seed 002), quic-long-look, tuned-tcp, production-quic, h3-priorities (the QUIC-era studies), all, pipelining (seed 003) or load (seed 000)
+    /// fig2, fig4, fig6, fig8, fig9, iw, mobile (seed 002), quic-long-look, quic-long-look-rates, tuned-tcp, production-quic, h3-priorities (the QUIC-era studies), all, pipelining (seed 003) or load (seed 000)
     pub figure: String,
     /// A reduced grid that runs in minutes
     #[arg(long)]
@@ -48,10 +48,10 @@ fn help() -> String {
 Figures: fig2 (RTT), fig4 (bandwidth), fig6 (loss), fig8 (shards), fig9 (streams x RTT),
 iw (initial window), on 004's testbed (one mirrored server, TLS 1.2, time on wire; fig8:
 N shard host names); mobile: seed 002 (2/1 Mbit/s, 150 ms, http vs spdy3/h2, every
-built-in site, PLT); quic-long-look, tuned-tcp, production-quic and h3-priorities: the
-QUIC-era studies (docs/reproduction-h3.md), h3 against h2, their numbers as marks of h3's
-gain; production-quic is one campaign per server (builtin and caddy: h2 and h3; nginx,
-h2o, Apache: h2), each in its own subdirectory; the other three run on the built-in
+built-in site, PLT); quic-long-look (and its rates and delays, quic-long-look-rates),
+tuned-tcp, production-quic and h3-priorities: the QUIC-era studies
+(docs/reproduction-h3.md), h3 against h2, their numbers as marks of h3's gain; production-quic is one campaign per server (builtin and caddy: h2 and h3; nginx,
+h2o, Apache: h2), each in its own subdirectory; the others run on the built-in
 server (the knobs they turn are its), and keep it under `all --server`; pipelining: seed 003's throughput matrix (built-in server and
 nginx; h1, TLS, pipelining x8/x16, h2, h2c); load: seed 000's load test (Apache worker
 MPM (600 workers, as 000's mod_spdy pool) for http/https and h2 as SPDY's stand-in, and

@@ -6,8 +6,11 @@
 //! - `quic-long-look`: Kakhki et al., "Taking a Long Look at QUIC" (IMC
 //!   2017): their synthetic pages (`objects-NxSIZE`), 36 ms, 10 Mbit/s, no
 //!   loss (Fig. 6a/6b) and 1 % (Fig. 8a/8d).
+//! - `quic-long-look-rates`: the same pages over Fig. 6's rates (5 to 100
+//!   Mbit/s) and delays (36 ms plus 0, 50 or 100), no loss.
 //! - `tuned-tcp`: Wolsing et al. (ANRW 2019): stock QUIC against TCP tuned
-//!   as they tuned it — initial window 32, pacing, BBR — on real pages.
+//!   as they tuned it — initial window 32, pacing (BBR beside) — on real
+//!   pages, on their DSL and LTE networks.
 //! - `production-quic`: Yu & Benson (WWW 2021): single objects of 100 kB,
 //!   1 MB and 5 MB at 10 Mbit/s under 0, 0.1 and 1 % loss, by server
 //!   implementation: one member per server here (quinn and quic-go for h3;
@@ -50,6 +53,19 @@ const fn at_loss(
     }
 }
 
+/// Kakhki et al.'s pages (Table 2): one object of 5 kB, 100 kB or 1 MB, and
+/// about 1 MB in 2 to 200 objects.
+const LONG_LOOK_SITES: &[&str] = &[
+    "objects-1x5kB",
+    "objects-1x100kB",
+    "objects-1x1MB",
+    "objects-2x500kB",
+    "objects-5x200kB",
+    "objects-10x100kB",
+    "objects-100x10kB",
+    "objects-200x5kB",
+];
+
 /// Kakhki et al.'s heatmaps at 10 Mbit/s, 36 ms (values read off the
 /// figures' colours, ±3–5 points; docs/reproduction-h3.md).
 const LONG_LOOK_MARKS: &[Mark] = &[
@@ -70,6 +86,33 @@ const LONG_LOOK_MARKS: &[Mark] = &[
     at_loss("objects-100x10kB", "1%", 56.0, "Kakhki Fig. 8d"),
     at_loss("objects-200x5kB", "1%", 33.0, "Kakhki Fig. 8d"),
 ];
+
+/// A study's cell on the rate axis (at its base RTT, 36 ms).
+const fn at_rate(
+    site: &'static str,
+    rate: &'static str,
+    gain_pct: f64,
+    label: &'static str,
+) -> Mark {
+    Mark {
+        site: Some(site),
+        at: Some(("rate", rate)),
+        gain_pct,
+        label,
+    }
+}
+
+/// Kakhki et al.'s Fig. 6 cells that could be read as numbers (±5 points):
+/// the 10 Mbit/s row's one loss, 200 × 5 kB at 36 ms (a mark is at a rate,
+/// so the report draws it at every delay). Their 50 and 100 Mbit/s cells
+/// were read only as a range (−36 to −99 % for 100 × 10 kB and 200 × 5 kB;
+/// docs/reproduction-h3.md) and are not marks.
+const LONG_LOOK_RATE_MARKS: &[Mark] = &[at_rate(
+    "objects-200x5kB",
+    "10mbit",
+    -22.0,
+    "Kakhki Fig. 6b",
+)];
 
 /// Yu & Benson's single-object cells (their repository's heatmaps, 10
 /// Mbit/s; their (H3 − H2)/H2 negated into a gain; 0 = not significant at
@@ -162,17 +205,8 @@ pub(super) const PRESETS: &[Preset] = &[
         about: "Kakhki et al. (IMC 2017) Fig. 6 and 8: h3 against h2 on N objects of size S, 36 ms, 10 Mbit/s, no loss and 1 %",
         full: Grid {
             name: "quic-long-look",
-            description: "Kakhki et al., Taking a Long Look at QUIC (IMC 2017), Fig. 6a/6b (no loss) and 8a/8d (1 % loss), the 10 Mbit/s row: a page of one object of 5 kB, 100 kB or 1 MB, and of about 1 MB in 2, 5, 10, 100 or 200 objects, 36 ms, random loss each way, 10 repetitions. QUIC starts with Google's initial window of the time, 32 packets (quic_iw = 32; TCP keeps IW10). Differs: their QUIC was Google's of 2017 (Cubic emulating two connections, its window cap raised, 0-RTT from kept state) against Apache's h2 over TLS 1.2; here both are cold TLS 1.3 on the built-in server (quinn's Cubic for h3), with its 10 MB page and the 50/100 Mbit/s rows left out (docs/reproduction-h3.md has the 50 Mbit/s cells).",
-            sites: &[
-                "objects-1x5kB",
-                "objects-1x100kB",
-                "objects-1x1MB",
-                "objects-2x500kB",
-                "objects-5x200kB",
-                "objects-10x100kB",
-                "objects-100x10kB",
-                "objects-200x5kB",
-            ],
+            description: "Kakhki et al., Taking a Long Look at QUIC (IMC 2017), Fig. 6a/6b (no loss) and 8a/8d (1 % loss), the 10 Mbit/s row: a page of one object of 5 kB, 100 kB or 1 MB, and of about 1 MB in 2, 5, 10, 100 or 200 objects, 36 ms, random loss each way, 10 repetitions. QUIC starts with Google's initial window of the time, 32 packets (quic_iw = 32; TCP keeps IW10). Differs: their QUIC was Google's of 2017 (Cubic emulating two connections, its window cap raised, 0-RTT from kept state) against Apache's h2 over TLS 1.2; here both are cold TLS 1.3 on the built-in server (quinn's Cubic for h3), with its 10 MB page left out; its other rates and delays are quic-long-look-rates.",
+            sites: LONG_LOOK_SITES,
             protocols: H2_H3,
             reps: 10,
             timeout: None,
@@ -198,19 +232,56 @@ pub(super) const PRESETS: &[Preset] = &[
         part_of: None,
     },
     Preset {
+        name: "quic-long-look-rates",
+        about: "Kakhki et al. (IMC 2017) Fig. 6: h3 against h2 on N objects of size S at 5-100 Mbit/s and 36, 86 and 136 ms, no loss",
+        full: Grid {
+            name: "quic-long-look-rates",
+            description: "Kakhki et al., Taking a Long Look at QUIC (IMC 2017), Fig. 6 over its rates and delays: the pages of quic-long-look at 5, 10, 50 and 100 Mbit/s, a base RTT of 36 ms and 50 or 100 ms added, no loss, 5 repetitions (they ran 10 rounds). QUIC starts with 32 packets (quic_iw = 32). Differs as quic-long-look does; their many-small-object losses at 50 and 100 Mbit/s came from Google's hybrid slow start of 2016, which quinn has not (quic_hystart, RFC 9406's HyStart++, is another heuristic and stays off here).",
+            sites: LONG_LOOK_SITES,
+            protocols: H2_H3,
+            reps: 5,
+            timeout: None,
+            link: &[
+                ("rtt", Axis::List(&["36ms", "86ms", "136ms"])),
+                ("rate", Axis::List(&["5mbit", "10mbit", "50mbit", "100mbit"])),
+                QUEUE,
+            ],
+            knobs: GOOGLE_QUIC_IW,
+        },
+        quick: Grid {
+            name: "quic-long-look-rates-quick",
+            description: "Kakhki et al. (IMC 2017) Fig. 6, reduced: 1 × 100 kB, 10 × 100 kB and 200 × 5 kB at 10 and 50 Mbit/s, 36 and 136 ms, no loss, QUIC's initial window 32 packets, two repetitions.",
+            sites: &["objects-1x100kB", "objects-10x100kB", "objects-200x5kB"],
+            protocols: H2_H3,
+            reps: 2,
+            timeout: None,
+            link: &[
+                ("rtt", Axis::List(&["36ms", "136ms"])),
+                ("rate", Axis::List(&["10mbit", "50mbit"])),
+                QUEUE,
+            ],
+            knobs: GOOGLE_QUIC_IW,
+        },
+        marks: LONG_LOOK_RATE_MARKS,
+        metric: "plt",
+        source: "Kakhki et al., IMC 2017, Table 2, Fig. 6",
+        marks_of: H3,
+        // The knob it turns (quic_iw) is the built-in server's.
+        server: Some(ServerKind::Builtin),
+        part_of: None,
+    },
+    Preset {
         name: "tuned-tcp",
-        about: "Wolsing et al. (ANRW 2019): stock QUIC (IW32, Cubic) against TCP stock and tuned (IW32, pacing, BBR), real pages",
+        about: "Wolsing et al. (ANRW 2019): stock QUIC (IW32, Cubic) against TCP stock and tuned (IW32, pacing, BBR), real pages, their DSL and LTE networks",
         full: Grid {
             name: "tuned-tcp",
-            description: "Wolsing et al. (ANRW 2019): h3 with QUIC as Google's was (initial window 32 packets, Cubic) against h2 over TCP as shipped (IW10, no pacing, Cubic) and tuned (IW32, pacing, BBR), every factor apart, on the built-in real pages, TLS 1.3 on both, no 0-RTT and no TFO on either (as theirs). Their network table could not be read: one DSL-like link, 25 Mbit/s down, 5 up, 24 ms, no loss, is ours. 5 repetitions.",
+            description: "Wolsing et al. (ANRW 2019): h3 with QUIC as Google's was (initial window 32 packets, Cubic) against h2 over TCP as shipped (IW10, no pacing, Cubic) and tuned (IW32, pacing; BBR beside it), every factor apart, on the built-in real pages (theirs were 38 sites replayed by Mahimahi), TLS 1.3 on both, no 0-RTT and no TFO on either (as theirs), on two of their networks: DSL (25 Mbit/s down, 5 up, 24 ms) and LTE (10.5 down, 2.8 up, 74 ms), no loss (their MSS satellite link, 1.89 Mbit/s, 760 ms, 6 % loss, and DA2GC are not here). 5 repetitions.",
             sites: REAL_SITES,
             protocols: H2_H3,
             reps: 5,
             timeout: None,
             link: &[
-                ("rtt", Axis::One("24ms")),
-                ("down", Axis::One("25mbit")),
-                ("up", Axis::One("5mbit")),
+                ("profile", Axis::List(&["wolsing-dsl", "wolsing-lte"])),
                 QUEUE,
                 ("iw", Axis::Ints(&[10, 32])),
                 ("cc", Axis::List(&["cubic", "bbr"])),
@@ -223,15 +294,13 @@ pub(super) const PRESETS: &[Preset] = &[
         },
         quick: Grid {
             name: "tuned-tcp-quick",
-            description: "Wolsing et al. (ANRW 2019), reduced: twitter and youtube, TCP's IW10 or IW32 with pacing off or on (Cubic), stock QUIC (IW32, Cubic), 25/5 Mbit/s, 24 ms, two repetitions.",
+            description: "Wolsing et al. (ANRW 2019), reduced: twitter and youtube, TCP's IW10 or IW32 with pacing off or on (Cubic), stock QUIC (IW32, Cubic), their DSL network (25/5 Mbit/s, 24 ms), two repetitions.",
             sites: &["twitter", "youtube"],
             protocols: H2_H3,
             reps: 2,
             timeout: None,
             link: &[
-                ("rtt", Axis::One("24ms")),
-                ("down", Axis::One("25mbit")),
-                ("up", Axis::One("5mbit")),
+                ("profile", Axis::One("wolsing-dsl")),
                 QUEUE,
                 ("iw", Axis::Ints(&[10, 32])),
             ],
@@ -243,7 +312,7 @@ pub(super) const PRESETS: &[Preset] = &[
         },
         marks: &[],
         metric: "plt",
-        source: "Wolsing et al., ANRW 2019 (abstract; its network table unread)",
+        source: "Wolsing et al., ANRW 2019 (abstract; the networks of the authors' APNIC post, Table 1)",
         marks_of: H3,
         // The knobs it turns (quic_iw, tcp_pacing, quic_cc) are the
         // built-in server's.
@@ -371,9 +440,14 @@ mod tests {
                         .references
                         .iter()
                         .all(|r| r.protocol.as_deref() == Some("h3")));
-                    // Every mark on a site the grid loads, on its loss axis.
+                    // Every mark on a site the grid loads, on one of its
+                    // axes; the full grid has every mark's value.
                     for r in &e.references {
-                        assert_eq!(r.axis.as_deref(), Some("loss"));
+                        let axis = r.axis.as_deref().unwrap();
+                        assert!(!e.values(axis).is_empty(), "{r:?}");
+                        if !quick {
+                            assert!(e.values(axis).contains(r.at.as_ref().unwrap()), "{r:?}");
+                        }
                         assert!(e.values("site").contains(r.site.as_ref().unwrap()));
                     }
                     if quick {

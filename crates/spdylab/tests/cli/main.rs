@@ -39,6 +39,7 @@ mod replay_peers;
 mod report_filmstrip;
 mod report_why;
 mod rootless;
+mod scripts;
 mod secrets;
 mod serve;
 mod shell;
