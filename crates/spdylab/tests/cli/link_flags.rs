@@ -441,12 +441,12 @@ fn profiles_lists_every_named_network_with_its_source() {
     let out = spdylab(&["profiles".to_string()]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for name in ["fios", "3g-fast", "mobile-002", "paper-004"] {
+    for name in ["fios", "3g-fast", "mobile-002", "paper-004", "wolsing-lte"] {
         assert!(text.lines().any(|l| l.starts_with(name)), "{text}");
     }
     let doc = stdout_json(&spdylab(&["profiles".to_string(), "--json".to_string()]));
     let list = doc["profiles"].as_array().unwrap();
-    assert_eq!(list.len(), 9, "{doc}");
+    assert_eq!(list.len(), 11, "{doc}");
     let paper = list.iter().find(|p| p["name"] == "paper-004").unwrap();
     assert_eq!(
         (
