@@ -1,7 +1,7 @@
 //! Every script in scripts/ answers `--help` with its usage and does nothing
 //! else: a user asking a measurement script what it does must not start it
-//! (`fuzz.sh --help` once fetched a toolchain, `fidelity.sh --help` ran
-//! Mahimahi).
+//! (`fuzz.sh --help` once began updating the crates.io index, and
+//! `fidelity.sh --help` began measuring).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
