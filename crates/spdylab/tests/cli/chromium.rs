@@ -148,7 +148,11 @@ fn chromium_loads_every_resource_over_the_protocol_asked() {
                 !flows.is_empty() && flows.iter().all(|c| c["transport"] == "tcp"),
                 "{e}"
             );
-            assert!(e["why"]["handshakes"].as_u64().unwrap() >= 1, "{e}");
+            // Handshakes are counted from the HAR's connect spans: one per
+            // connection at most, none when Chromium's predictor had every
+            // socket open before its request (one CI run: 0 over http).
+            let handshakes = e["why"]["handshakes"].as_u64().unwrap();
+            assert!(handshakes <= flows.len() as u64, "{e}");
         }
         // The HARs: per host at most 6 connections over h1, one over h2.
         let files = hars(&har_dir);
