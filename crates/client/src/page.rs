@@ -516,9 +516,6 @@ struct State<'a> {
     cancelled: HashSet<PushId>,
 }
 
-/// A seed for the model's choices that Chromium leaves to chance (the order
-/// in which a new session takes its waiting requests): the clock's
-/// nanoseconds, different for every load.
 /// Whether the client has loaded from the page's hosts before: its cache
 /// holds an earlier load's responses (the repeat view).
 fn has_loaded_before(cfg: &PageConfig) -> bool {
@@ -527,6 +524,9 @@ fn has_loaded_before(cfg: &PageConfig) -> bool {
         .is_some_and(|c| !c.lock().unwrap_or_else(|e| e.into_inner()).is_empty())
 }
 
+/// A seed for the model's choices that Chromium leaves to chance (the order
+/// in which a new session takes its waiting requests): the clock's
+/// nanoseconds, different for every load.
 fn load_seed() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
