@@ -50,7 +50,8 @@ iw (initial window), on 004's testbed (one mirrored server, TLS 1.2, time on wir
 N shard host names); mobile: seed 002 (2/1 Mbit/s, 150 ms, http vs spdy3/h2, every
 built-in site, PLT); quic-long-look (and its rates and delays, quic-long-look-rates),
 tuned-tcp, production-quic and h3-priorities: the QUIC-era studies
-(docs/reproduction-h3.md), h3 against h2, their numbers as marks of h3's gain; production-quic is one campaign per server (builtin and caddy: h2 and h3; nginx,
+(docs/reproduction-h3.md), h3 against h2, their numbers as marks of h3's gain;
+production-quic is one campaign per server (builtin and caddy: h2 and h3; nginx,
 h2o, Apache: h2), each in its own subdirectory; the others run on the built-in
 server (the knobs they turn are its), and keep it under `all --server`; pipelining: seed 003's throughput matrix (built-in server and
 nginx; h1, TLS, pipelining x8/x16, h2, h2c); load: seed 000's load test (Apache worker
