@@ -7,7 +7,7 @@ use super::dir::{
 };
 use super::schedule::{
     chunks_of_reps, cpu_weight, expected_secs, in_shard, longest_first, max_testbeds, Scheduler,
-    Work,
+    Work, CALIBRATION_WEIGHT,
 };
 use super::SweepError;
 use lab::probe::{run_plan, Probe, ProbeSpec};
@@ -195,7 +195,7 @@ pub fn sweep_pooled(
                 seed,
                 to,
             };
-            queue.push_front((work, 1.0));
+            queue.push_front((work, CALIBRATION_WEIGHT));
         }
     }
     for (c, campaign) in campaigns.iter().enumerate() {
