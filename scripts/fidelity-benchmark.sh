@@ -2,21 +2,22 @@
 # The model's fidelity benchmark (issue 49): the model's half of every
 # Chromium reference kept in docs/results/crosscheck/bench/ (the built-in sites
 # youtube, twitter, icons and imgur and six recorded pages, at 20 and 150 ms
-# x 1, 8 and 20 Mbit/s; beside 1 % loss and one Cubic flow at 50 ms / 8 Mbit/s),
+# x 1, 8 and 20 Mbit/s; beside 1 % loss and one Cubic flow at 50 ms / 8 Mbit/s;
+# off that grid, 4 Mbit/s at 50 and 100 ms),
 # then the gain table: the references' own model halves (the model they were
 # stored with) -> this build's. A measurement, not a test: about an hour on 2
 # cores, no Chromium (its loads come from the references). Run it for every
 # model change and put the table in the change's note.
 # Needs root (network namespaces). Results: OUT/*.json, the table on stdout.
 # Usage: [SPDYLAB=bin] [BROWSER_COST=costs] scripts/fidelity-benchmark.sh OUT [PART...]
-#   PART: grid recorded loss cubic1 (default: all four)
+#   PART: grid recorded loss cubic1 offgrid (default: all five)
 #   BROWSER_COST: the model's --browser-cost, to try costs before they become
 #   the default (e.g. BROWSER_COST=fitted,script=240us/kB)
 set -u
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 S=${SPDYLAB:-target/release/spdylab}
 OUT=${1:?usage: scripts/fidelity-benchmark.sh OUT [PART...]}; shift
-PARTS=${*:-grid recorded loss cubic1}
+PARTS=${*:-grid recorded loss cubic1 offgrid}
 R=docs/results/crosscheck/bench
 mkdir -p "$OUT"
 BUILTIN=youtube,twitter,icons,imgur,tests/data/pagexray-http2-chrome.har
@@ -26,6 +27,7 @@ for h in perfcascade-wpt_h2_www.nghttp2.org perfcascade-wpt_h2_www.filamentgroup
   sitespeed-compare-en.wikipedia.org-webpagetest-chrome; do
   RECORDED=${RECORDED:+$RECORDED,}tests/data/$h.har
 done
+OFFGRID_RECORDED=tests/data/perfcascade-wpt_h2_www.nghttp2.org.har,tests/data/sitespeed-compare-en.wikipedia.org-webpagetest-chrome.har
 # name, reference(s), crosscheck arguments. A probe Chromium could not make
 # (plain http on an HSTS-preloaded host) makes crosscheck exit 1: its JSON
 # is complete all the same.
@@ -66,7 +68,14 @@ for part in $PARTS; do
     run cubic1 $R/cubic1.json --sites youtube,twitter,tests/data/pagexray-http2-chrome.har \
       --protocols http,https,h2,h3 --rtt 50ms --rate 8mbit --cross-traffic cubic:1
     before+=($R/cubic1.json); after+=($OUT/cubic1.json) ;;
-  *) echo "unknown part: $part (grid recorded loss cubic1)" >&2; exit 2 ;;
+  offgrid)
+    # Off the grids the costs were fitted on (7 Dec 2026): 4 Mbit/s at 50
+    # and 100 ms, built-in and recorded pages, loaded once by Chromium as a
+    # grid the model had not been shown (bench/README.md).
+    run offgrid $R/offgrid-4mbit.json --sites youtube,twitter,icons,imgur,http-archive-2014,$OFFGRID_RECORDED \
+      --protocols https,h2,h3 --rtts 50ms,100ms --rates 4mbit
+    before+=($R/offgrid-4mbit.json); after+=($OUT/offgrid.json) ;;
+  *) echo "unknown part: $part (grid recorded loss cubic1 offgrid)" >&2; exit 2 ;;
   esac
 done
 join() { local IFS=,; echo "$*"; }
