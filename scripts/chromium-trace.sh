@@ -8,9 +8,9 @@
 # page with Blink's trace categories on, and prints the page renderer's main
 # thread tasks of at least 1.5 ms: the commit, HTML parsing (ParseHTML),
 # scripts (ExecuteScript), style and layout (UpdateStyleAndLayout), paint —
-# with a summary per kind, and how long after the main thread's last paint
-# its first contentful paint was presented (Blink stamps FCP with the
-# frame's presentation). Times are ms from the page's first ParseHTML.
+# with a summary per kind, and how long after the main thread painted the
+# first contentful frame that frame was presented (Blink stamps FCP with
+# the presentation). Times are ms from the page's first ParseHTML.
 # Tracing slows Chromium a little: read the figures as upper bounds.
 #
 # Usage: scripts/chromium-trace.sh SITE [OUT.json]

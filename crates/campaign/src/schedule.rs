@@ -66,9 +66,9 @@ pub fn cpu_weight(point: &Point, seed: u64, client: ClientKind) -> f64 {
 /// What a link's calibration weighs, whatever its link: a quarter of a core,
 /// so that eight run at once on two cores and probes start beside them.
 /// Until 7 Dec 2026 a calibration weighed a whole core, so two ran at once
-/// and nothing beside them: `paper all`'s 75 links took its first 6 minutes
-/// on a 2-core machine whose load stayed under 0.7 (each ~9 s: ten echoes,
-/// 2 s of bulk transfer each way). Weighed as its link's probes (0.55 at
+/// and nothing beside them: `paper all`'s 78 calibrations took its first
+/// 6 min 33 s on a 2-core machine whose load stayed under 0.7 (each ~9 s:
+/// ten echoes, 2 s of bulk transfer each way). Weighed as its link's probes (0.55 at
 /// 100 Mbit/s), a fast link's calibration waited behind the slow links'
 /// probes, each of which fits in less, for the whole of a 5-minute trial
 /// run; at a quarter it starts with the others, and its 4 s of bulk
@@ -76,8 +76,7 @@ pub fn cpu_weight(point: &Point, seed: u64, client: ClientKind) -> f64 {
 /// calibration measures its links under the load its probes run in: over
 /// `paper all`'s 58 distinct links, the RTT's error (measured − expected)
 /// median 0.10 → 0.14 ms, p90 0.13 → 0.43, worst 0.19 → 0.99; goodput's
-/// error unchanged (median 3.5 %); all 78 calibrations in 92 s where they
-/// took 6 min 33 s.
+/// error unchanged (median 3.5 %); all 78 calibrations in 92 s.
 pub const CALIBRATION_WEIGHT: f64 = 0.25;
 
 /// What a testbed loading pages in headless Chromium weighs: two cores. Its
