@@ -68,10 +68,10 @@ pub fn cpu_weight(point: &Point, seed: u64, client: ClientKind) -> f64 {
 /// Until 7 Dec 2026 a calibration weighed a whole core, so two ran at once
 /// and nothing beside them: `paper all`'s 78 calibrations took its first
 /// 6 min 33 s on a 2-core machine whose load stayed under 0.7 (each ~9 s:
-/// ten echoes, 2 s of bulk transfer each way). Weighed as its link's probes (0.55 at
-/// 100 Mbit/s), a fast link's calibration waited behind the slow links'
-/// probes, each of which fits in less, for the whole of a 5-minute trial
-/// run; at a quarter it starts with the others, and its 4 s of bulk
+/// ten echoes, 2 s of bulk transfer each way). Weighed as its link's probes
+/// (0.55 at 100 Mbit/s), a fast link's calibration waited behind the slow
+/// links' probes, each of which fits in less, for the whole of a 5-minute
+/// trial run; at a quarter it starts with the others, and its 4 s of bulk
 /// transfer may take more than its share for those seconds. A campaign's
 /// calibration measures its links under the load its probes run in: over
 /// `paper all`'s 58 distinct links, the RTT's error (measured − expected)
