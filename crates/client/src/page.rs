@@ -257,6 +257,8 @@ struct Req {
     path: String,
     /// The scheduler's pool it was put in when found.
     pool: String,
+    /// A cross-site frame's document (`Page::cross_site_frames`).
+    cross_site_frame: bool,
     /// Its method and body, when it is not a GET (imported pages).
     upload: Option<Upload>,
     /// Sent again after a reused HTTP/1.1 connection closed before answering.
@@ -490,6 +492,12 @@ struct State<'a> {
     sched: Scheduler,
     reqs: Vec<Req>,
     seen: HashMap<(String, String), ReqId>,
+    /// Cross-site frames' documents the renderer found: Chromium requests
+    /// them in their own network partition (a NetworkAnonymizationKey with
+    /// the cross-site bit), so they share no connection with the page's
+    /// own requests (http-archive-2014: Chromium's three frames came on
+    /// three new h2 connections, one new QUIC session, not the page's).
+    cross_site_frames: HashSet<(String, String)>,
     conns: Vec<Conn>,
     tx: mpsc::UnboundedSender<Event>,
     rx: mpsc::UnboundedReceiver<Event>,
@@ -591,6 +599,7 @@ impl<'a> State<'a> {
             sched,
             reqs: Vec::new(),
             seen: HashMap::new(),
+            cross_site_frames: HashSet::new(),
             conns: Vec::new(),
             tx,
             rx,
@@ -641,7 +650,7 @@ impl<'a> State<'a> {
                     }
                     let id = self.reqs.len();
                     self.seen.insert(key.clone(), id);
-                    let pool = self.pool_of(&found.host)?;
+                    let pool = self.pool_of(&found.host, false)?;
                     self.reqs.push(Req {
                         host: found.host,
                         path: found.path,
@@ -658,7 +667,7 @@ impl<'a> State<'a> {
                     if !self.cfg.resolve.contains_key(&host) {
                         continue;
                     }
-                    let pool = self.pool_of(&host)?;
+                    let pool = self.pool_of(&host, false)?;
                     self.preconnects.entry(pool.clone()).or_insert(host.clone());
                     self.extras.preconnected.push(host);
                     self.sched.preconnect(&pool);
@@ -845,12 +854,16 @@ impl<'a> State<'a> {
         if r.tight_mode_over() {
             self.sched.tight_mode_over();
         }
-        let mut found: Vec<(Found, Priority)> = Vec::new();
+        let mut found: Vec<(Found, Priority, bool)> = Vec::new();
         while let Some(f) = r.poll() {
-            let priority = r.priority_of(&f);
-            found.push((f, priority));
+            let (priority, frame) = (r.priority_of(&f), r.is_frame(&f));
+            found.push((f, priority, frame));
         }
-        for (f, priority) in found {
+        for (f, priority, frame) in found {
+            if frame && !same_site(&f.host, &self.cfg.root.0) {
+                self.cross_site_frames
+                    .insert((f.host.clone(), f.path.clone()));
+            }
             // The renderer does not say which document or style sheet named a
             // resource: the page's own URL is its referer (the root has none).
             let referer = (!self.reqs.is_empty()).then(|| self.url_of(0));
@@ -859,36 +872,43 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    fn pool_of(&self, host: &str) -> Result<String, Error> {
+    /// The scheduler's pool of a request to `host`; a cross-site frame's
+    /// document's (`cross_site_frame`) is apart from the page's.
+    fn pool_of(&self, host: &str, cross_site_frame: bool) -> Result<String, Error> {
         let addr = self
             .cfg
             .resolve
             .get(host)
             .ok_or_else(|| Error::Unresolved(host.to_string()))?;
+        let apart = |pool: String| match cross_site_frame {
+            true => format!("{pool} (cross-site frames)"),
+            false => pool,
+        };
         if !self.cfg.protocol.multiplexed() {
-            return Ok(host.to_string());
+            return Ok(apart(host.to_string()));
         }
         match self.cfg.knobs.pool {
             // One connection per origin address (coalescing).
-            Pool::PerAddress => Ok(addr.to_string()),
-            Pool::PerHost => Ok(host.to_string()),
+            Pool::PerAddress => Ok(apart(addr.to_string())),
+            Pool::PerHost => Ok(apart(host.to_string())),
             // A session to the address already up, if one may be shared.
             Pool::Chromium => Ok(self
-                .join_of(host)
+                .join_of(host, cross_site_frame)
                 .and_then(|j| self.sched.joinable(&j))
-                .unwrap_or_else(|| host.to_string())),
+                .unwrap_or_else(|| apart(host.to_string()))),
         }
     }
 
     /// What a request to `host` may join under `--pool chromium` (h2/SPDY
     /// only): a session up to its address, as the scheduler decides.
-    fn join_of(&self, host: &str) -> Option<Join> {
+    fn join_of(&self, host: &str, cross_site_frame: bool) -> Option<Join> {
         if self.cfg.knobs.pool != Pool::Chromium || !self.cfg.protocol.multiplexed() {
             return None;
         }
         self.cfg.resolve.get(host).map(|addr| Join {
             addr: addr.to_string(),
             same_site: same_site(host, &self.cfg.root.0),
+            cross_site_frame,
         })
     }
 
@@ -915,8 +935,9 @@ impl<'a> State<'a> {
             0 => Priority::DOCUMENT,
             _ => Priority::from_path(&found.path),
         });
+        let cross_site_frame = self.cross_site_frames.contains(&key);
         self.seen.insert(key, id);
-        let pool = self.pool_of(&found.host)?;
+        let pool = self.pool_of(&found.host, cross_site_frame)?;
         let host = found.host.clone();
         let upload = self
             .cfg
@@ -939,6 +960,7 @@ impl<'a> State<'a> {
             host: found.host,
             path: found.path,
             pool: pool.clone(),
+            cross_site_frame,
             upload,
             discovered: Some(Instant::now()),
             referer,
@@ -950,7 +972,7 @@ impl<'a> State<'a> {
         }
         // Chromium picks the session as the request starts: one held by
         // Blink may join a session up by then.
-        let join = self.join_of(&host);
+        let join = self.join_of(&host, cross_site_frame);
         self.sched.urgency(id, priority.level.urgency());
         match class {
             Some(c) => self.sched.discovered_as(id, &pool, &host, c, join),
@@ -1007,13 +1029,13 @@ impl<'a> State<'a> {
             match action {
                 Action::Open { conn, pool } => {
                     // Connect to the pool's address; for h1 the pool is the host.
-                    let first_host = self
+                    let (first_host, cross_site_frame) = self
                         .reqs
                         .iter()
                         .find(|r| r.conn.is_none() && r.pool == pool)
-                        .map(|r| r.host.clone())
-                        .or_else(|| self.preconnects.get(&pool).cloned())
-                        .unwrap_or(pool.clone());
+                        .map(|r| (r.host.clone(), r.cross_site_frame))
+                        .or_else(|| self.preconnects.get(&pool).map(|h| (h.clone(), false)))
+                        .unwrap_or((pool.clone(), false));
                     let addr = self
                         .cfg
                         .resolve
@@ -1034,6 +1056,7 @@ impl<'a> State<'a> {
                     let at = Join {
                         addr: addr.to_string(),
                         same_site: same_site(&first_host, &self.cfg.root.0),
+                        cross_site_frame,
                     };
                     self.sched.opened(conn, at, first_host == self.cfg.root.0);
                     let port = if self.cfg.protocol.tls() {

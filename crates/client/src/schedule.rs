@@ -266,6 +266,10 @@ pub struct Join {
     pub addr: String,
     /// Whether the host is of the page's site (it may join the page's own session).
     pub same_site: bool,
+    /// A cross-site frame's document: it joins only a session of its own
+    /// network partition (Chromium's NetworkAnonymizationKey), and the
+    /// page's requests never join one of those.
+    pub cross_site_frame: bool,
 }
 
 #[derive(Debug)]
@@ -525,9 +529,11 @@ impl Scheduler {
             Some(i) != except
                 && c.ready
                 && !c.closed
-                && c.share
-                    .as_ref()
-                    .is_some_and(|(at, root)| at.addr == join.addr && (!root || join.same_site))
+                && c.share.as_ref().is_some_and(|(at, root)| {
+                    at.addr == join.addr
+                        && (!root || join.same_site)
+                        && at.cross_site_frame == join.cross_site_frame
+                })
         })
     }
 
@@ -1493,6 +1499,7 @@ mod tests {
     /// ends in site.test.
     fn at(host: &str) -> Join {
         Join {
+            cross_site_frame: false,
             addr: "198.18.0.2".into(),
             same_site: host.ends_with("site.test"),
         }
@@ -1575,6 +1582,54 @@ mod tests {
             Some(at("late.fifth")),
         );
         assert_eq!(drain(&mut s), vec![Action::Send { conn: 1, req: 5 }]);
+    }
+
+    /// A cross-site frame's document is in its own network partition: it
+    /// joins no session of the page's, and the page's requests join none
+    /// of its (Chromium: http-archive-2014's frames on new h2 connections).
+    #[test]
+    fn a_cross_site_frame_shares_no_session_with_the_page() {
+        let mut s = Scheduler::new(Policy::Multiplexed);
+        page_up(&mut s);
+        s.discovered_as(1, "img.third", "img.third", Class::LayoutBlocking, None);
+        drain(&mut s);
+        s.opened(1, at("img.third"), false);
+        s.connected(1, Some(100));
+        drain(&mut s);
+        let framed = Join {
+            cross_site_frame: true,
+            ..at("frame.third")
+        };
+        assert_eq!(s.joinable(&at("frame.third")).as_deref(), Some("img.third"));
+        assert_eq!(s.joinable(&framed), None);
+        s.discovered_as(
+            2,
+            "frame.third (cross-site frames)",
+            "frame.third",
+            Class::LayoutBlocking,
+            Some(framed.clone()),
+        );
+        let acts = drain(&mut s);
+        assert!(
+            acts.contains(&Action::Open {
+                conn: 2,
+                pool: "frame.third (cross-site frames)".into()
+            }),
+            "{acts:?}"
+        );
+        s.opened(2, framed.clone(), false);
+        s.connected(2, Some(100));
+        drain(&mut s);
+        // Another cross-site frame joins that session; a page's image does not.
+        let other_frame = Join {
+            cross_site_frame: true,
+            ..at("frame2.third")
+        };
+        assert_eq!(
+            s.joinable(&other_frame).as_deref(),
+            Some("frame.third (cross-site frames)")
+        );
+        assert_eq!(s.joinable(&at("img2.third")).as_deref(), Some("img.third"));
     }
 
     /// A host whose own connection is being opened keeps its requests for

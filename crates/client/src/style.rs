@@ -14,7 +14,9 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Rule {
     pub font_size: Option<f64>,
-    pub line_height: Option<f64>,
+    /// A length, px, or `normal` (Some(None): as the `font` shorthand
+    /// without a line height sets it). A length is inherited as it is.
+    pub line_height: Option<Option<f64>>,
     pub width: Option<f64>,
     /// Top, right, bottom, left; None for `auto`.
     pub margin: Option<[Option<f64>; 4]>,
@@ -213,7 +215,12 @@ fn parse_declarations(body: &str) -> Rule {
         let value = value.trim().trim_end_matches("!important").trim();
         match name.trim().to_ascii_lowercase().as_str() {
             "font-size" => r.font_size = px(value).or(r.font_size),
-            "line-height" => r.line_height = px(value).or(r.line_height),
+            "line-height" => {
+                r.line_height = match value {
+                    "normal" => Some(None),
+                    _ => px(value).map(Some).or(r.line_height),
+                }
+            }
             // `font: [style weight] SIZE[/LINE] family`.
             "font" => {
                 for w in value.split_whitespace() {
@@ -223,7 +230,9 @@ fn parse_declarations(body: &str) -> Rule {
                     };
                     if let Some(s) = px(size) {
                         r.font_size = Some(s);
-                        r.line_height = line.and_then(px).or(r.line_height);
+                        // The shorthand sets the line height: to `normal`
+                        // when it names none.
+                        r.line_height = Some(line.and_then(px));
                         break;
                     }
                 }
@@ -287,12 +296,15 @@ main img{display:block;margin:12px 0}iframe{border:0}
         let mut s = Style::default();
         s.add(CSS);
         let body = s.of(None, "body");
-        assert_eq!((body.font_size, body.line_height), (Some(15.0), Some(22.0)));
+        assert_eq!(
+            (body.font_size, body.line_height),
+            (Some(15.0), Some(Some(22.0)))
+        );
         assert_eq!(body.margin, Some([Some(0.0); 4]));
         let h1 = s.of(Some("header"), "h1");
         assert_eq!(
             (h1.font_size, h1.line_height, h1.width),
-            (Some(36.0), Some(44.0), Some(640.0))
+            (Some(36.0), Some(Some(44.0)), Some(640.0))
         );
         assert_eq!(h1.margin, Some([Some(0.0), None, Some(0.0), None]));
         let main = s.of(None, "main");
@@ -308,7 +320,18 @@ main img{display:block;margin:12px 0}iframe{border:0}
         );
         // Outside main, an image has no rule.
         assert_eq!(s.of(None, "img"), Rule::default());
-        assert_eq!(s.of(None, "h2").line_height, Some(28.0));
+        assert_eq!(s.of(None, "h2").line_height, Some(Some(28.0)));
+    }
+
+    #[test]
+    fn the_font_shorthand_without_a_line_height_sets_it_normal() {
+        let mut s = Style::default();
+        s.add(
+            "p{line-height:30px} p{font:bold 20px Arial} h2{line-height:normal} h3{font-size:9px}",
+        );
+        assert_eq!(s.of(None, "p").line_height, Some(None));
+        assert_eq!(s.of(None, "h2").line_height, Some(None));
+        assert_eq!(s.of(None, "h3").line_height, None);
     }
 
     #[test]
