@@ -138,9 +138,70 @@ def loaded_note(arg):
 
 
 def joined(arg):
-    """The gains of the runs `arg` names (comma-separated) as one document."""
+    """The gains and Trials of the runs `arg` names (comma-separated) as one
+    document."""
     docs = [json.load(open(f)) for f in arg.split(",")]
-    return {"gains": [g for d in docs for g in d["gains"]]}
+    return {"gains": [g for d in docs for g in d["gains"]],
+            "rows": [r for d in docs for r in d.get("rows", [])]}
+
+
+def excludes_zero(ci):
+    return all(finite(c) for c in ci) and (ci[0] > 0 or ci[1] < 0)
+
+
+def both_signs(doc):
+    """(gains where both clients' CIs exclude zero, those whose signs agree)."""
+    both = [p for p in doc["gains"] if finite(p["error_pts"])
+            and excludes_zero(p["model_ci95"]) and excludes_zero(p["chromium_ci95"])]
+    agree = [p for p in both if (p["model_gain_pct"] > 0) == (p["chromium_gain_pct"] > 0)]
+    return len(both), len(agree)
+
+
+TRIAL_METRICS = (("PLT", None), ("FCP", "fcp_ms"), ("LCP", "lcp_ms"), ("SI", "speed_index_ms"))
+
+
+def trial_ape(row, key):
+    """The APE, %, of the model's median against Chromium's in one Trial."""
+    def median(side):
+        xs = sorted(x for l in row.get(side + "_loads", []) if not l.get("error")
+                    for x in [l.get("plt_ms") if key is None else (l.get("paint") or {}).get(key)]
+                    if finite(x))
+        if not xs:
+            return None
+        n = len(xs)
+        return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+    m, c = median("model"), median("chromium")
+    return None if m is None or not c else 100 * abs(m - c) / c
+
+
+def p90(xs):
+    xs = sorted(xs)
+    k = (len(xs) - 1) * 0.9
+    f = int(k)
+    c = min(f + 1, len(xs) - 1)
+    return xs[f] + (xs[c] - xs[f]) * (k - f)
+
+
+def trial_table(docs):
+    """Per rate and metric, over the Trials both clients loaded: MAPE of the
+    model's median against Chromium's (p90), before → after."""
+    rates = sorted({r["rate"] for d in docs for r in d["rows"]},
+                   key=lambda r: float("".join(ch for ch in r if ch.isdigit() or ch == ".") or 0))
+    print("\nPer Trial, the model's median against Chromium's: MAPE (p90), %")
+    print("| rate | Trials | " + " | ".join(m for m, _ in TRIAL_METRICS) + " |")
+    print("|" + " --- |" * (2 + len(TRIAL_METRICS)))
+    for rate in rates + ["all"]:
+        cells, n = [], []
+        for name, key in TRIAL_METRICS:
+            one = []
+            for d in docs:
+                apes = [a for r in d["rows"] if rate in ("all", r["rate"])
+                        for a in [trial_ape(r, key)] if a is not None]
+                one.append("%.1f (%.1f)" % (sum(apes) / len(apes), p90(apes)) if apes else "n/a")
+                if name == "PLT":
+                    n.append(str(len(apes)))
+            cells.append(" → ".join(one))
+        print("| %s | %s | %s |" % (rate, " → ".join(n), " | ".join(cells)))
 
 
 def main(argv):
@@ -187,6 +248,11 @@ def main(argv):
         cell("tight_within", "%.0f %%", b, a), cell("sign", "%.0f %%", b, a),
         cell("mae", "%.1f", b, a), cell("bias", "%+.1f", b, a)]
     print("| " + " | ".join("**%s**" % c for c in row) + " |")
+    signs = [both_signs(d) for d in docs]
+    print("\nSign, where both clients' CIs exclude zero: " + " → ".join(
+        "%d of %d agree (%.1f %%)" % (a, n, 100 * a / n) if n else "none" for n, a in signs))
+    if all(d["rows"] for d in docs):
+        trial_table(docs)
     notes = [n for arg in argv for n in loaded_note(arg)]
     if notes:
         print()
