@@ -9,6 +9,8 @@
 # cores, no Chromium (its loads come from the references). Run it for every
 # model change and put the table in the change's note.
 # Needs root (network namespaces). Results: OUT/*.json, the table on stdout.
+# Then scripts/fidelity-refresh.py OUT makes this build the references' model
+# half, and scripts/fidelity-recheck.py lists the gains whose sign disagrees.
 # Usage: [SPDYLAB=bin] [BROWSER_COST=costs] scripts/fidelity-benchmark.sh OUT [PART...]
 #   PART: grid recorded loss cubic1 offgrid (default: all five)
 #   BROWSER_COST: the model's --browser-cost, to try costs before they become
