@@ -872,15 +872,18 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    /// The scheduler's pool of a request to `host`; a cross-site frame's
-    /// document's (`cross_site_frame`) is apart from the page's.
+    /// The scheduler's pool of a request to `host`; under `--pool
+    /// chromium`, a cross-site frame's document's (`cross_site_frame`) is
+    /// apart from the page's (today's network partitioning; the 2013-era
+    /// pools, `per-host` and `per-address`, had none).
     fn pool_of(&self, host: &str, cross_site_frame: bool) -> Result<String, Error> {
         let addr = self
             .cfg
             .resolve
             .get(host)
             .ok_or_else(|| Error::Unresolved(host.to_string()))?;
-        let apart = |pool: String| match cross_site_frame {
+        let partitioned = cross_site_frame && self.cfg.knobs.pool == Pool::Chromium;
+        let apart = |pool: String| match partitioned {
             true => format!("{pool} (cross-site frames)"),
             false => pool,
         };
