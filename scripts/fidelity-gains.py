@@ -84,6 +84,15 @@ def groups(doc, by):
     return out
 
 
+def cross_of(doc):
+    """The competing flows of a run (`--cross-traffic`, "none"): one per
+    crosscheck, every testbed has the same."""
+    crosses = {t.get("cross", "none") for t in doc.get("testbeds", [])} or {"none"}
+    if len(crosses) != 1:
+        sys.exit("a run with more than one cross-traffic spec: %s" % sorted(crosses))
+    return crosses.pop()
+
+
 def tsv(docs, note):
     """The per-point table of `docs` (see --tsv above)."""
     print("# The fidelity benchmark's gain errors per point (scripts/fidelity-gains.py --tsv): %s" % note)
@@ -92,11 +101,7 @@ def tsv(docs, note):
                     "mean_abs_err_pts", "mean_err_pts", "within_3", "cross"]))
     points = {}
     for doc in docs:
-        # One --cross-traffic per crosscheck: every testbed has the same.
-        crosses = {t.get("cross", "none") for t in doc.get("testbeds", [])} or {"none"}
-        if len(crosses) != 1:
-            sys.exit("a run with more than one cross-traffic spec: %s" % sorted(crosses))
-        cross = crosses.pop()
+        cross = cross_of(doc)
         for p in doc["gains"]:
             if not finite(p["error_pts"]):
                 continue

@@ -21,19 +21,19 @@ nothing.
 
 Usage: scripts/fidelity-recheck.py RUN.json[,RUN2.json...] [--run OUT_DIR | --read OUT_DIR] [--reps N] [--spdylab BIN]
 """
+import importlib.util
 import json
-import math
 import os
 import subprocess
 import sys
 
-
-def finite(v):
-    return isinstance(v, (int, float)) and math.isfinite(v)
-
-
-def excludes_zero(ci):
-    return all(finite(c) for c in ci) and (ci[0] > 0 or ci[1] < 0)
+# The gain table's own reading of a gain (finite, a CI that excludes zero,
+# a run's competing flows): scripts/fidelity-gains.py.
+_spec = importlib.util.spec_from_file_location(
+    "fidelity_gains", os.path.join(os.path.dirname(os.path.abspath(__file__)), "fidelity-gains.py"))
+gains_table = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gains_table)
+finite, excludes_zero, cross_of = gains_table.finite, gains_table.excludes_zero, gains_table.cross_of
 
 
 def site_arg(site):
@@ -41,11 +41,6 @@ def site_arg(site):
     named after its HAR in tests/data)."""
     har = os.path.join("tests", "data", site + ".har")
     return har if os.path.exists(har) else site
-
-
-def cross_of(doc):
-    crosses = {t.get("cross", "none") for t in doc.get("testbeds", [])} or {"none"}
-    return sorted(crosses)[0]
 
 
 def disagreements(paths):
